@@ -1,0 +1,3 @@
+from board.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,92 @@
+"""The agent registry: one ``agents/<name>.json`` per agent, written by the agent or its runner."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from datetime import datetime, timedelta
+from enum import StrEnum
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+from board.model import utcnow, validate_id
+from board.store.atomic import write_atomic
+
+
+class AgentState(StrEnum):
+    IDLE = "idle"
+    WORKING = "working"
+    STALE = "stale"
+
+
+class AgentRecord(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+
+    name: str
+    kind: str = "agent"
+    pid: int | None = None
+    host: str = ""
+    task: str | None = None
+    heartbeat_at: datetime
+    started_at: datetime | None = None
+    #: Set by a runner that stopped the agent on purpose, so it is not shown as stale.
+    stopped: bool = False
+    tool_calls: int = Field(0, ge=0)
+
+
+def agents_dir(state_dir: Path) -> Path:
+    return state_dir / "agents"
+
+
+def write_agent(state_dir: Path, record: AgentRecord) -> None:
+    validate_id(record.name)
+    directory = agents_dir(state_dir)
+    directory.mkdir(exist_ok=True)
+    data = record.model_dump(mode="json", by_alias=True)
+    write_atomic(directory / f"{record.name}.json", (json.dumps(data, indent=2) + "\n").encode())
+
+
+def register_agent(state_dir: Path, name: str, *, kind: str = "agent", pid: int | None = None, now: datetime | None = None) -> AgentRecord:
+    now = now or utcnow()
+    record = AgentRecord(name=name, kind=kind, pid=pid if pid is not None else os.getpid(), host=socket.gethostname(), heartbeat_at=now, started_at=now)
+    write_agent(state_dir, record)
+    return record
+
+
+def read_agent(state_dir: Path, name: str) -> AgentRecord | None:
+    try:
+        raw = (agents_dir(state_dir) / f"{validate_id(name)}.json").read_bytes()
+        return AgentRecord.model_validate_json(raw)
+    except (FileNotFoundError, ValidationError, ValueError):
+        return None
+
+
+def list_agents(state_dir: Path) -> list[AgentRecord]:
+    """Every readable agent record; unreadable ones are skipped (they are the agent's business)."""
+    directory = agents_dir(state_dir)
+    if not directory.is_dir():
+        return []
+    records = []
+    for path in sorted(directory.glob("*.json")):
+        try:
+            records.append(AgentRecord.model_validate_json(path.read_bytes()))
+        except (OSError, ValidationError, ValueError):
+            continue
+    return records
+
+
+def agent_heartbeat(state_dir: Path, name: str, *, task: str | None = None, now: datetime | None = None) -> AgentRecord:
+    record = read_agent(state_dir, name) or register_agent(state_dir, name, now=now)
+    record.heartbeat_at = now or utcnow()
+    record.task = task
+    write_agent(state_dir, record)
+    return record
+
+
+def agent_state(record: AgentRecord, now: datetime, stale_after: timedelta) -> AgentState:
+    if record.stopped or now - record.heartbeat_at > stale_after:
+        return AgentState.STALE
+    return AgentState.WORKING if record.task else AgentState.IDLE

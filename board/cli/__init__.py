@@ -1,0 +1,87 @@
+"""The ``board`` command line.
+
+Each module in this package that defines ``register(commands)`` adds one group of subcommands;
+they are found by name, so adding a command group is adding a module.
+Handlers take the parsed arguments and return an exit status; a ``BoardError`` anywhere
+becomes one line on stderr and exit 2, with nothing changed on disk.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+from board import __version__
+from board.errors import BoardError
+
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line and exit 2 (no usage dump)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        prog = self.prog
+        sys.stderr.write(f"{prog}: {message} (see '{prog} --help')\n")
+        raise SystemExit(2)
+
+
+def common_options() -> argparse.ArgumentParser:
+    """Options every subcommand accepts, wherever they are written on the line."""
+    common = _Parser(add_help=False)
+    common.add_argument("-w", "--workspace", metavar="DIR", default=argparse.SUPPRESS, help="the workspace holding .tasks/ (default: current directory)")
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON instead of text")
+    return common
+
+
+def command_modules() -> list[ModuleType]:
+    """Every module of this package with a ``register`` function; ``ORDER`` sorts --help."""
+    found = []
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        if hasattr(module, "register"):
+            found.append(module)
+    return sorted(found, key=lambda m: (getattr(m, "ORDER", 50), m.__name__))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = common_options()
+    parser = _Parser(
+        prog="board",
+        description="A live task board for teams of AI coding agents. Run with no command to open the dashboard.",
+        parents=[common],
+    )
+    parser.add_argument("--version", action="version", version=f"board {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.common = common  # type: ignore[attr-defined]
+    for module in command_modules():
+        module.register(commands)
+    return parser
+
+
+def add_command(commands: argparse._SubParsersAction, name: str, help: str, **kwargs: object) -> argparse.ArgumentParser:
+    return commands.add_parser(name, help=help, description=help, parents=[commands.common], **kwargs)  # type: ignore[attr-defined]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    args.workspace = getattr(args, "workspace", ".")
+    args.json = getattr(args, "json", False)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        from board.cli.dashboard import open_dashboard
+
+        handler = open_dashboard
+    try:
+        return int(handler(args) or 0)
+    except BoardError as error:
+        sys.stderr.write(f"board: {error}\n")
+        return error.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,23 @@
+"""``board ui``: open the live dashboard on a workspace."""
+
+
+from __future__ import annotations
+
+import argparse
+
+from board.cli import add_command
+from board.errors import BoardError
+
+
+#: Position of these commands in --help.
+ORDER = 0
+
+def register(commands: argparse._SubParsersAction) -> None:
+    ui = add_command(commands, "ui", "open the live dashboard")
+    ui.add_argument("dir", nargs="?", help="workspace to open (default: --workspace or the current directory)")
+    ui.add_argument("--readonly", action="store_true", help="watch only: disable every action")
+    ui.set_defaults(handler=open_dashboard)
+
+
+def open_dashboard(args: argparse.Namespace) -> int:
+    raise BoardError("the dashboard is not available in this build; use 'board task list'")

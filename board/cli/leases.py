@@ -1,0 +1,99 @@
+"""``board claim``, ``heartbeat``, ``release`` and ``toolcall``: the commands agents run."""
+
+
+from __future__ import annotations
+
+import argparse
+
+from board.cli import add_command
+from board.cli.output import print_json, task_json
+from board.cli.tasks import open_store, task_id
+from board.store import DEFAULT_LEASE_SECONDS
+
+NOTHING_READY = 3
+
+
+#: Position of these commands in --help.
+ORDER = 20
+
+def lease_seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
+    if not 1 <= seconds <= 86400:
+        raise argparse.ArgumentTypeError("a lease must be between 1 and 86400 seconds")
+    return seconds
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    claim = add_command(commands, "claim", f"take the best ready task (exit {NOTHING_READY} when nothing is ready)")
+    claim.add_argument("--agent", required=True)
+    claim.add_argument("--lease", type=lease_seconds, default=DEFAULT_LEASE_SECONDS, metavar="SEC")
+    claim.add_argument("--max", type=int, default=1, help="how many tasks the agent may hold at once (default 1)")
+    claim.set_defaults(handler=cmd_claim)
+
+    heartbeat = add_command(commands, "heartbeat", "renew the leases an agent holds")
+    heartbeat.add_argument("--agent", required=True)
+    heartbeat.add_argument("--lease", type=lease_seconds, default=DEFAULT_LEASE_SECONDS, metavar="SEC")
+    heartbeat.set_defaults(handler=cmd_heartbeat)
+
+    release = add_command(commands, "release", "give an in-progress task back to the pool")
+    release.add_argument("id", type=task_id)
+    release.add_argument("--token", type=int)
+    release.set_defaults(handler=cmd_release)
+
+    toolcall = add_command(commands, "toolcall", "record a tool call an agent made for a task")
+    toolcall.add_argument("id", type=task_id)
+    toolcall.add_argument("tool")
+    toolcall.add_argument("--failed", action="store_true")
+    toolcall.add_argument("--file", dest="files", action="append", default=[], metavar="PATH")
+    toolcall.add_argument("--ms", type=int)
+    toolcall.add_argument("--agent")
+    toolcall.add_argument("--token", type=int)
+    toolcall.set_defaults(handler=cmd_toolcall)
+
+
+def cmd_claim(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    task = store.claim(args.agent, lease_seconds=args.lease, max_held=args.max)
+    if task is None:
+        if args.json:
+            print_json(None)
+        else:
+            print("nothing is ready")
+        return NOTHING_READY
+    if args.json:
+        print_json(task_json(task, store.graph))
+    else:
+        assert task.lease is not None
+        print(f"{task.id}\t{task.lease.token}\t{task.subject}")
+    return 0
+
+
+def cmd_heartbeat(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    renewed = store.heartbeat(args.agent, lease_seconds=args.lease)
+    if args.json:
+        print_json([t.id for t in renewed])
+    else:
+        print(f"renewed {len(renewed)} lease(s)" + (": " + ", ".join("#" + t.id for t in renewed) if renewed else ""))
+    return 0
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    task = store.release(args.id, token=args.token)
+    print(f"#{task.id} {task.status}")
+    return 0
+
+
+def cmd_toolcall(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    task = store.record_toolcall(args.id, args.tool, ok=not args.failed, ms=args.ms, files=args.files, agent=args.agent, token=args.token)
+    if args.json:
+        print_json(task_json(task, store.graph))
+    else:
+        calls = task.tool_calls
+        print(f"#{task.id} {calls.total} tool calls ({calls.failed} failed)")
+    return 0

@@ -1,0 +1,233 @@
+"""``board init``, ``board task ...`` and ``board check``."""
+
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from board.cli import add_command
+from board.cli.output import print_json, prompt, table, task_json
+from board.errors import BoardError, GraphError
+from board.graph import by_id
+from board.model import Priority, validate_id
+from board.status import Status, check_transition
+from board.store import Store
+
+
+#: Position of these commands in --help.
+ORDER = 10
+
+def open_store(args: argparse.Namespace) -> Store:
+    return Store.open(Path(args.workspace), actor=getattr(args, "actor", None) or "cli")
+
+
+def task_id(value: str) -> str:
+    try:
+        return validate_id(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def progress_value(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if not 0 <= number <= 100:
+        raise argparse.ArgumentTypeError(f"{number} is outside 0-100")
+    return number
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    init = add_command(commands, "init", "create .tasks/ in the workspace")
+    init.set_defaults(handler=cmd_init)
+
+    task = add_command(commands, "task", "create, change, list and show tasks")
+    task_commands = task.add_subparsers(dest="task_command", metavar="ACTION", required=True, parser_class=type(task))
+    task_commands.common = commands.common  # type: ignore[attr-defined]
+
+    create = add_command(task_commands, "create", "create a task and print its id")
+    create.add_argument("subject")
+    create.add_argument("--description", default="")
+    create.add_argument("--active-form", default="")
+    create.add_argument("--blocked-by", nargs="+", type=task_id, default=[], metavar="ID")
+    create.add_argument("--blocks", nargs="+", type=task_id, default=[], metavar="ID")
+    create.add_argument("--priority", choices=[p.value for p in Priority], default="medium")
+    create.add_argument("--parent", type=task_id)
+    create.add_argument("--files", nargs="+", default=[], metavar="PATH")
+    create.add_argument("--id", dest="new_id", type=task_id, help="use this id instead of the next number")
+    create.set_defaults(handler=cmd_create)
+
+    update = add_command(task_commands, "update", "change a task")
+    update.add_argument("id", type=task_id)
+    update.add_argument("--status", choices=[s.value for s in Status])
+    update.add_argument("--owner")
+    update.add_argument("--progress", type=progress_value)
+    update.add_argument("--subject")
+    update.add_argument("--description")
+    update.add_argument("--active-form")
+    update.add_argument("--priority", choices=[p.value for p in Priority])
+    update.add_argument("--error", help="why it failed (with --status failed)")
+    update.add_argument("--files", nargs="+", metavar="PATH")
+    update.add_argument("--add-blocked-by", nargs="+", type=task_id, default=[], metavar="ID")
+    update.add_argument("--add-blocks", nargs="+", type=task_id, default=[], metavar="ID")
+    update.add_argument("--expect-version", type=int, help="refuse the change unless the task is at this version")
+    update.add_argument("--token", type=int, help="your lease token; refused if it is no longer current")
+    update.set_defaults(handler=cmd_update)
+
+    listing = add_command(task_commands, "list", "list tasks")
+    listing.add_argument("--status", choices=[s.value for s in Status])
+    listing.add_argument("--ready", action="store_true", help="only tasks that can start now")
+    listing.add_argument("--format", choices=["table", "json", "prompt"], default="table")
+    listing.set_defaults(handler=cmd_list)
+
+    show = add_command(task_commands, "show", "show one task")
+    show.add_argument("id", type=task_id)
+    show.set_defaults(handler=cmd_show)
+
+    check = add_command(commands, "check", "find broken files and graph problems (exit 1 when any)")
+    check.add_argument("--fix", action="store_true", help="repair one-sided dependency edges")
+    check.set_defaults(handler=cmd_check)
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    workspace = Path(args.workspace)
+    if not workspace.is_dir():
+        raise BoardError(f"{workspace} is not a directory")
+    existed = (workspace / ".tasks").is_dir()
+    store = Store.open(workspace, create=True)
+    print(f"{'board already initialised' if existed else 'initialised'} {store.layout.tasks_dir}")
+    return 0
+
+
+def cmd_create(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    task = store.create(
+        args.subject,
+        description=args.description,
+        active_form=args.active_form,
+        blocked_by=args.blocked_by,
+        blocks=args.blocks,
+        priority=args.priority,
+        parent=args.parent,
+        files=args.files,
+        task_id=args.new_id,
+    )
+    if args.json:
+        print_json(task_json(task, store.graph))
+    else:
+        print(task.id)
+    return 0
+
+
+def cmd_update(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    current = store.get(args.id)
+    fields = {
+        name: getattr(args, name)
+        for name in ("owner", "progress", "subject", "description", "active_form", "priority", "files")
+        if getattr(args, name) is not None
+    }
+    if args.error is not None and args.status != "failed":
+        fields["error"] = args.error
+    # Check everything before the first write, so a bad argument changes nothing.
+    if args.status:
+        check_transition(current.status, Status(args.status))
+    for blocker in args.add_blocked_by:
+        store.get(blocker)
+        cycle = store.graph.cycle_if_added(args.id, blocker)
+        if cycle:
+            raise GraphError("refused: that would create a dependency cycle " + " -> ".join(f"#{t}" for t in cycle))
+    for dependent in args.add_blocks:
+        store.get(dependent)
+        cycle = store.graph.cycle_if_added(dependent, args.id)
+        if cycle:
+            raise GraphError("refused: that would create a dependency cycle " + " -> ".join(f"#{t}" for t in cycle))
+    if not fields and not args.status and not args.add_blocked_by and not args.add_blocks:
+        raise BoardError("nothing to change: pass --status, --owner, --progress, --add-blocked-by, ...")
+    expected = args.expect_version
+    if fields:
+        task = store.update(args.id, expected_version=expected, token=args.token, **fields)
+        expected = None if expected is None else task.version
+    for blocker in args.add_blocked_by:
+        store.add_dependency(args.id, blocker)
+    for dependent in args.add_blocks:
+        store.add_dependency(dependent, args.id)
+    if args.status:
+        store.set_status(args.id, args.status, expected_version=expected, token=args.token, error=args.error)
+    task = store.get(args.id)
+    if args.json:
+        print_json(task_json(task, store.graph))
+    else:
+        print(f"#{task.id} {task.status} (version {task.version})")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    tasks = by_id(store.tasks)
+    if args.status:
+        tasks = [t for t in tasks if t.status == args.status]
+    if args.ready:
+        tasks = [t for t in tasks if store.graph.is_ready(t.id)]
+    fmt = "json" if args.json else args.format
+    if fmt == "json":
+        print_json([task_json(t, store.graph) for t in tasks])
+    elif fmt == "prompt":
+        print(prompt(tasks, store.graph))
+    elif tasks:
+        print(table(tasks, store.graph))
+    else:
+        print("no tasks")
+    for path, reason in sorted(store.invalid.items()):
+        sys.stderr.write(f"board: skipped {path}: {reason}\n")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    task = store.get(args.id)
+    if args.json:
+        print_json(task_json(task, store.graph))
+        return 0
+    graph = store.graph
+    lines = [
+        f"#{task.id} {task.subject}",
+        f"  status     {task.status}" + (" (ready)" if graph.is_ready(task.id) else ""),
+        f"  priority   {task.priority}",
+        f"  owner      {task.owner or '-'}",
+        f"  progress   {task.progress}%",
+        f"  tool calls {task.tool_calls.total} ({task.tool_calls.failed} failed)",
+        f"  blocked by {', '.join('#' + b for b in task.blocked_by) or '-'}"
+        + (f"  (open: {', '.join('#' + b for b in graph.open_blockers(task))})" if graph.open_blockers(task) else ""),
+        f"  blocks     {', '.join('#' + b for b in task.blocks) or '-'}",
+        f"  parent     {('#' + task.parent) if task.parent else '-'}",
+        f"  files      {', '.join(task.files) or '-'}",
+        f"  version    {task.version}",
+    ]
+    if task.lease:
+        lines.append(f"  lease      {task.lease.owner} token {task.lease.token} until {task.lease.expires_at.isoformat()}")
+    if task.error:
+        lines.append(f"  error      {task.error}")
+    if task.description:
+        lines += ["", task.description]
+    print("\n".join(lines))
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    if args.fix:
+        for line in store.repair_symmetry():
+            print(f"fixed: {line}")
+    problems = store.check()
+    if args.json:
+        print_json([p.as_dict() for p in problems])
+    else:
+        for problem in problems:
+            print(f"{problem.where}: {problem.message}")
+        if not problems:
+            print(f"ok: {len(store.tasks)} tasks, no problems")
+    return 1 if problems else 0

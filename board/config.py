@@ -1,0 +1,71 @@
+"""Per-board settings from ``.tasks/board.toml``; every setting has a default, the file is optional."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from board.errors import BoardError
+
+FILE_NAME = "board.toml"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LeaseSettings(_Section):
+    seconds: float = Field(30.0, ge=1, le=86400)
+
+
+class CoordinatorSettings(_Section):
+    #: How often the coordinator ticks when no file change wakes it.
+    tick_seconds: float = Field(1.0, gt=0, le=60)
+    #: In-progress tasks one agent may hold at once.
+    max_tasks_per_agent: int = Field(1, ge=1)
+    #: An agent whose heartbeat is older than this many lease lengths is stale.
+    stale_after_leases: float = Field(1.0, gt=0)
+
+
+class PolicySettings(_Section):
+    """Seed 002's automatic status policies; 0 means off."""
+
+    block_after_failures: int = Field(0, ge=0)
+    complete_after_successes: int = Field(0, ge=0)
+
+
+class GitSettings(_Section):
+    #: Run ``git fetch`` before drift checks (never done unless asked).
+    fetch: bool = False
+    timeout_seconds: float = Field(5.0, gt=0)
+
+
+class UiSettings(_Section):
+    theme: str | None = None
+
+
+class BoardSettings(_Section):
+    lease: LeaseSettings = Field(default_factory=LeaseSettings)
+    coordinator: CoordinatorSettings = Field(default_factory=CoordinatorSettings)
+    policies: PolicySettings = Field(default_factory=PolicySettings)
+    git: GitSettings = Field(default_factory=GitSettings)
+    ui: UiSettings = Field(default_factory=UiSettings)
+
+
+def load_settings(state_dir: Path) -> BoardSettings:
+    """Read ``board.toml`` from a board's state directory; a broken file is one clear error."""
+    path = state_dir / FILE_NAME
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return BoardSettings()
+    try:
+        return BoardSettings.model_validate(tomllib.loads(raw.decode("utf-8")))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise BoardError(f"{path}: not valid TOML ({error})") from None
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise BoardError(f"{path}: setting {where!r}: {first['msg']}") from None

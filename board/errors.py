@@ -1,0 +1,40 @@
+"""Errors a person can act on. Each carries one line that says what was wrong."""
+
+from __future__ import annotations
+
+
+class BoardError(Exception):
+    """Base class: bad input or a refused operation. The CLI prints it and exits 2."""
+
+    exit_code = 2
+
+
+class InvalidTaskFile(BoardError):
+    """A task file that does not parse or validate; it is reported and left untouched."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
+
+
+class TaskNotFound(BoardError):
+    def __init__(self, task_id: str) -> None:
+        self.task_id = task_id
+        super().__init__(f"no task with id {task_id!r}")
+
+
+class IllegalTransition(BoardError):
+    pass
+
+
+class VersionConflict(BoardError):
+    """A compare-and-set write whose expected version is no longer current."""
+
+
+class StaleLease(BoardError):
+    """A write carrying a fencing token that is no longer the task's current one."""
+
+
+class GraphError(BoardError):
+    """A dependency change that would create a cycle or name a missing task."""

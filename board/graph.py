@@ -1,0 +1,370 @@
+"""The task graph: readiness, waves, critical path, cycles. Pure functions of the tasks.
+
+Edges come from ``blockedBy`` only (``blocks`` is its mirror, checked for symmetry). A task
+``A`` with ``blockedBy=[B]`` may start once ``B`` is completed; readiness is always derived,
+never written into dependents.
+
+``TaskGraph`` is the in-memory index every store and view shares. ``put``/``remove`` keep the
+reverse edges and the ready set current in O(degree), so a completion unblocks its dependents
+without looking at any other task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+
+from board.model import PRIORITY_RANK, Task
+from board.status import Status
+
+Weight = Callable[[Task], float]
+
+
+def unit_weight(task: Task) -> float:
+    """Remaining work of a task: its ``metadata.estimate`` (seconds) when given, else 1."""
+    estimate = task.metadata.get("estimate")
+    if isinstance(estimate, (int, float)) and not isinstance(estimate, bool) and estimate > 0:
+        return float(estimate)
+    return 1.0
+
+
+@dataclass(frozen=True)
+class GraphProblem:
+    """Something in the files on disk that breaks the dependency rules."""
+
+    kind: str  # "graph.cycle" | "graph.dangling" | "graph.asymmetric"
+    tasks: tuple[str, ...]
+    message: str
+
+
+class TaskGraph:
+    """Tasks by id plus derived structure, updated incrementally."""
+
+    def __init__(self, tasks: Iterable[Task] = ()) -> None:
+        self.tasks: dict[str, Task] = {}
+        self._dependents: dict[str, set[str]] = {}
+        self._ready: set[str] = set()
+        self._structure_version = 0
+        self._cache: dict[str, tuple[int, object]] = {}
+        for task in tasks:
+            self.put(task)
+
+    # -- updates ------------------------------------------------------------------------------
+
+    def put(self, task: Task) -> None:
+        old = self.tasks.get(task.id)
+        self.tasks[task.id] = task
+        old_blockers = set(old.blocked_by) if old else set()
+        new_blockers = set(task.blocked_by)
+        for blocker in old_blockers - new_blockers:
+            dependents = self._dependents.get(blocker)
+            if dependents is not None:
+                dependents.discard(task.id)
+        for blocker in new_blockers - old_blockers:
+            self._dependents.setdefault(blocker, set()).add(task.id)
+        if (
+            old is None
+            or old_blockers != new_blockers
+            or _finished(old) != _finished(task)
+            or old.metadata.get("estimate") != task.metadata.get("estimate")
+        ):
+            # Waves and remaining paths depend only on edges, finished-ness and estimates, so a
+            # claim (pending -> in_progress) does not invalidate them.
+            self._structure_version += 1
+        self._refresh_ready(task.id)
+        if old is None or (old.status == Status.COMPLETED) != (task.status == Status.COMPLETED):
+            for dependent in self._dependents.get(task.id, ()):
+                self._refresh_ready(dependent)
+
+    def remove(self, task_id: str) -> None:
+        old = self.tasks.pop(task_id, None)
+        if old is None:
+            return
+        for blocker in old.blocked_by:
+            dependents = self._dependents.get(blocker)
+            if dependents is not None:
+                dependents.discard(task_id)
+        self._ready.discard(task_id)
+        self._structure_version += 1
+        for dependent in self._dependents.get(task_id, ()):
+            self._refresh_ready(dependent)
+
+    def _refresh_ready(self, task_id: str) -> None:
+        task = self.tasks.get(task_id)
+        if task is not None and task.status == Status.PENDING and not self.open_blockers(task):
+            self._ready.add(task_id)
+        else:
+            self._ready.discard(task_id)
+
+    # -- readiness ----------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self.tasks)
+
+    def __contains__(self, task_id: object) -> bool:
+        return task_id in self.tasks
+
+    def __iter__(self) -> Iterator[Task]:
+        return iter(self.tasks.values())
+
+    def open_blockers(self, task: Task) -> list[str]:
+        """Blockers not yet completed. A dangling blocker (no such task) counts as open."""
+        open_ids = []
+        for blocker in task.blocked_by:
+            other = self.tasks.get(blocker)
+            if other is None or other.status != Status.COMPLETED:
+                open_ids.append(blocker)
+        return open_ids
+
+    def is_ready(self, task_id: str) -> bool:
+        return task_id in self._ready
+
+    def ready_ids(self) -> set[str]:
+        return set(self._ready)
+
+    def dependents(self, task_id: str) -> set[str]:
+        """Tasks whose ``blockedBy`` names this one (derived, not read from ``blocks``)."""
+        return set(self._dependents.get(task_id, ()))
+
+    def children(self, task_id: str) -> list[Task]:
+        return [t for t in self.tasks.values() if t.parent == task_id]
+
+    def derived_progress(self, task_id: str) -> int:
+        """A parent's progress is the mean of its children's (completed counts as 100)."""
+        kids = self.children(task_id)
+        if not kids:
+            task = self.tasks[task_id]
+            return 100 if task.status == Status.COMPLETED else task.progress
+        return round(sum(self.derived_progress(k.id) for k in kids) / len(kids))
+
+    # -- traversal ----------------------------------------------------------------------------
+
+    def ancestors(self, task_id: str) -> set[str]:
+        """Every task this one transitively waits on (existing tasks only)."""
+        return self._walk(task_id, lambda t: self.tasks[t].blocked_by if t in self.tasks else ())
+
+    def descendants(self, task_id: str) -> set[str]:
+        """Every task that transitively waits on this one."""
+        return self._walk(task_id, lambda t: self._dependents.get(t, ()))
+
+    def _walk(self, start: str, step: Callable[[str], Iterable[str]]) -> set[str]:
+        seen: set[str] = set()
+        stack = list(step(start))
+        while stack:
+            node = stack.pop()
+            if node in seen or node not in self.tasks:
+                continue
+            seen.add(node)
+            stack.extend(step(node))
+        seen.discard(start)
+        return seen
+
+    def path_between(self, start: str, goal: str) -> list[str] | None:
+        """A chain start -> ... -> goal following ``blockedBy``, or None."""
+        parents: dict[str, str | None] = {start: None}
+        stack = [start]
+        while stack:
+            node = stack.pop()
+            if node == goal:
+                path = [node]
+                while parents[path[-1]] is not None:
+                    path.append(parents[path[-1]])  # type: ignore[arg-type]
+                return path[::-1]
+            task = self.tasks.get(node)
+            for nxt in task.blocked_by if task else ():
+                if nxt not in parents:
+                    parents[nxt] = node
+                    stack.append(nxt)
+        return None
+
+    def cycle_if_added(self, task_id: str, blocker_id: str) -> list[str] | None:
+        """The cycle that ``task_id blockedBy blocker_id`` would close, as ids, or None."""
+        if task_id == blocker_id:
+            return [task_id, task_id]
+        path = self.path_between(blocker_id, task_id)
+        return None if path is None else [task_id, *path]
+
+    # -- derived views (cached per structure version) -----------------------------------------
+
+    def _cached(self, key: str, compute: Callable[[], object]) -> object:
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] == self._structure_version:
+            return hit[1]
+        value = compute()
+        self._cache[key] = (self._structure_version, value)
+        return value
+
+    def waves(self) -> dict[str, int]:
+        """Topological generation of each task: 0 for no (existing) blockers, else 1 + max of them.
+
+        Tasks caught in a cycle get the wave after the last acyclic one, so they still show.
+        """
+        return self._cached("waves", self._compute_waves)  # type: ignore[return-value]
+
+    def _compute_waves(self) -> dict[str, int]:
+        indegree = {tid: sum(1 for b in t.blocked_by if b in self.tasks) for tid, t in self.tasks.items()}
+        frontier = [tid for tid, n in indegree.items() if n == 0]
+        wave: dict[str, int] = {tid: 0 for tid in frontier}
+        while frontier:
+            nxt = []
+            for tid in frontier:
+                for dep in self._dependents.get(tid, ()):
+                    if dep not in indegree:
+                        continue
+                    wave[dep] = max(wave.get(dep, 0), wave[tid] + 1)
+                    indegree[dep] -= 1
+                    if indegree[dep] == 0:
+                        nxt.append(dep)
+            frontier = nxt
+        last = max(wave.values(), default=-1) + 1
+        for tid in self.tasks:
+            wave.setdefault(tid, last)
+        return wave
+
+    def remaining_path(self, weight: Weight = unit_weight) -> dict[str, float]:
+        """For each task, the work on the longest chain from it through its dependents.
+
+        Finished tasks weigh 0 (completed/cancelled) so the figure shrinks as work is done.
+        """
+        if weight is unit_weight:
+            return self._cached("remaining", lambda: self._compute_remaining(weight))  # type: ignore[return-value]
+        return self._compute_remaining(weight)
+
+    def _compute_remaining(self, weight: Weight) -> dict[str, float]:
+        waves = self.waves()
+        order = sorted(self.tasks, key=lambda tid: waves[tid], reverse=True)
+        remaining: dict[str, float] = {}
+        for tid in order:
+            task = self.tasks[tid]
+            own = 0.0 if task.status in (Status.COMPLETED, Status.CANCELLED) else weight(task)
+            below = 0.0
+            for dep in self._dependents.get(tid, ()):
+                if dep in remaining and waves[dep] > waves[tid]:
+                    below = max(below, remaining[dep])
+            remaining[tid] = own + below
+        return remaining
+
+    def critical_path(self, weight: Weight = unit_weight) -> list[str]:
+        """The longest chain of unfinished work, first task first."""
+        remaining = self.remaining_path(weight)
+        waves = self.waves()
+        unfinished = [tid for tid, t in self.tasks.items() if t.status not in (Status.COMPLETED, Status.CANCELLED)]
+        if not unfinished:
+            return []
+        node = max(unfinished, key=lambda tid: (remaining[tid], -waves[tid], id_sort_key(tid)))
+        path = [node]
+        while True:
+            below = [
+                d for d in self._dependents.get(node, ())
+                if d in remaining and waves[d] > waves[node] and self.tasks[d].status not in (Status.COMPLETED, Status.CANCELLED)
+            ]
+            if not below:
+                return path
+            node = max(below, key=lambda d: (remaining[d], id_sort_key(d)))
+            path.append(node)
+
+    def claim_order(self, candidates: Iterable[str], weight: Weight = unit_weight) -> list[str]:
+        """Order for handing out work: priority, then longest remaining critical path, then id."""
+        remaining = self.remaining_path(weight)
+        return sorted(
+            candidates,
+            key=lambda tid: (PRIORITY_RANK[self.tasks[tid].priority], -remaining.get(tid, 0.0), id_sort_key(tid)),
+        )
+
+    # -- problems in files written by others --------------------------------------------------
+
+    def cycles(self) -> list[list[str]]:
+        """Each strongly connected group of two or more tasks (or a self-loop), as a closed chain."""
+        index: dict[str, int] = {}
+        low: dict[str, int] = {}
+        on_stack: set[str] = set()
+        stack: list[str] = []
+        groups: list[list[str]] = []
+        counter = 0
+        for root in self.tasks:
+            if root in index:
+                continue
+            work = [(root, iter(self.tasks[root].blocked_by))]
+            index[root] = low[root] = counter
+            counter += 1
+            stack.append(root)
+            on_stack.add(root)
+            while work:
+                node, edges = work[-1]
+                advanced = False
+                for nxt in edges:
+                    if nxt not in self.tasks:
+                        continue
+                    if nxt not in index:
+                        index[nxt] = low[nxt] = counter
+                        counter += 1
+                        stack.append(nxt)
+                        on_stack.add(nxt)
+                        work.append((nxt, iter(self.tasks[nxt].blocked_by)))
+                        advanced = True
+                        break
+                    if nxt in on_stack:
+                        low[node] = min(low[node], index[nxt])
+                if advanced:
+                    continue
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    group = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        group.append(member)
+                        if member == node:
+                            break
+                    if len(group) > 1 or node in self.tasks[node].blocked_by:
+                        groups.append(self._closed_chain(sorted(group, key=id_sort_key)))
+        return groups
+
+    def _closed_chain(self, group: list[str]) -> list[str]:
+        """Turn a strongly connected group into a readable cycle a -> b -> ... -> a."""
+        start = group[0]
+        members = set(group)
+        for blocker in self.tasks[start].blocked_by:
+            if blocker in members:
+                back = self.path_between(blocker, start) if blocker != start else [start]
+                if back:
+                    return [start, *back]
+        return [*group, start]
+
+    def problems(self) -> list[GraphProblem]:
+        found: list[GraphProblem] = []
+        for chain in self.cycles():
+            found.append(GraphProblem("graph.cycle", tuple(dict.fromkeys(chain)), "dependency cycle: " + " -> ".join(f"#{t}" for t in chain)))
+        for task in self.tasks.values():
+            for blocker in task.blocked_by:
+                if blocker not in self.tasks:
+                    found.append(GraphProblem("graph.dangling", (task.id,), f"#{task.id} is blocked by #{blocker}, which does not exist"))
+                elif task.id not in self.tasks[blocker].blocks:
+                    found.append(GraphProblem("graph.asymmetric", (task.id, blocker), f"#{task.id} is blocked by #{blocker}, but #{blocker} does not list it in blocks"))
+            for dependent in task.blocks:
+                if dependent not in self.tasks:
+                    found.append(GraphProblem("graph.dangling", (task.id,), f"#{task.id} blocks #{dependent}, which does not exist"))
+                elif task.id not in self.tasks[dependent].blocked_by:
+                    found.append(GraphProblem("graph.asymmetric", (task.id, dependent), f"#{task.id} blocks #{dependent}, but #{dependent} does not list it in blockedBy"))
+            if task.parent is not None and task.parent not in self.tasks:
+                found.append(GraphProblem("graph.dangling", (task.id,), f"#{task.id} has parent #{task.parent}, which does not exist"))
+        return found
+
+
+def _finished(task: Task) -> bool:
+    return task.status in (Status.COMPLETED, Status.CANCELLED)
+
+
+def id_sort_key(task_id: str) -> tuple[int, int, str]:
+    """Numeric ids in numeric order, then the rest alphabetically."""
+    return (0, int(task_id), "") if task_id.isdigit() else (1, 0, task_id)
+
+
+def sorted_ids(ids: Iterable[str]) -> list[str]:
+    return sorted(ids, key=id_sort_key)
+
+
+def by_id(tasks: Mapping[str, Task]) -> list[Task]:
+    return [tasks[t] for t in sorted_ids(tasks)]

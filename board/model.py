@@ -1,0 +1,165 @@
+"""The task document (one JSON file per task) and its single serializer.
+
+Field names are camelCase on disk and shared with Claude Code's task files, so those read and
+write unchanged. Unknown fields are kept in ``model_extra`` and written back on every rewrite.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import AliasGenerator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.alias_generators import to_camel
+
+from board.errors import InvalidTaskFile
+from board.status import Status
+
+MAX_FILE_BYTES = 1024 * 1024
+ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+
+
+class Priority(StrEnum):
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    CRITICAL = "critical"
+
+
+#: Higher first when ordering work.
+PRIORITY_RANK = {Priority.CRITICAL: 0, Priority.HIGH: 1, Priority.MEDIUM: 2, Priority.LOW: 3}
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def validate_id(value: Any) -> str:
+    """Ids are strings; integers (as seed 001 wrote them) are accepted and turned into strings."""
+    if isinstance(value, bool):
+        raise ValueError("an id must be a string")
+    if isinstance(value, int):
+        value = str(value)
+    if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
+        raise ValueError(f"{value!r} is not a valid id (letters, digits, '_' or '-', at most 64, not starting with '_' or '-')")
+    return value
+
+
+class _Document(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=AliasGenerator(alias=to_camel),
+        populate_by_name=True,
+        extra="allow",
+        validate_assignment=False,
+    )
+
+
+class ToolCalls(_Document):
+    total: int = Field(0, ge=0)
+    ok: int = Field(0, ge=0)
+    failed: int = Field(0, ge=0)
+    consecutive_failures: int = Field(0, ge=0)
+    last_tool: str | None = None
+    last_at: datetime | None = None
+
+
+class Lease(_Document):
+    owner: str
+    token: int = Field(ge=0)
+    expires_at: datetime
+
+
+class Task(_Document):
+    id: str
+    subject: str = Field(min_length=1, max_length=200)
+    description: str = ""
+    active_form: str = ""
+    status: Status = Status.PENDING
+    blocked_by: list[str] = Field(default_factory=list)
+    blocks: list[str] = Field(default_factory=list)
+    owner: str = ""
+    priority: Priority = Priority.MEDIUM
+    parent: str | None = None
+    files: list[str] = Field(default_factory=list)
+    progress: int = Field(0, ge=0, le=100)
+    tool_calls: ToolCalls = Field(default_factory=ToolCalls)
+    lease: Lease | None = None
+    error: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    started_at: datetime | None = None
+    completed_at: datetime | None = None
+    version: int = Field(0, ge=0)
+
+    @field_validator("id", "parent", mode="before")
+    @classmethod
+    def _id(cls, value: Any) -> Any:
+        return None if value is None else validate_id(value)
+
+    @field_validator("blocked_by", "blocks", mode="before")
+    @classmethod
+    def _id_list(cls, value: Any) -> Any:
+        if not isinstance(value, list):
+            raise ValueError("must be a list of ids")
+        seen: dict[str, None] = {}
+        for item in value:
+            seen[validate_id(item)] = None
+        return list(seen)
+
+    @field_validator("subject")
+    @classmethod
+    def _one_line(cls, value: str) -> str:
+        if "\n" in value or "\r" in value:
+            raise ValueError("must be a single line")
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value
+
+    @field_validator("files", mode="before")
+    @classmethod
+    def _paths(cls, value: Any) -> Any:
+        if not isinstance(value, list) or not all(isinstance(p, str) and p for p in value):
+            raise ValueError("must be a list of non-empty paths")
+        return list(dict.fromkeys(value))
+
+
+TIMESTAMP_FIELDS = ("created_at", "updated_at", "started_at", "completed_at")
+
+
+def task_to_dict(task: Task) -> dict[str, Any]:
+    return task.model_dump(mode="json", by_alias=True)
+
+
+def dump_task(task: Task) -> bytes:
+    """The one serializer for task files: stable key order, two-space indent, trailing newline."""
+    return (json.dumps(task_to_dict(task), ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+def parse_task(raw: bytes, source: str) -> Task:
+    """Parse one task file; every failure is an InvalidTaskFile naming the file and the field."""
+    if len(raw) > MAX_FILE_BYTES:
+        raise InvalidTaskFile(source, f"file is {len(raw):,} bytes; the limit is {MAX_FILE_BYTES:,}")
+    try:
+        data = json.loads(raw)
+    except UnicodeDecodeError:
+        raise InvalidTaskFile(source, "not UTF-8 text") from None
+    except json.JSONDecodeError as error:
+        raise InvalidTaskFile(source, f"not valid JSON ({error.msg} at line {error.lineno} column {error.colno})") from None
+    return task_from_dict(data, source)
+
+
+def task_from_dict(data: Any, source: str) -> Task:
+    if not isinstance(data, dict):
+        raise InvalidTaskFile(source, "top level must be a JSON object")
+    try:
+        return Task.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "document"
+        more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
+        message = first["msg"].removeprefix("Value error, ")
+        raise InvalidTaskFile(source, f"field {where!r}: {message}{more}") from None

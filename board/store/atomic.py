@@ -1,0 +1,99 @@
+"""Crash-safe file primitives: a crash at any point leaves the old file or the new one."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write to ``.<name>.<random>.tmp`` beside ``path``, fsync, rename over, fsync the directory."""
+    directory = path.parent
+    tmp = directory / f".{path.name}.{secrets.token_hex(4)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        tmp.unlink(missing_ok=True)
+        raise
+    os.close(fd)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    fsync_directory(directory)
+
+
+def write_json_atomic(path: Path, value: Any) -> None:
+    write_atomic(path, (json.dumps(value, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+
+
+def fsync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def append_line(path: Path, record: dict[str, Any], *, durable: bool = True) -> None:
+    """Append one JSON line with a single write() on an O_APPEND descriptor.
+
+    A single write of a short line to an O_APPEND file is not interleaved with other
+    appenders on a local filesystem, so concurrent appenders never tear each other's lines.
+    """
+    line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.write(fd, line)
+        if durable:
+            os.fdatasync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_bytes_retrying(path: Path, *, attempts: int = 3, pause: float = 0.002) -> bytes | None:
+    """Read a whole file without locking. None when it stays missing.
+
+    Writers rename complete files into place, so a read sees a whole version; the retry covers
+    the moment between an external writer's unlink and create, and files written in place.
+    """
+    for attempt in range(attempts):
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            if attempt == attempts - 1:
+                return None
+            time.sleep(pause)
+    return None
+
+
+def read_jsonl(path: Path, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+    """Complete lines from ``offset``; returns the records and the offset after the last full line."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(offset)
+            chunk = handle.read()
+    except FileNotFoundError:
+        return [], 0
+    end = chunk.rfind(b"\n")
+    if end < 0:
+        return [], offset
+    records = []
+    for raw in chunk[: end + 1].splitlines():
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            continue  # a torn line from a crashed writer; the task files stay the truth
+        if isinstance(record, dict):
+            records.append(record)
+    return records, offset + end + 1

@@ -1,0 +1,137 @@
+"""Where a board keeps its files and how a task is encoded in them.
+
+The store talks to a ``Layout`` only, so a second on-disk layout (Claude Code's task lists)
+plugs in without touching the store's callers.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Protocol
+
+from filelock import FileLock, Timeout
+
+from board.errors import BoardError, InvalidTaskFile
+from board.model import Task, dump_task, parse_task
+
+#: How long a writer waits for the board lock before giving up with a clear error.
+LOCK_TIMEOUT_SECONDS = 30.0
+#: filelock polls a held lock; its default 50 ms would cap contended writes at ~20/s.
+LOCK_POLL_SECONDS = 0.0005
+
+
+class Layout(Protocol):
+    """The on-disk shape of one board."""
+
+    name: str
+    #: The directory holding the task files.
+    tasks_dir: Path
+    #: The directory for board's own files (history, agents, toolcalls, checkpoints, alerts...).
+    state_dir: Path
+
+    def task_path(self, task_id: str) -> Path: ...
+    def task_id_for(self, path: Path) -> str | None: ...
+    def task_paths(self) -> Iterator[Path]: ...
+    def decode(self, raw: bytes, path: Path) -> Task: ...
+    def encode(self, task: Task) -> bytes: ...
+    def lock(self) -> AbstractContextManager[object]: ...
+    def next_id(self, existing: set[str]) -> str: ...
+    def note_id_issued(self, task_id: str) -> None: ...
+    def exists(self) -> bool: ...
+    def create(self) -> None: ...
+
+
+def next_integer_id(existing: set[str], floor: int = 0) -> str:
+    highest = max((int(t) for t in existing if t.isdigit()), default=0)
+    return str(max(highest, floor) + 1)
+
+
+class TasksDirLayout:
+    """board's own layout: ``<workspace>/.tasks/task_<id>.json`` plus its state files."""
+
+    name = "tasks-dir"
+    _FILE = re.compile(r"task_([A-Za-z0-9][A-Za-z0-9_-]{0,63})\.json")
+
+    def __init__(self, workspace: Path) -> None:
+        self.workspace = workspace
+        self.tasks_dir = workspace / ".tasks"
+        self.state_dir = self.tasks_dir
+        self._lock = FileLock(
+            self.tasks_dir / ".lock",
+            timeout=LOCK_TIMEOUT_SECONDS,
+            poll_interval=LOCK_POLL_SECONDS,
+            thread_local=False,
+            preserve_lock_file=True,
+        )
+
+    def task_path(self, task_id: str) -> Path:
+        return self.tasks_dir / f"task_{task_id}.json"
+
+    def task_id_for(self, path: Path) -> str | None:
+        match = self._FILE.fullmatch(path.name)
+        return match.group(1) if match and path.parent == self.tasks_dir else None
+
+    def task_paths(self) -> Iterator[Path]:
+        try:
+            names = [entry.name for entry in _scandir(self.tasks_dir)]
+        except FileNotFoundError:
+            return
+        for name in names:
+            if name.startswith("task_") and name.endswith(".json"):
+                path = self.tasks_dir / name
+                if self.task_id_for(path) is not None:
+                    yield path
+
+    def decode(self, raw: bytes, path: Path) -> Task:
+        task = parse_task(raw, str(path))
+        expected = self.task_id_for(path)
+        if expected is not None and task.id != expected:
+            raise InvalidTaskFile(str(path), f"id {task.id!r} does not match the file name (expected {expected!r})")
+        return task
+
+    def encode(self, task: Task) -> bytes:
+        return dump_task(task)
+
+    def lock(self) -> AbstractContextManager[object]:
+        return _guarded(self._lock)
+
+    def next_id(self, existing: set[str]) -> str:
+        return next_integer_id(existing)
+
+    def note_id_issued(self, task_id: str) -> None:
+        """Ids come from the files themselves; nothing else to record."""
+
+    def exists(self) -> bool:
+        return self.tasks_dir.is_dir()
+
+    def create(self) -> None:
+        self.tasks_dir.mkdir(parents=True, exist_ok=True)
+        (self.tasks_dir / ".lock").touch(exist_ok=True)
+
+
+def _scandir(directory: Path) -> list[os.DirEntry[str]]:
+    with os.scandir(directory) as entries:
+        return list(entries)
+
+
+class _guarded:
+    """Take a filelock, turning a timeout into an error a person can act on."""
+
+    def __init__(self, lock: FileLock) -> None:
+        self._lock = lock
+
+    def __enter__(self) -> object:
+        try:
+            self._lock.acquire()
+        except Timeout:
+            raise BoardError(
+                f"the board is locked by another writer for over {LOCK_TIMEOUT_SECONDS:.0f} s ({self._lock.lock_file}); try again"
+            ) from None
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()

@@ -1,0 +1,657 @@
+"""The task store: every read and write of a board goes through here.
+
+Writes take the board lock, bring the in-memory index up to date, re-read the target file,
+compare-and-set on ``version``, write atomically and append one line to ``history.jsonl``.
+
+Each process keeps an index (a ``TaskGraph``). Other processes' writes reach it through the
+history log: under the lock the store reads only the history lines appended since it last
+looked and re-reads just the tasks they name, so a claim or a completion never rescans the
+directory. Files changed by writers that bypass the store (an editor, Claude Code) are picked
+up by ``reread``/``rescan``, which the watcher drives.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from board.errors import BoardError, GraphError, InvalidTaskFile, StaleLease, TaskNotFound, VersionConflict
+from board.graph import TaskGraph, sorted_ids
+from board.model import (
+    Lease,
+    Priority,
+    Task,
+    task_from_dict,
+    task_to_dict,
+    utcnow,
+    validate_id,
+)
+from board.status import Status, check_transition
+from board.store.atomic import append_line, read_bytes_retrying, read_jsonl, write_atomic
+from board.store.layout import Layout, TasksDirLayout
+
+DEFAULT_LEASE_SECONDS = 30.0
+Clock = Callable[[], datetime]
+#: Fields that change on every write and would only clutter the history's change lists.
+_UNTRACKED = frozenset({"version", "updatedAt"})
+
+
+@dataclass
+class ChangeSet:
+    """What a refresh found: ids whose task changed or vanished, and files that went bad or good."""
+
+    changed: set[str] = field(default_factory=set)
+    removed: set[str] = field(default_factory=set)
+    invalid: set[str] = field(default_factory=set)
+
+    def __bool__(self) -> bool:
+        return bool(self.changed or self.removed or self.invalid)
+
+    def merge(self, other: ChangeSet) -> None:
+        self.changed |= other.changed
+        self.removed |= other.removed
+        self.invalid |= other.invalid
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A broken file or a broken rule in the files on disk, for ``board check`` and alerts."""
+
+    kind: str
+    where: str
+    message: str
+    tasks: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "where": self.where, "message": self.message, "tasks": list(self.tasks)}
+
+
+class Store:
+    """One board on disk plus this process's index of it."""
+
+    def __init__(self, layout: Layout, *, clock: Clock = utcnow, actor: str = "board") -> None:
+        self.layout = layout
+        self.clock = clock
+        self.actor = actor
+        self.graph = TaskGraph()
+        #: Files that failed to parse or validate: path -> one-line reason.
+        self.invalid: dict[str, str] = {}
+        self._history_offset = 0
+        self._file_stamps: dict[Path, tuple[int, int, int]] = {}
+
+    # -- opening ------------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, workspace: Path | str, *, create: bool = False, **kwargs: Any) -> Store:
+        layout = TasksDirLayout(Path(workspace).resolve())
+        if not layout.exists():
+            if not create:
+                raise BoardError(f"no board in {layout.workspace}: run 'board init' there or pass --workspace")
+            layout.create()
+        store = cls(layout, **kwargs)
+        store.load()
+        return store
+
+    @property
+    def state_dir(self) -> Path:
+        return self.layout.state_dir
+
+    @property
+    def history_path(self) -> Path:
+        return self.state_dir / "history.jsonl"
+
+    @property
+    def tasks(self) -> dict[str, Task]:
+        return self.graph.tasks
+
+    def get(self, task_id: str) -> Task:
+        task = self.graph.tasks.get(task_id)
+        if task is None:
+            raise TaskNotFound(task_id)
+        return task
+
+    # -- reading (never locks) ----------------------------------------------------------------
+
+    def load(self) -> None:
+        """Read every task file from scratch."""
+        self._history_offset = _size(self.history_path)
+        self.graph = TaskGraph()
+        self.invalid = {}
+        self._file_stamps = {}
+        for path in self.layout.task_paths():
+            self._read_into_index(path, force=True)
+
+    def _read_path(self, path: Path) -> Task | None | InvalidTaskFile:
+        raw = read_bytes_retrying(path)
+        if raw is None:
+            return None
+        try:
+            return self.layout.decode(raw, path)
+        except InvalidTaskFile as error:
+            return error
+
+    def _read_into_index(self, path: Path, *, force: bool = False) -> ChangeSet:
+        """Re-read one path and apply it if it is not older than what the index holds."""
+        result = ChangeSet()
+        task_id = self.layout.task_id_for(path)
+        if task_id is None:
+            return result
+        stamp = _stamp(path)
+        outcome = self._read_path(path)
+        key = str(path)
+        if outcome is None:
+            self._file_stamps.pop(path, None)
+            if self.invalid.pop(key, None) is not None:
+                result.invalid.add(key)
+            if task_id in self.graph.tasks:
+                self.graph.remove(task_id)
+                result.removed.add(task_id)
+            return result
+        if stamp is not None:
+            self._file_stamps[path] = stamp
+        if isinstance(outcome, InvalidTaskFile):
+            # Keep the last good copy on screen; report the file.
+            if self.invalid.get(key) != outcome.reason:
+                self.invalid[key] = outcome.reason
+                result.invalid.add(key)
+            return result
+        if self.invalid.pop(key, None) is not None:
+            result.invalid.add(key)
+        current = self.graph.tasks.get(task_id)
+        if current is not None and not force:
+            if outcome.version < current.version:
+                return result  # a stale read never replaces a newer version
+            if outcome.version == current.version and outcome == current:
+                return result
+        self.graph.put(outcome)
+        result.changed.add(task_id)
+        return result
+
+    def sync(self) -> ChangeSet:
+        """Catch up with writes made through any store, by reading the history log's new lines."""
+        size = _size(self.history_path)
+        if size < self._history_offset:  # history was truncated or replaced: start over
+            before = set(self.graph.tasks)
+            self.load()
+            return ChangeSet(changed=set(self.graph.tasks), removed=before - set(self.graph.tasks))
+        records, self._history_offset = read_jsonl(self.history_path, self._history_offset)
+        result = ChangeSet()
+        for task_id in dict.fromkeys(str(r.get("task")) for r in records if r.get("task") is not None):
+            try:
+                validate_id(task_id)
+            except ValueError:
+                continue
+            result.merge(self._read_into_index(self.layout.task_path(task_id)))
+        return result
+
+    def reread(self, paths: Iterable[Path]) -> ChangeSet:
+        """Re-read specific paths (from a file watcher); other paths are ignored."""
+        result = ChangeSet()
+        for path in dict.fromkeys(Path(p) for p in paths):
+            result.merge(self._read_into_index(path))
+        return result
+
+    def rescan(self) -> ChangeSet:
+        """Reconcile with the directory: re-read files whose stat changed, drop vanished ones."""
+        result = ChangeSet()
+        seen: set[Path] = set()
+        for path in self.layout.task_paths():
+            seen.add(path)
+            if self._file_stamps.get(path) != _stamp(path):
+                result.merge(self._read_into_index(path))
+        for path in [p for p in self._file_stamps if p not in seen]:
+            result.merge(self._read_into_index(path))
+        for key in [k for k in self.invalid if Path(k) not in seen]:
+            del self.invalid[key]
+            result.invalid.add(key)
+        return result
+
+    def history(self, task_id: str | None = None) -> list[dict[str, Any]]:
+        records, _ = read_jsonl(self.history_path)
+        if task_id is None:
+            return records
+        return [r for r in records if str(r.get("task")) == task_id]
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def _fresh(self, task_id: str) -> Task:
+        """The task as it is on disk now (called under the lock)."""
+        path = self.layout.task_path(task_id)
+        outcome = self._read_path(path)
+        if outcome is None:
+            if task_id in self.graph.tasks:
+                self.graph.remove(task_id)
+            raise TaskNotFound(task_id)
+        if isinstance(outcome, InvalidTaskFile):
+            raise BoardError(f"cannot change task {task_id}: {outcome}")
+        current = self.graph.tasks.get(task_id)
+        if current is None or current != outcome:
+            self.graph.put(outcome)
+        return outcome
+
+    def _commit(self, old: Task | None, new: Task, op: str, actor: str | None, extra: dict[str, Any] | None = None) -> Task:
+        """Validate, write atomically, log. Called under the lock with ``new`` already changed."""
+        now = self.clock()
+        data = task_to_dict(new)
+        data["version"] = (old.version if old else new.version) + 1
+        data["updatedAt"] = _iso(now)
+        if old is None:
+            data["createdAt"] = data.get("createdAt") or _iso(now)
+        task = task_from_dict(data, str(self.layout.task_path(new.id)))
+        before = task_to_dict(old) if old else {}
+        changes = {
+            key: [before.get(key), value]
+            for key, value in data.items()
+            if key not in _UNTRACKED and before.get(key) != value
+        }
+        write_atomic(self.layout.task_path(task.id), self.layout.encode(task))
+        self._log(task.id, task.version, actor, op, changes, extra)
+        self.graph.put(task)
+        stamp = _stamp(self.layout.task_path(task.id))
+        if stamp is not None:
+            self._file_stamps[self.layout.task_path(task.id)] = stamp
+        return task
+
+    def _log(self, task_id: str, version: int, actor: str | None, op: str, changes: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
+        record = {"ts": _iso(self.clock()), "task": task_id, "version": version, "actor": actor or self.actor, "op": op, "changes": changes}
+        if extra:
+            record.update(extra)
+        size_before = _size(self.history_path)
+        append_line(self.history_path, record)
+        if self._history_offset == size_before:
+            # We were caught up and hold the lock, so the new line is our own and already applied.
+            self._history_offset = _size(self.history_path)
+
+    def mutate(
+        self,
+        task_id: str,
+        change: Callable[[Task], None],
+        *,
+        op: str,
+        actor: str | None = None,
+        expected_version: int | None = None,
+        token: int | None = None,
+    ) -> Task:
+        """Apply ``change`` to a fresh copy of the task under the lock (compare-and-set)."""
+        with self.layout.lock():
+            self.sync()
+            current = self._fresh(task_id)
+            if expected_version is not None and current.version != expected_version:
+                self._log(task_id, current.version, actor, "conflict", {}, {"expected": expected_version})
+                raise VersionConflict(
+                    f"task {task_id} changed underneath you: you expected version {expected_version}, it is at {current.version}; re-read and try again"
+                )
+            if token is not None:
+                _check_fence(current, token)
+            draft = current.model_copy(deep=True)
+            change(draft)
+            if draft == current:
+                return current
+            return self._commit(current, draft, op, actor)
+
+    def create(
+        self,
+        subject: str,
+        *,
+        description: str = "",
+        active_form: str = "",
+        blocked_by: Iterable[str] = (),
+        blocks: Iterable[str] = (),
+        priority: Priority | str = Priority.MEDIUM,
+        parent: str | None = None,
+        files: Iterable[str] = (),
+        owner: str = "",
+        metadata: dict[str, Any] | None = None,
+        task_id: str | None = None,
+        actor: str | None = None,
+    ) -> Task:
+        blocked_by = [validate_id(b) for b in blocked_by]
+        blocks = [validate_id(b) for b in blocks]
+        with self.layout.lock():
+            self.sync()
+            for ref in [*blocked_by, *blocks, *([parent] if parent else [])]:
+                if ref not in self.graph.tasks:
+                    self._fresh(ref)  # raises TaskNotFound naming it
+            if task_id is None:
+                task_id = self.layout.next_id(set(self.graph.tasks))
+                while self.layout.task_path(task_id).exists():  # written behind the index's back
+                    task_id = str(int(task_id) + 1)
+            elif self.layout.task_path(validate_id(task_id)).exists():
+                raise BoardError(f"task {task_id} already exists")
+            overlap = set(blocked_by) & set(blocks)
+            if overlap:
+                raise GraphError(f"a task cannot both block and be blocked by #{sorted_ids(overlap)[0]} (that is a cycle)")
+            for dependent in blocks:
+                # new -> blocks dependent; blocked_by -> new; a cycle needs dependent to reach a blocker
+                for blocker in blocked_by:
+                    path = self.graph.path_between(blocker, dependent)
+                    if path is not None:
+                        cycle = [dependent, task_id, *path]
+                        raise GraphError("refused: that would create a dependency cycle " + " -> ".join(f"#{t}" for t in cycle))
+            task = task_from_dict(
+                {
+                    "id": task_id,
+                    "subject": subject,
+                    "description": description,
+                    "activeForm": active_form,
+                    "blockedBy": blocked_by,
+                    "blocks": blocks,
+                    "priority": str(priority),
+                    "parent": parent,
+                    "files": list(files),
+                    "owner": owner,
+                    "metadata": metadata or {},
+                },
+                f"new task {subject!r}",
+            )
+            created = self._commit(None, task, "create", actor)
+            self.layout.note_id_issued(created.id)
+            for blocker in blocked_by:
+                self._link_side(blocker, "blocks", created.id, actor)
+            for dependent in blocks:
+                self._link_side(dependent, "blocked_by", created.id, actor)
+            return created
+
+    def _link_side(self, task_id: str, side: str, other: str, actor: str | None, *, add: bool = True) -> None:
+        current = self._fresh(task_id)
+        ids: list[str] = list(getattr(current, side))
+        if (other in ids) == add:
+            return
+        draft = current.model_copy(deep=True)
+        setattr(draft, side, [*ids, other] if add else [i for i in ids if i != other])
+        self._commit(current, draft, "link" if add else "unlink", actor)
+
+    def add_dependency(self, task_id: str, blocker_id: str, *, actor: str | None = None) -> Task:
+        """Record that ``task_id`` is blocked by ``blocker_id``, on both sides."""
+        with self.layout.lock():
+            self.sync()
+            self._fresh(task_id)
+            self._fresh(blocker_id)
+            cycle = self.graph.cycle_if_added(task_id, blocker_id)
+            if cycle is not None:
+                raise GraphError("refused: that would create a dependency cycle " + " -> ".join(f"#{t}" for t in cycle))
+            self._link_side(task_id, "blocked_by", blocker_id, actor)
+            self._link_side(blocker_id, "blocks", task_id, actor)
+            return self.graph.tasks[task_id]
+
+    def remove_dependency(self, task_id: str, blocker_id: str, *, actor: str | None = None) -> Task:
+        with self.layout.lock():
+            self.sync()
+            self._link_side(task_id, "blocked_by", blocker_id, actor, add=False)
+            if blocker_id in self.graph.tasks:
+                self._link_side(blocker_id, "blocks", task_id, actor, add=False)
+            return self.graph.tasks[task_id]
+
+    def update(self, task_id: str, *, actor: str | None = None, expected_version: int | None = None, token: int | None = None, **fields: Any) -> Task:
+        """Change plain fields (subject, description, owner, priority, progress, files, metadata...)."""
+        allowed = {"subject", "description", "active_form", "owner", "priority", "parent", "files", "progress", "error", "metadata"}
+        unknown = set(fields) - allowed
+        if unknown:
+            raise BoardError(f"cannot set {', '.join(sorted(unknown))} with update (status and dependencies have their own commands)")
+        def change(task: Task) -> None:
+            parent = fields.get("parent")
+            if parent is not None and parent not in self.graph.tasks:
+                raise TaskNotFound(parent)
+            if parent == task.id:
+                raise GraphError(f"task {task.id} cannot be its own parent")
+            for name, value in fields.items():
+                setattr(task, name, value)
+
+        return self.mutate(task_id, change, op="update", actor=actor, expected_version=expected_version, token=token)
+
+    def set_status(
+        self,
+        task_id: str,
+        status: Status | str,
+        *,
+        actor: str | None = None,
+        expected_version: int | None = None,
+        token: int | None = None,
+        error: str | None = None,
+        reason: str | None = None,
+    ) -> Task:
+        """Move a task along the status machine; illegal moves are refused with the allowed ones."""
+        target = _status(status)
+
+        def change(task: Task) -> None:
+            check_transition(task.status, target)
+            self._apply_status(task, target, error=error)
+
+        op = f"status:{target}" if reason is None else f"status:{target} ({reason})"
+        return self.mutate(task_id, change, op=op, actor=actor, expected_version=expected_version, token=token)
+
+    def _apply_status(self, task: Task, target: Status, *, error: str | None = None, owner: str | None = None, lease_seconds: float | None = None) -> None:
+        """The side effects of each status, in one place."""
+        now = self.clock()
+        task.status = target
+        if target == Status.IN_PROGRESS:
+            task.started_at = task.started_at or now
+            task.error = None
+            if owner is not None:
+                task.owner = owner
+            if task.owner and lease_seconds is not None:
+                task.lease = Lease(owner=task.owner, token=task.version + 1, expires_at=now + timedelta(seconds=lease_seconds))
+        else:
+            task.lease = None
+        if target == Status.COMPLETED:
+            task.completed_at = now
+            task.progress = 100
+            task.error = None
+        elif target == Status.PENDING:
+            task.owner = ""
+            task.error = None
+            task.completed_at = None
+        elif target == Status.FAILED:
+            task.error = error or task.error or "failed"
+
+    # -- claims and leases --------------------------------------------------------------------
+
+    def claim(self, agent: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS, max_held: int | None = 1, actor: str | None = None) -> Task | None:
+        """Atomically take the best ready task for ``agent``, or None when nothing is ready."""
+        _check_agent(agent)
+        with self.layout.lock():
+            self.sync()
+            if max_held is not None:
+                held = self.held_by(agent)
+                if len(held) >= max_held:
+                    raise BoardError(f"agent {agent} already holds {', '.join('#' + t.id for t in held)}; finish or release it first")
+            while True:
+                ready = self.graph.ready_ids()
+                if not ready:
+                    return None
+                best = self.graph.claim_order(ready)[0]
+                fresh = self._fresh(best)
+                if not self.graph.is_ready(fresh.id):
+                    continue  # changed behind the index's back; pick again
+                return self._claim_locked(fresh, agent, lease_seconds, actor)
+
+    def claim_task(self, task_id: str, agent: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS, actor: str | None = None) -> Task:
+        """Give one specific ready task to ``agent`` (used by assignment)."""
+        _check_agent(agent)
+        with self.layout.lock():
+            self.sync()
+            fresh = self._fresh(task_id)
+            if fresh.status != Status.PENDING:
+                check_transition(fresh.status, Status.IN_PROGRESS)
+            elif not self.graph.is_ready(task_id):
+                waiting = ", ".join(f"#{b}" for b in self.graph.open_blockers(fresh))
+                raise BoardError(f"task {task_id} is not ready: it waits on {waiting}")
+            return self._claim_locked(fresh, agent, lease_seconds, actor)
+
+    def _claim_locked(self, task: Task, agent: str, lease_seconds: float, actor: str | None) -> Task:
+        draft = task.model_copy(deep=True)
+        check_transition(draft.status, Status.IN_PROGRESS)
+        self._apply_status(draft, Status.IN_PROGRESS, owner=agent, lease_seconds=lease_seconds)
+        return self._commit(task, draft, "claim", actor or agent)
+
+    def held_by(self, agent: str) -> list[Task]:
+        return [t for t in self.graph.tasks.values() if t.status == Status.IN_PROGRESS and t.owner == agent]
+
+    def heartbeat(self, agent: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> list[Task]:
+        """Renew every lease ``agent`` holds; returns the renewed tasks."""
+        _check_agent(agent)
+        renewed = []
+        with self.layout.lock():
+            self.sync()
+            for task in [t for t in self.graph.tasks.values() if t.lease is not None and t.lease.owner == agent]:
+                fresh = self._fresh(task.id)
+                if fresh.lease is None or fresh.lease.owner != agent:
+                    continue
+                draft = fresh.model_copy(deep=True)
+                assert draft.lease is not None
+                draft.lease.expires_at = self.clock() + timedelta(seconds=lease_seconds)
+                renewed.append(self._commit(fresh, draft, "heartbeat", agent))
+        return renewed
+
+    def release(self, task_id: str, *, actor: str | None = None, token: int | None = None, reason: str = "released") -> Task:
+        """Give an in-progress task back to the pool (owner cleared, lease dropped)."""
+
+        def change(task: Task) -> None:
+            if task.status != Status.IN_PROGRESS:
+                raise BoardError(f"task {task_id} is {task.status}, not in_progress; only a task being worked on can be released")
+            self._apply_status(task, Status.PENDING)
+
+        return self.mutate(task_id, change, op=f"release ({reason})", actor=actor, token=token)
+
+    def reclaim_expired(self, *, actor: str = "coordinator") -> list[Task]:
+        """Take back in-progress tasks whose lease ran out; history records who went silent."""
+        reclaimed = []
+        with self.layout.lock():
+            self.sync()
+            now = self.clock()
+            for task in list(self.graph.tasks.values()):
+                if task.status != Status.IN_PROGRESS or task.lease is None or task.lease.expires_at > now:
+                    continue
+                fresh = self._fresh(task.id)
+                if fresh.status != Status.IN_PROGRESS or fresh.lease is None or fresh.lease.expires_at > now:
+                    continue
+                draft = fresh.model_copy(deep=True)
+                silent = fresh.lease.owner
+                self._apply_status(draft, Status.PENDING)
+                reclaimed.append(
+                    self._commit(fresh, draft, "reclaim", actor, {"reason": f"lease of {silent} expired at {_iso(fresh.lease.expires_at)}"})
+                )
+        return reclaimed
+
+    # -- checks -------------------------------------------------------------------------------
+
+    def check(self) -> list[Problem]:
+        """Everything on disk that breaks the file format or the dependency rules."""
+        self.rescan()
+        problems = [Problem("file.invalid", path, reason) for path, reason in sorted(self.invalid.items())]
+        for found in self.graph.problems():
+            where = str(self.layout.task_path(found.tasks[0]))
+            problems.append(Problem(found.kind, where, found.message, found.tasks))
+        return problems
+
+    def repair_symmetry(self, *, actor: str | None = None) -> list[str]:
+        """Write the missing side of one-sided edges; returns what was fixed.
+
+        An edge present on either side is kept (it is the safer reading: the dependent waits),
+        unless adding it would close a cycle, in which case it is reported, not written.
+        """
+        fixed = []
+        with self.layout.lock():
+            self.sync()
+            self.rescan()
+            for task in list(self.graph.tasks.values()):
+                for blocker in task.blocked_by:
+                    if blocker in self.graph.tasks and task.id not in self.graph.tasks[blocker].blocks:
+                        self._link_side(blocker, "blocks", task.id, actor)
+                        fixed.append(f"#{blocker} now lists #{task.id} in blocks")
+                for dependent in task.blocks:
+                    other = self.graph.tasks.get(dependent)
+                    if other is not None and task.id not in other.blocked_by:
+                        if self.graph.cycle_if_added(dependent, task.id) is None:
+                            self._link_side(dependent, "blocked_by", task.id, actor)
+                            fixed.append(f"#{dependent} now lists #{task.id} in blockedBy")
+        return fixed
+
+    # -- tool calls ---------------------------------------------------------------------------
+
+    def toolcalls_path(self, task_id: str) -> Path:
+        return self.state_dir / "toolcalls" / f"{validate_id(task_id)}.jsonl"
+
+    def record_toolcall(
+        self,
+        task_id: str,
+        tool: str,
+        *,
+        ok: bool = True,
+        ms: int | None = None,
+        files: Iterable[str] = (),
+        agent: str | None = None,
+        token: int | None = None,
+    ) -> Task:
+        if not tool or "\n" in tool or len(tool) > 100:
+            raise BoardError("a tool name must be one line of 1-100 characters")
+        files = list(files)
+        now = self.clock()
+
+        def change(task: Task) -> None:
+            calls = task.tool_calls
+            calls.total += 1
+            if ok:
+                calls.ok += 1
+                calls.consecutive_failures = 0
+            else:
+                calls.failed += 1
+                calls.consecutive_failures += 1
+            calls.last_tool = tool
+            calls.last_at = now
+
+        task = self.mutate(task_id, change, op="toolcall", actor=agent, token=token)
+        self.toolcalls_path(task_id).parent.mkdir(exist_ok=True)
+        record = {"ts": _iso(now), "agent": agent or task.owner or self.actor, "tool": tool, "ok": ok, "ms": ms, "files": files}
+        append_line(self.toolcalls_path(task_id), record, durable=False)
+        return task
+
+    def toolcalls(self, task_id: str) -> list[dict[str, Any]]:
+        records, _ = read_jsonl(self.toolcalls_path(task_id))
+        return records
+
+
+def _check_fence(task: Task, token: int) -> None:
+    if task.lease is None:
+        raise StaleLease(f"task {task.id} is no longer leased (it is {task.status}); your token {token} is stale")
+    if task.lease.token != token:
+        raise StaleLease(
+            f"task {task.id} is now held by {task.lease.owner} with token {task.lease.token}; your token {token} is stale"
+        )
+
+
+def _check_agent(agent: str) -> None:
+    try:
+        validate_id(agent)
+    except ValueError:
+        raise BoardError(f"{agent!r} is not a valid agent name (letters, digits, '_' or '-', at most 64)") from None
+
+
+def _status(value: Status | str) -> Status:
+    try:
+        return Status(value)
+    except ValueError:
+        raise BoardError(f"unknown status {value!r}; use one of {', '.join(s.value for s in Status)}") from None
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (info.st_mtime_ns, info.st_size, info.st_ino)
