@@ -28,6 +28,8 @@ class Layout(Protocol):
     """The on-disk shape of one board."""
 
     name: str
+    #: The project directory the tasks' ``files`` are relative to.
+    workspace: Path
     #: The directory holding the task files.
     tasks_dir: Path
     #: The directory for board's own files (history, agents, toolcalls, checkpoints, alerts...).

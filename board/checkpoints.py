@@ -1,0 +1,176 @@
+"""Checkpoints: a task's state, git HEAD and file hashes, so work can resume and drift be seen.
+
+Each is ``<state>/checkpoints/<id>/<seq>.json`` carrying a SHA-256 ``checksum`` of its own
+content; a checkpoint whose checksum does not match is corrupt and is never used to resume.
+Retention keeps the first, the last, and at most ``KEEP`` per task.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from board import gitstate
+from board.errors import BoardError
+from board.model import task_to_dict, validate_id
+from board.store import Store
+from board.store.atomic import write_atomic
+
+KEEP = 20
+_HASH_CHUNK = 1 << 20
+
+
+class CorruptCheckpoint(BoardError):
+    pass
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    seq: int
+    task: str
+    created_at: str
+    actor: str
+    reason: str
+    note: str
+    git_head: str | None
+    file_hashes: dict[str, str | None]
+    document: dict[str, Any]
+    checksum: str
+    path: Path | None = field(default=None, compare=False)
+
+    def content(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "task": self.task,
+            "createdAt": self.created_at,
+            "actor": self.actor,
+            "reason": self.reason,
+            "note": self.note,
+            "gitHead": self.git_head,
+            "fileHashes": self.file_hashes,
+            "document": self.document,
+        }
+
+
+def checksum_of(content: dict[str, Any]) -> str:
+    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def hash_file(path: Path) -> str | None:
+    """SHA-256 of a file's bytes, or None when it does not exist (or is not a regular file)."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            while chunk := handle.read(_HASH_CHUNK):
+                digest.update(chunk)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+    return digest.hexdigest()
+
+
+def hash_files(workspace: Path, paths: list[str]) -> dict[str, str | None]:
+    return {p: hash_file(workspace / p) for p in paths}
+
+
+def checkpoint_dir(state_dir: Path, task_id: str) -> Path:
+    return state_dir / "checkpoints" / validate_id(task_id)
+
+
+def _seq_paths(state_dir: Path, task_id: str) -> list[tuple[int, Path]]:
+    directory = checkpoint_dir(state_dir, task_id)
+    if not directory.is_dir():
+        return []
+    found = []
+    for path in directory.glob("*.json"):
+        if path.stem.isdigit():
+            found.append((int(path.stem), path))
+    return sorted(found)
+
+
+def write_checkpoint(store: Store, task_id: str, *, reason: str, note: str = "", actor: str | None = None) -> Checkpoint:
+    """Record the task as it is now; called on claim, on coordinator status changes, on request."""
+    task = store.get(task_id)
+    workspace = store.layout.workspace
+    with store.layout.lock():
+        existing = _seq_paths(store.state_dir, task_id)
+        seq = existing[-1][0] + 1 if existing else 1
+        content = {
+            "seq": seq,
+            "task": task_id,
+            "createdAt": store.clock().isoformat().replace("+00:00", "Z"),
+            "actor": actor or store.actor,
+            "reason": reason,
+            "note": note,
+            "gitHead": gitstate.head(workspace),
+            "fileHashes": hash_files(workspace, task.files),
+            "document": task_to_dict(task),
+        }
+        record = {**content, "checksum": checksum_of(content)}
+        directory = checkpoint_dir(store.state_dir, task_id)
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / f"{seq:06d}.json"
+        write_atomic(path, (json.dumps(record, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+        _prune(store.state_dir, task_id)
+    return read_checkpoint(path)
+
+
+def _prune(state_dir: Path, task_id: str) -> None:
+    paths = _seq_paths(state_dir, task_id)
+    if len(paths) <= KEEP:
+        return
+    # Keep the first (how the task began) and the newest KEEP - 1.
+    for _, path in paths[1 : len(paths) - (KEEP - 1)]:
+        path.unlink(missing_ok=True)
+
+
+def read_checkpoint(path: Path) -> Checkpoint:
+    try:
+        data = json.loads(path.read_bytes())
+        content = {key: data[key] for key in ("seq", "task", "createdAt", "actor", "reason", "note", "gitHead", "fileHashes", "document")}
+        stored = data["checksum"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise CorruptCheckpoint(f"checkpoint {path} is unreadable ({error.__class__.__name__}: {error})") from None
+    if checksum_of(content) != stored:
+        raise CorruptCheckpoint(f"checkpoint {path} is corrupt: its checksum does not match its content")
+    return Checkpoint(
+        seq=content["seq"],
+        task=content["task"],
+        created_at=content["createdAt"],
+        actor=content["actor"],
+        reason=content["reason"],
+        note=content["note"],
+        git_head=content["gitHead"],
+        file_hashes=dict(content["fileHashes"]),
+        document=content["document"],
+        checksum=stored,
+        path=path,
+    )
+
+
+def list_checkpoints(state_dir: Path, task_id: str) -> list[Path]:
+    return [path for _, path in _seq_paths(state_dir, task_id)]
+
+
+def latest_checkpoint(state_dir: Path, task_id: str) -> Checkpoint | None:
+    """The newest checkpoint whose checksum holds (a corrupt newer one is skipped)."""
+    for _, path in reversed(_seq_paths(state_dir, task_id)):
+        try:
+            return read_checkpoint(path)
+        except CorruptCheckpoint:
+            continue
+    return None
+
+
+def changed_since(checkpoint: Checkpoint, workspace: Path) -> dict[str, tuple[str | None, str | None]]:
+    """Files whose hash differs from the checkpoint's: path -> (then, now)."""
+    now = hash_files(workspace, list(checkpoint.file_hashes))
+    return {p: (checkpoint.file_hashes[p], now[p]) for p in checkpoint.file_hashes if checkpoint.file_hashes[p] != now[p]}
+
+
+def created_at(checkpoint: Checkpoint) -> datetime:
+    return datetime.fromisoformat(checkpoint.created_at.replace("Z", "+00:00"))
