@@ -424,6 +424,10 @@ class Store:
         op = f"status:{target}" if reason is None else f"status:{target} ({reason})"
         return self.mutate(task_id, change, op=op, actor=actor, expected_version=expected_version, token=token)
 
+    def apply_status(self, task: Task, target: Status, *, error: str | None = None) -> None:
+        """Apply a status's side effects to a draft inside ``mutate`` (for writes that change more)."""
+        self._apply_status(task, target, error=error)
+
     def _apply_status(self, task: Task, target: Status, *, error: str | None = None, owner: str | None = None, lease_seconds: float | None = None) -> None:
         """The side effects of each status, in one place."""
         now = self.clock()

@@ -1,0 +1,96 @@
+"""Seed 002's automatic status policies, off unless ``board.toml`` turns them on.
+
+``[policies] block_after_failures = N`` marks an in-progress task ``blocked`` after N
+consecutive failed tool calls; ``complete_after_successes = N`` marks it ``completed`` after
+N successful ones. A policy that fires says so in the history op and in ``metadata.policy``
+(the badge the dashboard shows), and fires at most once per run of tool calls: it remembers
+the tool-call total it saw, so a retried task is judged only on calls made after that.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from board.config import BoardSettings
+from board.model import Task
+from board.status import Status, check_transition
+from board.store import Store
+
+POLICY_METADATA_KEY = "policy"
+BLOCK_AFTER_FAILURES = "block_after_failures"
+COMPLETE_AFTER_SUCCESSES = "complete_after_successes"
+
+
+@dataclass(frozen=True)
+class PolicyDecision:
+    """A policy that should fire on one task: the status to set and why."""
+
+    task: str
+    policy: str
+    status: Status
+    reason: str
+    #: ``toolCalls.total`` when it fired; calls up to here never fire a policy again.
+    at_total: int
+
+
+def _last_fired_total(task: Task) -> int:
+    fired = task.metadata.get(POLICY_METADATA_KEY)
+    if isinstance(fired, dict) and isinstance(fired.get("atTotal"), int):
+        return fired["atTotal"]
+    return 0
+
+
+def decide_policy(task: Task, settings: BoardSettings) -> PolicyDecision | None:
+    """Which policy, if any, fires on ``task`` now. Pure: a function of the task and the settings."""
+    if task.status != Status.IN_PROGRESS:
+        return None
+    policies = settings.policies
+    calls = task.tool_calls
+    since = _last_fired_total(task)
+    if calls.total <= since:
+        return None
+    block_after = policies.block_after_failures
+    if block_after and calls.consecutive_failures >= block_after and calls.total - since >= block_after:
+        return PolicyDecision(
+            task.id,
+            BLOCK_AFTER_FAILURES,
+            Status.BLOCKED,
+            f"policy {BLOCK_AFTER_FAILURES}={block_after}: {calls.consecutive_failures} consecutive failed tool calls",
+            calls.total,
+        )
+    complete_after = policies.complete_after_successes
+    if complete_after and calls.ok >= complete_after:
+        return PolicyDecision(
+            task.id,
+            COMPLETE_AFTER_SUCCESSES,
+            Status.COMPLETED,
+            f"policy {COMPLETE_AFTER_SUCCESSES}={complete_after}: {calls.ok} successful tool calls",
+            calls.total,
+        )
+    return None
+
+
+def apply_policy(store: Store, decision: PolicyDecision, now: datetime, *, actor: str = "coordinator") -> Task:
+    """Set the status and the ``metadata.policy`` badge in one write.
+
+    The write is fenced on the version the decision was made from being still in progress:
+    if the worker finished the task in between, the transition check refuses it.
+    """
+
+    def change(task: Task) -> None:
+        check_transition(task.status, decision.status)
+        badge: dict[str, Any] = {
+            "name": decision.policy,
+            "status": str(decision.status),
+            "reason": decision.reason,
+            "firedAt": now.isoformat().replace("+00:00", "Z"),
+            "atTotal": decision.at_total,
+        }
+        task.metadata = {**task.metadata, POLICY_METADATA_KEY: badge}
+        if decision.status == Status.BLOCKED:
+            task.error = decision.reason
+        store.apply_status(task, decision.status)
+
+    return store.mutate(decision.task, change, op=f"status:{decision.status} ({decision.reason})", actor=actor)

@@ -1,0 +1,217 @@
+"""One coordinator tick: a deterministic function of the store, the agent registry and the clock.
+
+A tick, in order:
+
+1. reclaims in-progress tasks whose lease ran out (back to ``pending``, owner cleared; history
+   says whose lease expired and when; the next claim gets a newer fencing token, so the silent
+   holder's late writes are refused),
+2. fires the seed 002 policies that ``board.toml`` turned on,
+3. assigns ready tasks to idle agents (registered, heartbeat fresh, not stopped, holding fewer
+   than ``coordinator.max_tasks_per_agent``) in claim order: priority, then longest remaining
+   critical path, then id,
+4. writes a checkpoint for every status change it made, and
+5. runs the alert detectors.
+
+Everything it did comes back in a ``TickReport`` (for tests and the daemon's log). The tick
+keeps no state between calls, so a coordinator that is killed and restarted carries on.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from board.agents import AgentRecord, AgentState, agent_state
+from board.checkpoints import write_checkpoint
+from board.config import BoardSettings
+from board.coordinator.policies import PolicyDecision, apply_policy, decide_policy
+from board.errors import BoardError
+from board.graph import TaskGraph, id_sort_key
+from board.status import Status
+from board.store import Store
+
+COORDINATOR = "coordinator"
+
+#: Orders ready task ids for assignment; the benchmark swaps in FIFO to compare.
+AssignmentOrder = Callable[[TaskGraph, Iterable[str]], list[str]]
+
+
+def critical_path_order(graph: TaskGraph, candidates: Iterable[str]) -> list[str]:
+    """Priority, then longest remaining critical path, then id (SPEC section 6)."""
+    return graph.claim_order(candidates)
+
+
+@dataclass(frozen=True)
+class Reclaim:
+    task: str
+    previous_owner: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Assignment:
+    task: str
+    agent: str
+    token: int
+
+
+@dataclass
+class TickReport:
+    """What one tick did."""
+
+    now: datetime
+    reclaimed: list[Reclaim] = field(default_factory=list)
+    policies: list[PolicyDecision] = field(default_factory=list)
+    assigned: list[Assignment] = field(default_factory=list)
+    #: Assignments the store refused (the task or agent changed under us), with why.
+    refused: list[str] = field(default_factory=list)
+    agent_states: dict[str, AgentState] = field(default_factory=dict)
+    checkpoints: list[str] = field(default_factory=list)
+    alerts: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def changed_anything(self) -> bool:
+        return bool(self.reclaimed or self.policies or self.assigned)
+
+    @property
+    def stale_agents(self) -> list[str]:
+        return [name for name, state in self.agent_states.items() if state == AgentState.STALE]
+
+    def lines(self) -> list[str]:
+        """One line per action, for the coordinator's log."""
+        out = [f"reclaimed #{r.task}: {r.reason}" for r in self.reclaimed]
+        out += [f"#{p.task} -> {p.status}: {p.reason}" for p in self.policies]
+        out += [f"assigned #{a.task} to {a.agent} (token {a.token})" for a in self.assigned]
+        out += [f"not assigned: {why}" for why in self.refused]
+        return out
+
+
+def tick(
+    store: Store,
+    agents: Sequence[AgentRecord],
+    settings: BoardSettings,
+    now: datetime | None = None,
+    *,
+    order: AssignmentOrder = critical_path_order,
+    checkpoints: bool = True,
+) -> TickReport:
+    """Run one tick. ``now`` must be the store's clock reading (it defaults to it): leases are
+    judged by the store's clock, agent heartbeats by ``now``."""
+    now = now or store.clock()
+    report = TickReport(now=now)
+    store.sync()
+
+    for reclaim in reclaim_expired_leases(store):
+        report.reclaimed.append(reclaim)
+        if checkpoints:
+            _checkpoint(store, report, reclaim.task, "reclaim", reclaim.reason)
+
+    for decision in _policy_decisions(store, settings):
+        try:
+            apply_policy(store, decision, now, actor=COORDINATOR)
+        except BoardError as error:  # the worker finished it first: nothing to do
+            report.refused.append(f"policy on #{decision.task}: {error}")
+            continue
+        report.policies.append(decision)
+        if checkpoints:
+            _checkpoint(store, report, decision.task, f"policy {decision.policy}", decision.reason)
+
+    stale_after = timedelta(seconds=settings.lease.seconds * settings.coordinator.stale_after_leases)
+    report.agent_states = {a.name: agent_state(a, now, stale_after) for a in sorted(agents, key=lambda a: id_sort_key(a.name))}
+    live = [name for name, state in report.agent_states.items() if state != AgentState.STALE]
+    for assignment in assign_ready_tasks(store, live, settings, order=order, refused=report.refused):
+        report.assigned.append(assignment)
+        if checkpoints:
+            _checkpoint(store, report, assignment.task, "assign", f"assigned to {assignment.agent} by the coordinator")
+
+    report.alerts = run_alert_detectors(store, now, settings, reclaimed=report.reclaimed)
+    return report
+
+
+def reclaim_expired_leases(store: Store) -> list[Reclaim]:
+    """Take back tasks whose lease ran out, saying whose lease it was."""
+    holders = {t.id: t.lease.owner for t in store.tasks.values() if t.lease is not None}
+    reclaimed = store.reclaim_expired(actor=COORDINATOR)
+    found = []
+    for task in sorted(reclaimed, key=lambda t: id_sort_key(t.id)):
+        reason = _reclaim_reason(store, task.id, task.version) or f"lease of {holders.get(task.id, 'its holder')} expired"
+        found.append(Reclaim(task.id, holders.get(task.id, ""), reason))
+    return found
+
+
+def _reclaim_reason(store: Store, task_id: str, version: int) -> str | None:
+    """The reason the store logged with the reclaim (one fact, one place: the history line)."""
+    for record in reversed(store.history(task_id)):
+        if record.get("op") == "reclaim" and record.get("version") == version:
+            reason = record.get("reason")
+            return str(reason) if reason else None
+    return None
+
+
+def _policy_decisions(store: Store, settings: BoardSettings) -> list[PolicyDecision]:
+    if not (settings.policies.block_after_failures or settings.policies.complete_after_successes):
+        return []
+    decisions = [decide_policy(task, settings) for task in store.tasks.values()]
+    return sorted((d for d in decisions if d is not None), key=lambda d: id_sort_key(d.task))
+
+
+def assign_ready_tasks(
+    store: Store,
+    live_agents: Sequence[str],
+    settings: BoardSettings,
+    *,
+    order: AssignmentOrder = critical_path_order,
+    refused: list[str] | None = None,
+) -> list[Assignment]:
+    """Hand ready tasks to live agents with spare capacity, best task to the first free slot.
+
+    The whole pass holds the board lock, so a worker claiming for itself at the same moment
+    cannot make an agent exceed its limit: every count here is read under the same lock.
+    Slots go round by round, so every agent gets one task before any agent gets a second.
+    """
+    limit = settings.coordinator.max_tasks_per_agent
+    assigned: list[Assignment] = []
+    with store.layout.lock():
+        store.sync()
+        held = Counter(t.owner for t in store.tasks.values() if t.status == Status.IN_PROGRESS and t.owner)
+        slots = [name for round_ in range(limit) for name in live_agents if held[name] <= round_]
+        if not slots:
+            return assigned
+        queue = order(store.graph, store.graph.ready_ids())
+        for agent in slots:
+            while queue:
+                task_id = queue.pop(0)
+                try:
+                    task = store.claim_task(task_id, agent, lease_seconds=settings.lease.seconds, actor=COORDINATOR)
+                except BoardError as error:
+                    if refused is not None:
+                        refused.append(f"#{task_id} to {agent}: {error}")
+                    continue
+                assert task.lease is not None
+                assigned.append(Assignment(task.id, agent, task.lease.token))
+                break
+            else:
+                break
+    return assigned
+
+
+def run_alert_detectors(store: Store, now: datetime, settings: BoardSettings, *, reclaimed: Sequence[Reclaim] = ()) -> list[dict[str, Any]]:
+    """The alert detectors' call site. For now it reports the leases this tick took back."""
+    stamp = now.isoformat().replace("+00:00", "Z")
+    return [
+        {"kind": "lease.expired", "severity": "warning", "task": r.task, "agent": r.previous_owner, "message": f"#{r.task} reclaimed: {r.reason}", "since": stamp}
+        for r in reclaimed
+    ]
+
+
+def _checkpoint(store: Store, report: TickReport, task_id: str, reason: str, note: str) -> None:
+    try:
+        checkpoint = write_checkpoint(store, task_id, reason=reason, note=note, actor=COORDINATOR)
+    except (BoardError, OSError) as error:
+        report.refused.append(f"checkpoint of #{task_id}: {error}")
+        return
+    if checkpoint.path is not None:
+        report.checkpoints.append(str(checkpoint.path))
