@@ -1,0 +1,225 @@
+"""``board run``, ``board worker``, ``board coordinator`` and ``board demo``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import threading
+from pathlib import Path
+
+from board.cli import add_command
+from board.cli.output import print_json
+from board.errors import BoardError
+
+#: Position of these commands in --help.
+ORDER = 30
+
+
+def positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return number
+
+
+def seconds(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
+    if not number > 0:
+        raise argparse.ArgumentTypeError("must be more than 0 seconds")
+    return number
+
+
+def rate(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+    if not 0 <= number <= 1:
+        raise argparse.ArgumentTypeError("must be between 0 and 1")
+    return number
+
+
+def _worker_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--simulate", action="store_true", help="simulated workers: fake tool calls, seeded random durations and failures")
+    parser.add_argument("--seed", type=int, default=0, help="seed for simulated work (default 0)")
+    parser.add_argument("--fail-rate", type=rate, default=0.05, metavar="P", help="chance a simulated task fails (default 0.05)")
+    parser.add_argument("--toolcall-fail-rate", type=rate, default=0.1, metavar="P", help="chance a simulated tool call fails (default 0.1)")
+    parser.add_argument("--task-seconds", type=seconds, nargs=2, default=[1.0, 4.0], metavar=("MIN", "MAX"), help="simulated task length (default 1 4)")
+    parser.add_argument("--time-scale", type=float, default=1.0, metavar="F", help="wall seconds per second of a task's metadata.estimate (simulated)")
+    parser.add_argument("--timeout", type=seconds, metavar="SEC", help="kill a task's command after SEC seconds and fail the task")
+    parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- ARGV", help="command per task; {id} {subject} {description} {workspace} are substituted, no shell")
+
+
+def _command(args: argparse.Namespace) -> list[str]:
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    if args.simulate and command:
+        raise BoardError("give either --simulate or a command after '--', not both")
+    if not args.simulate and not command:
+        raise BoardError("nothing to run: give a command after '--' (e.g. board run -- python agent.py {id}) or use --simulate")
+    if command and shutil.which(command[0]) is None and not Path(args.workspace, command[0]).exists():
+        raise BoardError(f"command not found: {command[0]!r}")
+    return command
+
+
+def _worker_args(args: argparse.Namespace, command: list[str]) -> list[str]:
+    """The options a supervisor passes on to each ``board worker`` it starts."""
+    if args.simulate:
+        low, high = args.task_seconds
+        out = ["--simulate", "--seed", str(args.seed), "--fail-rate", str(args.fail_rate), "--toolcall-fail-rate", str(args.toolcall_fail_rate), "--task-seconds", str(low), str(high), "--time-scale", str(args.time_scale)]
+    else:
+        out = []
+    if args.timeout:
+        out += ["--timeout", str(args.timeout)]
+    if command:
+        out += ["--", *command]
+    return out
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    run = add_command(commands, "run", "run the coordinator plus N workers until the board is done (exit 0 iff every task completed)")
+    run.add_argument("--workers", type=positive_int, default=2, metavar="N", help="how many workers (default 2)")
+    run.add_argument("--verbose", "-v", action="store_true", help="show the coordinator's and workers' log lines (always kept in .tasks/logs/run.log)")
+    _worker_options(run)
+    run.set_defaults(handler=cmd_run)
+
+    worker = add_command(commands, "worker", "one worker: take tasks (assigned or claimed) and run them until stopped")
+    worker.add_argument("--name", help="agent name (default worker-<pid>)")
+    worker.add_argument("--max-tasks", type=positive_int, metavar="N", help="stop after N tasks")
+    worker.add_argument("--no-self-claim", action="store_true", help="only run tasks the coordinator assigns")
+    _worker_options(worker)
+    worker.set_defaults(handler=cmd_worker)
+
+    coordinator = add_command(commands, "coordinator", "the coordinator alone: reclaim expired leases, assign ready tasks, fire policies")
+    coordinator.add_argument("--once", action="store_true", help="run one tick, print what it did and exit")
+    coordinator.set_defaults(handler=cmd_coordinator)
+
+    demo = add_command(commands, "demo", "copy the sample board to a temp dir, run 4 simulated workers on it and open the dashboard")
+    demo.add_argument("--no-ui", action="store_true", help="print progress lines instead of opening the dashboard; exit when the board settles")
+    demo.add_argument("--workers", type=positive_int, default=4, metavar="N")
+    demo.add_argument("--seed", type=int, default=2)
+    demo.add_argument("--keep", action="store_true", help="keep the temp workspace afterwards (its path is printed)")
+    demo.set_defaults(handler=cmd_demo)
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from board.coordinator.workers import CommandWorker, Simulation, SimulatedWorker
+
+    command = _command(args)
+    name = args.name or f"worker-{os.getpid()}"
+    common = {"self_claim": not args.no_self_claim}
+    if args.simulate:
+        low, high = args.task_seconds
+        simulation = Simulation(seed=args.seed, fail_rate=args.fail_rate, toolcall_fail_rate=args.toolcall_fail_rate, min_seconds=low, max_seconds=max(low, high), time_scale=args.time_scale)
+        worker = SimulatedWorker(args.workspace, name, simulation, **common)
+    else:
+        worker = CommandWorker(args.workspace, name, command, timeout=args.timeout, **common)
+    worker.install_signal_handlers()
+    return worker.run(max_tasks=args.max_tasks)
+
+
+def cmd_coordinator(args: argparse.Namespace) -> int:
+    from board.coordinator.daemon import Coordinator, stop_on_signals
+
+    coordinator = Coordinator(args.workspace, log=sys.stdout if args.once else None)
+    if args.once:
+        report = coordinator.tick_once()
+        if report is None:
+            return 1
+        if args.json:
+            print_json(
+                {
+                    "reclaimed": [vars(r) for r in report.reclaimed],
+                    "assigned": [vars(a) for a in report.assigned],
+                    "policies": [{"task": p.task, "status": str(p.status), "reason": p.reason} for p in report.policies],
+                    "refused": report.refused,
+                    "agents": {name: str(state) for name, state in report.agent_states.items()},
+                    "alerts": report.alerts,
+                }
+            )
+        elif not report.changed_anything:
+            print("nothing to do")
+        return 0
+    stop = threading.Event()
+    stop_on_signals(stop)
+    return coordinator.run(stop)
+
+
+def _run_log(workspace: Path):
+    directory = workspace / ".tasks" / "logs"
+    directory.mkdir(parents=True, exist_ok=True)
+    return open(directory / "run.log", "ab")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from board.coordinator.run import Supervisor, final_summary
+
+    command = _command(args)
+    workspace = Path(args.workspace).resolve()
+    output = None if args.verbose else _run_log(workspace)
+    supervisor = Supervisor(workspace, workers=args.workers, worker_args=_worker_args(args, command), child_output=output)
+    try:
+        supervisor.say(f"running {args.workers} {'simulated ' if args.simulate else ''}worker(s) on {workspace} (Ctrl-C stops; logs in .tasks/logs/)")
+        supervisor.start()
+        progress = supervisor.wait_until_settled()
+    except KeyboardInterrupt:
+        supervisor.say("interrupted: stopping workers (their tasks go back to pending)")
+        supervisor.stop()
+        progress = supervisor.progress()
+        for line in final_summary(progress):
+            print(line)
+        return 130
+    finally:
+        supervisor.stop()
+        if output is not None:
+            output.close()
+    for line in final_summary(supervisor.progress()):
+        print(line)
+    return 0 if progress.all_done else 1
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from board.coordinator.demo import prepare_demo_workspace
+    from board.coordinator.run import Supervisor, final_summary
+
+    workspace = prepare_demo_workspace()
+    # A pace a person can follow: a task takes 4-12 s, the board settles in a minute or two.
+    worker_args = ["--simulate", "--seed", str(args.seed), "--fail-rate", "0.08", "--toolcall-fail-rate", "0.1", "--task-seconds", "4", "12"]
+    output = _run_log(workspace)
+    supervisor = Supervisor(workspace, workers=args.workers, worker_args=worker_args, name_prefix="sim", child_output=output)
+    print(f"demo board: {workspace}")
+    try:
+        supervisor.start()
+        if args.no_ui:
+            supervisor.wait_until_settled(report_every=3.0)
+            for line in final_summary(supervisor.progress()):
+                print(line)
+        else:
+            _open_dashboard(workspace, supervisor)
+    except KeyboardInterrupt:
+        supervisor.say("interrupted")
+    finally:
+        supervisor.stop()
+        output.close()
+        if args.keep:
+            print(f"kept the demo board in {workspace}")
+        else:
+            shutil.rmtree(workspace.parent, ignore_errors=True)
+    return 0
+
+
+def _open_dashboard(workspace: Path, supervisor: object) -> None:
+    try:
+        from board.ui import run_dashboard  # type: ignore[import-not-found, attr-defined]
+    except ImportError:
+        raise BoardError("the dashboard is not available in this build; run 'board demo --no-ui' to watch the run as text") from None
+    run_dashboard(workspace, readonly=False)

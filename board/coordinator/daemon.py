@@ -1,0 +1,130 @@
+"""The coordinator daemon: tick when the board changes on disk, and at least every ``tick_seconds``.
+
+Only one coordinator runs per board: it holds ``.tasks/.coordinator.lock`` for its lifetime
+(the operating system drops the lock when the process dies, so a killed coordinator can be
+restarted at once). The tick keeps no state, so a restarted coordinator simply carries on.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any
+
+import watchfiles
+from filelock import FileLock, Timeout
+
+from board.agents import list_agents
+from board.config import FILE_NAME, BoardSettings, load_settings
+from board.coordinator.tick import TickReport, tick
+from board.errors import BoardError
+from board.store import Store
+
+LOCK_NAME = ".coordinator.lock"
+#: Changes closer together than this are handled by one tick.
+DEBOUNCE_MS = 30
+#: A full directory reconcile (for writers that bypass the store) every this many seconds.
+RESCAN_SECONDS = 5.0
+#: Sub-directories whose changes never need a tick.
+_QUIET_DIRS = frozenset({"checkpoints", "toolcalls", "logs", "reservations"})
+
+
+def coordinator_lock(state_dir: Path) -> FileLock:
+    return FileLock(state_dir / LOCK_NAME, timeout=0, thread_local=False)
+
+
+def _matters(change: watchfiles.Change, path: str) -> bool:
+    """Does a file event warrant a tick? Temp files, locks and bulky logs do not."""
+    name = Path(path).name
+    if name.startswith(".") or name.endswith(".tmp"):
+        return False
+    return not any(part in _QUIET_DIRS for part in Path(path).parts[-3:-1])
+
+
+class Coordinator:
+    """Owns the store and settings between ticks, and turns events into ticks."""
+
+    def __init__(self, workspace: Path | str, *, log: IO[str] | None = None, clock: Callable[[], datetime] | None = None) -> None:
+        kwargs: dict[str, Any] = {"actor": "coordinator"}
+        if clock is not None:
+            kwargs["clock"] = clock
+        self.store = Store.open(workspace, **kwargs)
+        self.state_dir = self.store.state_dir
+        self.settings: BoardSettings = load_settings(self.state_dir)
+        self.log = log or sys.stderr
+        self._last_rescan = time.monotonic()
+
+    def reload_settings(self) -> None:
+        try:
+            self.settings = load_settings(self.state_dir)
+            self.say(f"settings reloaded from {FILE_NAME}")
+        except BoardError as error:
+            self.say(f"kept the previous settings: {error}")
+
+    def tick_once(self, changed_paths: set[str] = frozenset()) -> TickReport | None:  # type: ignore[assignment]
+        """Bring the index up to date with what changed, then tick. Errors are logged, not fatal."""
+        try:
+            if any(Path(p).name == FILE_NAME for p in changed_paths):
+                self.reload_settings()
+            if changed_paths:
+                self.store.reread(Path(p) for p in changed_paths)
+            if time.monotonic() - self._last_rescan > RESCAN_SECONDS:
+                self.store.rescan()
+                self._last_rescan = time.monotonic()
+            report = tick(self.store, list_agents(self.state_dir), self.settings, self.store.clock())
+        except BoardError as error:
+            self.say(f"tick failed, will retry: {error}")
+            return None
+        for line in report.lines():
+            self.say(line)
+        return report
+
+    def run(self, stop: threading.Event | None = None) -> int:
+        """Tick on changes and on the period until ``stop`` is set (or SIGTERM/SIGINT)."""
+        stop = stop or threading.Event()
+        lock = coordinator_lock(self.state_dir)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise BoardError(f"another coordinator is already running on {self.store.layout.workspace} (it holds {lock.lock_file})") from None
+        try:
+            self.say(f"coordinating {self.store.layout.workspace} (lease {self.settings.lease.seconds:g} s, tick {self.settings.coordinator.tick_seconds:g} s)")
+            self.tick_once()
+            period_ms = int(self.settings.coordinator.tick_seconds * 1000)
+            for changes in watchfiles.watch(
+                self.state_dir,
+                watch_filter=_matters,
+                debounce=DEBOUNCE_MS,
+                step=10,
+                rust_timeout=period_ms,
+                yield_on_timeout=True,
+                stop_event=stop,
+                raise_interrupt=False,
+            ):
+                if stop.is_set():
+                    break
+                self.tick_once({path for _, path in changes})
+        finally:
+            lock.release()
+            self.say("coordinator stopped")
+        return 0
+
+    def say(self, message: str) -> None:
+        stamp = datetime.now().strftime("%H:%M:%S")
+        self.log.write(f"{stamp} coordinator: {message}\n")
+        self.log.flush()
+
+
+def stop_on_signals(stop: threading.Event) -> None:
+    """SIGTERM, SIGINT and SIGHUP end the daemon after the tick in progress."""
+
+    def handler(signum: int, frame: Any) -> None:
+        stop.set()
+
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, handler)

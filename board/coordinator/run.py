@@ -1,0 +1,273 @@
+"""The supervisor behind ``board run`` and ``board demo``: a coordinator plus N worker processes.
+
+Every child runs in its own session (so a Ctrl-C in the terminal reaches only the supervisor,
+which then stops the children in order) and is told by the kernel to exit if the supervisor
+dies. On the way out every child is stopped by pid: SIGTERM, a grace period, then SIGKILL to
+its whole process group, and the command each worker was running (recorded in its agent
+record) is killed too. A worker that dies is replaced under a new name, and the replacement is
+announced; a task the dead worker held comes back when its lease expires.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import IO
+
+import board
+from board.agents import read_agent
+from board.coordinator.workers import COMMAND_GROUP_FIELD, KILL_GRACE_SECONDS, die_with_parent, kill_process_group
+from board.graph import TaskGraph, sorted_ids
+from board.status import FINISHED, Status
+from board.store import Store
+
+#: Statuses that count as "done" for the exit status: nothing left to do.
+DONE = frozenset({Status.COMPLETED, Status.CANCELLED})
+#: Replacements allowed per worker slot before the run gives up on that slot.
+MAX_RESTARTS_PER_SLOT = 5
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a board stands, for the supervisor's loop and its final word."""
+
+    counts: dict[str, int]
+    ready: int
+    total: int
+    #: Tasks that are not done, with why (for the final summary).
+    unfinished: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def running(self) -> int:
+        return self.counts.get(Status.IN_PROGRESS, 0)
+
+    @property
+    def settled(self) -> bool:
+        """Nothing running and nothing ready: workers cannot move the board any further."""
+        return self.running == 0 and self.ready == 0
+
+    @property
+    def all_done(self) -> bool:
+        return not self.unfinished
+
+    def line(self) -> str:
+        done = self.counts.get(Status.COMPLETED, 0)
+        parts = [f"{done}/{self.total} completed", f"{self.running} running", f"{self.ready} ready"]
+        for status in (Status.FAILED, Status.BLOCKED, Status.WAITING, Status.PAUSED):
+            if self.counts.get(status):
+                parts.append(f"{self.counts[status]} {status}")
+        return ", ".join(parts)
+
+
+def board_progress(graph: TaskGraph) -> Progress:
+    """A pure summary of a task graph."""
+    counts = Counter(str(t.status) for t in graph.tasks.values())
+    unfinished: dict[str, str] = {}
+    for task_id in sorted_ids(graph.tasks):
+        task = graph.tasks[task_id]
+        if task.status in DONE:
+            continue
+        if task.status == Status.PENDING:
+            waiting = graph.open_blockers(task)
+            why = "waits on " + ", ".join(f"#{b}" for b in waiting) if waiting else "ready"
+        elif task.status in FINISHED or task.status in (Status.BLOCKED,):
+            why = f"{task.status}" + (f": {task.error}" if task.error else "")
+        else:
+            why = f"{task.status}" + (f" by {task.owner}" if task.owner else "")
+        unfinished[task_id] = why
+    return Progress(dict(counts), len(graph.ready_ids()), len(graph.tasks), unfinished)
+
+
+@dataclass
+class Child:
+    role: str
+    name: str
+    argv: list[str]
+    process: subprocess.Popen[bytes]
+    slot: int = -1
+    restarts: int = 0
+
+
+class Supervisor:
+    """Starts and stops the coordinator and the workers of one run."""
+
+    def __init__(
+        self,
+        workspace: Path | str,
+        *,
+        workers: int,
+        worker_args: Sequence[str],
+        name_prefix: str = "worker",
+        log: IO[str] | None = None,
+        child_output: IO[bytes] | int | None = None,
+        with_coordinator: bool = True,
+        restart_dead_workers: bool = True,
+    ) -> None:
+        self.workspace = Path(workspace).resolve()
+        self.store = Store.open(self.workspace, actor="board-run")
+        self.worker_count = workers
+        self.worker_args = list(worker_args)
+        self.name_prefix = name_prefix
+        self.log = log or sys.stderr
+        self.child_output = child_output
+        self.with_coordinator = with_coordinator
+        self.restart_dead_workers = restart_dead_workers
+        self.children: list[Child] = []
+        self.stopped = False
+
+    # -- starting -----------------------------------------------------------------------------
+
+    def _spawn(self, role: str, name: str, args: list[str], slot: int = -1, restarts: int = 0) -> Child:
+        argv = [sys.executable, "-m", "board", *args]
+        env = dict(os.environ)
+        source_root = str(Path(board.__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = source_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        process = subprocess.Popen(
+            argv,
+            cwd=self.workspace,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=self.child_output,
+            stderr=self.child_output,
+            start_new_session=True,
+            # SIGTERM, not SIGKILL: an orphaned worker still hands back its task and ends its command.
+            preexec_fn=die_with_parent(os.getpid(), signal.SIGTERM),
+        )
+        child = Child(role, name, argv, process, slot, restarts)
+        self.children.append(child)
+        return child
+
+    def start(self) -> None:
+        if self.with_coordinator:
+            self._spawn("coordinator", "coordinator", ["coordinator", "-w", str(self.workspace)])
+        for slot in range(1, self.worker_count + 1):
+            self._start_worker(slot, 0)
+
+    def _worker_name(self, slot: int, restarts: int) -> str:
+        base = f"{self.name_prefix}-{slot}"
+        return base if restarts == 0 else f"{base}r{restarts}"
+
+    def _start_worker(self, slot: int, restarts: int) -> Child:
+        name = self._worker_name(slot, restarts)
+        return self._spawn("worker", name, ["worker", "--name", name, "-w", str(self.workspace), *self.worker_args], slot, restarts)
+
+    # -- watching -----------------------------------------------------------------------------
+
+    def check_children(self) -> list[str]:
+        """Notice children that died; replace dead workers (loudly). Returns problems that end the run."""
+        fatal = []
+        for child in list(self.children):
+            code = child.process.poll()
+            if code is None:
+                continue
+            self.children.remove(child)
+            how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
+            self._kill_recorded_command(child)
+            if child.role == "coordinator":
+                self.say(f"the coordinator (pid {child.process.pid}) {how}; restarting it")
+                self._spawn("coordinator", "coordinator", child.argv[3:])
+                continue
+            if not self.restart_dead_workers:
+                self.say(f"worker {child.name} (pid {child.process.pid}) {how}")
+                continue
+            if child.restarts >= MAX_RESTARTS_PER_SLOT:
+                fatal.append(f"worker slot {child.slot} died {child.restarts + 1} times; giving up on it")
+                continue
+            replacement = self._start_worker(child.slot, child.restarts + 1)
+            self.say(f"worker {child.name} (pid {child.process.pid}) {how}; its task comes back when its lease expires; started {replacement.name} in its place")
+        if not any(c.role == "worker" for c in self.children) and self.worker_count:
+            fatal.append("no worker is left running")
+        return fatal
+
+    def progress(self) -> Progress:
+        self.store.sync()
+        return board_progress(self.store.graph)
+
+    def wait_until_settled(self, *, poll_seconds: float = 0.25, report_every: float = 5.0, quiet: bool = False) -> Progress:
+        """Block until nothing is running or ready (or a fatal problem); print progress as it goes."""
+        last_line = ""
+        last_report = 0.0
+        while True:
+            problems = self.check_children()
+            progress = self.progress()
+            line = progress.line()
+            now = time.monotonic()
+            if not quiet and (line != last_line and now - last_report >= report_every or progress.settled):
+                self.say(line)
+                last_line, last_report = line, now
+            if progress.settled:
+                return progress
+            if problems:
+                for problem in problems:
+                    self.say(problem)
+                return progress
+            time.sleep(poll_seconds)
+
+    # -- stopping -----------------------------------------------------------------------------
+
+    def stop(self, grace: float = KILL_GRACE_SECONDS + 3.0) -> None:
+        """Stop every child by pid: workers first (they hand back their tasks), then the coordinator."""
+        if self.stopped:
+            return
+        self.stopped = True
+        workers = [c for c in self.children if c.role == "worker"]
+        others = [c for c in self.children if c.role != "worker"]
+        for group in (workers, others):
+            for child in group:
+                _signal(child.process, signal.SIGTERM)
+            deadline = time.monotonic() + grace
+            for child in group:
+                left = max(0.0, deadline - time.monotonic())
+                try:
+                    child.process.wait(timeout=left)
+                except subprocess.TimeoutExpired:
+                    self.say(f"{child.name} (pid {child.process.pid}) did not stop in {grace:g} s; killing it")
+                # The child led its own process group: end anything it left behind.
+                kill_process_group(child.process.pid, process=child.process, grace=0.5)
+                self._kill_recorded_command(child)
+        self.children.clear()
+
+    def _kill_recorded_command(self, child: Child) -> None:
+        """End the command a (possibly dead) worker was running, from its agent record."""
+        if child.role != "worker":
+            return
+        record = read_agent(self.store.state_dir, child.name)
+        pgid = (record.__pydantic_extra__ or {}).get(COMMAND_GROUP_FIELD) if record else None
+        if isinstance(pgid, int) and pgid > 1:
+            kill_process_group(pgid, grace=0.5)
+
+    def pids(self) -> list[int]:
+        return [c.process.pid for c in self.children]
+
+    def say(self, message: str) -> None:
+        stamp = datetime.now().strftime("%H:%M:%S")
+        self.log.write(f"{stamp} board: {message}\n")
+        self.log.flush()
+
+
+def _signal(process: subprocess.Popen[bytes], signum: int) -> None:
+    if process.poll() is None:
+        try:
+            process.send_signal(signum)
+        except ProcessLookupError:
+            pass
+
+
+def final_summary(progress: Progress, limit: int = 20) -> list[str]:
+    """Lines saying how the run ended and, when not everything completed, what is left and why."""
+    if progress.all_done:
+        return [f"done: all {progress.total} tasks completed" if progress.total else "done: the board has no tasks"]
+    lines = [f"not done: {len(progress.unfinished)} of {progress.total} tasks did not complete"]
+    for task_id, why in list(progress.unfinished.items())[:limit]:
+        lines.append(f"  #{task_id}: {why}")
+    if len(progress.unfinished) > limit:
+        lines.append(f"  ... and {len(progress.unfinished) - limit} more (board task list)")
+    return lines

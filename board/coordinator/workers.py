@@ -1,0 +1,524 @@
+"""Workers: processes that take tasks from the board and carry them out.
+
+A worker is a registered agent. It waits for a task the coordinator assigned to it (owner is
+its name, status ``in_progress``) or claims the best ready one itself, renews its lease and its
+agent record at a third of the lease length, and finishes the task with its fencing token, so
+a worker that lost its lease (it stalled and the task went to someone else) can never
+overwrite the new holder's work.
+
+- ``CommandWorker`` runs an argv template per task, never through a shell.
+- ``SimulatedWorker`` fakes tool calls with seeded random durations and failures.
+
+Workers are single-threaded on purpose: the command is started with ``preexec_fn`` (to die with
+its worker), which is only safe in a process without other threads.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import random
+import re
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import IO, Any
+
+from board.agents import AgentRecord, read_agent, register_agent, write_agent
+from board.checkpoints import write_checkpoint
+from board.config import load_settings
+from board.errors import BoardError, StaleLease
+from board.model import Task, utcnow
+from board.status import Status
+from board.store import Store
+
+#: Placeholders a command template may use; each is replaced inside its own argument only.
+PLACEHOLDERS = ("id", "subject", "description", "workspace")
+_PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
+#: How long a stopped or timed-out command gets after SIGTERM before SIGKILL.
+KILL_GRACE_SECONDS = 2.0
+#: How long output is still read after a command exited (its children may keep the pipes open).
+OUTPUT_DRAIN_SECONDS = 0.5
+#: How much of a command's stderr is kept to find its last line (the task's error).
+STDERR_TAIL_BYTES = 4096
+#: Agent record field naming the process group of the command a worker is running, so a
+#: supervisor can end it even when the worker itself was killed.
+COMMAND_GROUP_FIELD = "commandPgid"
+
+
+class LeaseLost(Exception):
+    """The task this worker was running is no longer leased to it."""
+
+
+def substitute(template: Sequence[str], task: Task, workspace: Path) -> list[str]:
+    """The argv for one task: each placeholder replaced within its own argument, in one pass.
+
+    One pass matters: a subject containing ``{id}`` stays literal text, and text from the task
+    never becomes more arguments, because no shell ever sees it.
+    """
+    values = {"id": task.id, "subject": task.subject, "description": task.description, "workspace": str(workspace)}
+    return [_PLACEHOLDER.sub(lambda m: values[m.group(1)], part) for part in template]
+
+
+def log_path(state_dir: Path, task_id: str) -> Path:
+    """Where a command's output for a task goes (the detail view shows it)."""
+    return state_dir / "logs" / f"{task_id}.log"
+
+
+def renew_lease(store: Store, task_id: str, token: int, lease_seconds: float, agent: str) -> Task:
+    """Extend one lease, fenced on the token: raises ``StaleLease`` once the task moved on."""
+
+    def change(task: Task) -> None:
+        assert task.lease is not None  # the fence check ran first
+        task.lease.expires_at = store.clock() + timedelta(seconds=lease_seconds)
+
+    return store.mutate(task_id, change, op="heartbeat", actor=agent, token=token)
+
+
+class Worker:
+    """The loop shared by every kind of worker; subclasses implement ``perform``."""
+
+    kind = "worker"
+
+    def __init__(
+        self,
+        workspace: Path | str,
+        name: str,
+        *,
+        poll_seconds: float = 0.1,
+        self_claim: bool = True,
+        log: IO[str] | None = None,
+    ) -> None:
+        self.workspace = Path(workspace).resolve()
+        self.name = name
+        self.store = Store.open(self.workspace, actor=name)
+        self.settings = load_settings(self.store.state_dir)
+        self.lease_seconds = self.settings.lease.seconds
+        self.heartbeat_every = self.lease_seconds / 3
+        self.poll_seconds = poll_seconds
+        self.self_claim = self_claim
+        self.stopping = False
+        self.log = log or sys.stderr
+        self._last_heartbeat = 0.0
+        self._record: AgentRecord | None = None
+        self.completed = 0
+        self.failed = 0
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def install_signal_handlers(self) -> None:
+        """SIGTERM/SIGINT/SIGHUP stop the worker cleanly: its task goes back to the pool."""
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(signum, self._on_stop_signal)
+
+    def _on_stop_signal(self, signum: int, frame: Any) -> None:
+        self.stopping = True
+
+    def run(self, *, max_tasks: int | None = None) -> int:
+        """Work until stopped (or after ``max_tasks`` tasks). Returns an exit status."""
+        self._record = register_agent(self.store.state_dir, self.name, kind=self.kind, now=utcnow())
+        try:
+            done = 0
+            while not self.stopping and (max_tasks is None or done < max_tasks):
+                picked = self.next_task()
+                if picked is None:
+                    self.beat(None)
+                    self.pause(self.poll_seconds)
+                    continue
+                task, token = picked
+                self.work_on(task, token)
+                done += 1
+        finally:
+            self._mark_stopped()
+        return 0
+
+    def _mark_stopped(self) -> None:
+        record = read_agent(self.store.state_dir, self.name) or self._record
+        if record is not None:
+            record.stopped = True
+            record.task = None
+            record.heartbeat_at = utcnow()
+            _set_extra(record, COMMAND_GROUP_FIELD, None)
+            write_agent(self.store.state_dir, record)
+
+    def pause(self, seconds: float) -> None:
+        """Sleep in short slices so a stop signal is honoured quickly."""
+        deadline = time.monotonic() + seconds
+        while not self.stopping:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            time.sleep(min(left, 0.05))
+
+    # -- taking work --------------------------------------------------------------------------
+
+    def next_task(self) -> tuple[Task, int] | None:
+        """A task assigned to this worker, or the best ready one claimed for itself."""
+        self.store.sync()
+        mine = self._assigned()
+        if mine is not None:
+            return mine
+        if not self.self_claim:
+            return None
+        try:
+            task = self.store.claim(self.name, lease_seconds=self.lease_seconds, max_held=self.settings.coordinator.max_tasks_per_agent)
+        except BoardError:
+            return self._assigned()  # the coordinator assigned one in the meantime
+        if task is None or task.lease is None:
+            return None
+        self._checkpoint(task.id, "claim", f"claimed by {self.name}")
+        return task, task.lease.token
+
+    def _assigned(self) -> tuple[Task, int] | None:
+        held = sorted(
+            (t for t in self.store.held_by(self.name) if t.lease is not None and t.lease.owner == self.name),
+            key=lambda t: t.lease.token if t.lease else 0,
+        )
+        if not held:
+            return None
+        task = held[0]
+        assert task.lease is not None
+        return task, task.lease.token
+
+    # -- keeping the lease --------------------------------------------------------------------
+
+    def beat(self, current: tuple[str, int] | None, *, force: bool = False) -> None:
+        """Renew this worker's leases and agent record when a third of the lease has passed.
+
+        Raises ``LeaseLost`` when the current task's lease was taken away.
+        """
+        now = time.monotonic()
+        if not force and now - self._last_heartbeat < self.heartbeat_every:
+            return
+        self._last_heartbeat = now
+        self.store.sync()
+        lost = False
+        for task in list(self.store.held_by(self.name)):
+            if task.lease is None or task.lease.owner != self.name:
+                continue
+            try:
+                renew_lease(self.store, task.id, task.lease.token, self.lease_seconds, self.name)
+            except (StaleLease, BoardError):
+                continue
+        if current is not None:
+            task_id, token = current
+            try:
+                fresh = self.store.get(task_id)
+            except BoardError:
+                fresh = None
+            if fresh is None or fresh.lease is None or fresh.lease.token != token:
+                lost = True
+        self._write_record(current[0] if current and not lost else None)
+        if lost:
+            raise LeaseLost(f"lease on #{current[0]} was taken back")  # type: ignore[index]
+
+    def _write_record(self, task_id: str | None, **extra: Any) -> None:
+        record = read_agent(self.store.state_dir, self.name) or self._record
+        if record is None:
+            return
+        record.heartbeat_at = utcnow()
+        record.task = task_id
+        record.stopped = False
+        for key, value in extra.items():
+            _set_extra(record, key, value)
+        write_agent(self.store.state_dir, record)
+        self._record = record
+
+    # -- doing the work -----------------------------------------------------------------------
+
+    def work_on(self, task: Task, token: int) -> None:
+        """Run one task to completion, failure, release (when stopped) or loss of lease."""
+        self.say(f"#{task.id} started (token {token}): {task.subject}")
+        try:
+            self.beat((task.id, token), force=True)
+            outcome = self.perform(task, token)
+            if outcome is None:  # stopped: give it back so nothing is lost
+                self.store.release(task.id, token=token, actor=self.name, reason=f"worker {self.name} stopped")
+                self.say(f"#{task.id} released (worker stopping)")
+                return
+            ok, error = outcome
+            if ok:
+                self.store.set_status(task.id, Status.COMPLETED, token=token, actor=self.name)
+                self.completed += 1
+            else:
+                self.store.set_status(task.id, Status.FAILED, token=token, actor=self.name, error=error)
+                self.failed += 1
+            self.say(f"#{task.id} {'completed' if ok else 'failed: ' + (error or '')}")
+            self._checkpoint(task.id, "completed" if ok else "failed", error or f"finished by {self.name}")
+        except (LeaseLost, StaleLease) as lost:
+            self.say(f"#{task.id} abandoned: {lost}")
+        except BoardError as error:
+            self.say(f"#{task.id} could not be finished: {error}")
+        finally:
+            self._write_record(None)
+
+    def perform(self, task: Task, token: int) -> tuple[bool, str | None] | None:
+        """Do the task. Returns (ok, error), or None when the worker was asked to stop."""
+        raise TypeError(f"{type(self).__name__} does not say how to perform a task")
+
+    def _checkpoint(self, task_id: str, reason: str, note: str) -> None:
+        try:
+            write_checkpoint(self.store, task_id, reason=reason, note=note, actor=self.name)
+        except (BoardError, OSError) as error:
+            self.say(f"#{task_id}: checkpoint not written: {error}")
+
+    def say(self, message: str) -> None:
+        stamp = datetime.now().strftime("%H:%M:%S")
+        self.log.write(f"{stamp} {self.name}: {message}\n")
+        self.log.flush()
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """How a simulated worker behaves; every draw comes from ``seed`` and the task id."""
+
+    seed: int = 0
+    #: Chance that a task fails at the end.
+    fail_rate: float = 0.05
+    #: Chance that one tool call fails.
+    toolcall_fail_rate: float = 0.1
+    #: Seconds per task when the task has no ``metadata.estimate``.
+    min_seconds: float = 1.0
+    max_seconds: float = 4.0
+    #: Seconds of wall time per second of ``metadata.estimate`` (benchmarks compress time).
+    time_scale: float = 1.0
+    min_steps: int = 2
+    max_steps: int = 5
+
+
+TOOLS = ("read", "grep", "edit", "test", "bash", "write")
+
+
+class SimulatedWorker(Worker):
+    """Fake work: tool calls with seeded random durations and progress, occasional failures.
+
+    The outcome of a task depends only on the seed and the task id, never on which worker runs
+    it or when, so ``--fail-rate 0`` runs are complete and repeatable.
+    """
+
+    kind = "simulated"
+
+    def __init__(self, workspace: Path | str, name: str, simulation: Simulation = Simulation(), **kwargs: Any) -> None:
+        super().__init__(workspace, name, **kwargs)
+        self.simulation = simulation
+
+    def plan(self, task: Task) -> tuple[list[float], list[tuple[str, bool]], bool]:
+        """Step durations, tool calls (name, ok) and whether the task fails, for one task."""
+        sim = self.simulation
+        rng = random.Random(f"{sim.seed}:{task.id}")
+        estimate = task.metadata.get("estimate")
+        if isinstance(estimate, (int, float)) and not isinstance(estimate, bool) and estimate >= 0:
+            total = float(estimate) * sim.time_scale
+        else:
+            total = rng.uniform(sim.min_seconds, sim.max_seconds)
+        steps = rng.randint(sim.min_steps, max(sim.min_steps, sim.max_steps))
+        weights = [rng.uniform(0.5, 1.5) for _ in range(steps)]
+        durations = [total * w / sum(weights) for w in weights] if steps else []
+        calls = [(rng.choice(TOOLS), rng.random() >= sim.toolcall_fail_rate) for _ in range(steps)]
+        fails = rng.random() < sim.fail_rate
+        return durations, calls, fails
+
+    def perform(self, task: Task, token: int) -> tuple[bool, str | None] | None:
+        durations, calls, fails = self.plan(task)
+        if not durations:
+            return (not fails, "simulated failure" if fails else None)
+        for step, (seconds, (tool, ok)) in enumerate(zip(durations, calls, strict=True), start=1):
+            if not self._wait_working(task.id, token, seconds):
+                return None
+            files = task.files[: 1 + step % max(1, len(task.files))] if task.files else []
+            self.store.record_toolcall(task.id, tool, ok=ok, ms=int(seconds * 1000), files=files, agent=self.name, token=token)
+            progress = min(99, round(100 * step / len(durations)))
+            self.store.update(task.id, progress=progress, token=token, actor=self.name)
+        if fails:
+            return False, f"simulated failure: {calls[-1][0]} step did not pass"
+        return True, None
+
+    def _wait_working(self, task_id: str, token: int, seconds: float) -> bool:
+        """Sleep through one step while keeping the lease; False when asked to stop."""
+        deadline = time.monotonic() + seconds
+        while True:
+            if self.stopping:
+                return False
+            self.beat((task_id, token))
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return True
+            time.sleep(min(left, 0.05))
+
+
+class CommandWorker(Worker):
+    """Runs ``template`` (argv with ``{id}``, ``{subject}``, ``{description}``, ``{workspace}``)
+    for each task, without a shell, and judges the task by the exit status."""
+
+    kind = "command"
+
+    def __init__(self, workspace: Path | str, name: str, template: Sequence[str], *, timeout: float | None = None, **kwargs: Any) -> None:
+        super().__init__(workspace, name, **kwargs)
+        if not template:
+            raise BoardError("a command worker needs a command: put it after '--', e.g. board run -- python agent.py {id}")
+        self.template = list(template)
+        self.timeout = timeout
+
+    def environment(self, task: Task, token: int) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(
+            BOARD_TASK_ID=task.id,
+            BOARD_WORKSPACE=str(self.workspace),
+            BOARD_AGENT=self.name,
+            BOARD_LEASE_TOKEN=str(token),
+        )
+        return env
+
+    def perform(self, task: Task, token: int) -> tuple[bool, str | None] | None:
+        argv = substitute(self.template, task, self.workspace)
+        path = log_path(self.store.state_dir, task.id)
+        path.parent.mkdir(exist_ok=True)
+        with open(path, "ab") as log:
+            log.write(f"--- {utcnow().isoformat()} {self.name} runs #{task.id} (token {token}): {argv!r}\n".encode())
+            log.flush()
+            try:
+                process = subprocess.Popen(
+                    argv,
+                    cwd=self.workspace,
+                    env=self.environment(task, token),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
+                    preexec_fn=die_with_parent(os.getpid()),
+                )
+            except OSError as error:
+                log.write(f"--- could not start: {error}\n".encode())
+                return False, f"could not start {argv[0]!r}: {error.strerror or error}"
+            self._write_record(task.id, **{COMMAND_GROUP_FIELD: process.pid})
+            try:
+                return self._supervise(process, task, token, log)
+            finally:
+                _end_group(process)
+                self._write_record(task.id, **{COMMAND_GROUP_FIELD: None})
+
+    def _supervise(self, process: subprocess.Popen[bytes], task: Task, token: int, log: IO[bytes]) -> tuple[bool, str | None] | None:
+        """Copy output to the log, keep the lease, enforce the timeout, read the exit status."""
+        started = time.monotonic()
+        stderr_tail = b""
+        selector = selectors.DefaultSelector()
+        assert process.stdout is not None and process.stderr is not None
+        selector.register(process.stdout, selectors.EVENT_READ, "out")
+        selector.register(process.stderr, selectors.EVENT_READ, "err")
+        open_streams = 2
+        timed_out = False
+        exited_at: float | None = None
+        while True:
+            if process.poll() is not None:
+                exited_at = exited_at or time.monotonic()
+                # A background child may hold the pipes open forever; stop reading soon after exit.
+                if not open_streams or time.monotonic() - exited_at > OUTPUT_DRAIN_SECONDS:
+                    break
+            if self.stopping:
+                _end_group(process)
+                log.write(b"--- stopped: the worker was asked to stop\n")
+                return None
+            if self.timeout is not None and time.monotonic() - started > self.timeout:
+                timed_out = True
+                _end_group(process)
+                break
+            try:
+                self.beat((task.id, token))
+            except LeaseLost:
+                _end_group(process)
+                log.write(b"--- stopped: the lease was taken back\n")
+                raise
+            if not open_streams:
+                time.sleep(0.05)
+                continue
+            for key, _ in selector.select(timeout=0.1):
+                chunk = os.read(key.fileobj.fileno(), 65536)  # type: ignore[union-attr]
+                if not chunk:
+                    selector.unregister(key.fileobj)
+                    open_streams -= 1
+                    continue
+                log.write(chunk)
+                log.flush()
+                if key.data == "err":
+                    stderr_tail = (stderr_tail + chunk)[-STDERR_TAIL_BYTES:]
+        selector.close()
+        status = process.wait()
+        elapsed = time.monotonic() - started
+        if timed_out:
+            log.write(f"--- timed out after {self.timeout:g} s; the command was killed\n".encode())
+            return False, f"timed out after {self.timeout:g} s (the command was killed)"
+        log.write(f"--- exit status {status} after {elapsed:.1f} s\n".encode())
+        if status == 0:
+            return True, None
+        if status < 0:
+            return False, f"killed by {signal.Signals(-status).name}"
+        lines = [line.strip() for line in stderr_tail.decode("utf-8", "replace").splitlines() if line.strip()]
+        reason = lines[-1][:500] if lines else ""
+        return False, reason or f"exited with status {status}"
+
+
+def _end_group(process: subprocess.Popen[bytes]) -> None:
+    """Stop a command and everything it started: SIGTERM its process group, then SIGKILL."""
+    kill_process_group(process.pid, process=process)
+
+
+def kill_process_group(pgid: int, *, process: subprocess.Popen[Any] | None = None, grace: float = KILL_GRACE_SECONDS) -> None:
+    """SIGTERM a process group, wait up to ``grace`` for its leader, then SIGKILL the group."""
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        if process is not None:
+            process.poll()
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            break
+        if process is None and not _group_alive(pgid):
+            return
+        time.sleep(0.02)
+    try:
+        os.killpg(pgid, signal.SIGKILL)  # the leader may be gone while its children linger
+    except (ProcessLookupError, PermissionError):
+        pass
+    if process is not None:
+        process.wait()
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def die_with_parent(parent_pid: int, signum: int = signal.SIGKILL) -> Any:
+    """A ``preexec_fn`` that makes the kernel send ``signum`` to the child when its parent dies (Linux)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    libc = ctypes.CDLL(None, use_errno=True)
+    pr_set_pdeathsig = 1
+
+    def preexec() -> None:
+        libc.prctl(pr_set_pdeathsig, int(signum))
+        if os.getppid() != parent_pid:  # the parent died before prctl took effect
+            os._exit(1)
+
+    return preexec
+
+
+def _set_extra(record: AgentRecord, key: str, value: Any) -> None:
+    extra = record.__pydantic_extra__
+    if extra is None:
+        return
+    if value is None:
+        extra.pop(key, None)
+    else:
+        extra[key] = value
