@@ -107,6 +107,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     demo.add_argument("--no-ui", action="store_true", help="print progress lines instead of opening the dashboard; exit when the board settles")
     demo.add_argument("--workers", type=positive_int, default=4, metavar="N")
     demo.add_argument("--seed", type=int, default=2)
+    demo.add_argument("--pace", type=seconds, default=1.0, metavar="F", help="scale every simulated task's length (0.2 = five times faster)")
     demo.add_argument("--keep", action="store_true", help="keep the temp workspace afterwards (its path is printed)")
     demo.set_defaults(handler=cmd_demo)
 
@@ -130,7 +131,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
 def cmd_coordinator(args: argparse.Namespace) -> int:
     from board.coordinator.daemon import Coordinator, stop_on_signals
 
-    coordinator = Coordinator(args.workspace, log=sys.stdout if args.once else None)
+    log = (sys.stderr if args.json else sys.stdout) if args.once else None
+    coordinator = Coordinator(args.workspace, log=log)
     if args.once:
         report = coordinator.tick_once()
         if report is None:
@@ -193,7 +195,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     workspace = prepare_demo_workspace()
     # A pace a person can follow: a task takes 4-12 s, the board settles in a minute or two.
-    worker_args = ["--simulate", "--seed", str(args.seed), "--fail-rate", "0.08", "--toolcall-fail-rate", "0.1", "--task-seconds", "4", "12"]
+    worker_args = ["--simulate", "--seed", str(args.seed), "--fail-rate", "0.08", "--toolcall-fail-rate", "0.1", "--task-seconds", str(4 * args.pace), str(12 * args.pace)]
     output = _run_log(workspace)
     supervisor = Supervisor(workspace, workers=args.workers, worker_args=worker_args, name_prefix="sim", child_output=output)
     print(f"demo board: {workspace}")

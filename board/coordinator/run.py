@@ -25,6 +25,7 @@ from typing import IO
 import board
 from board.agents import read_agent
 from board.coordinator.workers import COMMAND_GROUP_FIELD, KILL_GRACE_SECONDS, die_with_parent, kill_process_group
+from board.errors import BoardError
 from board.graph import TaskGraph, sorted_ids
 from board.status import FINISHED, Status
 from board.store import Store
@@ -121,6 +122,8 @@ class Supervisor:
         self.with_coordinator = with_coordinator
         self.restart_dead_workers = restart_dead_workers
         self.children: list[Child] = []
+        #: Every worker name this run used, live or dead.
+        self.worker_names: set[str] = set()
         self.stopped = False
 
     # -- starting -----------------------------------------------------------------------------
@@ -143,6 +146,8 @@ class Supervisor:
         )
         child = Child(role, name, argv, process, slot, restarts)
         self.children.append(child)
+        if role == "worker":
+            self.worker_names.add(name)
         return child
 
     def start(self) -> None:
@@ -214,13 +219,14 @@ class Supervisor:
     # -- stopping -----------------------------------------------------------------------------
 
     def stop(self, grace: float = KILL_GRACE_SECONDS + 3.0) -> None:
-        """Stop every child by pid: workers first (they hand back their tasks), then the coordinator."""
+        """Stop every child by pid: the coordinator first (so it assigns nothing more), then the
+        workers (they hand back their tasks); then release whatever a worker could not."""
         if self.stopped:
             return
         self.stopped = True
         workers = [c for c in self.children if c.role == "worker"]
         others = [c for c in self.children if c.role != "worker"]
-        for group in (workers, others):
+        for group in (others, workers):
             for child in group:
                 _signal(child.process, signal.SIGTERM)
             deadline = time.monotonic() + grace
@@ -234,6 +240,20 @@ class Supervisor:
                 kill_process_group(child.process.pid, process=child.process, grace=0.5)
                 self._kill_recorded_command(child)
         self.children.clear()
+        self._release_tasks_of_stopped_workers()
+
+    def _release_tasks_of_stopped_workers(self) -> None:
+        """Tasks still leased to workers of this run (killed before they could hand them back)
+        go back to pending now, rather than when their leases expire: those workers are gone."""
+        self.store.sync()
+        for task in list(self.store.tasks.values()):
+            lease = task.lease
+            if task.status != Status.IN_PROGRESS or lease is None or lease.owner not in self.worker_names:
+                continue
+            try:
+                self.store.release(task.id, token=lease.token, actor="board-run", reason=f"worker {lease.owner} was stopped with the run")
+            except BoardError:
+                continue  # it changed meanwhile: someone else owns it now
 
     def _kill_recorded_command(self, child: Child) -> None:
         """End the command a (possibly dead) worker was running, from its agent record."""

@@ -238,7 +238,8 @@ class Worker:
         try:
             self.beat((task.id, token), force=True)
             outcome = self.perform(task, token)
-            if outcome is None:  # stopped: give it back so nothing is lost
+            if outcome is None:  # stopped: say so first (no more assignments), then give it back
+                self._mark_stopped()
                 self.store.release(task.id, token=token, actor=self.name, reason=f"worker {self.name} stopped")
                 self.say(f"#{task.id} released (worker stopping)")
                 return

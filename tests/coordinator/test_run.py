@@ -1,0 +1,175 @@
+"""``board run``, ``board coordinator`` and ``board demo`` as a user runs them: real processes."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from board.coordinator.demo import prepare_demo_workspace, shift_timestamps
+from board.coordinator.run import board_progress
+from board.status import Status
+from board.store import Store
+
+from .helpers import REPO, alive, board_cli, wait_for, write_settings
+
+FAST = ["--simulate", "--task-seconds", "0.05", "0.15", "--fail-rate", "0"]
+
+
+def make_chain_board(workspace: Path, count: int = 12) -> Store:
+    store = Store.open(workspace)
+    previous = None
+    for i in range(count):
+        blockers = [previous] if previous and i % 3 == 0 else []
+        previous = store.create(f"task {i}", blocked_by=blockers).id
+    return store
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def test_run_completes_every_task_exactly_once_and_exits_zero(workspace):
+    store = make_chain_board(workspace)
+    done = subprocess.run(
+        [sys.executable, "-m", "board", "run", "--workers", "3", *FAST, "--seed", "4", "-w", str(workspace)],
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "done: all 12 tasks completed" in done.stdout
+    store.sync()
+    assert all(t.status == Status.COMPLETED for t in store.tasks.values())
+    ops = [r["op"] for r in store.history()]
+    assert ops.count("status:completed") == 12
+    assert subprocess.run([sys.executable, "-m", "board", "check", "-w", str(workspace)], env={"PYTHONPATH": str(REPO)}, capture_output=True).returncode == 0
+
+
+def test_run_exits_non_zero_and_says_what_failed(workspace):
+    store = Store.open(workspace)
+    store.create("will fail")
+    store.create("never starts", blocked_by=["1"])
+    done = subprocess.run(
+        [sys.executable, "-m", "board", "run", "-w", str(workspace), "--workers", "1", "--", sys.executable, "-c", "import sys; sys.exit('compile error in ' + sys.argv[1])", "{id}"],
+        env={"PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "#1: failed: compile error in 1" in done.stdout
+    assert "#2: waits on #1" in done.stdout
+
+
+def test_run_refuses_bad_input_with_one_line(workspace):
+    for args in (["run"], ["run", "--simulate", "--", "echo"], ["run", "--workers", "0", "--simulate"], ["run", "--", "no-such-program-xyz"]):
+        done = subprocess.run([sys.executable, "-m", "board", *args, "-w", str(workspace)] if "--" not in args else [sys.executable, "-m", "board", "-w", str(workspace), *args], env={"PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=30)
+        assert done.returncode == 2, (args, done.stderr)
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert "Traceback" not in done.stderr
+
+
+def test_ctrl_c_stops_every_child_and_hands_tasks_back(workspace):
+    store = make_chain_board(workspace, count=6)
+    run = board_cli(workspace, "run", "--workers", "3", "--simulate", "--task-seconds", "30", "30", stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    wait_for(lambda: len(children_of(run.pid)) == 4, what="coordinator and 3 workers")
+    wait_for(lambda: store.sync() is not None and board_progress(store.graph).running == 3, what="three tasks to start")
+    children = children_of(run.pid)
+    run.send_signal(signal.SIGINT)
+    assert run.wait(timeout=20) == 130
+    output = run.stdout.read().decode()
+    assert "interrupted" in output
+    for pid in children:
+        assert not alive(pid), f"child {pid} survived Ctrl-C"
+    store.sync()
+    assert board_progress(store.graph).running == 0
+    assert sum(1 for r in store.history() if r["op"].startswith("release (worker")) == 3
+
+
+def test_a_killed_supervisor_takes_its_children_with_it(workspace):
+    make_chain_board(workspace, count=4)
+    run = board_cli(workspace, "run", "--workers", "2", "--simulate", "--task-seconds", "30", "30")
+    wait_for(lambda: len(children_of(run.pid)) == 3, what="coordinator and 2 workers")
+    children = children_of(run.pid)
+    run.send_signal(signal.SIGKILL)
+    run.wait()
+    wait_for(lambda: not any(alive(pid) for pid in children), timeout=15, what="orphaned children to exit")
+
+
+def test_only_one_coordinator_runs_per_board_and_a_killed_one_can_be_restarted(workspace):
+    first = board_cli(workspace, "coordinator", stderr=subprocess.PIPE)
+    try:
+        wait_for(lambda: (workspace / ".tasks" / ".coordinator.lock").exists(), what="the coordinator lock")
+        time.sleep(0.3)
+        second = subprocess.run([sys.executable, "-m", "board", "coordinator", "-w", str(workspace)], env={"PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=30)
+        assert second.returncode == 2 and "another coordinator is already running" in second.stderr
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+    store = Store.open(workspace)
+    store.create("after the crash")
+    write_settings(workspace, "[lease]\nseconds = 1\n")
+    store.claim("ghost", lease_seconds=1)
+    restarted = board_cli(workspace, "coordinator")
+    try:
+        wait_for(lambda: store.sync() is not None and store.get("1").status == Status.PENDING, what="the restarted coordinator to reclaim")
+    finally:
+        restarted.send_signal(signal.SIGTERM)
+        assert restarted.wait(timeout=10) == 0
+
+
+def test_coordinator_once_reports_what_it_did(sample):
+    done = subprocess.run([sys.executable, "-m", "board", "coordinator", "--once", "--json", "-w", str(sample)], env={"PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert sorted(r["task"] for r in report["reclaimed"]) == ["11", "7", "8"]
+    assert all(state == "stale" for state in report["agents"].values())
+    assert [a["kind"] for a in report["alerts"]] == ["lease.expired"] * 3
+
+
+def test_the_demo_board_is_moved_to_the_present(tmp_path):
+    from datetime import UTC, datetime, timedelta
+
+    now = datetime(2027, 3, 1, 9, 0, tzinfo=UTC)
+    workspace = prepare_demo_workspace(tmp_path / "demo", now=now)
+    store = Store.open(workspace)
+    latest = max(t.updated_at for t in store.tasks.values())
+    assert now - timedelta(minutes=10) < latest <= now
+    assert all(t.lease.expires_at < now for t in store.tasks.values() if t.lease)
+    assert store.history()[-1]["ts"].startswith("2027-03-01")
+    assert shift_timestamps(workspace / ".tasks", now) == timedelta(0)  # already there
+    assert store.check() == []
+
+
+def test_demo_without_ui_runs_the_sample_to_a_settled_board_and_leaves_no_process():
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "board", "demo", "--no-ui", "--keep", "--workers", "4", "--pace", "0.05"],
+        env={"PYTHONPATH": str(REPO)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        output, _ = demo.communicate(timeout=90)
+    finally:
+        demo.kill()
+    assert demo.returncode == 0, output
+    workspace = Path(output.split("demo board: ", 1)[1].splitlines()[0])
+    assert "reclaim" in " ".join(r["op"] for r in Store.open(workspace).history())
+    store = Store.open(workspace)
+    progress = board_progress(store.graph)
+    assert progress.settled and progress.counts.get(Status.COMPLETED, 0) >= 20
+    assert not children_of(demo.pid)
