@@ -96,6 +96,10 @@ def write_checkpoint(store: Store, task_id: str, *, reason: str, note: str = "",
     """Record the task as it is now; called on claim, on coordinator status changes, on request."""
     task = store.get(task_id)
     workspace = store.layout.workspace
+    # git and file hashing are slow (a subprocess, reading files): do them before taking the
+    # board lock, which every writer of the board waits on. Only the sequence number needs it.
+    git_head = gitstate.head(workspace)
+    file_hashes = hash_files(workspace, task.files)
     with store.layout.lock():
         existing = _seq_paths(store.state_dir, task_id)
         seq = existing[-1][0] + 1 if existing else 1
@@ -106,8 +110,8 @@ def write_checkpoint(store: Store, task_id: str, *, reason: str, note: str = "",
             "actor": actor or store.actor,
             "reason": reason,
             "note": note,
-            "gitHead": gitstate.head(workspace),
-            "fileHashes": hash_files(workspace, task.files),
+            "gitHead": git_head,
+            "fileHashes": file_hashes,
             "document": task_to_dict(task),
         }
         record = {**content, "checksum": checksum_of(content)}
