@@ -589,9 +589,13 @@ class Store:
         files: Iterable[str] = (),
         agent: str | None = None,
         token: int | None = None,
+        progress: int | None = None,
     ) -> Task:
+        """Count a tool call on the task (and, optionally, its new progress, in the same write)."""
         if not tool or "\n" in tool or len(tool) > 100:
             raise BoardError("a tool name must be one line of 1-100 characters")
+        if progress is not None and not 0 <= progress <= 100:
+            raise BoardError(f"progress must be 0-100, not {progress}")
         files = list(files)
         now = self.clock()
 
@@ -606,6 +610,8 @@ class Store:
                 calls.consecutive_failures += 1
             calls.last_tool = tool
             calls.last_at = now
+            if progress is not None:
+                task.progress = progress
 
         task = self.mutate(task_id, change, op="toolcall", actor=agent, token=token)
         self.toolcalls_path(task_id).parent.mkdir(exist_ok=True)

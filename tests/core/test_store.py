@@ -237,3 +237,18 @@ def test_opening_a_missing_board_is_a_clear_error(tmp_path: Path) -> None:
         Store.open(tmp_path)
     with pytest.raises(TaskNotFound):
         Store.open(tmp_path, create=True).get("1")
+
+
+def test_a_tool_call_can_carry_progress_in_the_same_write(store):
+    task = store.create("job")
+    token = store.claim("a").lease.token
+    before = len(store.history(task.id))
+    updated = store.record_toolcall(task.id, "edit", token=token, progress=40)
+    assert (updated.progress, updated.tool_calls.total) == (40, 1)
+    assert len(store.history(task.id)) == before + 1
+    import pytest
+
+    from board.errors import BoardError
+
+    with pytest.raises(BoardError):
+        store.record_toolcall(task.id, "edit", token=token, progress=101)
