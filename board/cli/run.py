@@ -53,6 +53,7 @@ def _worker_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fail-rate", type=rate, default=0.05, metavar="P", help="chance a simulated task fails (default 0.05)")
     parser.add_argument("--toolcall-fail-rate", type=rate, default=0.1, metavar="P", help="chance a simulated tool call fails (default 0.1)")
     parser.add_argument("--task-seconds", type=seconds, nargs=2, default=[1.0, 4.0], metavar=("MIN", "MAX"), help="simulated task length (default 1 4)")
+    parser.add_argument("--steps", type=int, nargs=2, default=[2, 5], metavar=("MIN", "MAX"), help="simulated tool calls per task (default 2 5)")
     parser.add_argument("--time-scale", type=float, default=1.0, metavar="F", help="wall seconds per second of a task's metadata.estimate (simulated)")
     parser.add_argument("--timeout", type=seconds, metavar="SEC", help="kill a task's command after SEC seconds and fail the task")
     parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- ARGV", help="command per task; {id} {subject} {description} {workspace} are substituted, no shell")
@@ -75,7 +76,7 @@ def _worker_args(args: argparse.Namespace, command: list[str]) -> list[str]:
     """The options a supervisor passes on to each ``board worker`` it starts."""
     if args.simulate:
         low, high = args.task_seconds
-        out = ["--simulate", "--seed", str(args.seed), "--fail-rate", str(args.fail_rate), "--toolcall-fail-rate", str(args.toolcall_fail_rate), "--task-seconds", str(low), str(high), "--time-scale", str(args.time_scale)]
+        out = ["--simulate", "--seed", str(args.seed), "--fail-rate", str(args.fail_rate), "--toolcall-fail-rate", str(args.toolcall_fail_rate), "--task-seconds", str(low), str(high), "--time-scale", str(args.time_scale), "--steps", *map(str, args.steps)]
     else:
         out = []
     if args.timeout:
@@ -120,7 +121,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     common = {"self_claim": not args.no_self_claim}
     if args.simulate:
         low, high = args.task_seconds
-        simulation = Simulation(seed=args.seed, fail_rate=args.fail_rate, toolcall_fail_rate=args.toolcall_fail_rate, min_seconds=low, max_seconds=max(low, high), time_scale=args.time_scale)
+        simulation = Simulation(seed=args.seed, fail_rate=args.fail_rate, toolcall_fail_rate=args.toolcall_fail_rate, min_seconds=low, max_seconds=max(low, high), time_scale=args.time_scale, min_steps=max(0, args.steps[0]), max_steps=max(0, args.steps[1]))
         worker = SimulatedWorker(args.workspace, name, simulation, **common)
     else:
         worker = CommandWorker(args.workspace, name, command, timeout=args.timeout, **common)

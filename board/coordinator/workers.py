@@ -236,7 +236,9 @@ class Worker:
         """Run one task to completion, failure, release (when stopped) or loss of lease."""
         self.say(f"#{task.id} started (token {token}): {task.subject}")
         try:
-            self.beat((task.id, token), force=True)
+            # The claim just set a fresh lease: only the agent record needs to say what we do.
+            self._write_record(task.id)
+            self._last_heartbeat = time.monotonic()
             outcome = self.perform(task, token)
             if outcome is None:  # stopped: say so first (no more assignments), then give it back
                 self._mark_stopped()
@@ -251,7 +253,6 @@ class Worker:
                 self.store.set_status(task.id, Status.FAILED, token=token, actor=self.name, error=error)
                 self.failed += 1
             self.say(f"#{task.id} {'completed' if ok else 'failed: ' + (error or '')}")
-            self._checkpoint(task.id, "completed" if ok else "failed", error or f"finished by {self.name}")
         except (LeaseLost, StaleLease) as lost:
             self.say(f"#{task.id} abandoned: {lost}")
         except BoardError as error:
@@ -333,9 +334,8 @@ class SimulatedWorker(Worker):
             if not self._wait_working(task.id, token, seconds):
                 return None
             files = task.files[: 1 + step % max(1, len(task.files))] if task.files else []
-            self.store.record_toolcall(task.id, tool, ok=ok, ms=int(seconds * 1000), files=files, agent=self.name, token=token)
             progress = min(99, round(100 * step / len(durations)))
-            self.store.update(task.id, progress=progress, token=token, actor=self.name)
+            self.store.record_toolcall(task.id, tool, ok=ok, ms=int(seconds * 1000), files=files, agent=self.name, token=token, progress=progress)
         if fails:
             return False, f"simulated failure: {calls[-1][0]} step did not pass"
         return True, None

@@ -135,7 +135,7 @@ def test_the_simulated_worker_records_tool_calls_progress_and_completes(workspac
     calls = store.toolcalls(task.id)
     assert len(calls) == 3 and done.tool_calls.total == 3
     assert all(set(c["files"]) <= {"src/a.py", "src/b.py"} and c["files"] for c in calls)
-    assert [r["changes"]["progress"][1] for r in store.history(task.id) if r["op"] == "update"] == [33, 67, 99]
+    assert [r["changes"]["progress"][1] for r in store.history(task.id) if r["op"] == "toolcall"] == [33, 67, 99]
 
 
 def test_simulated_outcomes_depend_only_on_seed_and_task(workspace):
