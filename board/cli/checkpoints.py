@@ -1,0 +1,125 @@
+"""``board checkpoint`` and ``board resume``: save where a task stands, and pick it up again."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from board.checkpoints import Checkpoint, CorruptCheckpoint, changed_since, list_checkpoints, read_checkpoint, write_checkpoint
+from board import gitstate
+from board.cli import add_command
+from board.cli.output import print_json
+from board.cli.tasks import open_store, task_id
+from board.errors import BoardError
+from board.model import task_to_dict
+
+#: Position of these commands in --help.
+ORDER = 25
+#: Task fields worth naming when they changed since a checkpoint.
+_COMPARED = ("status", "owner", "progress", "subject", "priority", "blockedBy", "files", "error")
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    checkpoint = add_command(commands, "checkpoint", "record where a task stands (document, git HEAD, file hashes, a resume note)")
+    checkpoint.add_argument("id", type=task_id)
+    checkpoint.add_argument("--note", default="", help="what to do next, for whoever resumes the task")
+    checkpoint.add_argument("--list", action="store_true", help="list the task's checkpoints instead, saying which are corrupt")
+    checkpoint.set_defaults(handler=cmd_checkpoint)
+
+    resume = add_command(commands, "resume", "print a task's resume note and what changed since its checkpoint")
+    resume.add_argument("id", type=task_id)
+    resume.add_argument("--seq", type=int, help="resume from this checkpoint instead of the newest")
+    resume.set_defaults(handler=cmd_resume)
+
+
+def cmd_checkpoint(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    store.get(args.id)
+    if args.list:
+        return _list(store, args)
+    checkpoint = write_checkpoint(store, args.id, reason="request", note=args.note, actor=getattr(args, "actor", None) or "cli")
+    if args.json:
+        print_json(_checkpoint_json(checkpoint))
+    else:
+        print(f"checkpoint {checkpoint.seq} of #{args.id} written ({checkpoint.path})")
+    return 0
+
+
+def _list(store: Any, args: argparse.Namespace) -> int:
+    rows = []
+    for path in list_checkpoints(store.state_dir, args.id):
+        try:
+            checkpoint = read_checkpoint(path)
+        except CorruptCheckpoint as error:
+            rows.append({"path": str(path), "valid": False, "problem": str(error)})
+            continue
+        rows.append({**_checkpoint_json(checkpoint), "valid": True})
+    if args.json:
+        print_json(rows)
+        return 0
+    if not rows:
+        print(f"#{args.id} has no checkpoints")
+    for row in rows:
+        if row["valid"]:
+            print(f"{row['seq']:>4}  {row['createdAt']}  {row['actor']:<12} {row['reason']:<12} {row['note']}")
+        else:
+            print(f"   !  CORRUPT  {row['path']}")
+    return 1 if any(not row["valid"] for row in rows) else 0
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    task = store.get(args.id)
+    paths = list_checkpoints(store.state_dir, args.id)
+    if args.seq is not None:
+        paths = [p for p in paths if p.stem.isdigit() and int(p.stem) == args.seq]
+        if not paths:
+            raise BoardError(f"#{args.id} has no checkpoint {args.seq}; see 'board checkpoint {args.id} --list'")
+    if not paths:
+        raise BoardError(f"#{args.id} has no checkpoint to resume from; write one with 'board checkpoint {args.id} --note ...'")
+    try:
+        checkpoint = read_checkpoint(paths[-1])
+    except CorruptCheckpoint as error:
+        raise BoardError(f"{error}; refusing to resume from it (pick an older one with --seq, see 'board checkpoint {args.id} --list')") from None
+    workspace = store.layout.workspace
+    files = changed_since(checkpoint, workspace)
+    head_now = gitstate.head(workspace)
+    now = task_to_dict(task)
+    fields = {key: [checkpoint.document.get(key), now.get(key)] for key in _COMPARED if checkpoint.document.get(key) != now.get(key)}
+    if args.json:
+        print_json(
+            {
+                "checkpoint": _checkpoint_json(checkpoint),
+                "changedFiles": {path: {"then": then, "now": current} for path, (then, current) in files.items()},
+                "gitHead": {"then": checkpoint.git_head, "now": head_now},
+                "changedFields": fields,
+            }
+        )
+        return 0
+    lines = [
+        f"#{task.id} {task.subject}",
+        f"resume from checkpoint {checkpoint.seq} ({checkpoint.reason}, {checkpoint.created_at}, by {checkpoint.actor}); checksum ok",
+        "",
+        "note: " + (checkpoint.note or "(none)"),
+        "",
+        "changed since:",
+    ]
+    changes = []
+    if checkpoint.git_head != head_now:
+        changes.append(f"  git HEAD {_short(checkpoint.git_head)} -> {_short(head_now)}")
+    for path, (then, current) in files.items():
+        what = "deleted" if current is None else "created" if then is None else "modified"
+        changes.append(f"  {path}: {what}")
+    for key, (then, current) in fields.items():
+        changes.append(f"  {key}: {then!r} -> {current!r}")
+    lines += changes or ["  nothing: the task, its files and git HEAD are as they were"]
+    print("\n".join(lines))
+    return 0
+
+
+def _short(head: str | None) -> str:
+    return head[:12] if head else "(no commit)"
+
+
+def _checkpoint_json(checkpoint: Checkpoint) -> dict[str, Any]:
+    return {**checkpoint.content(), "checksum": checkpoint.checksum, "path": str(checkpoint.path)}
