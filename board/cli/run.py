@@ -194,6 +194,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from board.coordinator.demo import prepare_demo_workspace
     from board.coordinator.run import Supervisor, final_summary
 
+    run_dashboard = None if args.no_ui else _dashboard()
+    if run_dashboard is None and not args.no_ui:
+        print("the dashboard is not part of this build: showing the run as text instead (board demo --no-ui)")
     workspace = prepare_demo_workspace()
     # A pace a person can follow: a task takes 4-12 s, the board settles in a minute or two.
     worker_args = ["--simulate", "--seed", str(args.seed), "--fail-rate", "0.08", "--toolcall-fail-rate", "0.1", "--task-seconds", str(4 * args.pace), str(12 * args.pace)]
@@ -202,12 +205,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"demo board: {workspace}")
     try:
         supervisor.start()
-        if args.no_ui:
+        if run_dashboard is None:
             supervisor.wait_until_settled(report_every=3.0)
             for line in final_summary(supervisor.progress()):
                 print(line)
         else:
-            _open_dashboard(workspace, supervisor)
+            # The dashboard runs in this process; quitting it ends the demo and every child.
+            run_dashboard(workspace, readonly=False)
     except KeyboardInterrupt:
         supervisor.say("interrupted")
     finally:
@@ -220,9 +224,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _open_dashboard(workspace: Path, supervisor: object) -> None:
+def _dashboard():
+    """The dashboard's entry point, or None when this build has no dashboard."""
     try:
-        from board.ui import run_dashboard  # type: ignore[import-not-found, attr-defined]
+        from board.ui import run_dashboard  # type: ignore[attr-defined]
     except ImportError:
-        raise BoardError("the dashboard is not available in this build; run 'board demo --no-ui' to watch the run as text") from None
-    run_dashboard(workspace, readonly=False)
+        return None
+    return run_dashboard

@@ -91,7 +91,7 @@ class Worker:
         workspace: Path | str,
         name: str,
         *,
-        poll_seconds: float = 0.1,
+        poll_seconds: float = 0.05,
         self_claim: bool = True,
         log: IO[str] | None = None,
     ) -> None:
