@@ -89,6 +89,7 @@ def _worker_args(args: argparse.Namespace, command: list[str]) -> list[str]:
 def register(commands: argparse._SubParsersAction) -> None:
     run = add_command(commands, "run", "run the coordinator plus N workers until the board is done (exit 0 iff every task completed)")
     run.add_argument("--workers", type=positive_int, default=2, metavar="N", help="how many workers (default 2)")
+    run.add_argument("--events", action="store_true", help="print a line for every start, completion, failure and reclaim")
     run.add_argument("--verbose", "-v", action="store_true", help="show the coordinator's and workers' log lines (always kept in .tasks/logs/run.log)")
     _worker_options(run)
     run.set_defaults(handler=cmd_run)
@@ -173,7 +174,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         supervisor.say(f"running {args.workers} {'simulated ' if args.simulate else ''}worker(s) on {workspace} (Ctrl-C stops; logs in .tasks/logs/)")
         supervisor.start()
-        progress = supervisor.wait_until_settled()
+        progress = supervisor.wait_until_settled(events=args.events)
     except KeyboardInterrupt:
         supervisor.say("interrupted: stopping workers (their tasks go back to pending)")
         supervisor.stop()
@@ -198,22 +199,24 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if run_dashboard is None and not args.no_ui:
         print("the dashboard is not part of this build: showing the run as text instead (board demo --no-ui)")
     workspace = prepare_demo_workspace()
-    # A pace a person can follow: a task takes 4-12 s, the board settles in a minute or two.
-    worker_args = ["--simulate", "--seed", str(args.seed), "--fail-rate", "0.08", "--toolcall-fail-rate", "0.1", "--task-seconds", str(4 * args.pace), str(12 * args.pace)]
+    # A pace a person can follow: a task takes 5-14 s, the board settles in a minute or two.
+    worker_args = ["--simulate", "--seed", str(args.seed), "--fail-rate", "0.08", "--toolcall-fail-rate", "0.1", "--task-seconds", str(5 * args.pace), str(14 * args.pace)]
     output = _run_log(workspace)
     supervisor = Supervisor(workspace, workers=args.workers, worker_args=worker_args, name_prefix="sim", child_output=output)
     print(f"demo board: {workspace}")
+    status = 0
     try:
         supervisor.start()
         if run_dashboard is None:
-            supervisor.wait_until_settled(report_every=3.0)
+            supervisor.wait_until_settled(report_every=10.0, events=True)
             for line in final_summary(supervisor.progress()):
                 print(line)
         else:
             # The dashboard runs in this process; quitting it ends the demo and every child.
             run_dashboard(workspace, readonly=False)
     except KeyboardInterrupt:
-        supervisor.say("interrupted")
+        supervisor.say("interrupted: stopping every worker and the coordinator")
+        status = 130
     finally:
         supervisor.stop()
         output.close()
@@ -221,7 +224,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             print(f"kept the demo board in {workspace}")
         else:
             shutil.rmtree(workspace.parent, ignore_errors=True)
-    return 0
+    return status
 
 
 def _dashboard():

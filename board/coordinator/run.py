@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import board
 from board.agents import read_agent
@@ -29,6 +29,7 @@ from board.errors import BoardError
 from board.graph import TaskGraph, sorted_ids
 from board.status import FINISHED, Status
 from board.store import Store
+from board.store.atomic import read_jsonl
 
 #: Statuses that count as "done" for the exit status: nothing left to do.
 DONE = frozenset({Status.COMPLETED, Status.CANCELLED})
@@ -196,13 +197,21 @@ class Supervisor:
         self.store.sync()
         return board_progress(self.store.graph)
 
-    def wait_until_settled(self, *, poll_seconds: float = 0.25, report_every: float = 5.0, quiet: bool = False) -> Progress:
-        """Block until nothing is running or ready (or a fatal problem); print progress as it goes."""
+    def wait_until_settled(self, *, poll_seconds: float = 0.25, report_every: float = 5.0, quiet: bool = False, events: bool = False) -> Progress:
+        """Block until nothing is running or ready (or a fatal problem); print progress as it goes,
+        and with ``events`` one line per start, completion, failure and reclaim."""
         last_line = ""
         last_report = 0.0
+        history_offset = self.store.history_path.stat().st_size if self.store.history_path.exists() else 0
         while True:
             problems = self.check_children()
             progress = self.progress()
+            if events:
+                records, history_offset = read_jsonl(self.store.history_path, history_offset)
+                for record in records:
+                    line = describe_event(record, self.store.graph)
+                    if line:
+                        self.say(line)
             line = progress.line()
             now = time.monotonic()
             if not quiet and (line != last_line and now - last_report >= report_every or progress.settled):
@@ -279,6 +288,31 @@ def _signal(process: subprocess.Popen[bytes], signum: int) -> None:
             process.send_signal(signum)
         except ProcessLookupError:
             pass
+
+
+def describe_event(record: dict[str, Any], graph: TaskGraph) -> str | None:
+    """One line for a person watching a run, for the history records worth watching."""
+    task_id, op, actor = str(record.get("task")), str(record.get("op", "")), record.get("actor", "?")
+    task = graph.tasks.get(task_id)
+    subject = f" ({task.subject})" if task is not None else ""
+    changes = record.get("changes") or {}
+    if op == "claim":
+        lease = (changes.get("lease") or [None, None])[1] or {}
+        holder = lease.get("owner", actor)
+        how = "assigned to" if actor == "coordinator" else "claimed by"
+        return f"#{task_id} {how} {holder}{subject}"
+    if op.startswith("status:completed"):
+        return f"#{task_id} completed by {actor}" + (f" [{op.split(' ', 1)[1].strip('()')}]" if " " in op else "")
+    if op.startswith("status:failed"):
+        error = (changes.get("error") or [None, None])[1]
+        return f"#{task_id} failed ({actor}): {error}"
+    if op.startswith("status:blocked"):
+        return f"#{task_id} blocked" + (f": {op.split(' ', 1)[1].strip('()')}" if " " in op else f" by {actor}")
+    if op == "reclaim":
+        return f"#{task_id} reclaimed: {record.get('reason', 'lease expired')}"
+    if op.startswith("release"):
+        return f"#{task_id} back to pending: {op.removeprefix('release').strip(' ()') or 'released'}"
+    return None
 
 
 def final_summary(progress: Progress, limit: int = 20) -> list[str]:

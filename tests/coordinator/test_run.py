@@ -173,3 +173,56 @@ def test_demo_without_ui_runs_the_sample_to_a_settled_board_and_leaves_no_proces
     progress = board_progress(store.graph)
     assert progress.settled and progress.counts.get(Status.COMPLETED, 0) >= 20
     assert not children_of(demo.pid)
+
+
+def test_quitting_the_demo_dashboard_stops_every_child(monkeypatch, capsys):
+    """The dashboard runs in the demo's own process; when it returns (the user quit), every
+    child the demo started must be gone."""
+    import os
+    import types
+
+    from board.cli import main
+
+    seen: dict[str, object] = {}
+
+    def fake_dashboard(workspace, readonly):
+        wait_for(lambda: len(children_of(os.getpid())) >= 5, what="coordinator and 4 workers")
+        wait_for(lambda: board_progress(Store.open(workspace).graph).running >= 4, what="the workers to start work")
+        seen.update(workspace=workspace, readonly=readonly, children=children_of(os.getpid()))
+
+    monkeypatch.setitem(sys.modules, "board.ui", types.SimpleNamespace(run_dashboard=fake_dashboard))
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    assert main(["demo"]) == 0
+    assert seen["readonly"] is False and len(seen["children"]) == 5
+    for pid in seen["children"]:
+        assert not alive(pid), f"child {pid} outlived the dashboard"
+    assert not Path(seen["workspace"]).exists()  # the temp board is removed unless --keep
+
+
+def test_ctrl_c_in_the_demo_stops_every_child():
+    demo = subprocess.Popen([sys.executable, "-m", "board", "demo", "--no-ui"], env={"PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    wait_for(lambda: len(children_of(demo.pid)) == 5, what="coordinator and 4 workers")
+    children = children_of(demo.pid)
+    time.sleep(1.5)
+    demo.send_signal(signal.SIGINT)
+    output, _ = demo.communicate(timeout=30)
+    assert demo.returncode == 130, output
+    for pid in children:
+        assert not alive(pid), f"child {pid} survived Ctrl-C"
+
+
+def test_run_with_events_tells_the_story(workspace):
+    store = Store.open(workspace)
+    store.create("first")
+    store.create("second", blocked_by=["1"])
+    done = subprocess.run(
+        [sys.executable, "-m", "board", "run", "--workers", "1", "--events", *FAST, "-w", str(workspace)],
+        env={"PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    story = done.stderr
+    import re
+
+    start = re.search(r"#1 (claimed by|assigned to) worker-1 \(first\)", story)
+    assert start is not None, story
+    assert start.start() < story.index("#1 completed by worker-1") < story.index("#2 ")
