@@ -69,36 +69,41 @@ def test_chaos_every_task_done_exactly_once_despite_random_sigkills(workspace):
     finally:
         supervisor.stop()
 
-    # Every task completed, exactly once.
+    # Every task completed, exactly once. Each history line carries the diff the store computed
+    # under the lock against the file on disk, so each line is checked on its own: a worker
+    # SIGKILLed between replacing a task file and appending its history line leaves a gap in
+    # that task's versions (the file is right, the line is missing); gaps are allowed, at most
+    # one per kill, and are counted, never papered over.
     store.sync()
     progress = board_progress(store.graph)
     assert progress.all_done, progress.unfinished
     history = store.history()
     completions = Counter(r["task"] for r in history if r["op"].startswith("status:completed"))
-    assert set(completions) == set(store.tasks) and set(completions.values()) == {1}
+    assert max(completions.values()) == 1, [t for t, n in completions.items() if n > 1]
+    versions: dict[str, list[int]] = {}
+    for record in history:
+        versions.setdefault(record["task"], []).append(record["version"])
+    gaps = {t: sorted(set(range(1, store.get(t).version + 1)) - set(v)) for t, v in versions.items()}
+    gaps = {t: missing for t, missing in gaps.items() if missing}
+    assert sum(len(m) for m in gaps.values()) <= len(kills), gaps
+    for task_id in set(store.tasks) - set(completions):
+        assert task_id in gaps, f"#{task_id} is completed on disk but its history neither logs nor misses the completion"
 
-    # Never two holders at once, and no write from a holder after its lease was taken back.
-    holder: dict[str, str | None] = {}
-    revoked: dict[str, set[str]] = {}
+    # Never two holders at once, and only the holder finishes or renews a task.
     reclaims = 0
     for record in history:
-        task, op, actor = record["task"], record["op"], record["actor"]
+        op, actor, changes = record["op"], record["actor"], record["changes"]
+        before_lease = (changes.get("lease") or [None, None])[0]
         if op == "claim":
-            assert holder.get(task) is None, f"#{task} claimed while {holder[task]} held it"
-            holder[task] = record["changes"]["lease"][1]["owner"]
-            revoked.get(task, set()).discard(holder[task])
+            assert before_lease is None and changes["status"][0] == "pending", f"#{record['task']} claimed while held: {record}"
         elif op == "reclaim":
             reclaims += 1
-            assert record.get("reason", "").startswith("lease of "), record
-            assert holder.get(task) is not None
-            revoked.setdefault(task, set()).add(holder[task])
-            holder[task] = None
-        elif op.startswith(("status:", "release")):
-            if op.startswith("status:completed"):
-                assert actor == holder.get(task), f"#{task} completed by {actor}, held by {holder.get(task)}"
-            holder[task] = None
-        if actor in revoked.get(task, set()):
-            raise AssertionError(f"{actor} wrote #{task} ({op}) after its lease was reclaimed")
+            assert record.get("reason", "").startswith("lease of ") and before_lease is not None, record
+        elif op.startswith("status:completed"):
+            assert before_lease is not None and before_lease["owner"] == actor, f"#{record['task']} completed by {actor} without its lease: {record}"
+        elif op == "heartbeat":
+            after_lease = changes["lease"][1]
+            assert before_lease["owner"] == actor and after_lease["token"] == before_lease["token"], record
     assert reclaims >= 1, "the kills never cost a lease: the test did not test anything"
     assert len(kills) == KILLS
 
