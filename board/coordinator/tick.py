@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from board.agents import AgentRecord, AgentState, agent_state
@@ -32,6 +33,7 @@ from board.errors import BoardError
 from board.graph import TaskGraph, id_sort_key
 from board.status import Status
 from board.store import Store
+from board.store.atomic import read_jsonl
 
 COORDINATOR = "coordinator"
 
@@ -132,23 +134,27 @@ def tick(
 
 
 def reclaim_expired_leases(store: Store) -> list[Reclaim]:
-    """Take back tasks whose lease ran out, saying whose lease it was."""
+    """Take back tasks whose lease ran out, with the reason the store logged for each."""
     holders = {t.id: t.lease.owner for t in store.tasks.values() if t.lease is not None}
+    log_size = _size(store.history_path)
     reclaimed = store.reclaim_expired(actor=COORDINATOR)
+    if not reclaimed:
+        return []
+    # One fact, one place: the reason is the one in the history line, read from where we began.
+    records, _ = read_jsonl(store.history_path, log_size)
+    reasons = {(str(r.get("task")), r.get("version")): str(r.get("reason", "")) for r in records if r.get("op") == "reclaim"}
     found = []
     for task in sorted(reclaimed, key=lambda t: id_sort_key(t.id)):
-        reason = _reclaim_reason(store, task.id, task.version) or f"lease of {holders.get(task.id, 'its holder')} expired"
+        reason = reasons.get((task.id, task.version)) or f"lease of {holders.get(task.id, 'its holder')} expired"
         found.append(Reclaim(task.id, holders.get(task.id, ""), reason))
     return found
 
 
-def _reclaim_reason(store: Store, task_id: str, version: int) -> str | None:
-    """The reason the store logged with the reclaim (one fact, one place: the history line)."""
-    for record in reversed(store.history(task_id)):
-        if record.get("op") == "reclaim" and record.get("version") == version:
-            reason = record.get("reason")
-            return str(reason) if reason else None
-    return None
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
 
 
 def _policy_decisions(store: Store, settings: BoardSettings) -> list[PolicyDecision]:

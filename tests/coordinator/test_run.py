@@ -226,3 +226,89 @@ def test_run_with_events_tells_the_story(workspace):
     start = re.search(r"#1 (claimed by|assigned to) worker-1 \(first\)", story)
     assert start is not None, story
     assert start.start() < story.index("#1 completed by worker-1") < story.index("#2 ")
+
+
+def test_a_sigkilled_command_worker_leaves_no_orphan_under_board_run(workspace, tmp_path):
+    """The command's own children are ended by the supervisor, from the agent record's pgid."""
+    store = Store.open(workspace)
+    store.create("spawns a helper")
+    pids = tmp_path / "pids"
+    script = (
+        "import os,subprocess,time;"
+        f"child=subprocess.Popen(['sleep','300']); open({str(pids)!r},'a').write(f'{{os.getpid()}} {{child.pid}}\\n');"
+        "time.sleep(300)"
+    )
+    write_settings(workspace, "[lease]\nseconds = 2\n")
+    run = board_cli(workspace, "run", "--workers", "1", "--timeout", "60", "--", sys.executable, "-c", script)
+    try:
+        wait_for(lambda: pids.exists() and pids.read_text().strip(), what="the command and its helper")
+        command, helper = map(int, pids.read_text().split()[:2])
+        worker = next(pid for pid in children_of(run.pid) if "worker" in Path(f"/proc/{pid}/cmdline").read_text())
+        os_kill(worker, signal.SIGKILL)
+        wait_for(lambda: not alive(command) and not alive(helper), timeout=15, what="the dead worker's command and helper to be ended")
+        wait_for(lambda: len(pids.read_text().split()) >= 4, timeout=20, what="the task to be reclaimed and run again")
+    finally:
+        run.send_signal(signal.SIGINT)
+        run.wait(timeout=30)
+    for pid in map(int, pids.read_text().split()):
+        assert not alive(pid), f"pid {pid} outlived the run"
+    history = store.history("1")
+    assert any(r["op"] == "reclaim" for r in history)
+
+
+def os_kill(pid: int, signum: int) -> None:
+    import os
+
+    os.kill(pid, signum)
+
+
+def test_the_block_policy_fires_during_a_run_and_the_summary_says_so(workspace):
+    store = Store.open(workspace)
+    store.create("always failing tools")
+    write_settings(workspace, "[policies]\nblock_after_failures = 2\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "board", "run", "--workers", "1", "--simulate", "--task-seconds", "3", "3", "--steps", "6", "6", "--toolcall-fail-rate", "1", "--fail-rate", "0", "-w", str(workspace)],
+        env={"PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "#1: blocked: policy block_after_failures=2: 2 consecutive failed tool calls" in done.stdout
+    store.sync()
+    assert store.get("1").metadata["policy"]["name"] == "block_after_failures"
+
+
+def test_the_coordinator_reacts_to_changes_without_waiting_for_its_period(workspace):
+    write_settings(workspace, "[coordinator]\ntick_seconds = 60\n")
+    store = Store.open(workspace)
+    coordinator = board_cli(workspace, "coordinator")
+    try:
+        time.sleep(1.0)  # started and past its first tick
+        from board.agents import register_agent
+
+        store.create("new work")
+        register_agent(store.state_dir, "idle-agent", kind="test")
+        started = time.monotonic()
+        wait_for(lambda: store.sync() is not None and store.get("1").owner == "idle-agent", timeout=5, what="the assignment")
+        assert time.monotonic() - started < 2
+    finally:
+        coordinator.send_signal(signal.SIGTERM)
+        coordinator.wait(timeout=10)
+
+
+def test_a_worker_shows_in_the_registry_as_working_then_stopped(workspace):
+    from board.agents import AgentState, agent_state, read_agent
+    from board.model import utcnow
+    from datetime import timedelta
+
+    store = Store.open(workspace)
+    store.create("job")
+    worker = board_cli(workspace, "worker", "--name", "reg", "--simulate", "--task-seconds", "30", "30")
+    try:
+        wait_for(lambda: (r := read_agent(store.state_dir, "reg")) is not None and r.task == "1", what="the record to show the task")
+        record = read_agent(store.state_dir, "reg")
+        assert agent_state(record, utcnow(), timedelta(seconds=30)) == AgentState.WORKING and record.kind == "simulated"
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.wait(timeout=10)
+    record = read_agent(store.state_dir, "reg")
+    assert record.stopped and record.task is None
+    assert agent_state(record, utcnow(), timedelta(seconds=30)) == AgentState.STALE
