@@ -38,6 +38,17 @@ def coordinator_lock(state_dir: Path) -> FileLock:
     return FileLock(state_dir / LOCK_NAME, timeout=0, thread_local=False)
 
 
+def coordinator_running(state_dir: Path) -> bool:
+    """Does some process hold this board's coordinator lock right now?"""
+    lock = coordinator_lock(state_dir)
+    try:
+        lock.acquire()
+    except Timeout:
+        return True
+    lock.release()
+    return False
+
+
 def _matters(change: watchfiles.Change, path: str) -> bool:
     """Does a file event warrant a tick? Temp files, locks and bulky logs do not."""
     name = Path(path).name

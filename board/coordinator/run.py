@@ -24,6 +24,8 @@ from typing import IO, Any
 
 import board
 from board.agents import read_agent
+from board.config import load_settings
+from board.coordinator.daemon import coordinator_running
 from board.coordinator.workers import COMMAND_GROUP_FIELD, KILL_GRACE_SECONDS, die_with_parent, kill_process_group
 from board.errors import BoardError
 from board.graph import TaskGraph, sorted_ids
@@ -152,8 +154,14 @@ class Supervisor:
         return child
 
     def start(self) -> None:
+        """Validate the board's settings, then start the coordinator (unless one already runs on
+        this board: it is used) and the workers."""
+        load_settings(self.store.state_dir)  # a broken board.toml is one clear error, before any child starts
         if self.with_coordinator:
-            self._spawn("coordinator", "coordinator", ["coordinator", "-w", str(self.workspace)])
+            if coordinator_running(self.store.state_dir):
+                self.say("a coordinator is already running on this board; using it")
+            else:
+                self._spawn("coordinator", "coordinator", ["coordinator", "-w", str(self.workspace)])
         for slot in range(1, self.worker_count + 1):
             self._start_worker(slot, 0)
 
@@ -178,8 +186,13 @@ class Supervisor:
             how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
             self._kill_recorded_command(child)
             if child.role == "coordinator":
-                self.say(f"the coordinator (pid {child.process.pid}) {how}; restarting it")
-                self._spawn("coordinator", "coordinator", child.argv[3:])
+                if coordinator_running(self.store.state_dir):
+                    self.say(f"the coordinator (pid {child.process.pid}) {how}; another coordinator runs this board now")
+                elif child.restarts >= MAX_RESTARTS_PER_SLOT:
+                    fatal.append(f"the coordinator died {child.restarts + 1} times (see .tasks/logs/run.log); giving up")
+                else:
+                    self.say(f"the coordinator (pid {child.process.pid}) {how}; restarting it")
+                    self._spawn("coordinator", "coordinator", child.argv[3:], restarts=child.restarts + 1)
                 continue
             if not self.restart_dead_workers:
                 self.say(f"worker {child.name} (pid {child.process.pid}) {how}")

@@ -312,3 +312,27 @@ def test_a_worker_shows_in_the_registry_as_working_then_stopped(workspace):
     record = read_agent(store.state_dir, "reg")
     assert record.stopped and record.task is None
     assert agent_state(record, utcnow(), timedelta(seconds=30)) == AgentState.STALE
+
+
+def test_run_refuses_a_broken_board_toml_before_starting_anything(workspace):
+    Store.open(workspace).create("job")
+    write_settings(workspace, "[lease]\nseconds = 'soon'\n")
+    done = subprocess.run([sys.executable, "-m", "board", "run", "--simulate", "-w", str(workspace)], env={"PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and "board.toml: setting 'lease.seconds'" in done.stderr
+    assert "Traceback" not in done.stderr and Store.open(workspace).get("1").status == Status.PENDING
+
+
+def test_run_uses_a_coordinator_that_is_already_running(workspace):
+    make_chain_board(workspace, count=3)
+    coordinator = board_cli(workspace, "coordinator")
+    try:
+        from board.coordinator.daemon import coordinator_running
+
+        wait_for(lambda: coordinator_running(workspace / ".tasks"), what="the coordinator")
+        done = subprocess.run([sys.executable, "-m", "board", "run", "--workers", "2", *FAST, "-w", str(workspace)], env={"PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert "a coordinator is already running on this board; using it" in done.stderr
+        assert coordinator.poll() is None
+    finally:
+        coordinator.send_signal(signal.SIGTERM)
+        coordinator.wait(timeout=10)
