@@ -111,6 +111,9 @@ class Store:
     def get(self, task_id: str) -> Task:
         task = self.graph.tasks.get(task_id)
         if task is None:
+            reason = self.invalid.get(str(self.layout.task_path(task_id)))
+            if reason is not None:
+                raise BoardError(f"task {task_id} cannot be read: {self.layout.task_path(task_id)}: {reason}")
             raise TaskNotFound(task_id)
         return task
 
