@@ -84,6 +84,8 @@ class ClaudeTaskListLayout:
     FILE = re.compile(r"([A-Za-z0-9][A-Za-z0-9_-]{0,63})\.json")
 
     def __init__(self, list_dir: Path, *, workspace: Path | None = None) -> None:
+        self._held = 0
+        self._holder = threading.RLock()
         self.tasks_dir = list_dir
         self.state_dir = list_dir / ".board"
         #: Claude Code lists live outside the project; task files are relative to where board runs.
@@ -129,8 +131,21 @@ class ClaudeTaskListLayout:
 
     @contextmanager
     def lock(self) -> Iterator[object]:
-        with directory_lock(self.tasks_dir / ".lock"):
-            yield self
+        """Reentrant, like board's own filelock: a locked pass may call locked store methods."""
+        with self._holder:
+            if self._held:
+                self._held += 1
+                try:
+                    yield self
+                finally:
+                    self._held -= 1
+                return
+            with directory_lock(self.tasks_dir / ".lock"):
+                self._held = 1
+                try:
+                    yield self
+                finally:
+                    self._held = 0
 
     def next_id(self, existing: set[str]) -> str:
         return next_integer_id(existing, floor=self._high_water_mark())

@@ -79,6 +79,16 @@ def test_a_status_change_made_by_claude_code_wins_and_board_fields_survive(task_
     assert store.graph.ready_ids() == {"3"}
 
 
+def test_the_lock_is_reentrant_within_one_store(task_list: Path) -> None:
+    store = Store.open(task_list)
+    with store.layout.lock():
+        assert (task_list / ".lock.lock").is_dir()
+        store.claim_task("2", "worker-1")  # takes the lock again inside
+        assert (task_list / ".lock.lock").is_dir()
+    assert not (task_list / ".lock.lock").exists()
+    assert store.tasks["2"].owner == "worker-1"
+
+
 def test_new_ids_respect_the_high_water_mark(task_list: Path) -> None:
     store = Store.open(task_list)
     created = store.create("Document the parser", blocked_by=["3"])
