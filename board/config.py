@@ -42,6 +42,17 @@ class GitSettings(_Section):
     timeout_seconds: float = Field(5.0, gt=0)
 
 
+class AlertSettings(_Section):
+    #: ``agent.failing`` once an agent's task has this many failed tool calls in a row.
+    failing_after: int = Field(3, ge=1)
+    #: How long a refused stale write stays on the board as ``conflict.write``.
+    write_conflict_seconds: float = Field(300.0, gt=0)
+    #: How long ``lease.expired`` stays up, in lease lengths (unless the task is claimed again).
+    reclaim_window_leases: float = Field(2.0, gt=0)
+    #: Default life of a file reservation (seed 004: five minutes).
+    reservation_ttl_seconds: float = Field(300.0, ge=1, le=86400)
+
+
 class UiSettings(_Section):
     theme: str | None = None
 
@@ -51,6 +62,7 @@ class BoardSettings(_Section):
     coordinator: CoordinatorSettings = Field(default_factory=CoordinatorSettings)
     policies: PolicySettings = Field(default_factory=PolicySettings)
     git: GitSettings = Field(default_factory=GitSettings)
+    alerts: AlertSettings = Field(default_factory=AlertSettings)
     ui: UiSettings = Field(default_factory=UiSettings)
 
 
