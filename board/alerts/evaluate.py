@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -51,6 +52,7 @@ ALERTS_FILE = "alerts.json"
 _HISTORY_OPS = frozenset({"conflict", "reclaim", "claim"})
 #: On a first read, only this much of the history's end is parsed.
 _HISTORY_TAIL_BYTES = 4 << 20
+_RACY_SECONDS = 2.0
 
 
 @dataclass
@@ -300,7 +302,12 @@ def _line_start(path: Path, offset: int) -> int:
 
 
 class _FileHashes:
-    """SHA-256 of workspace files, recomputed only when a file's stat changes."""
+    """SHA-256 of workspace files, recomputed only when a file's stat changes.
+
+    Like git's "racy" entries: a file modified in the last ``_RACY_SECONDS`` is hashed every
+    time, since a same-size rewrite within the filesystem's timestamp granularity leaves its
+    stat unchanged.
+    """
 
     def __init__(self) -> None:
         self._known: dict[Path, tuple[tuple[int, int, int], str | None]] = {}
@@ -316,7 +323,8 @@ class _FileHashes:
         if cached is not None and cached[0] == stamp:
             return cached[1]
         digest = hash_file(path)
-        self._known[path] = (stamp, digest)
+        if time.time() - info.st_mtime > _RACY_SECONDS:
+            self._known[path] = (stamp, digest)
         return digest
 
 
