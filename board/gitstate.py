@@ -109,12 +109,6 @@ def gather_git_state(
     the upstream head is remembered in ``git-state.json`` to catch force pushes across runs.
     Never fetches unless ``fetch`` is true.
     """
-    try:
-        prefix = run_git(workspace, "rev-parse", "--show-prefix", timeout=timeout).strip()
-    except GitUnavailable as error:
-        if _not_a_repository(str(error)):
-            return None
-        raise
     fetched, fetch_error = False, None
     if fetch:
         try:
@@ -122,17 +116,18 @@ def gather_git_state(
             fetched = True
         except GitUnavailable as error:
             fetch_error = str(error).splitlines()[0] if str(error) else "git fetch failed"
-    status = parse_status_v2(
-        run_git(workspace, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", timeout=timeout),
-        prefix,
-    )
-    upstream_head = None
+    try:
+        raw_status = run_git(workspace, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", timeout=timeout)
+    except GitUnavailable as error:
+        if _not_a_repository(str(error)):
+            return None
+        raise
+    prefix, upstream_head = _prefix_and_upstream_head(workspace, "\0# branch.upstream " in "\0" + raw_status, timeout)
+    status = parse_status_v2(raw_status, prefix)
     upstream_changed: tuple[str, ...] = ()
-    if status.upstream is not None:
-        upstream_head = _rev(workspace, "@{upstream}", timeout)
-        if status.behind and status.head is not None:
-            listing = run_git(workspace, "diff", "--name-only", "-z", "--relative", "HEAD...@{upstream}", timeout=timeout)
-            upstream_changed = tuple(sorted(p for p in listing.split("\0") if p))
+    if status.upstream is not None and status.behind and status.head is not None:
+        listing = run_git(workspace, "diff", "--name-only", "-z", "--relative", "HEAD...@{upstream}", timeout=timeout)
+        upstream_changed = tuple(sorted(p for p in listing.split("\0") if p))
     remembered = _read_remembered(state_dir) if state_dir is not None else {}
     previous = remembered.get("upstreamHead") if remembered.get("upstream") == status.upstream else None
     force_push = _force_push_from(remembered.get("forcePush")) if remembered.get("upstream") == status.upstream else None
@@ -225,11 +220,15 @@ def _relative(paths: set[str], prefix: str) -> tuple[str, ...]:
     return tuple(sorted(p for p in inside if p and not p.startswith(_BOARD_DIR)))
 
 
-def _rev(workspace: Path, name: str, timeout: float) -> str | None:
-    try:
-        return run_git(workspace, "rev-parse", "--verify", "--quiet", f"{name}^{{commit}}", timeout=timeout).strip() or None
-    except GitUnavailable:
-        return None
+def _prefix_and_upstream_head(workspace: Path, has_upstream: bool, timeout: float) -> tuple[str, str | None]:
+    """The workspace's path inside the repository and the upstream's commit, in one git call."""
+    if has_upstream:
+        try:
+            lines = run_git(workspace, "rev-parse", "--show-prefix", "--verify", "--quiet", "@{upstream}^{commit}", timeout=timeout).split("\n")
+            return lines[0], (lines[1].strip() or None) if len(lines) > 1 else None
+        except GitUnavailable:
+            pass  # the upstream ref is gone (remote branch deleted): no upstream head
+    return run_git(workspace, "rev-parse", "--show-prefix", timeout=timeout).strip(), None
 
 
 def _is_ancestor(workspace: Path, ancestor: str, descendant: str, timeout: float) -> bool:
