@@ -11,6 +11,8 @@ without looking at any other task.
 
 from __future__ import annotations
 
+import heapq
+
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
@@ -46,6 +48,9 @@ class TaskGraph:
         self._ready: set[str] = set()
         self._structure_version = 0
         self._cache: dict[str, tuple[int, object]] = {}
+        # Ready ids keyed in claim order, valid for one structure version (claims do not change it).
+        self._ready_heap: list[tuple[tuple[int, float, tuple[int, int, str]], str]] = []
+        self._ready_heap_version = -1
         for task in tasks:
             self.put(task)
 
@@ -67,9 +72,10 @@ class TaskGraph:
             or old_blockers != new_blockers
             or _finished(old) != _finished(task)
             or old.metadata.get("estimate") != task.metadata.get("estimate")
+            or old.priority != task.priority
         ):
-            # Waves and remaining paths depend only on edges, finished-ness and estimates, so a
-            # claim (pending -> in_progress) does not invalidate them.
+            # Waves, remaining paths and claim order depend only on edges, finished-ness,
+            # estimates and priority, so a claim (pending -> in_progress) keeps them valid.
             self._structure_version += 1
         self._refresh_ready(task.id)
         if old is None or (old.status == Status.COMPLETED) != (task.status == Status.COMPLETED):
@@ -92,6 +98,8 @@ class TaskGraph:
     def _refresh_ready(self, task_id: str) -> None:
         task = self.tasks.get(task_id)
         if task is not None and task.status == Status.PENDING and not self.open_blockers(task):
+            if task_id not in self._ready and self._ready_heap_version == self._structure_version:
+                heapq.heappush(self._ready_heap, (self._claim_key(unit_weight)(task_id), task_id))
             self._ready.add(task_id)
         else:
             self._ready.discard(task_id)
@@ -263,13 +271,27 @@ class TaskGraph:
             node = max(below, key=lambda d: (remaining[d], id_sort_key(d)))
             path.append(node)
 
+    def _claim_key(self, weight: Weight) -> Callable[[str], tuple[int, float, tuple[int, int, str]]]:
+        remaining = self.remaining_path(weight)
+        return lambda tid: (PRIORITY_RANK[self.tasks[tid].priority], -remaining.get(tid, 0.0), id_sort_key(tid))
+
     def claim_order(self, candidates: Iterable[str], weight: Weight = unit_weight) -> list[str]:
         """Order for handing out work: priority, then longest remaining critical path, then id."""
-        remaining = self.remaining_path(weight)
-        return sorted(
-            candidates,
-            key=lambda tid: (PRIORITY_RANK[self.tasks[tid].priority], -remaining.get(tid, 0.0), id_sort_key(tid)),
-        )
+        return sorted(candidates, key=self._claim_key(weight))
+
+    def best_ready(self) -> str | None:
+        """The first ready task in claim order, from a heap kept across claims."""
+        if self._ready_heap_version != self._structure_version:
+            key = self._claim_key(unit_weight)
+            self._ready_heap = [(key(tid), tid) for tid in self._ready]
+            heapq.heapify(self._ready_heap)
+            self._ready_heap_version = self._structure_version
+        while self._ready_heap:
+            tid = self._ready_heap[0][1]
+            if tid in self._ready:
+                return tid
+            heapq.heappop(self._ready_heap)
+        return None
 
     # -- problems in files written by others --------------------------------------------------
 

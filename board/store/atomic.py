@@ -45,11 +45,13 @@ def fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
-def append_line(path: Path, record: dict[str, Any], *, durable: bool = True) -> None:
+def append_line(path: Path, record: dict[str, Any], *, durable: bool = False) -> None:
     """Append one JSON line with a single write() on an O_APPEND descriptor.
 
     A single write of a short line to an O_APPEND file is not interleaved with other
     appenders on a local filesystem, so concurrent appenders never tear each other's lines.
+    Logs are not fsynced by default: the task files are the durable truth, and running
+    processes see appended lines through the page cache whether or not they reached the disk.
     """
     line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -61,19 +63,32 @@ def append_line(path: Path, record: dict[str, Any], *, durable: bool = True) -> 
         os.close(fd)
 
 
-def read_bytes_retrying(path: Path, *, attempts: int = 3, pause: float = 0.002) -> bytes | None:
-    """Read a whole file without locking. None when it stays missing.
+Stamp = tuple[int, int, int]
 
-    Writers rename complete files into place, so a read sees a whole version; the retry covers
-    the moment between an external writer's unlink and create, and files written in place.
+
+def read_bytes_retrying(path: Path | str, *, attempts: int = 3, pause: float = 0.002) -> tuple[bytes, Stamp] | None:
+    """Read a whole file without locking, with the (mtime, size, inode) of what was read.
+
+    None when it stays missing. Writers rename complete files into place, so a read sees a
+    whole version; the retry covers the moment between an external writer's unlink and
+    create. The stamp comes from the open descriptor, so it describes exactly these bytes.
     """
     for attempt in range(attempts):
         try:
-            return path.read_bytes()
+            fd = os.open(path, os.O_RDONLY)
         except FileNotFoundError:
             if attempt == attempts - 1:
                 return None
             time.sleep(pause)
+            continue
+        try:
+            info = os.fstat(fd)
+            chunks = []
+            while chunk := os.read(fd, max(info.st_size + 1, 65536)):
+                chunks.append(chunk)
+        finally:
+            os.close(fd)
+        return b"".join(chunks), (info.st_mtime_ns, info.st_size, info.st_ino)
     return None
 
 

@@ -38,7 +38,8 @@ class Layout(Protocol):
     def task_path(self, task_id: str) -> Path: ...
     def task_id_for(self, path: Path) -> str | None: ...
     def task_paths(self) -> Iterator[Path]: ...
-    def decode(self, raw: bytes, path: Path) -> Task: ...
+    def task_files(self) -> Iterator[tuple[str, Path]]: ...
+    def decode(self, raw: bytes, path: Path, task_id: str | None = None) -> Task: ...
     def encode(self, task: Task) -> bytes: ...
     def lock(self) -> AbstractContextManager[object]: ...
     def next_id(self, existing: set[str]) -> str: ...
@@ -77,20 +78,23 @@ class TasksDirLayout:
         match = self._FILE.fullmatch(path.name)
         return match.group(1) if match and path.parent == self.tasks_dir else None
 
-    def task_paths(self) -> Iterator[Path]:
+    def task_files(self) -> Iterator[tuple[str, Path]]:
+        """(id, path) of every task file, from one directory listing."""
         try:
             names = [entry.name for entry in _scandir(self.tasks_dir)]
         except FileNotFoundError:
             return
         for name in names:
-            if name.startswith("task_") and name.endswith(".json"):
-                path = self.tasks_dir / name
-                if self.task_id_for(path) is not None:
-                    yield path
+            match = self._FILE.fullmatch(name)
+            if match:
+                yield match.group(1), self.tasks_dir / name
 
-    def decode(self, raw: bytes, path: Path) -> Task:
+    def task_paths(self) -> Iterator[Path]:
+        return (path for _, path in self.task_files())
+
+    def decode(self, raw: bytes, path: Path, task_id: str | None = None) -> Task:
         task = parse_task(raw, str(path))
-        expected = self.task_id_for(path)
+        expected = task_id or self.task_id_for(path)
         if expected is not None and task.id != expected:
             raise InvalidTaskFile(str(path), f"id {task.id!r} does not match the file name (expected {expected!r})")
         return task

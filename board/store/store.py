@@ -31,7 +31,7 @@ from board.model import (
     validate_id,
 )
 from board.status import Status, check_transition
-from board.store.atomic import append_line, read_bytes_retrying, read_jsonl, write_atomic
+from board.store.atomic import Stamp, append_line, read_bytes_retrying, read_jsonl, write_atomic
 from board.store.layout import Layout, TasksDirLayout
 
 DEFAULT_LEASE_SECONDS = 30.0
@@ -111,6 +111,9 @@ class Store:
     def get(self, task_id: str) -> Task:
         task = self.graph.tasks.get(task_id)
         if task is None:
+            reason = self.invalid.get(str(self.layout.task_path(task_id)))
+            if reason is not None:
+                raise BoardError(f"task {task_id} cannot be read: {self.layout.task_path(task_id)}: {reason}")
             raise TaskNotFound(task_id)
         return task
 
@@ -122,28 +125,28 @@ class Store:
         self.graph = TaskGraph()
         self.invalid = {}
         self._file_stamps = {}
-        for path in self.layout.task_paths():
-            self._read_into_index(path, force=True)
+        for task_id, path in self.layout.task_files():
+            self._read_into_index(path, task_id, force=True)
 
-    def _read_path(self, path: Path) -> Task | None | InvalidTaskFile:
-        raw = read_bytes_retrying(path)
-        if raw is None:
+    def _read_path(self, path: Path, task_id: str | None = None) -> tuple[Task | InvalidTaskFile, Stamp] | None:
+        read = read_bytes_retrying(path)
+        if read is None:
             return None
+        raw, stamp = read
         try:
-            return self.layout.decode(raw, path)
+            return self.layout.decode(raw, path, task_id), stamp
         except InvalidTaskFile as error:
-            return error
+            return error, stamp
 
-    def _read_into_index(self, path: Path, *, force: bool = False) -> ChangeSet:
+    def _read_into_index(self, path: Path, task_id: str | None = None, *, force: bool = False) -> ChangeSet:
         """Re-read one path and apply it if it is not older than what the index holds."""
         result = ChangeSet()
-        task_id = self.layout.task_id_for(path)
+        task_id = task_id or self.layout.task_id_for(path)
         if task_id is None:
             return result
-        stamp = _stamp(path)
-        outcome = self._read_path(path)
+        read = self._read_path(path, task_id)
         key = str(path)
-        if outcome is None:
+        if read is None:
             self._file_stamps.pop(path, None)
             if self.invalid.pop(key, None) is not None:
                 result.invalid.add(key)
@@ -151,15 +154,14 @@ class Store:
                 self.graph.remove(task_id)
                 result.removed.add(task_id)
             return result
-        if stamp is not None:
-            self._file_stamps[path] = stamp
+        outcome, self._file_stamps[path] = read
         if isinstance(outcome, InvalidTaskFile):
             # Keep the last good copy on screen; report the file.
             if self.invalid.get(key) != outcome.reason:
                 self.invalid[key] = outcome.reason
                 result.invalid.add(key)
             return result
-        if self.invalid.pop(key, None) is not None:
+        if self.invalid and self.invalid.pop(key, None) is not None:
             result.invalid.add(key)
         current = self.graph.tasks.get(task_id)
         if current is not None and not force:
@@ -185,7 +187,7 @@ class Store:
                 validate_id(task_id)
             except ValueError:
                 continue
-            result.merge(self._read_into_index(self.layout.task_path(task_id)))
+            result.merge(self._read_into_index(self.layout.task_path(task_id), task_id))
         return result
 
     def reread(self, paths: Iterable[Path]) -> ChangeSet:
@@ -199,10 +201,10 @@ class Store:
         """Reconcile with the directory: re-read files whose stat changed, drop vanished ones."""
         result = ChangeSet()
         seen: set[Path] = set()
-        for path in self.layout.task_paths():
+        for task_id, path in self.layout.task_files():
             seen.add(path)
             if self._file_stamps.get(path) != _stamp(path):
-                result.merge(self._read_into_index(path))
+                result.merge(self._read_into_index(path, task_id))
         for path in [p for p in self._file_stamps if p not in seen]:
             result.merge(self._read_into_index(path))
         for key in [k for k in self.invalid if Path(k) not in seen]:
@@ -221,11 +223,12 @@ class Store:
     def _fresh(self, task_id: str) -> Task:
         """The task as it is on disk now (called under the lock)."""
         path = self.layout.task_path(task_id)
-        outcome = self._read_path(path)
-        if outcome is None:
+        read = self._read_path(path, task_id)
+        if read is None:
             if task_id in self.graph.tasks:
                 self.graph.remove(task_id)
             raise TaskNotFound(task_id)
+        outcome, self._file_stamps[path] = read
         if isinstance(outcome, InvalidTaskFile):
             raise BoardError(f"cannot change task {task_id}: {outcome}")
         current = self.graph.tasks.get(task_id)
@@ -245,7 +248,7 @@ class Store:
         before = task_to_dict(old) if old else {}
         changes = {
             key: [before.get(key), value]
-            for key, value in data.items()
+            for key, value in task_to_dict(task).items()
             if key not in _UNTRACKED and before.get(key) != value
         }
         write_atomic(self.layout.task_path(task.id), self.layout.encode(task))
@@ -317,9 +320,9 @@ class Store:
                 if ref not in self.graph.tasks:
                     self._fresh(ref)  # raises TaskNotFound naming it
             if task_id is None:
-                task_id = self.layout.next_id(set(self.graph.tasks))
-                while self.layout.task_path(task_id).exists():  # written behind the index's back
-                    task_id = str(int(task_id) + 1)
+                # File names, not just the index: files written behind the store's back count too.
+                on_disk = {tid for tid, _ in self.layout.task_files()}
+                task_id = self.layout.next_id(set(self.graph.tasks) | on_disk)
             elif self.layout.task_path(validate_id(task_id)).exists():
                 raise BoardError(f"task {task_id} already exists")
             overlap = set(blocked_by) & set(blocks)
@@ -460,10 +463,9 @@ class Store:
                 if len(held) >= max_held:
                     raise BoardError(f"agent {agent} already holds {', '.join('#' + t.id for t in held)}; finish or release it first")
             while True:
-                ready = self.graph.ready_ids()
-                if not ready:
+                best = self.graph.best_ready()
+                if best is None:
                     return None
-                best = self.graph.claim_order(ready)[0]
                 fresh = self._fresh(best)
                 if not self.graph.is_ready(fresh.id):
                     continue  # changed behind the index's back; pick again
@@ -607,7 +609,7 @@ class Store:
         task = self.mutate(task_id, change, op="toolcall", actor=agent, token=token)
         self.toolcalls_path(task_id).parent.mkdir(exist_ok=True)
         record = {"ts": _iso(now), "agent": agent or task.owner or self.actor, "tool": tool, "ok": ok, "ms": ms, "files": files}
-        append_line(self.toolcalls_path(task_id), record, durable=False)
+        append_line(self.toolcalls_path(task_id), record)
         return task
 
     def toolcalls(self, task_id: str) -> list[dict[str, Any]]:
@@ -649,7 +651,7 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _stamp(path: Path) -> tuple[int, int, int] | None:
+def _stamp(path: Path) -> Stamp | None:
     try:
         info = os.stat(path)
     except FileNotFoundError:

@@ -1,0 +1,172 @@
+"""Store benchmarks: claims/s under contention, complete-and-unblock vs seed 001, loading 10,000 tasks.
+
+Run: python tests/bench/bench_store.py [--quick] [--dir DIR]
+Prints figures; fails on nothing. Every write is durable (fsync of the file and directory).
+Boards are made under --dir (default: the current directory), because that is where real boards
+live; on some machines creating files under /tmp costs far more than elsewhere on the same disk.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from board.status import Status
+from board.store import Store
+
+BENCH_DIR = "."
+
+
+def make_board(root: Path, count: int, *, chain_every: int = 0) -> Store:
+    """A board of ``count`` ready tasks written straight to disk (setup, not what is measured)."""
+    store = Store.open(root, create=True)
+    tasks_dir = store.layout.tasks_dir
+    for n in range(1, count + 1):
+        blocked_by = [str(n - 1)] if chain_every and n % chain_every != 1 and n > 1 else []
+        doc = {"id": str(n), "subject": f"task {n}", "status": "pending", "blockedBy": blocked_by, "blocks": [], "version": 1}
+        (tasks_dir / f"task_{n}.json").write_text(json.dumps(doc))
+    for n in range(1, count + 1):
+        if chain_every and n % chain_every != 0 and n < count:
+            path = tasks_dir / f"task_{n}.json"
+            doc = json.loads(path.read_text())
+            doc["blocks"] = [str(n + 1)]
+            path.write_text(json.dumps(doc))
+    store.load()
+    return store
+
+
+def _claimer(root: str, agent: str, start: multiprocessing.synchronize.Event, out: multiprocessing.Queue) -> None:
+    store = Store.open(root)
+    start.wait()
+    claimed = []
+    while True:
+        task = store.claim(agent, max_held=None)
+        if task is None:
+            break
+        claimed.append(task.id)
+    out.put(claimed)
+
+
+def bench_claims(processes: int, tasks: int) -> tuple[float, int, int]:
+    root = Path(tempfile.mkdtemp(dir=BENCH_DIR, prefix="board-bench-"))
+    try:
+        make_board(root, tasks)
+        start = multiprocessing.Event()
+        out: multiprocessing.Queue = multiprocessing.Queue()
+        workers = [multiprocessing.Process(target=_claimer, args=(str(root), f"agent{i}", start, out)) for i in range(processes)]
+        for w in workers:
+            w.start()
+        time.sleep(0.3)
+        began = time.perf_counter()
+        start.set()
+        results = [out.get() for _ in workers]
+        elapsed = time.perf_counter() - began
+        for w in workers:
+            w.join()
+        claimed = [t for r in results for t in r]
+        duplicates = len(claimed) - len(set(claimed))
+        lost = tasks - len(set(claimed))
+        return len(claimed) / elapsed, duplicates, lost
+    finally:
+        shutil.rmtree(root)
+
+
+def seed001_complete(tasks_dir: Path, task_id: int) -> None:
+    """Seed 001's update(status=completed): rescan every file, rewrite each dependent."""
+    path = tasks_dir / f"task_{task_id}.json"
+    task = json.loads(path.read_text())
+    task["status"] = "completed"
+    for f in tasks_dir.glob("task_*.json"):
+        t = json.loads(f.read_text())
+        if task_id in t.get("blockedBy", []):
+            t["blockedBy"].remove(task_id)
+            f.write_text(json.dumps(t, indent=2))
+    path.write_text(json.dumps(task, indent=2))
+
+
+def bench_complete_and_unblock(count: int, completions: int) -> tuple[float, float]:
+    # seed 001: integer ids, blockedBy chains in groups of 10
+    root = Path(tempfile.mkdtemp(dir=BENCH_DIR, prefix="board-seed001-"))
+    try:
+        tasks_dir = root / ".tasks"
+        tasks_dir.mkdir()
+        for n in range(1, count + 1):
+            blocked_by = [n - 1] if n % 10 != 1 else []
+            (tasks_dir / f"task_{n}.json").write_text(json.dumps({"id": n, "subject": f"t{n}", "status": "pending", "blockedBy": blocked_by, "blocks": [], "owner": ""}))
+        began = time.perf_counter()
+        for n in range(1, completions + 1):
+            seed001_complete(tasks_dir, n)
+        seed = (time.perf_counter() - began) / completions
+    finally:
+        shutil.rmtree(root)
+
+    root = Path(tempfile.mkdtemp(dir=BENCH_DIR, prefix="board-unblock-"))
+    try:
+        store = make_board(root, count, chain_every=10)
+        began = time.perf_counter()
+        for n in range(1, completions + 1):
+            task = store.claim_task(str(n), "bench")
+            assert task.lease is not None
+            store.set_status(str(n), Status.COMPLETED, token=task.lease.token)
+            if n % 10 and n < count:
+                assert store.graph.is_ready(str(n + 1)), "completion did not unblock the dependent"
+        ours = (time.perf_counter() - began) / completions
+    finally:
+        shutil.rmtree(root)
+    return seed, ours
+
+
+def bench_load(count: int) -> tuple[float, float]:
+    root = Path(tempfile.mkdtemp(dir=BENCH_DIR, prefix="board-load-"))
+    try:
+        make_board(root, count, chain_every=10)
+        store = Store.open(root)
+        began = time.perf_counter()
+        store.load()
+        load = time.perf_counter() - began
+        began = time.perf_counter()
+        store.graph.waves()
+        store.graph.critical_path()
+        store.graph.problems()
+        derive = time.perf_counter() - began
+        assert len(store.tasks) == count
+        return load, derive
+    finally:
+        shutil.rmtree(root)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="smaller runs")
+    parser.add_argument("--dir", default=".", help="where to make the boards (default: current directory)")
+    args = parser.parse_args()
+    global BENCH_DIR
+    BENCH_DIR = args.dir
+    claims = 500 if args.quick else 2000
+    print(f"machine: {os.cpu_count()} cores; boards under {os.path.abspath(BENCH_DIR)}")
+    print(f"\nclaims, {claims} ready tasks, every claim fsynced (target >= 1,000/s at 4 processes)")
+    for processes in (1, 4, 16):
+        rate, duplicates, lost = bench_claims(processes, claims)
+        print(f"  {processes:2d} processes: {rate:7.0f} claims/s   duplicates {duplicates}   lost {lost}")
+
+    count = 2000 if args.quick else 10_000
+    completions = 20 if args.quick else 50
+    seed, ours = bench_complete_and_unblock(count, completions)
+    print(f"\ncomplete-and-unblock on {count:,} tasks ({completions} completions; target >= 100x)")
+    print(f"  seed 001 rescan-every-file: {seed * 1000:8.2f} ms per completion")
+    print(f"  board store (claim + complete, durable): {ours * 1000:8.2f} ms per completion")
+    print(f"  speed-up: {seed / ours:.0f}x")
+
+    load, derive = bench_load(10_000)
+    print("\nloading 10,000 tasks (target <= 0.5 s)")
+    print(f"  parse + index: {load:.3f} s   waves + critical path + problems: {derive:.3f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+import random
+
+from board.graph import TaskGraph
+from board.model import Task
+
+
+def make(task_id: str, blocked_by=(), status="pending", blocks=None, **kw) -> Task:
+    return Task(id=task_id, subject=f"task {task_id}", blocked_by=list(blocked_by), blocks=list(blocks or []), status=status, **kw)
+
+
+def symmetric(*tasks: Task) -> TaskGraph:
+    """Build a graph and fill in ``blocks`` as the store would."""
+    by_id = {t.id: t for t in tasks}
+    for task in tasks:
+        for blocker in task.blocked_by:
+            if blocker in by_id and task.id not in by_id[blocker].blocks:
+                by_id[blocker].blocks.append(task.id)
+    return TaskGraph(tasks)
+
+
+def test_readiness_follows_blocker_status_without_editing_dependents() -> None:
+    graph = symmetric(make("1"), make("2", ["1"]), make("3", ["1", "2"]))
+    assert graph.ready_ids() == {"1"}
+    graph.put(make("1", status="completed", blocks=["2", "3"]))
+    assert graph.ready_ids() == {"2"}
+    assert graph.tasks["3"].blocked_by == ["1", "2"]  # the edge stays for drawing and history
+    assert graph.open_blockers(graph.tasks["3"]) == ["2"]
+    graph.put(make("2", ["1"], status="completed", blocks=["3"]))
+    assert graph.ready_ids() == {"3"}
+
+
+def test_a_dangling_blocker_counts_as_open() -> None:
+    graph = TaskGraph([make("1", ["99"])])
+    assert not graph.is_ready("1")
+    assert graph.open_blockers(graph.tasks["1"]) == ["99"]
+    graph.put(make("99", status="completed"))
+    assert graph.is_ready("1")
+
+
+def test_only_pending_tasks_are_ready() -> None:
+    graph = TaskGraph([make("1", status="in_progress"), make("2", status="failed"), make("3")])
+    assert graph.ready_ids() == {"3"}
+
+
+def test_waves_and_ancestry() -> None:
+    graph = symmetric(make("1"), make("2"), make("3", ["1"]), make("4", ["3", "2"]), make("5", ["1"]))
+    assert graph.waves() == {"1": 0, "2": 0, "3": 1, "5": 1, "4": 2}
+    assert graph.ancestors("4") == {"1", "2", "3"}
+    assert graph.descendants("1") == {"3", "4", "5"}
+    assert graph.dependents("1") == {"3", "5"}
+
+
+def test_critical_path_is_the_longest_chain_of_unfinished_work() -> None:
+    graph = symmetric(make("1"), make("2", ["1"]), make("3", ["2"]), make("4"), make("5", ["4"]))
+    assert graph.critical_path() == ["1", "2", "3"]
+    graph.put(make("1", status="completed", blocks=["2"]))
+    graph.put(make("2", ["1"], status="completed", blocks=["3"]))
+    assert graph.critical_path() == ["4", "5"]  # what is left of 1 -> 2 -> 3 is shorter now
+    estimated = symmetric(make("1"), make("2", ["1"]), make("4", metadata={"estimate": 10}))
+    assert estimated.critical_path() == ["4"]
+
+
+def test_claim_order_is_priority_then_remaining_path_then_id() -> None:
+    graph = symmetric(
+        make("1", priority="low"), make("2"), make("3"), make("4", ["3"]), make("10", priority="critical"), make("11")
+    )
+    assert graph.claim_order(graph.ready_ids()) == ["10", "3", "2", "11", "1"]
+    assert graph.best_ready() == "10"
+
+
+def test_cycles_are_found_and_named_as_a_closed_chain() -> None:
+    graph = TaskGraph([make("1", ["3"]), make("2", ["1"]), make("3", ["2"]), make("4", ["4"]), make("5", ["1"])])
+    cycles = sorted(graph.cycles())
+    assert cycles == [["1", "3", "2", "1"], ["4", "4"]]
+    messages = [p.message for p in graph.problems() if p.kind == "graph.cycle"]
+    assert "dependency cycle: #1 -> #3 -> #2 -> #1" in messages
+    assert graph.waves()["5"] == graph.waves()["1"]  # cyclic tasks still get a column
+
+
+def test_cycle_if_added_names_the_cycle() -> None:
+    graph = symmetric(make("1"), make("2", ["1"]), make("3", ["2"]))
+    assert graph.cycle_if_added("1", "3") == ["1", "3", "2", "1"]
+    assert graph.cycle_if_added("3", "1") is None
+    assert graph.cycle_if_added("2", "2") == ["2", "2"]
+
+
+def test_dangling_and_one_sided_edges_are_reported() -> None:
+    graph = TaskGraph([make("1", blocks=["2"]), make("2"), make("3", ["1", "9"]), make("4", parent="77")])
+    kinds = sorted((p.kind, p.tasks) for p in graph.problems())
+    assert ("graph.asymmetric", ("1", "2")) in kinds  # 1 says it blocks 2, 2 does not agree
+    assert ("graph.asymmetric", ("3", "1")) in kinds  # 3 waits on 1, 1 does not list it
+    assert ("graph.dangling", ("3",)) in kinds
+    assert ("graph.dangling", ("4",)) in kinds
+
+
+def test_ten_thousand_tasks_match_a_reference_computation() -> None:
+    rng = random.Random(7)
+    tasks = []
+    reference_wave: dict[str, int] = {}
+    for n in range(1, 10_001):
+        blockers = sorted({str(rng.randint(max(1, n - 50), n - 1)) for _ in range(rng.randint(0, 3))}) if n > 1 else []
+        status = "completed" if n < 3000 and rng.random() < 0.9 else "pending"
+        tasks.append(make(str(n), blockers, status=status))
+        reference_wave[str(n)] = 1 + max((reference_wave[b] for b in blockers), default=-1)
+    graph = TaskGraph(tasks)
+    assert graph.waves() == reference_wave
+    by_id = {t.id: t for t in tasks}
+    reference_ready = {
+        t.id for t in tasks if t.status == "pending" and all(by_id[b].status == "completed" for b in t.blocked_by)
+    }
+    assert graph.ready_ids() == reference_ready
+    assert graph.cycles() == []
+    path = graph.critical_path()
+    for earlier, later in zip(path, path[1:], strict=False):
+        assert earlier in graph.tasks[later].blocked_by
+    chain = TaskGraph([make(str(n), [str(n - 1)] if n > 1 else []) for n in range(1, 10_001)])
+    assert len(chain.critical_path()) == 10_000  # no recursion limit on deep graphs
+    assert chain.ancestors("10000") == {str(n) for n in range(1, 10_000)}

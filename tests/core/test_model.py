@@ -1,0 +1,74 @@
+import json
+
+import pytest
+
+from board.errors import InvalidTaskFile
+from board.model import MAX_FILE_BYTES, dump_task, parse_task
+
+
+def doc(**fields) -> bytes:
+    base = {"id": "1", "subject": "Write the parser"}
+    base.update(fields)
+    return json.dumps(base).encode()
+
+
+def test_integer_ids_are_read_and_written_back_as_strings() -> None:
+    task = parse_task(doc(id=7, blockedBy=[1, 2], blocks=[3], parent=4), "task_7.json")
+    assert task.id == "7"
+    assert task.blocked_by == ["1", "2"] and task.blocks == ["3"] and task.parent == "4"
+    written = json.loads(dump_task(task))
+    assert written["id"] == "7" and written["blockedBy"] == ["1", "2"] and written["parent"] == "4"
+
+
+def test_unknown_fields_survive_a_rewrite_at_every_level() -> None:
+    raw = doc(customField={"nested": [1, 2]}, metadata={"team": "core"}, toolCalls={"total": 2, "ok": 2, "vendorExtra": True})
+    written = json.loads(dump_task(parse_task(raw, "f")))
+    assert written["customField"] == {"nested": [1, 2]}
+    assert written["metadata"] == {"team": "core"}
+    assert written["toolCalls"]["vendorExtra"] is True
+    assert written["toolCalls"]["total"] == 2
+
+
+def test_written_keys_are_camel_case() -> None:
+    written = json.loads(dump_task(parse_task(doc(), "f")))
+    assert {"blockedBy", "activeForm", "toolCalls", "createdAt", "updatedAt", "startedAt", "completedAt"} <= set(written)
+    assert not any("_" in key for key in written)
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (b"{not json", "not valid JSON"),
+        (b"[1, 2]", "must be a JSON object"),
+        (doc(subject=""), "'subject'"),
+        (doc(subject="two\nlines"), "single line"),
+        (doc(subject="x" * 201), "'subject'"),
+        (doc(status="done"), "'status'"),
+        (doc(progress=101), "'progress'"),
+        (doc(priority="urgent"), "'priority'"),
+        (doc(id="../x"), "not a valid id"),
+        (doc(blockedBy="1"), "'blockedBy'"),
+        (doc(blockedBy=["ok", "bad id"]), "not a valid id"),
+        (doc(id=True), "'id'"),
+        (b"\xff\xfe", "UTF-8"),
+    ],
+)
+def test_every_invalid_file_names_the_file_and_the_problem(raw: bytes, expected: str) -> None:
+    with pytest.raises(InvalidTaskFile) as caught:
+        parse_task(raw, "/board/.tasks/task_1.json")
+    message = str(caught.value)
+    assert message.startswith("/board/.tasks/task_1.json: ")
+    assert expected in message
+    assert "\n" not in message
+
+
+def test_files_over_one_mebibyte_are_refused_before_parsing() -> None:
+    raw = doc(description="x" * MAX_FILE_BYTES)
+    with pytest.raises(InvalidTaskFile, match="limit is 1,048,576"):
+        parse_task(raw, "big.json")
+
+
+def test_dump_is_stable() -> None:
+    task = parse_task(doc(description="ünïcode ✓"), "f")
+    assert dump_task(task) == dump_task(parse_task(dump_task(task), "f"))
+    assert "ünïcode ✓".encode() in dump_task(task)
