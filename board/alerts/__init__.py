@@ -3,7 +3,7 @@
 Readers use ``read_alerts(state_dir)``; the coordinator calls ``refresh_alerts`` once per tick.
 """
 
-from board.alerts.model import KINDS, Alert, Severity
+from board.alerts.model import KINDS, Alert, Severity, alerts_by_task
 from board.alerts.evaluate import (
     ALERTS_FILE,
     AlertInputs,
@@ -21,6 +21,7 @@ __all__ = [
     "Alert",
     "AlertInputs",
     "Severity",
+    "alerts_by_task",
     "detect_all",
     "evaluate_alerts",
     "gather_inputs",

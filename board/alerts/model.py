@@ -97,6 +97,15 @@ class Alert:
         )
 
 
+def alerts_by_task(alerts: list[Alert]) -> dict[str, list[Alert]]:
+    """task id -> its alerts, worst first: for badges on cards and a task's detail view."""
+    grouped: dict[str, list[Alert]] = {}
+    for alert in sorted(alerts, key=Alert.sort_key):
+        for task_id in alert.tasks:
+            grouped.setdefault(task_id, []).append(alert)
+    return grouped
+
+
 def one_line(text: str, limit: int = 200) -> str:
     """Messages are one line: text from task files may hold newlines; it is data, never layout."""
     flat = " ".join(text.split())

@@ -9,7 +9,7 @@ from board.cli import add_command
 from board.cli.output import print_json
 from board.cli.tasks import open_store, task_id
 from board.config import load_settings
-from board.reservations import MODES, reserve, unreserve
+from board.reservations import MODES, active_reservations, reserve, unreserve
 from board.times import iso
 
 #: Position of these commands in --help.
@@ -38,6 +38,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     reserve_cmd.add_argument("--mode", choices=MODES, default="write")
     reserve_cmd.add_argument("--ttl", type=ttl_seconds, metavar="SEC", help="how long it lasts (default: alerts.reservation_ttl_seconds, 300)")
     reserve_cmd.set_defaults(handler=cmd_reserve)
+
+    listing = add_command(commands, "reservations", "list the file reservations that hold now")
+    listing.set_defaults(handler=cmd_reservations)
 
     unreserve_cmd = add_command(commands, "unreserve", "drop a task's reservations (all of them when no PATH is given)")
     unreserve_cmd.add_argument("id", type=task_id)
@@ -77,6 +80,20 @@ def cmd_reserve(args: argparse.Namespace) -> int:
     else:
         for r in made:
             print(f"#{r.task} {r.owner} reserved {r.path} for {r.mode} until {iso(r.expires_at.replace(microsecond=0))}")
+    return 0
+
+
+def cmd_reservations(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    held = active_reservations(store.state_dir, store.clock(), store.tasks)
+    if args.json:
+        print_json([{"path": r.path, **r.to_dict()} for r in held])
+    elif not held:
+        print("no reservations")
+    else:
+        width = max(len(r.path) for r in held)
+        for r in held:
+            print(f"{r.path:<{width}}  {r.mode:<5}  {r.owner}  #{r.task}  until {iso(r.expires_at.replace(microsecond=0))}")
     return 0
 
 

@@ -7,7 +7,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from board.alerts import KINDS, read_alerts
+from board.alerts import KINDS, alerts_by_task, read_alerts
 from board.checkpoints import write_checkpoint
 from board.model import utcnow
 from board.store import Store
@@ -179,3 +179,9 @@ def test_every_kind_of_the_spec_has_a_severity() -> None:
         "drift.dirty", "drift.external_change", "lease.expired", "graph.cycle", "graph.dangling",
         "graph.asymmetric", "file.invalid", "agent.failing", "human.waiting",
     }  # fmt: skip
+
+
+def test_alerts_by_task_groups_worst_first(workspace: Path) -> None:
+    write_task(workspace, "1", blockedBy=["9"], status="waiting", owner="alice")
+    grouped = alerts_by_task(refresh(workspace))
+    assert [a.kind for a in grouped["1"]] == ["graph.dangling", "human.waiting"]

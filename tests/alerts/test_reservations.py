@@ -166,3 +166,12 @@ def test_unreserve_only_names_paths_the_task_holds(workspace: Path) -> None:
     with pytest.raises(BoardError, match="holds no reservation on b.py"):
         unreserve(store, task, ["a.py", "b.py"])
     assert [r.path for r in active_reservations(store.state_dir, utcnow())] == ["a.py"]
+
+
+def test_board_reservations_lists_what_holds(workspace: Path) -> None:
+    task = start(workspace, "one", "alice")
+    assert board(workspace, "reservations").stdout.strip() == "no reservations"
+    assert board(workspace, "reserve", task, "b.py", "a.py", "--mode", "read", "--ttl", "60").returncode == 0
+    listed = json.loads(board(workspace, "reservations", "--json").stdout)
+    assert [(r["path"], r["owner"], r["task"], r["mode"]) for r in listed] == [("a.py", "alice", task, "read"), ("b.py", "alice", task, "read")]
+    assert board(workspace, "reservations").stdout.splitlines()[0].startswith("a.py  read   alice  #" + task)
