@@ -301,15 +301,15 @@ def detect_dirty(git: GitState | None, tasks: Mapping[str, Task], touches: Seque
         held = (declared_files(task) | {t.path for t in own.get(task.id, ())}) & changed
         files: list[str] = []
         others: set[str] = set()
+        their_tasks: set[str] = set()
         for path in sorted(held):
-            strangers = {
-                t.agent
-                for t in by_path.get(path, ())
-                if t.agent != task.owner and (task.started_at is None or t.at >= task.started_at)
-            }
+            strangers = [
+                t for t in by_path.get(path, ()) if t.agent != task.owner and (task.started_at is None or t.at >= task.started_at)
+            ]
             if strangers:
                 files.append(path)
-                others |= strangers
+                others |= {t.agent for t in strangers}
+                their_tasks |= {t.task for t in strangers if t.task != task.id}
         if files:
             alerts.append(
                 Alert(
@@ -318,7 +318,7 @@ def detect_dirty(git: GitState | None, tasks: Mapping[str, Task], touches: Seque
                     severity=Severity.WARNING,
                     message=f"uncommitted changes in {list_files(files)}, held by {_who(task)}, touched by {_and(sorted(others))}",
                     action=f"{_and(sorted(others))}: leave {files[0]} to #{task.id}; commit or revert it only with {task.owner}'s agreement",
-                    tasks=(task.id,),
+                    tasks=(task.id, *sorted_ids(their_tasks)),
                     agents=tuple(sorted({task.owner, *others})),
                     files=tuple(files),
                 )

@@ -144,7 +144,8 @@ def evaluate_alerts(
 ) -> list[Alert]:
     """The alerts that hold now; an alert already in ``previous`` keeps its ``since``.
 
-    ``git`` is a snapshot from ``gather_git_state``; without one there are no drift alerts.
+    ``git`` is a snapshot from ``gather_git_state``; without one there are no git drift alerts
+    (``drift.external_change`` compares checkpoint hashes and needs no git).
     """
     alerts = detect_all(gather_inputs(store, now=now, git=git), now=now, settings=settings)
     return carry_since(alerts, previous or [], now)

@@ -95,7 +95,7 @@ def test_dirty_file_of_another_agents_task(repos: Repos) -> None:
     assert done.returncode == 0, done.stderr
     alerts = of_kind(refresh(repos.a), "drift.dirty")
     assert len(alerts) == 1
-    assert alerts[0].tasks == (alice_task,)
+    assert alerts[0].tasks == (alice_task, bob_task)  # the task holding it first, then the toucher's
     assert alerts[0].files == ("src/app.py",)
     assert alerts[0].agents == ("alice", "bob")
 
@@ -109,7 +109,7 @@ def test_untracked_file_held_by_a_task_counts_as_dirty(repos: Repos) -> None:
     (repos.a / "src" / "new.py").write_text("bob wrote this\n")
     Store.open(repos.a).record_toolcall(bob_task, "Write", files=["./src/new.py"], agent="bob")
     alerts = of_kind(refresh(repos.a), "drift.dirty")
-    assert [a.tasks for a in alerts] == [(alice_task,)]
+    assert [a.tasks for a in alerts] == [(alice_task, bob_task)]
 
 
 def test_a_workspace_that_is_not_a_repository_has_no_drift_alerts(tmp_path: Path) -> None:

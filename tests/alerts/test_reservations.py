@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -12,7 +15,7 @@ from board.errors import BoardError
 from board.model import utcnow
 from board.reservations import ReservationConflict, active_reservations, reservation_file, reserve, unreserve
 from board.store import Store
-from tests.alerts.conftest import Repos, board, of_kind, refresh, start
+from tests.alerts.conftest import REPO, Repos, board, of_kind, refresh, start
 
 
 def snapshot(directory: Path) -> dict[str, bytes]:
@@ -175,3 +178,18 @@ def test_board_reservations_lists_what_holds(workspace: Path) -> None:
     listed = json.loads(board(workspace, "reservations", "--json").stdout)
     assert [(r["path"], r["owner"], r["task"], r["mode"]) for r in listed] == [("a.py", "alice", task, "read"), ("b.py", "alice", task, "read")]
     assert board(workspace, "reservations").stdout.splitlines()[0].startswith("a.py  read   alice  #" + task)
+
+
+def test_racing_writers_exactly_one_reservation_wins(workspace: Path) -> None:
+    ids = [start(workspace, f"racer {n}", f"agent{n}") for n in range(4)]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    racers = [
+        subprocess.Popen([sys.executable, "-m", "board", "-w", str(workspace), "reserve", task_id, "hot.py"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for task_id in ids
+    ]
+    outcomes = [(r.wait(timeout=60), r.stderr.read()) for r in racers]
+    assert sorted(code for code, _ in outcomes) == [0, 2, 2, 2]
+    winner = ids[[code for code, _ in outcomes].index(0)]
+    assert all(f"for task #{winner}" in err for code, err in outcomes if code == 2)
+    [held] = active_reservations(workspace / ".tasks", utcnow())
+    assert held.task == winner
