@@ -39,6 +39,8 @@ class PolicySettings(_Section):
 class GitSettings(_Section):
     #: Run ``git fetch`` before drift checks (never done unless asked).
     fetch: bool = False
+    #: With ``fetch`` on, fetch at most this often (alerts are refreshed every tick).
+    fetch_interval_seconds: float = Field(60.0, ge=0)
     timeout_seconds: float = Field(5.0, gt=0)
 
 

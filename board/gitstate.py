@@ -151,8 +151,14 @@ def gather_git_state(
         fetch_error=fetch_error,
     )
     if state_dir is not None:
-        _remember(state_dir, state, remembered)
+        _remember(state_dir, state, remembered, fetched_at=now if fetched else remembered.get("fetchedAt"))
     return state
+
+
+def last_fetched_at(state_dir: Path) -> str | None:
+    """When board last fetched for this workspace (ISO time), so a fetch setting is rate-limited."""
+    value = _read_remembered(state_dir).get("fetchedAt")
+    return value if isinstance(value, str) else None
 
 
 @dataclass(frozen=True)
@@ -271,9 +277,9 @@ def _force_push_from(value: Any) -> ForcePush | None:
         return None
 
 
-def _remember(state_dir: Path, state: GitState, before: dict[str, Any]) -> None:
-    """Persist the upstream head and any unreconciled force push, only when they changed."""
-    record: dict[str, Any] = {"upstream": state.upstream, "upstreamHead": state.upstream_head, "forcePush": None}
+def _remember(state_dir: Path, state: GitState, before: dict[str, Any], *, fetched_at: str | None) -> None:
+    """Persist the upstream head, any unreconciled force push and the last fetch, when they changed."""
+    record: dict[str, Any] = {"upstream": state.upstream, "upstreamHead": state.upstream_head, "forcePush": None, "fetchedAt": fetched_at}
     if state.force_push is not None:
         record["forcePush"] = {"old": state.force_push.old, "new": state.force_push.new, "detectedAt": state.force_push.detected_at}
     if state.upstream_head is None and before.get("upstream") == state.upstream:

@@ -161,7 +161,7 @@ def reserve(
             raise BoardError(f"task #{task_id} is {task.status}; only unfinished tasks reserve files")
         holder = _agent_for(task, agent)
         now = now or store.clock()
-        made = Reservation("", holder, task_id, mode, now + timedelta(seconds=ttl_seconds), now)
+        expires = now + timedelta(seconds=ttl_seconds)
         plans: list[tuple[str, list[Reservation]]] = []
         for path in wanted:
             holders = [h for h in read_holders(reservation_file(store.state_dir, path)) if h.live(now, store.tasks)]
@@ -172,7 +172,7 @@ def reserve(
                     f"{first.describe()}; wait for it or ask {first.owner} to run 'board unreserve {first.task} {path}'"
                 )
             kept = [h for h in holders if (h.owner, h.task) != (holder, task_id)]
-            plans.append((path, [*kept, Reservation(path, holder, task_id, mode, made.expires_at, now)]))
+            plans.append((path, [*kept, Reservation(path, holder, task_id, mode, expires, now)]))
         (store.state_dir / DIRECTORY).mkdir(exist_ok=True)
         for path, holders in plans:
             _write(store.state_dir, path, holders)

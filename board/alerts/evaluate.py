@@ -39,7 +39,7 @@ from board.alerts.detectors import (
 from board.alerts.model import Alert
 from board.checkpoints import hash_file, latest_checkpoint
 from board.config import BoardSettings
-from board.gitstate import GitState, GitUnavailable, gather_git_state
+from board.gitstate import GitState, GitUnavailable, gather_git_state, last_fetched_at
 from board.graph import GraphProblem, TaskGraph
 from board.model import Task
 from board.status import ACTIVE
@@ -166,7 +166,8 @@ def refresh_alerts(
 ) -> list[Alert]:
     """Re-evaluate and write ``alerts.json`` (atomically, only when it changed); the coordinator's tick.
 
-    Git is fetched only with ``fetch=True`` or the ``git.fetch`` setting. When git fails or
+    Git is fetched only with ``fetch=True`` or the ``git.fetch`` setting (then at most every
+    ``git.fetch_interval_seconds``). When git fails or
     times out the drift alerts already on the board are kept rather than cleared. ``rescan``
     re-stats every task file to see files written behind the store's back (an editor, a
     broken tool); a caller whose file watcher already keeps the store current can skip it.
@@ -179,7 +180,7 @@ def refresh_alerts(
         git = gather_git_state(
             store.layout.workspace,
             store.state_dir,
-            fetch=settings.git.fetch if fetch is None else fetch,
+            fetch=_fetch_due(store.state_dir, now, settings) if fetch is None else fetch,
             timeout=settings.git.timeout_seconds,
             now=iso(now),
         )
@@ -191,6 +192,13 @@ def refresh_alerts(
         alerts = sorted([*alerts, *kept], key=Alert.sort_key)
     write_alerts(store.state_dir, alerts)
     return alerts
+
+
+def _fetch_due(state_dir: Path, now: datetime, settings: BoardSettings) -> bool:
+    if not settings.git.fetch:
+        return False
+    last = parse_time(last_fetched_at(state_dir))
+    return last is None or not (timedelta(0) <= now - last < timedelta(seconds=settings.git.fetch_interval_seconds))
 
 
 def alerts_document(alerts: list[Alert]) -> bytes:

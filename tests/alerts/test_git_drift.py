@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 from board.gitstate import gather_git_state, parse_status_v2
+from board.model import utcnow
 from board.store import Store
 from tests.alerts.conftest import Repos, board, commit_file, git, of_kind, refresh, start
 
@@ -45,11 +47,20 @@ def test_git_is_never_fetched_unless_asked(repos: Repos) -> None:
     assert of_kind(refresh(repos.a, fetch=True), "drift.upstream") != []
 
 
-def test_fetch_setting_in_board_toml_fetches(repos: Repos) -> None:
+def test_fetch_setting_in_board_toml_fetches_at_most_once_a_minute(repos: Repos) -> None:
     (repos.a / ".tasks" / "board.toml").write_text("[git]\nfetch = true\n")
     commit_file(repos.b, "src/util.py", "upstream only\n")
     git(repos.b, "push", "-q", "origin", "main")
-    assert of_kind(refresh(repos.a), "drift.upstream") != []
+    now = utcnow()
+    [first] = of_kind(refresh(repos.a, now=now), "drift.upstream")
+    assert "1 commit behind" in first.message
+
+    commit_file(repos.b, "src/util.py", "again\n")
+    git(repos.b, "push", "-q", "origin", "main")
+    [soon] = of_kind(refresh(repos.a, now=now + timedelta(seconds=30)), "drift.upstream")
+    assert "1 commit behind" in soon.message  # not fetched again yet
+    [later] = of_kind(refresh(repos.a, now=now + timedelta(seconds=61)), "drift.upstream")
+    assert "2 commits behind" in later.message
 
 
 def test_force_push_is_caught_across_runs_and_clears_after_reset(repos: Repos) -> None:
