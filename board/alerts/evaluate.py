@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -248,8 +249,13 @@ class _ToolcallTouches:
 
     def __init__(self) -> None:
         self._files: dict[Path, tuple[int, int, list[Touch]]] = {}
+        self._lock = threading.Lock()
 
     def read(self, directory: Path, workspace: Path, task_ids: set[str]) -> list[Touch]:
+        with self._lock:  # a coordinator thread and a dashboard worker may both evaluate
+            return self._read(directory, workspace, task_ids)
+
+    def _read(self, directory: Path, workspace: Path, task_ids: set[str]) -> list[Touch]:
         try:
             entries = [e for e in os.scandir(directory) if e.name.endswith(".jsonl")]
         except (FileNotFoundError, NotADirectoryError):
@@ -293,8 +299,13 @@ class _RecentHistory:
 
     def __init__(self) -> None:
         self._files: dict[Path, tuple[int, int, list[dict[str, Any]]]] = {}
+        self._lock = threading.Lock()
 
     def read(self, path: Path) -> list[dict[str, Any]]:
+        with self._lock:
+            return self._read(path)
+
+    def _read(self, path: Path) -> list[dict[str, Any]]:
         try:
             info = path.stat()
         except FileNotFoundError:
@@ -361,8 +372,13 @@ class _GraphProblemsCache:
     def __init__(self) -> None:
         self._tasks: dict[str, Task] = {}
         self._problems: list[GraphProblem] = []
+        self._lock = threading.Lock()
 
     def problems(self, graph: TaskGraph) -> list[GraphProblem]:
+        with self._lock:
+            return self._problems_of(graph)
+
+    def _problems_of(self, graph: TaskGraph) -> list[GraphProblem]:
         tasks = graph.tasks
         same = len(tasks) == len(self._tasks) and all(self._tasks.get(k) is v for k, v in tasks.items())
         if not same:

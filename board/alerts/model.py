@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -60,6 +60,10 @@ class Alert:
     files: tuple[str, ...] = ()
     #: When the condition was first seen; kept while it holds. Set by ``evaluate_alerts``.
     since: datetime | None = field(default=None, compare=False)
+
+    def age(self, now: datetime) -> timedelta:
+        """How long the condition has held (zero when ``since`` is unknown)."""
+        return max(timedelta(0), now - self.since) if self.since else timedelta(0)
 
     def with_since(self, since: datetime) -> Alert:
         return dataclasses.replace(self, since=since)

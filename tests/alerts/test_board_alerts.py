@@ -153,6 +153,7 @@ def test_the_same_condition_is_one_alert_that_keeps_its_first_seen_time(workspac
     second = refresh(workspace, now=T0 + timedelta(seconds=5))
     assert [a.key for a in second] == [a.key for a in first]
     assert second[0].since == T0
+    assert second[0].age(T0 + timedelta(seconds=5)) == timedelta(seconds=5)
     assert alerts_file.stat().st_ino == written.st_ino  # unchanged content is not rewritten
     assert read_alerts(workspace / ".tasks") == second
     assert read_alerts(workspace / ".tasks")[0].since == T0
