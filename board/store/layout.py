@@ -119,6 +119,15 @@ class TasksDirLayout:
         (self.tasks_dir / ".lock").touch(exist_ok=True)
 
 
+def detect_layout(location: Path) -> Layout:
+    """board's own ``.tasks/`` layout, unless ``location`` is a Claude Code task list."""
+    from board.store.claude import ClaudeTaskListLayout, looks_like_claude_list
+
+    if looks_like_claude_list(location):
+        return ClaudeTaskListLayout(location)
+    return TasksDirLayout(location)
+
+
 def _scandir(directory: Path) -> list[os.DirEntry[str]]:
     with os.scandir(directory) as entries:
         return list(entries)
