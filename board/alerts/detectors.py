@@ -133,7 +133,7 @@ def detect_file_conflicts(tasks: Mapping[str, Task], touches: Sequence[Touch]) -
                 key="conflict.files:" + ",".join(ids),
                 kind="conflict.files",
                 severity=Severity.WARNING,
-                message=f"{_and([_who(owned[i]) for i in ids])} both work on {list_files(paths)}",
+                message=f"{_and([_who(owned[i]) for i in ids])} {'both' if len(ids) == 2 else 'all'} work on {list_files(paths)}",
                 action=f"agree who edits {paths[0]}: reserve it (board reserve ID PATH) or make one task wait for the other",
                 tasks=ids,
                 agents=_owners(owned, ids),

@@ -51,7 +51,7 @@ def test_three_owners_on_one_file_are_one_alert() -> None:
     tasks = board_of(*(task(str(i), name, files=("a.py",)) for i, name in enumerate(["alice", "bob", "carol"], 1)))
     alerts = detect_file_conflicts(tasks, [])
     assert len(alerts) == 1 and alerts[0].tasks == ("1", "2", "3")
-    assert alerts[0].message.startswith("#1 (alice), #2 (bob) and #3 (carol)")
+    assert alerts[0].message == "#1 (alice), #2 (bob) and #3 (carol) all work on a.py"
 
 
 def test_readers_touching_a_file_others_read_is_sharing() -> None:
