@@ -39,7 +39,20 @@ class PolicySettings(_Section):
 class GitSettings(_Section):
     #: Run ``git fetch`` before drift checks (never done unless asked).
     fetch: bool = False
+    #: With ``fetch`` on, fetch at most this often (alerts are refreshed every tick).
+    fetch_interval_seconds: float = Field(60.0, ge=0)
     timeout_seconds: float = Field(5.0, gt=0)
+
+
+class AlertSettings(_Section):
+    #: ``agent.failing`` once an agent's task has this many failed tool calls in a row.
+    failing_after: int = Field(3, ge=1)
+    #: How long a refused stale write stays on the board as ``conflict.write``.
+    write_conflict_seconds: float = Field(300.0, gt=0)
+    #: How long ``lease.expired`` stays up, in lease lengths (unless the task is claimed again).
+    reclaim_window_leases: float = Field(2.0, gt=0)
+    #: Default life of a file reservation (seed 004: five minutes).
+    reservation_ttl_seconds: float = Field(300.0, ge=1, le=86400)
 
 
 class UiSettings(_Section):
@@ -51,6 +64,7 @@ class BoardSettings(_Section):
     coordinator: CoordinatorSettings = Field(default_factory=CoordinatorSettings)
     policies: PolicySettings = Field(default_factory=PolicySettings)
     git: GitSettings = Field(default_factory=GitSettings)
+    alerts: AlertSettings = Field(default_factory=AlertSettings)
     ui: UiSettings = Field(default_factory=UiSettings)
 
 

@@ -34,6 +34,10 @@ def common_options() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
     common.add_argument("-w", "--workspace", metavar="DIR", default=argparse.SUPPRESS, help="the workspace holding .tasks/ (default: current directory)")
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON instead of text")
+    common.add_argument(
+        "--claude", default=argparse.SUPPRESS, metavar="LIST",
+        help="use the Claude Code task list ~/.claude/tasks/LIST ('latest' for the most recently changed)",
+    )
     return common
 
 
@@ -77,6 +81,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         handler = open_dashboard
     try:
+        if hasattr(args, "claude"):
+            from board.store.claude import find_claude_list
+
+            args.workspace = str(find_claude_list(None if args.claude == "latest" else args.claude))
         return int(handler(args) or 0)
     except BoardError as error:
         sys.stderr.write(f"board: {error}\n")

@@ -7,7 +7,9 @@ plugs in without touching the store's callers.
 from __future__ import annotations
 
 import os
+import random
 import re
+import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -20,8 +22,11 @@ from board.model import Task, dump_task, parse_task
 
 #: How long a writer waits for the board lock before giving up with a clear error.
 LOCK_TIMEOUT_SECONDS = 30.0
-#: filelock polls a held lock; its default 50 ms would cap contended writes at ~20/s.
-LOCK_POLL_SECONDS = 0.0005
+#: Waiting writers retry after a pause that doubles from the first to the last value. A fixed
+#: short poll keeps many waiters spinning on few cores and starves the holder; filelock's default
+#: 50 ms would cap contended writes at ~20/s.
+LOCK_FIRST_PAUSE = 0.0001
+LOCK_LAST_PAUSE = 0.004
 
 
 class Layout(Protocol):
@@ -66,7 +71,6 @@ class TasksDirLayout:
         self._lock = FileLock(
             self.tasks_dir / ".lock",
             timeout=LOCK_TIMEOUT_SECONDS,
-            poll_interval=LOCK_POLL_SECONDS,
             thread_local=False,
             preserve_lock_file=True,
         )
@@ -119,6 +123,15 @@ class TasksDirLayout:
         (self.tasks_dir / ".lock").touch(exist_ok=True)
 
 
+def detect_layout(location: Path) -> Layout:
+    """board's own ``.tasks/`` layout, unless ``location`` is a Claude Code task list."""
+    from board.store.claude import ClaudeTaskListLayout, looks_like_claude_list
+
+    if looks_like_claude_list(location):
+        return ClaudeTaskListLayout(location)
+    return TasksDirLayout(location)
+
+
 def _scandir(directory: Path) -> list[os.DirEntry[str]]:
     with os.scandir(directory) as entries:
         return list(entries)
@@ -131,13 +144,19 @@ class _guarded:
         self._lock = lock
 
     def __enter__(self) -> object:
-        try:
-            self._lock.acquire()
-        except Timeout:
-            raise BoardError(
-                f"the board is locked by another writer for over {LOCK_TIMEOUT_SECONDS:.0f} s ({self._lock.lock_file}); try again"
-            ) from None
-        return self
+        deadline = time.monotonic() + LOCK_TIMEOUT_SECONDS
+        pause = LOCK_FIRST_PAUSE
+        while True:
+            try:
+                self._lock.acquire(blocking=False)
+                return self
+            except Timeout:
+                if time.monotonic() > deadline:
+                    raise BoardError(
+                        f"the board is locked by another writer for over {LOCK_TIMEOUT_SECONDS:.0f} s ({self._lock.lock_file}); try again"
+                    ) from None
+            time.sleep(pause * random.uniform(0.5, 1.5))
+            pause = min(pause * 2, LOCK_LAST_PAUSE)
 
     def __exit__(self, *exc: object) -> None:
         self._lock.release()

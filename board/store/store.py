@@ -32,7 +32,7 @@ from board.model import (
 )
 from board.status import Status, check_transition
 from board.store.atomic import Stamp, append_line, read_bytes_retrying, read_jsonl, write_atomic
-from board.store.layout import Layout, TasksDirLayout
+from board.store.layout import Layout, detect_layout
 
 DEFAULT_LEASE_SECONDS = 30.0
 Clock = Callable[[], datetime]
@@ -86,12 +86,14 @@ class Store:
     # -- opening ------------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, workspace: Path | str, *, create: bool = False, **kwargs: Any) -> Store:
-        layout = TasksDirLayout(Path(workspace).resolve())
+    def open(cls, location: Path | str, *, create: bool = False, **kwargs: Any) -> Store:
+        """Open the board at ``location``: a workspace with ``.tasks/``, or a Claude Code task list."""
+        layout = detect_layout(Path(location).expanduser().resolve())
         if not layout.exists():
             if not create:
-                raise BoardError(f"no board in {layout.workspace}: run 'board init' there or pass --workspace")
+                raise BoardError(f"no board in {location}: run 'board init' there or pass --workspace")
             layout.create()
+        layout.state_dir.mkdir(exist_ok=True)
         store = cls(layout, **kwargs)
         store.load()
         return store
@@ -111,6 +113,9 @@ class Store:
     def get(self, task_id: str) -> Task:
         task = self.graph.tasks.get(task_id)
         if task is None:
+            reason = self.invalid.get(str(self.layout.task_path(task_id)))
+            if reason is not None:
+                raise BoardError(f"task {task_id} cannot be read: {self.layout.task_path(task_id)}: {reason}")
             raise TaskNotFound(task_id)
         return task
 

@@ -1,0 +1,393 @@
+"""Gather what the detectors need from a board, run them, and keep ``alerts.json`` current.
+
+``refresh_alerts`` is what the coordinator calls once per tick and what ``board alerts`` runs;
+``read_alerts`` is for readers (the dashboard). Reading is incremental where it can be (tool
+calls and history are append-only, file hashes are cached by stat), so a tick on a quiet
+board costs a ``git status`` and a few stats.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from board.alerts.detectors import (
+    CheckpointHashes,
+    InvalidFile,
+    Touch,
+    active_tasks,
+    detect_dirty,
+    detect_expired_leases,
+    detect_external_changes,
+    detect_failing_agents,
+    detect_file_conflicts,
+    detect_force_push,
+    detect_graph_problems,
+    detect_invalid_files,
+    detect_reservation_conflicts,
+    detect_upstream_drift,
+    detect_waiting,
+    detect_write_conflicts,
+    held_files,
+)
+from board.alerts.model import Alert
+from board.checkpoints import hash_file, latest_checkpoint
+from board.config import BoardSettings
+from board.gitstate import GitState, GitUnavailable, gather_git_state, last_fetched_at
+from board.graph import GraphProblem, TaskGraph
+from board.model import Task
+from board.status import ACTIVE
+from board.reservations import Reservation, active_reservations, normalise_path
+from board.store import Store
+from board.store.atomic import read_jsonl, write_atomic
+from board.times import iso, parse_time
+
+ALERTS_FILE = "alerts.json"
+#: History ops the detectors read; the rest of the log is skipped.
+_HISTORY_OPS = frozenset({"conflict", "reclaim", "claim"})
+#: On a first read, only this much of the history's end is parsed.
+_HISTORY_TAIL_BYTES = 4 << 20
+_RACY_SECONDS = 2.0
+
+
+@dataclass
+class AlertInputs:
+    """Everything the detectors look at, as plain data."""
+
+    tasks: Mapping[str, Task]
+    graph_problems: list[GraphProblem] = field(default_factory=list)
+    task_files: Mapping[str, str] = field(default_factory=dict)
+    invalid: list[InvalidFile] = field(default_factory=list)
+    reservations: list[Reservation] = field(default_factory=list)
+    touches: list[Touch] = field(default_factory=list)
+    git: GitState | None = None
+    checkpoints: Mapping[str, CheckpointHashes] = field(default_factory=dict)
+    current_hashes: Mapping[str, str | None] = field(default_factory=dict)
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+
+def detect_all(inputs: AlertInputs, *, now: datetime, settings: BoardSettings) -> list[Alert]:
+    """Every detector over one set of inputs; one alert per key, worst first."""
+    # Every detector looks at active tasks only; filtering once keeps a 10,000-task board cheap.
+    tasks = {task_id: task for task_id, task in inputs.tasks.items() if task.status in ACTIVE}
+    holdings = held_files(tasks, inputs.touches, inputs.reservations)
+    found = [
+        *detect_file_conflicts(tasks, inputs.touches),
+        *detect_reservation_conflicts(inputs.reservations, inputs.touches),
+        *detect_write_conflicts(inputs.history, now, timedelta(seconds=settings.alerts.write_conflict_seconds)),
+        *detect_upstream_drift(inputs.git, tasks, holdings),
+        *detect_force_push(inputs.git, tasks),
+        *detect_dirty(inputs.git, tasks, inputs.touches),
+        *detect_external_changes(tasks, inputs.checkpoints, inputs.current_hashes, inputs.touches),
+        *detect_expired_leases(inputs.history, now, timedelta(seconds=settings.lease.seconds * settings.alerts.reclaim_window_leases)),
+        *detect_graph_problems(inputs.graph_problems, inputs.task_files),
+        *detect_invalid_files(inputs.invalid),
+        *detect_failing_agents(tasks, settings.alerts.failing_after),
+        *detect_waiting(tasks),
+    ]
+    unique: dict[str, Alert] = {}
+    for alert in found:
+        unique.setdefault(alert.key, alert)
+    return sorted(unique.values(), key=Alert.sort_key)
+
+
+def gather_inputs(store: Store, *, now: datetime, git: GitState | None = None) -> AlertInputs:
+    """Read the board's files into ``AlertInputs`` (the store's index is used as it is)."""
+    workspace = store.layout.workspace
+    tasks = dict(store.tasks)
+    graph_problems = _GRAPH_PROBLEMS.problems(store.graph)
+    named = {task_id for problem in graph_problems for task_id in problem.tasks}
+    task_files = {task_id: _relative(store.layout.task_path(task_id), workspace) for task_id in named}
+    invalid = [
+        InvalidFile(_relative(Path(path), workspace), reason, store.layout.task_id_for(Path(path)))
+        for path, reason in store.invalid.items()
+    ]
+    touches = _TOUCHES.read(store.state_dir / "toolcalls", workspace, set(tasks))
+    checkpoints: dict[str, CheckpointHashes] = {}
+    current: dict[str, str | None] = {}
+    for task in active_tasks(tasks):
+        checkpoint = latest_checkpoint(store.state_dir, task.id)
+        created = parse_time(checkpoint.created_at) if checkpoint else None
+        if checkpoint is None or created is None:
+            continue
+        checkpoints[task.id] = CheckpointHashes(task.id, checkpoint.seq, created, dict(checkpoint.file_hashes))
+        for path in checkpoint.file_hashes:
+            if path not in current:
+                current[path] = _HASHES.hash(workspace / path)
+    return AlertInputs(
+        tasks=tasks,
+        graph_problems=graph_problems,
+        task_files=task_files,
+        invalid=invalid,
+        reservations=active_reservations(store.state_dir, now, tasks),
+        touches=touches,
+        git=git,
+        checkpoints=checkpoints,
+        current_hashes=current,
+        history=_HISTORY.read(store.history_path),
+    )
+
+
+def evaluate_alerts(
+    store: Store,
+    *,
+    now: datetime,
+    settings: BoardSettings,
+    previous: list[Alert] | None = None,
+    git: GitState | None = None,
+) -> list[Alert]:
+    """The alerts that hold now; an alert already in ``previous`` keeps its ``since``.
+
+    ``git`` is a snapshot from ``gather_git_state``; without one there are no git drift alerts
+    (``drift.external_change`` compares checkpoint hashes and needs no git).
+    """
+    alerts = detect_all(gather_inputs(store, now=now, git=git), now=now, settings=settings)
+    return carry_since(alerts, previous or [], now)
+
+
+def carry_since(alerts: list[Alert], previous: list[Alert], now: datetime) -> list[Alert]:
+    first_seen = {a.key: a.since for a in previous if a.since is not None}
+    return [alert.with_since(first_seen.get(alert.key) or now) for alert in alerts]
+
+
+def refresh_alerts(
+    store: Store,
+    *,
+    now: datetime,
+    settings: BoardSettings,
+    fetch: bool | None = None,
+    rescan: bool = True,
+) -> list[Alert]:
+    """Re-evaluate and write ``alerts.json`` (atomically, only when it changed); the coordinator's tick.
+
+    Git is fetched only with ``fetch=True`` or the ``git.fetch`` setting (then at most every
+    ``git.fetch_interval_seconds``). When git fails or
+    times out the drift alerts already on the board are kept rather than cleared. ``rescan``
+    re-stats every task file to see files written behind the store's back (an editor, a
+    broken tool); a caller whose file watcher already keeps the store current can skip it.
+    """
+    if rescan:
+        store.rescan()
+    previous = read_alerts(store.state_dir)
+    git_failed = False
+    try:
+        git = gather_git_state(
+            store.layout.workspace,
+            store.state_dir,
+            fetch=_fetch_due(store.state_dir, now, settings) if fetch is None else fetch,
+            timeout=settings.git.timeout_seconds,
+            now=iso(now),
+        )
+    except GitUnavailable:
+        git, git_failed = None, True
+    alerts = evaluate_alerts(store, now=now, settings=settings, previous=previous, git=git)
+    if git_failed:
+        kept = [a for a in previous if a.kind.startswith("drift.") and a.kind != "drift.external_change"]
+        alerts = sorted([*alerts, *kept], key=Alert.sort_key)
+    write_alerts(store.state_dir, alerts)
+    return alerts
+
+
+def _fetch_due(state_dir: Path, now: datetime, settings: BoardSettings) -> bool:
+    if not settings.git.fetch:
+        return False
+    last = parse_time(last_fetched_at(state_dir))
+    return last is None or not (timedelta(0) <= now - last < timedelta(seconds=settings.git.fetch_interval_seconds))
+
+
+def alerts_document(alerts: list[Alert]) -> bytes:
+    return (json.dumps({"alerts": [a.to_dict() for a in alerts]}, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+def write_alerts(state_dir: Path, alerts: list[Alert]) -> bool:
+    """Write ``alerts.json`` unless it already says exactly this; True when it was written."""
+    data = alerts_document(alerts)
+    path = state_dir / ALERTS_FILE
+    try:
+        if path.read_bytes() == data:
+            return False
+    except OSError:
+        pass
+    write_atomic(path, data)
+    return True
+
+
+def read_alerts(state_dir: Path) -> list[Alert]:
+    """The alerts last written to ``alerts.json``; none when it is missing or unreadable."""
+    try:
+        data = json.loads((state_dir / ALERTS_FILE).read_bytes())
+    except (OSError, ValueError):
+        return []
+    alerts = []
+    for entry in data.get("alerts", []) if isinstance(data, dict) else []:
+        try:
+            alerts.append(Alert.from_dict(entry))
+        except (KeyError, ValueError, TypeError, AttributeError):
+            continue
+    return alerts
+
+
+def _relative(path: Path, workspace: Path) -> str:
+    try:
+        return path.relative_to(workspace).as_posix()
+    except ValueError:
+        return str(path)
+
+
+# -- incremental readers --------------------------------------------------------------------------
+
+
+class _ToolcallTouches:
+    """Touches from ``toolcalls/<id>.jsonl``, reading only what was appended since last time."""
+
+    def __init__(self) -> None:
+        self._files: dict[Path, tuple[int, int, list[Touch]]] = {}
+        self._lock = threading.Lock()
+
+    def read(self, directory: Path, workspace: Path, task_ids: set[str]) -> list[Touch]:
+        with self._lock:  # a coordinator thread and a dashboard worker may both evaluate
+            return self._read(directory, workspace, task_ids)
+
+    def _read(self, directory: Path, workspace: Path, task_ids: set[str]) -> list[Touch]:
+        try:
+            entries = [e for e in os.scandir(directory) if e.name.endswith(".jsonl")]
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        touches: list[Touch] = []
+        for entry in entries:
+            task_id = entry.name[: -len(".jsonl")]
+            if task_id not in task_ids:
+                continue
+            path = Path(entry.path)
+            try:
+                info = entry.stat()
+            except FileNotFoundError:
+                continue
+            inode, offset, known = self._files.get(path, (info.st_ino, 0, []))
+            if inode != info.st_ino or info.st_size < offset:
+                offset, known = 0, []
+            if info.st_size > offset:
+                records, offset = read_jsonl(path, offset)
+                known = known + list(_touches_of(records, task_id, workspace))
+            self._files[path] = (info.st_ino, offset, known)
+            touches.extend(known)
+        return touches
+
+
+def _touches_of(records: list[dict[str, Any]], task_id: str, workspace: Path) -> list[Touch]:
+    found = []
+    for record in records:
+        files, agent, at = record.get("files"), record.get("agent"), parse_time(record.get("ts"))
+        if not files or not isinstance(files, list) or not isinstance(agent, str) or at is None:
+            continue
+        for raw in files:
+            path = normalise_path(workspace, raw) if isinstance(raw, str) else None
+            if path is not None:
+                found.append(Touch(task_id, agent, path, at))
+    return found
+
+
+class _RecentHistory:
+    """The history lines the detectors need, read from where the last read stopped."""
+
+    def __init__(self) -> None:
+        self._files: dict[Path, tuple[int, int, list[dict[str, Any]]]] = {}
+        self._lock = threading.Lock()
+
+    def read(self, path: Path) -> list[dict[str, Any]]:
+        with self._lock:
+            return self._read(path)
+
+    def _read(self, path: Path) -> list[dict[str, Any]]:
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            return []
+        inode, offset, known = self._files.get(path, (info.st_ino, -1, []))
+        if inode != info.st_ino or info.st_size < offset:
+            offset, known = -1, []
+        if offset < 0:
+            offset = _line_start(path, max(0, info.st_size - _HISTORY_TAIL_BYTES))
+        if info.st_size > offset:
+            records, offset = read_jsonl(path, offset)
+            known = known + [r for r in records if r.get("op") in _HISTORY_OPS]
+            if len(known) > 20000:
+                known = known[-10000:]  # far older than any window the detectors use
+        self._files[path] = (info.st_ino, offset, known)
+        return known
+
+
+def _line_start(path: Path, offset: int) -> int:
+    """The first line boundary at or after ``offset``, so a tail read never starts mid-line."""
+    if offset == 0:
+        return 0
+    with open(path, "rb") as handle:
+        handle.seek(offset - 1)
+        chunk = handle.read(1 << 16)
+    newline = chunk.find(b"\n")
+    return offset + newline if newline >= 0 else offset + len(chunk)
+
+
+class _FileHashes:
+    """SHA-256 of workspace files, recomputed only when a file's stat changes.
+
+    Like git's "racy" entries: a file modified in the last ``_RACY_SECONDS`` is hashed every
+    time, since a same-size rewrite within the filesystem's timestamp granularity leaves its
+    stat unchanged.
+    """
+
+    def __init__(self) -> None:
+        self._known: dict[Path, tuple[tuple[int, int, int], str | None]] = {}
+
+    def hash(self, path: Path) -> str | None:
+        try:
+            info = path.stat()
+        except (FileNotFoundError, NotADirectoryError):
+            self._known.pop(path, None)
+            return None
+        stamp = (info.st_mtime_ns, info.st_size, info.st_ino)
+        cached = self._known.get(path)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        digest = hash_file(path)
+        if time.time() - info.st_mtime > _RACY_SECONDS:
+            self._known[path] = (stamp, digest)
+        return digest
+
+
+class _GraphProblemsCache:
+    """``TaskGraph.problems()`` recomputed only when some task object was replaced or removed.
+
+    The graph replaces a task's object on every change, so identical objects mean identical
+    tasks; on a 10,000-task board this saves most of a tick.
+    """
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, Task] = {}
+        self._problems: list[GraphProblem] = []
+        self._lock = threading.Lock()
+
+    def problems(self, graph: TaskGraph) -> list[GraphProblem]:
+        with self._lock:
+            return self._problems_of(graph)
+
+    def _problems_of(self, graph: TaskGraph) -> list[GraphProblem]:
+        tasks = graph.tasks
+        same = len(tasks) == len(self._tasks) and all(self._tasks.get(k) is v for k, v in tasks.items())
+        if not same:
+            self._problems = graph.problems()
+            self._tasks = dict(tasks)
+        return list(self._problems)
+
+
+_GRAPH_PROBLEMS = _GraphProblemsCache()
+_TOUCHES = _ToolcallTouches()
+_HISTORY = _RecentHistory()
+_HASHES = _FileHashes()

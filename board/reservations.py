@@ -1,0 +1,243 @@
+"""Soft file reservations (seed 004's soft locks): one writer, or any number of readers, per file.
+
+A reservation is advice between agents, not an OS lock: nothing stops a write, but ``reserve``
+refuses a conflicting reservation naming who holds the file and for which task, and an agent
+that touches a file reserved by another agent raises ``conflict.reservation``.
+
+Each reserved path is one file ``reservations/<sha256(path)[:16]>.json``. Its top level is the
+spec's shape ``{path, owner, task, mode, expiresAt}`` for the first holder, so a reader that
+knows only that shape still sees who holds it; ``holders`` lists every holder (several readers
+may share a file). Holders whose time ran out, or whose task is finished or gone, no longer
+count and are dropped at the next write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import posixpath
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from board.errors import BoardError
+from board.model import Task, validate_id
+from board.status import FINISHED
+from board.store import Store
+from board.store.atomic import write_json_atomic
+from board.times import iso, parse_time
+
+MODES = ("write", "read")
+DIRECTORY = "reservations"
+
+
+class ReservationConflict(BoardError):
+    """Another agent holds the file in a mode that excludes the one asked for."""
+
+
+@dataclass(frozen=True)
+class Reservation:
+    path: str
+    owner: str
+    task: str
+    mode: str
+    expires_at: datetime
+    acquired_at: datetime | None = None
+
+    def live(self, now: datetime, tasks: Mapping[str, Task] | None = None) -> bool:
+        """Unexpired, and (when the tasks are known) held for a task that still exists and is unfinished."""
+        if self.expires_at <= now:
+            return False
+        if tasks is None:
+            return True
+        task = tasks.get(self.task)
+        return task is not None and task.status not in FINISHED
+
+    def excludes(self, agent: str, mode: str) -> bool:
+        """Whether this holding stops ``agent`` from holding the same file in ``mode``."""
+        return self.owner != agent and (mode == "write" or self.mode == "write")
+
+    def describe(self) -> str:
+        doing = "writing" if self.mode == "write" else "reading"
+        return f"{self.path} is reserved for {doing} by {self.owner} for task #{self.task} until {iso(self.expires_at.replace(microsecond=0))}"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {"owner": self.owner, "task": self.task, "mode": self.mode, "expiresAt": iso(self.expires_at)}
+        if self.acquired_at is not None:
+            data["acquiredAt"] = iso(self.acquired_at)
+        return data
+
+
+def workspace_path(workspace: Path, raw: str) -> str:
+    """A path as reservations and alerts compare it: relative to the workspace, POSIX, normalised."""
+    normal = normalise_path(workspace, raw)
+    if normal is None:
+        raise BoardError(f"{raw!r} is not a file inside the workspace {workspace}; give a path relative to it")
+    return normal
+
+
+def normalise_path(workspace: Path, raw: str) -> str | None:
+    """``./src/../src/a.py`` and ``/ws/src/a.py`` both become ``src/a.py``; None when outside."""
+    if not raw or "\0" in raw:
+        return None
+    text = raw.replace("\\", "/")
+    if text.startswith("/"):
+        try:
+            text = PurePosixPath(text).relative_to(PurePosixPath(workspace.as_posix())).as_posix()
+        except ValueError:
+            return None
+    normal = posixpath.normpath(text)
+    if normal in (".", "..") or normal.startswith("../"):
+        return None
+    return normal
+
+
+def reservation_file(state_dir: Path, path: str) -> Path:
+    digest = hashlib.sha256(path.encode("utf-8")).hexdigest()[:16]
+    return state_dir / DIRECTORY / f"{digest}.json"
+
+
+def read_holders(file: Path) -> list[Reservation]:
+    """Every holder a reservation file names (expired ones included); unreadable files hold nothing."""
+    try:
+        data = json.loads(file.read_bytes())
+    except (OSError, ValueError):
+        return []
+    if not isinstance(data, dict) or not isinstance(data.get("path"), str):
+        return []
+    entries = data.get("holders")
+    if not isinstance(entries, list):
+        entries = [data]  # the plain spec shape, written by another tool
+    holders = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        expires = parse_time(entry.get("expiresAt"))
+        owner, task, mode = entry.get("owner"), entry.get("task"), entry.get("mode", "write")
+        if expires is None or not isinstance(owner, str) or not owner or task is None or mode not in MODES:
+            continue
+        holders.append(Reservation(data["path"], owner, str(task), mode, expires, parse_time(entry.get("acquiredAt"))))
+    return holders
+
+
+def active_reservations(state_dir: Path, now: datetime, tasks: Mapping[str, Task] | None = None) -> list[Reservation]:
+    """Unexpired holdings on every path (and, given the tasks, only those of unfinished tasks)."""
+    directory = state_dir / DIRECTORY
+    if not directory.is_dir():
+        return []
+    found = []
+    for file in sorted(directory.glob("*.json")):
+        found.extend(h for h in read_holders(file) if h.live(now, tasks))
+    return sorted(found, key=lambda r: (r.path, r.owner, r.task))
+
+
+def reserve(
+    store: Store,
+    task_id: str,
+    paths: Iterable[str],
+    *,
+    agent: str | None = None,
+    mode: str = "write",
+    ttl_seconds: float = 300.0,
+    now: datetime | None = None,
+) -> list[Reservation]:
+    """Reserve ``paths`` for ``task_id``; all or nothing, refused on the first conflict.
+
+    Renewing (same agent, same task) replaces the holding, so it can also change the mode.
+    """
+    if mode not in MODES:
+        raise BoardError(f"unknown reservation mode {mode!r}; use read or write")
+    if not 1 <= ttl_seconds <= 86400:
+        raise BoardError("a reservation lasts between 1 and 86400 seconds")
+    workspace = store.layout.workspace
+    wanted = list(dict.fromkeys(workspace_path(workspace, p) for p in paths))
+    if not wanted:
+        raise BoardError("name at least one file to reserve")
+    with store.layout.lock():
+        task = _current_task(store, task_id)
+        if task.status in FINISHED:
+            raise BoardError(f"task #{task_id} is {task.status}; only unfinished tasks reserve files")
+        holder = _agent_for(task, agent)
+        now = now or store.clock()
+        expires = now + timedelta(seconds=ttl_seconds)
+        plans: list[tuple[str, list[Reservation]]] = []
+        for path in wanted:
+            holders = [h for h in read_holders(reservation_file(store.state_dir, path)) if h.live(now, store.tasks)]
+            blocking = [h for h in holders if h.excludes(holder, mode)]
+            if blocking:
+                first = blocking[0]
+                raise ReservationConflict(
+                    f"{first.describe()}; wait for it or ask {first.owner} to run 'board unreserve {first.task} {path}'"
+                )
+            kept = [h for h in holders if (h.owner, h.task) != (holder, task_id)]
+            plans.append((path, [*kept, Reservation(path, holder, task_id, mode, expires, now)]))
+        (store.state_dir / DIRECTORY).mkdir(exist_ok=True)
+        for path, holders in plans:
+            _write(store.state_dir, path, holders)
+    return [holders[-1] for _, holders in plans]
+
+
+def unreserve(
+    store: Store,
+    task_id: str,
+    paths: Iterable[str] = (),
+    *,
+    agent: str | None = None,
+    now: datetime | None = None,
+) -> list[str]:
+    """Drop the task's holdings on ``paths`` (all of them when none are named); returns the paths."""
+    workspace = store.layout.workspace
+    validate_id(task_id)
+    named = list(dict.fromkeys(workspace_path(workspace, p) for p in paths))
+    with store.layout.lock():
+        now = now or store.clock()
+        if named:
+            files = {path: reservation_file(store.state_dir, path) for path in named}
+        else:
+            directory = store.state_dir / DIRECTORY
+            files = {}
+            for file in sorted(directory.glob("*.json")) if directory.is_dir() else []:
+                for holder in read_holders(file):
+                    if holder.task == task_id:
+                        files[holder.path] = file
+        plans: list[tuple[str, list[Reservation]]] = []
+        for path, file in files.items():
+            holders = read_holders(file)
+            mine = [h for h in holders if h.task == task_id and (agent is None or h.owner == agent) and h.path == path]
+            if not mine and named:
+                raise BoardError(f"task #{task_id} holds no reservation on {path}")
+            plans.append((path, [h for h in holders if h not in mine and h.live(now, store.tasks)]))
+        for path, holders in plans:
+            _write(store.state_dir, path, holders)
+    return [path for path, _ in plans]
+
+
+def _write(state_dir: Path, path: str, holders: list[Reservation]) -> None:
+    file = reservation_file(state_dir, path)
+    if not holders:
+        file.unlink(missing_ok=True)
+        return
+    first = holders[0]
+    write_json_atomic(
+        file,
+        {"path": path, "owner": first.owner, "task": first.task, "mode": first.mode, "expiresAt": iso(first.expires_at), "holders": [h.to_dict() for h in holders]},
+    )
+
+
+def _current_task(store: Store, task_id: str) -> Task:
+    """The task as on disk now, even if it was written behind the store's back (called under the lock)."""
+    store.sync()
+    store.reread([store.layout.task_path(validate_id(task_id))])
+    return store.get(task_id)
+
+
+def _agent_for(task: Task, agent: str | None) -> str:
+    name = agent or task.owner
+    if not name:
+        raise BoardError(f"task #{task.id} has no owner; pass --agent NAME to say who reserves")
+    try:
+        return validate_id(name)
+    except ValueError:
+        raise BoardError(f"{name!r} is not a valid agent name (letters, digits, '_' or '-', at most 64)") from None

@@ -1,0 +1,258 @@
+"""Claude Code's task lists, read and written in place: ``~/.claude/tasks/<list-id>/<id>.json``.
+
+Claude Code rewrites whole task files and keeps only its own top-level fields, so board's
+extra fields travel under ``metadata.board``. Its statuses are pending/in_progress/completed;
+board's finer statuses are stored in ``metadata.board.status`` and shown to Claude Code as the
+nearest of its three. If Claude Code later changes the top-level status, its change wins.
+
+Locking follows Claude Code's convention (that of the proper-lockfile package): the list's
+zero-byte ``.lock`` file is locked by creating the directory ``.lock.lock``; a lock directory
+older than 10 s is stale, and a holder refreshes it every 5 s. ``.highwatermark`` holds the
+highest id ever issued, so ids are never reused after a delete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from board.errors import BoardError, InvalidTaskFile
+from board.model import MAX_FILE_BYTES, Task, task_from_dict, task_to_dict
+from board.status import Status
+from board.store.atomic import write_atomic
+from board.store.layout import LOCK_TIMEOUT_SECONDS, next_integer_id
+
+STALE_AFTER_SECONDS = 10.0
+REFRESH_EVERY_SECONDS = 5.0
+
+#: Fields Claude Code keeps at the top level of a task file.
+CLAUDE_FIELDS = ("id", "subject", "description", "activeForm", "status", "owner", "blocks", "blockedBy", "metadata")
+#: How each board status is shown to Claude Code, which knows only three.
+CLAUDE_STATUS = {
+    Status.PENDING: "pending",
+    Status.IN_PROGRESS: "in_progress",
+    Status.BLOCKED: "in_progress",
+    Status.PAUSED: "in_progress",
+    Status.WAITING: "in_progress",
+    Status.FAILED: "in_progress",  # keeps Claude Code agents from picking it up as new work
+    Status.COMPLETED: "completed",
+    Status.CANCELLED: "completed",
+}
+
+
+def claude_tasks_root() -> Path:
+    """Where Claude Code keeps task lists (``$CLAUDE_CONFIG_DIR/tasks``, else ``~/.claude/tasks``)."""
+    config = os.environ.get("CLAUDE_CONFIG_DIR")
+    return (Path(config).expanduser() if config else Path.home() / ".claude") / "tasks"
+
+
+def find_claude_list(list_id: str | None) -> Path:
+    """A named task list, or the most recently changed one when no name is given."""
+    root = claude_tasks_root()
+    lists = [p for p in root.iterdir() if p.is_dir()] if root.is_dir() else []
+    if not lists:
+        raise BoardError(f"no Claude Code task lists in {root}")
+    if list_id is None:
+        return max(lists, key=lambda p: p.stat().st_mtime)
+    chosen = root / list_id
+    if chosen.parent != root or not chosen.is_dir():
+        names = ", ".join(sorted(p.name for p in lists)[:10])
+        raise BoardError(f"no Claude Code task list {list_id!r} in {root} (there are: {names})")
+    return chosen
+
+
+def looks_like_claude_list(directory: Path) -> bool:
+    """A directory of ``<id>.json`` files, a ``.highwatermark`` or a ``.lock``, and no ``.tasks/``."""
+    if (directory / ".tasks").is_dir() or not directory.is_dir():
+        return False
+    if (directory / ".highwatermark").exists() or (directory / ".lock").exists():
+        return True
+    return any(ClaudeTaskListLayout.FILE.fullmatch(p.name) for p in directory.glob("*.json"))
+
+
+class ClaudeTaskListLayout:
+    """A Claude Code task list directory; board's own files go in its ``.board/`` folder."""
+
+    name = "claude-code"
+    FILE = re.compile(r"([A-Za-z0-9][A-Za-z0-9_-]{0,63})\.json")
+
+    def __init__(self, list_dir: Path, *, workspace: Path | None = None) -> None:
+        self._held = 0
+        self._holder = threading.RLock()
+        self.tasks_dir = list_dir
+        self.state_dir = list_dir / ".board"
+        #: Claude Code lists live outside the project; task files are relative to where board runs.
+        self.workspace = workspace or Path.cwd()
+
+    def task_path(self, task_id: str) -> Path:
+        return self.tasks_dir / f"{task_id}.json"
+
+    def task_id_for(self, path: Path) -> str | None:
+        match = self.FILE.fullmatch(path.name)
+        return match.group(1) if match and path.parent == self.tasks_dir else None
+
+    def task_files(self) -> Iterator[tuple[str, Path]]:
+        try:
+            names = os.listdir(self.tasks_dir)
+        except FileNotFoundError:
+            return
+        for name in names:
+            match = self.FILE.fullmatch(name)
+            if match:
+                yield match.group(1), self.tasks_dir / name
+
+    def task_paths(self) -> Iterator[Path]:
+        return (path for _, path in self.task_files())
+
+    def decode(self, raw: bytes, path: Path, task_id: str | None = None) -> Task:
+        if len(raw) > MAX_FILE_BYTES:
+            raise InvalidTaskFile(str(path), f"file is {len(raw):,} bytes; the limit is {MAX_FILE_BYTES:,}")
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise InvalidTaskFile(str(path), f"not valid JSON ({error})") from None
+        if not isinstance(data, dict):
+            raise InvalidTaskFile(str(path), "top level must be a JSON object")
+        task = task_from_dict(from_claude(data), str(path))
+        expected = task_id or self.task_id_for(path)
+        if expected is not None and task.id != expected:
+            raise InvalidTaskFile(str(path), f"id {task.id!r} does not match the file name (expected {expected!r})")
+        return task
+
+    def encode(self, task: Task) -> bytes:
+        return (json.dumps(to_claude(task), ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+    @contextmanager
+    def lock(self) -> Iterator[object]:
+        """Reentrant, like board's own filelock: a locked pass may call locked store methods."""
+        with self._holder:
+            if self._held:
+                self._held += 1
+                try:
+                    yield self
+                finally:
+                    self._held -= 1
+                return
+            with directory_lock(self.tasks_dir / ".lock"):
+                self._held = 1
+                try:
+                    yield self
+                finally:
+                    self._held = 0
+
+    def next_id(self, existing: set[str]) -> str:
+        return next_integer_id(existing, floor=self._high_water_mark())
+
+    def note_id_issued(self, task_id: str) -> None:
+        if task_id.isdigit() and int(task_id) > self._high_water_mark():
+            write_atomic(self.tasks_dir / ".highwatermark", task_id.encode())
+
+    def _high_water_mark(self) -> int:
+        try:
+            text = (self.tasks_dir / ".highwatermark").read_text().strip()
+        except FileNotFoundError:
+            return 0
+        return int(text) if text.isdigit() else 0
+
+    def exists(self) -> bool:
+        return self.tasks_dir.is_dir()
+
+    def create(self) -> None:
+        self.tasks_dir.mkdir(parents=True, exist_ok=True)
+        (self.tasks_dir / ".lock").touch(exist_ok=True)
+        self.state_dir.mkdir(exist_ok=True)
+
+
+def from_claude(data: dict[str, Any]) -> dict[str, Any]:
+    """A Claude Code task document as a board task document."""
+    metadata = dict(data.get("metadata") or {})
+    extra = metadata.pop("board", None)
+    extra = dict(extra) if isinstance(extra, dict) else {}
+    doc = {key: value for key, value in data.items() if key != "metadata"}
+    stored_status = extra.pop("status", None)
+    claude_status = doc.get("status", "pending")
+    # Keep board's finer status only while Claude Code has not changed the coarse one.
+    if stored_status in CLAUDE_STATUS and CLAUDE_STATUS[Status(stored_status)] == claude_status:
+        doc["status"] = stored_status
+    if doc.get("owner") is None:
+        doc["owner"] = ""
+    doc.update(extra)
+    doc["metadata"] = metadata
+    return doc
+
+
+def to_claude(task: Task) -> dict[str, Any]:
+    """A board task as Claude Code expects it, board's extras under ``metadata.board``."""
+    data = task_to_dict(task)
+    out = {key: data.pop(key) for key in CLAUDE_FIELDS if key in data}
+    out["status"] = CLAUDE_STATUS[task.status]
+    board_fields = {"status": str(task.status), **data}
+    out["metadata"] = {**out.get("metadata", {}), "board": board_fields}
+    return out
+
+
+@contextmanager
+def directory_lock(lock_file: Path, *, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
+    """Hold ``<lock_file>.lock`` (a directory), the way Claude Code locks its task lists."""
+    lock_dir = lock_file.with_name(lock_file.name + ".lock")
+    deadline = time.monotonic() + timeout
+    pause = 0.0005
+    while True:
+        try:
+            os.mkdir(lock_dir)
+            break
+        except FileExistsError:
+            try:
+                age = time.time() - lock_dir.stat().st_mtime
+            except FileNotFoundError:
+                continue
+            if age > STALE_AFTER_SECONDS:
+                _break_stale(lock_dir)
+                continue
+            if time.monotonic() > deadline:
+                raise BoardError(f"the task list is locked ({lock_dir} is held by another writer); try again") from None
+            time.sleep(pause)
+            pause = min(pause * 2, 0.02)
+    stop = threading.Event()
+    refresher = threading.Thread(target=_keep_fresh, args=(lock_dir, stop), daemon=True)
+    refresher.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        refresher.join()
+        try:
+            os.rmdir(lock_dir)
+        except FileNotFoundError:
+            pass
+
+
+def _keep_fresh(lock_dir: Path, stop: threading.Event) -> None:
+    while not stop.wait(REFRESH_EVERY_SECONDS):
+        try:
+            os.utime(lock_dir)
+        except FileNotFoundError:
+            return
+
+
+def _break_stale(lock_dir: Path) -> None:
+    """Remove a stale lock by renaming it first, so two breakers cannot both remove a fresh one."""
+    grave = lock_dir.with_name(f"{lock_dir.name}.stale.{os.getpid()}.{time.monotonic_ns()}")
+    try:
+        os.rename(lock_dir, grave)
+    except (FileNotFoundError, OSError):
+        return
+    try:
+        if time.time() - grave.stat().st_mtime > STALE_AFTER_SECONDS:
+            os.rmdir(grave)
+        else:  # someone refreshed it between our look and the rename: give it back
+            os.rename(grave, lock_dir)
+    except OSError:
+        pass

@@ -1,0 +1,134 @@
+"""Claude Code task lists read and written in place, as Claude Code itself would see them."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from board.status import Status
+from board.store import ClaudeTaskListLayout, Store
+from board.store.claude import CLAUDE_FIELDS
+
+from tests.core.test_cli import board
+
+
+def claude_writes(directory: Path, task: dict) -> None:
+    """What Claude Code does: rewrite the whole file with only its own fields."""
+    kept = {key: task[key] for key in CLAUDE_FIELDS if key in task}
+    (directory / f"{task['id']}.json").write_text(json.dumps(kept, indent=2))
+
+
+@pytest.fixture
+def task_list(tmp_path: Path) -> Path:
+    directory = tmp_path / ".claude" / "tasks" / "3f2a-list"
+    directory.mkdir(parents=True)
+    (directory / ".lock").touch()
+    (directory / ".highwatermark").write_text("7")
+    claude_writes(directory, {"id": "1", "subject": "Read the codebase", "description": "", "activeForm": "Reading the codebase", "status": "completed", "blocks": ["2"], "blockedBy": [], "metadata": {}})
+    claude_writes(directory, {"id": "2", "subject": "Write the parser", "description": "", "status": "pending", "owner": "", "blocks": ["3"], "blockedBy": ["1"], "metadata": {"origin": "plan"}})
+    claude_writes(directory, {"id": "3", "subject": "Test the parser", "description": "", "status": "pending", "blocks": [], "blockedBy": ["2"]})
+    return directory
+
+
+def test_a_claude_code_list_is_recognised_and_read(task_list: Path) -> None:
+    store = Store.open(task_list)
+    assert isinstance(store.layout, ClaudeTaskListLayout)
+    assert store.graph.ready_ids() == {"2"}
+    assert store.tasks["1"].active_form == "Reading the codebase"
+    assert store.tasks["2"].metadata == {"origin": "plan"}
+    assert store.check() == []
+
+
+def test_board_writes_keep_claude_codes_shape(task_list: Path) -> None:
+    store = Store.open(task_list)
+    claimed = store.claim("worker-1")
+    assert claimed is not None and claimed.id == "2"
+    store.record_toolcall("2", "Edit", files=["parser.py"], agent="worker-1")
+    store.set_status("2", "paused")
+    on_disk = json.loads((task_list / "2.json").read_text())
+    assert set(on_disk) <= set(CLAUDE_FIELDS)
+    assert on_disk["status"] == "in_progress"  # the nearest status Claude Code knows
+    assert on_disk["owner"] == "worker-1"
+    assert on_disk["metadata"]["origin"] == "plan"
+    assert on_disk["metadata"]["board"]["status"] == "paused"
+    assert on_disk["metadata"]["board"]["toolCalls"]["total"] == 1
+    assert Store.open(task_list).tasks["2"].status == Status.PAUSED
+    assert not (task_list / ".lock.lock").exists() and (task_list / ".lock").exists()
+    assert (task_list / ".board" / "history.jsonl").exists()
+
+
+def test_a_status_change_made_by_claude_code_wins_and_board_fields_survive(task_list: Path) -> None:
+    store = Store.open(task_list)
+    store.claim("worker-1")
+    store.set_status("2", "paused")
+    doc = json.loads((task_list / "2.json").read_text())
+    doc["status"] = "completed"
+    doc["unknownTopLevel"] = "Claude Code would drop this"
+    claude_writes(task_list, doc)
+    changes = store.rescan()
+    assert changes.changed == {"2"}
+    task = store.tasks["2"]
+    assert task.status == Status.COMPLETED
+    # board's own fields came back from metadata.board
+    assert (task.owner, task.version) == ("worker-1", 2) and task.started_at is not None
+    assert store.graph.ready_ids() == {"3"}
+
+
+def test_the_lock_is_reentrant_within_one_store(task_list: Path) -> None:
+    store = Store.open(task_list)
+    with store.layout.lock():
+        assert (task_list / ".lock.lock").is_dir()
+        store.claim_task("2", "worker-1")  # takes the lock again inside
+        assert (task_list / ".lock.lock").is_dir()
+    assert not (task_list / ".lock.lock").exists()
+    assert store.tasks["2"].owner == "worker-1"
+
+
+def test_new_ids_respect_the_high_water_mark(task_list: Path) -> None:
+    store = Store.open(task_list)
+    created = store.create("Document the parser", blocked_by=["3"])
+    assert created.id == "8"
+    assert (task_list / ".highwatermark").read_text() == "8"
+    assert json.loads((task_list / "3.json").read_text())["blocks"] == ["8"]
+
+
+def test_writes_wait_for_claude_codes_lock_and_break_a_stale_one(task_list: Path) -> None:
+    store = Store.open(task_list)
+    held = task_list / ".lock.lock"
+    held.mkdir()
+    released_at: list[float] = []
+
+    def release_later() -> None:
+        time.sleep(0.4)
+        released_at.append(time.monotonic())
+        held.rmdir()
+
+    threading.Thread(target=release_later).start()
+    store.update("3", description="waited for the lock")
+    assert released_at and time.monotonic() >= released_at[0]
+    assert json.loads((task_list / "3.json").read_text())["description"] == "waited for the lock"
+
+    held.mkdir()
+    old = time.time() - 30
+    os.utime(held, (old, old))  # a crashed holder's lock, 30 s old
+    started = time.monotonic()
+    store.update("3", description="broke a stale lock")
+    assert time.monotonic() - started < 2
+    assert not held.exists()
+
+
+def test_the_command_line_finds_claude_code_lists(task_list: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    listing = board(tmp_path, "--claude", "3f2a-list", "task", "list", "--format", "prompt")
+    assert listing.returncode == 0, listing.stderr
+    assert listing.stdout.splitlines()[:3] == ["[x] #1 Read the codebase", "[ ] #2 Write the parser", "[ ] #3 Test the parser (blocked by #2)"]
+    latest = board(tmp_path, "--claude", "latest", "claim", "--agent", "me")
+    assert latest.stdout.startswith("2\t")
+    missing = board(tmp_path, "--claude", "nope", "task", "list")
+    assert missing.returncode == 2 and "there are: 3f2a-list" in missing.stderr

@@ -1,0 +1,139 @@
+"""The ``board`` command as people and agents run it: a real subprocess per call."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from tests.disk import snapshot, task_file
+
+
+def board(workspace: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run([sys.executable, "-m", "board", "-w", str(workspace), *args], capture_output=True, text=True, env=env, timeout=60)
+
+
+@pytest.fixture
+def three(workspace: Path) -> Path:
+    for args in (["Design schema", "--priority", "high"], ["Repository layer", "--blocked-by", "1"], ["API", "--blocked-by", "2"]):
+        assert board(workspace, "task", "create", *args).returncode == 0
+    return workspace
+
+
+def test_create_list_show_and_update(three: Path) -> None:
+    listing = board(three, "task", "list")
+    assert listing.returncode == 0
+    lines = listing.stdout.splitlines()
+    assert lines[0].split()[:2] == ["ID", "STATUS"]
+    assert lines[1].split()[:3] == ["1", "ready", "high"] and lines[2].split()[:2] == ["2", "waiting-deps"]
+    shown = json.loads(board(three, "task", "show", "2", "--json").stdout)
+    assert shown["blockedBy"] == ["1"] and shown["derived"]["openBlockers"] == ["1"] and shown["derived"]["wave"] == 1
+    assert board(three, "task", "update", "1", "--status", "in_progress", "--owner", "me", "--progress", "40").returncode == 0
+    assert (task_file(three, "1")["status"], task_file(three, "1")["progress"]) == ("in_progress", 40)
+    assert board(three, "task", "update", "3", "--add-blocks", "2").returncode == 2  # would be a cycle
+
+
+def test_ready_filter_and_json_on_read_commands(three: Path) -> None:
+    ready = json.loads(board(three, "--json", "task", "list", "--ready").stdout)
+    assert [t["id"] for t in ready] == ["1"]
+    assert json.loads(board(three, "task", "list", "--status", "pending", "--format", "json").stdout)[2]["id"] == "3"
+
+
+def test_prompt_format_is_the_compact_list_agents_read(three: Path) -> None:
+    board(three, "claim", "--agent", "alice")
+    board(three, "toolcall", "1", "Edit", "--file", "schema.sql")
+    out = board(three, "task", "list", "--format", "prompt").stdout.splitlines()
+    assert out == [
+        "[>] #1 Design schema (in_progress, @alice, 1 tool calls)",
+        "[ ] #2 Repository layer (blocked by #1)",
+        "[ ] #3 API (blocked by #2)",
+        "Progress: 0/3 completed (0%), 1 in progress, 0 ready",
+    ]
+
+
+def test_claim_prints_id_and_token_and_exits_3_when_nothing_is_ready(three: Path) -> None:
+    claimed = board(three, "claim", "--agent", "alice", "--lease", "60")
+    assert claimed.returncode == 0
+    task_id, token, subject = claimed.stdout.rstrip("\n").split("\t")
+    assert (task_id, subject) == ("1", "Design schema") and int(token) == task_file(three, "1")["lease"]["token"]
+    nothing = board(three, "claim", "--agent", "bob")
+    assert nothing.returncode == 3 and nothing.stdout.strip() == "nothing is ready"
+    assert board(three, "heartbeat", "--agent", "alice").stdout.startswith("renewed 1 lease")
+    stale = board(three, "task", "update", "1", "--status", "completed", "--token", str(int(token) - 1))
+    assert stale.returncode == 2 and "stale" in stale.stderr
+    assert board(three, "task", "update", "1", "--status", "completed", "--token", token).returncode == 0
+    assert board(three, "claim", "--agent", "bob").stdout.startswith("2\t")
+    assert board(three, "release", "2").stdout.strip() == "#2 pending"
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["task", "show", "../x"], "not a valid id"),
+        (["task", "show", "404"], "no task with id '404'"),
+        (["task", "update", "1", "--progress", "abc"], "not a whole number"),
+        (["task", "update", "1", "--progress", "101"], "outside 0-100"),
+        (["task", "update", "3", "--status", "completed"], "cannot move a task from pending to completed"),
+        (["task", "update", "1", "--add-blocked-by", "3"], "#1 -> #3 -> #2 -> #1"),
+        (["task", "update", "1", "--status", "finished"], "invalid choice"),
+        (["task", "update", "1"], "nothing to change"),
+        (["task", "create", ""], "'subject'"),
+        (["task", "create", "x", "--blocked-by", "99"], "no task with id '99'"),
+        (["claim", "--agent", "bad name"], "not a valid agent name"),
+        (["claim", "--agent", "a", "--lease", "0"], "between 1 and 86400"),
+        (["release", "1"], "only a task being worked on can be released"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_changes_nothing(three: Path, args: list[str], expected: str) -> None:
+    before = snapshot(three)
+    result = board(three, *args)
+    assert result.returncode == 2
+    assert expected in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+    assert snapshot(three) == before
+
+
+def test_broken_files_are_reported_and_everything_else_keeps_working(three: Path) -> None:
+    tasks = three / ".tasks"
+    (tasks / "task_7.json").write_text('{"id": "7", "subject": ')
+    (tasks / "task_8.json").write_text(json.dumps({"id": "8", "subject": "x", "progress": "lots"}))
+    (tasks / "task_9.json").write_text(json.dumps({"id": "9", "subject": "x" * 10, "description": "y" * (2 * 1024 * 1024)}))
+    before = snapshot(three)
+    listing = board(three, "task", "list")
+    assert listing.returncode == 0 and len(listing.stdout.splitlines()) == 4
+    assert "task_7.json: not valid JSON" in listing.stderr
+    assert "task_8.json: field 'progress'" in listing.stderr
+    assert "limit is 1,048,576" in listing.stderr
+    shown = board(three, "task", "show", "8")
+    assert shown.returncode == 2 and "cannot be read" in shown.stderr
+    check = board(three, "check")
+    assert check.returncode == 1
+    assert len(check.stdout.splitlines()) == 3 and all(".tasks/task_" in line for line in check.stdout.splitlines())
+    assert snapshot(three) == before
+    assert board(three, "claim", "--agent", "alice").returncode == 0  # the board still works
+
+
+def test_check_fix_repairs_one_sided_edges(three: Path) -> None:
+    path = three / ".tasks" / "task_1.json"
+    doc = json.loads(path.read_text())
+    doc["blocks"] = []
+    path.write_text(json.dumps(doc))
+    assert board(three, "check").returncode == 1
+    fixed = board(three, "check", "--fix")
+    assert fixed.returncode == 0 and "fixed: #1 now lists #2 in blocks" in fixed.stdout
+    assert board(three, "check").stdout.startswith("ok: 3 tasks")
+
+
+def test_init_and_a_missing_board(tmp_path: Path) -> None:
+    missing = board(tmp_path, "task", "list")
+    assert missing.returncode == 2 and "run 'board init'" in missing.stderr
+    assert board(tmp_path, "init").returncode == 0
+    assert (tmp_path / ".tasks" / ".lock").exists()
+    assert board(tmp_path, "task", "list").stdout.strip() == "no tasks"

@@ -1,0 +1,90 @@
+"""Several OS processes writing one board at once; SIGKILL in the middle of writes."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from board.model import parse_task
+from board.store import Store
+
+from tests.conftest import REPO
+from tests.disk import history
+
+
+def spawn(*args: str, stdin=None) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.core.writer_process", *args],
+        cwd=REPO, env=env, stdin=stdin, stdout=subprocess.PIPE, text=True,
+    )
+
+
+def test_no_update_is_lost_when_eight_processes_read_modify_write_the_same_tasks(store: Store, workspace: Path) -> None:
+    for n in range(3):
+        store.create(f"shared {n}")
+    agents, rounds = [f"agent{i}" for i in range(8)], 150
+    procs = [spawn("increment", str(workspace), agent, str(rounds), "1,2,3") for agent in agents]
+    for proc in procs:
+        assert proc.wait(timeout=120) == 0
+    fresh = Store.open(workspace)
+    for agent in agents:
+        assert sum(fresh.tasks[t].metadata.get(agent, 0) for t in ("1", "2", "3")) == rounds
+    versions = Counter(h["task"] for h in history(workspace) if h["op"] == "increment")
+    assert sum(versions.values()) == len(agents) * rounds
+    for task_id in ("1", "2", "3"):
+        assert fresh.tasks[task_id].version == 1 + versions[task_id]  # every write bumped it exactly once
+
+
+def test_eight_processes_racing_claim_each_task_exactly_once(store: Store, workspace: Path) -> None:
+    for n in range(500):
+        store.create(f"job {n}")
+    procs = [spawn("claim", str(workspace), f"agent{i}", stdin=subprocess.PIPE) for i in range(8)]
+    time.sleep(0.5)
+    for proc in procs:
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    claimed: list[str] = []
+    per_agent = []
+    for proc in procs:
+        out, _ = proc.communicate(timeout=120)
+        assert proc.returncode == 0
+        got = json.loads(out)
+        per_agent.append(len(got))
+        claimed += got
+    assert len(claimed) == 500 and set(claimed) == {str(n) for n in range(1, 501)}
+    assert sum(1 for n in per_agent if n > 0) >= 2, "the race did not happen"
+    claims = Counter(h["task"] for h in history(workspace) if h["op"] == "claim")
+    assert set(claims.values()) == {1}
+    owners = {t.id: t.owner for t in Store.open(workspace).tasks.values()}
+    assert all(owner.startswith("agent") for owner in owners.values())
+
+
+def test_a_writer_killed_mid_write_never_leaves_a_corrupt_or_partial_file(store: Store, workspace: Path) -> None:
+    for n in range(5):
+        store.create(f"rewritten {n}")
+    rng = random.Random(3)
+    last_versions = {str(n): 1 for n in range(1, 6)}
+    for _ in range(25):
+        proc = spawn("rewrite", str(workspace))
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(rng.uniform(0.005, 0.08))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        for path in sorted((workspace / ".tasks").glob("task_*.json")):
+            task = parse_task(path.read_bytes(), str(path))  # raises on a torn file
+            assert task.version >= last_versions[task.id]
+            last_versions[task.id] = task.version
+    reopened = Store.open(workspace)
+    assert reopened.invalid == {} and len(reopened.tasks) == 5
+    assert sum(last_versions.values()) > 5 + 25, "the writer never got to write"
+    # Temp files from killed writers are ignored, and the board is still writable.
+    reopened.update("1", description="after the crashes")
+    assert Store.open(workspace).tasks["1"].description == "after the crashes"
