@@ -108,6 +108,9 @@ class Worker:
         self._last_heartbeat = 0.0
         self._record: AgentRecord | None = None
         self.completed = 0
+        #: Tool calls on tasks this worker finished, and the current task's count when taken.
+        self._tool_calls_finished = 0
+        self._tool_calls_at_start = 0
         self.failed = 0
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -225,16 +228,23 @@ class Worker:
         record.heartbeat_at = utcnow()
         record.task = task_id
         record.stopped = False
+        record.tool_calls = self._tool_calls_finished + (self._tool_calls_on(task_id) if task_id else 0)
         for key, value in extra.items():
             _set_extra(record, key, value)
         write_agent(self.store.state_dir, record)
         self._record = record
+
+    def _tool_calls_on(self, task_id: str) -> int:
+        """Tool calls made on the current task since this worker took it (by it or its command)."""
+        task = self.store.tasks.get(task_id)
+        return max(0, task.tool_calls.total - self._tool_calls_at_start) if task is not None else 0
 
     # -- doing the work -----------------------------------------------------------------------
 
     def work_on(self, task: Task, token: int) -> None:
         """Run one task to completion, failure, release (when stopped) or loss of lease."""
         self.say(f"#{task.id} started (token {token}): {task.subject}")
+        self._tool_calls_at_start = task.tool_calls.total
         try:
             # The claim just set a fresh lease: only the agent record needs to say what we do.
             self._write_record(task.id)
@@ -258,6 +268,8 @@ class Worker:
         except BoardError as error:
             self.say(f"#{task.id} could not be finished: {error}")
         finally:
+            self.store.sync()
+            self._tool_calls_finished += self._tool_calls_on(task.id)
             self._write_record(None)
 
     def perform(self, task: Task, token: int) -> tuple[bool, str | None] | None:
