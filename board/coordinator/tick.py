@@ -136,6 +136,9 @@ def tick(
 def reclaim_expired_leases(store: Store) -> list[Reclaim]:
     """Take back tasks whose lease ran out, with the reason the store logged for each."""
     holders = {t.id: t.lease.owner for t in store.tasks.values() if t.lease is not None}
+    now = store.clock()
+    if not any(t.status == Status.IN_PROGRESS and t.lease is not None and t.lease.expires_at <= now for t in store.tasks.values()):
+        return []  # judged on the freshly synced index: no need to make every writer wait on the lock
     log_size = _size(store.history_path)
     reclaimed = store.reclaim_expired(actor=COORDINATOR)
     if not reclaimed:
@@ -180,6 +183,8 @@ def assign_ready_tasks(
     """
     limit = settings.coordinator.max_tasks_per_agent
     assigned: list[Assignment] = []
+    if not live_agents or not store.graph.ready_ids():
+        return assigned  # nothing to hand out or no one to take it: skip the lock
     with store.layout.lock():
         store.sync()
         held = Counter(t.owner for t in store.tasks.values() if t.status == Status.IN_PROGRESS and t.owner)
