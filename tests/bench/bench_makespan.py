@@ -11,6 +11,10 @@ For 2, 4 and 8 workers and three DAG shapes (wide, deep, random) it prints the m
 coordinator's order (priority -> longest remaining critical path -> id) and of plain FIFO (id
 order) in the same run, each divided by the lower bound max(critical path, total work / workers).
 Target: coordinator <= 1.05 x bound.
+
+``--real`` also runs each DAG end to end with real processes (``board run --simulate``, time
+compressed by ``--scale``), which adds the machinery's own cost (process start-up aside: timed
+from the first claim to the last completion).
 """
 
 from __future__ import annotations
@@ -115,10 +119,42 @@ def simulate(dag: Dag, workers: int, order: AssignmentOrder, directory: Path) ->
     return (clock["now"] - start).total_seconds()
 
 
+def run_real(dag: Dag, workers: int, scale: float, directory: Path) -> float:
+    """Makespan of a real ``board run``: coordinator and worker processes, simulated work
+    lasting ``estimate * scale`` wall seconds; from the first claim to the last completion."""
+    import subprocess
+
+    from board.coordinator.run import Supervisor
+
+    store = Store.open(directory, create=True)
+    for i, (duration, blockers) in enumerate(dag):
+        store.create(f"task {i}", blocked_by=[str(b + 1) for b in blockers], metadata={"estimate": duration})
+    (directory / ".tasks" / "board.toml").write_text("[lease]\nseconds = 10\n[coordinator]\ntick_seconds = 0.2\n")
+    worker_args = ["--simulate", "--fail-rate", "0", "--toolcall-fail-rate", "0", "--time-scale", str(scale), "--steps", "1", "1"]
+    supervisor = Supervisor(directory, workers=workers, worker_args=worker_args, child_output=subprocess.DEVNULL, log=open("/dev/null", "w"))
+    try:
+        supervisor.start()
+        progress = supervisor.wait_until_settled(poll_seconds=0.05, quiet=True)
+    finally:
+        supervisor.stop()
+    assert progress.all_done, progress.unfinished
+    history = store.history()
+    first = min(_when(r["ts"]) for r in history if r["op"] == "claim")
+    last = max(_when(r["ts"]) for r in history if r["op"].startswith("status:completed"))
+    return (last - first).total_seconds()
+
+
+def _when(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=120)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--real", action="store_true", help="also run each DAG with real processes (board run --simulate), time compressed")
+    parser.add_argument("--real-tasks", type=int, default=60)
+    parser.add_argument("--scale", type=float, default=0.02, help="wall seconds per estimated second in --real runs (default 0.02)")
     args = parser.parse_args()
     shapes: dict[str, Callable[[random.Random, int], Dag]] = {"wide": wide_dag, "deep": deep_dag, "random": random_dag}
     print(f"{args.tasks} tasks per DAG, seed {args.seed}, lognormal durations (median 10 s); fake clock, real board")
@@ -134,6 +170,18 @@ def main() -> None:
                 worst = max(worst, ours / bound)
                 print(f"{shape:<7}{workers:>8}{bound:>9.1f}{critical:>8.1f}{work / workers:>9.1f}{ours:>9.1f}{ours / bound:>8.3f}{fifo:>9.1f}{fifo / bound:>8.3f}")
     print(f"worst coordinator ratio: {worst:.3f} (target <= 1.05)")
+    if not args.real:
+        return
+    print()
+    print(f"real processes: {args.real_tasks} tasks per DAG, 1 estimated second = {args.scale} s of wall time")
+    print(f"{'dag':<7}{'workers':>8}{'bound s':>9}{'run s':>8}{'/bound':>8}")
+    with tempfile.TemporaryDirectory() as scratch:
+        for shape, make in shapes.items():
+            dag = make(random.Random(f"{args.seed}:{shape}"), args.real_tasks)
+            for workers in (2, 4, 8):
+                bound = lower_bound(dag, workers)[0] * args.scale
+                took = run_real(dag, workers, args.scale, Path(scratch, f"real-{shape}-{workers}"))
+                print(f"{shape:<7}{workers:>8}{bound:>9.2f}{took:>8.2f}{took / bound:>8.3f}")
 
 
 if __name__ == "__main__":
