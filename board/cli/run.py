@@ -12,6 +12,7 @@ from pathlib import Path
 from board.cli import add_command
 from board.cli.output import print_json
 from board.errors import BoardError
+from board.store import Store
 
 #: Position of these commands in --help.
 ORDER = 30
@@ -169,6 +170,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     command = _command(args)
     workspace = Path(args.workspace).resolve()
+    Store.open(workspace)  # no board there is one clear error, and nothing gets created
     output = None if args.verbose else _run_log(workspace)
     supervisor = Supervisor(workspace, workers=args.workers, worker_args=_worker_args(args, command), child_output=output)
     try:

@@ -336,3 +336,14 @@ def test_run_uses_a_coordinator_that_is_already_running(workspace):
     finally:
         coordinator.send_signal(signal.SIGTERM)
         coordinator.wait(timeout=10)
+
+
+def test_run_outside_a_board_is_an_error_and_creates_nothing(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "board", "run", "--simulate", "-w", str(tmp_path)], env={"PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and "no board in" in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_run_on_an_empty_board_is_done_at_once(workspace):
+    done = subprocess.run([sys.executable, "-m", "board", "run", "--simulate", "-w", str(workspace)], env={"PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0 and "done: the board has no tasks" in done.stdout
