@@ -287,8 +287,8 @@ def test_the_coordinator_reacts_to_changes_without_waiting_for_its_period(worksp
         store.create("new work")
         register_agent(store.state_dir, "idle-agent", kind="test")
         started = time.monotonic()
-        wait_for(lambda: store.sync() is not None and store.get("1").owner == "idle-agent", timeout=5, what="the assignment")
-        assert time.monotonic() - started < 2
+        wait_for(lambda: store.sync() is not None and store.get("1").owner == "idle-agent", timeout=10, what="the assignment")
+        assert time.monotonic() - started < 5  # the period is 60 s: only the file change explains this
     finally:
         coordinator.send_signal(signal.SIGTERM)
         coordinator.wait(timeout=10)
