@@ -1,0 +1,127 @@
+"""One kanban column: a line-rendered, virtual list of cards (thousands of tasks, no child widgets)."""
+
+from __future__ import annotations
+
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.cache import LRUCache
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from board.ui.card import CARD_HEIGHT, STYLE_NAMES, CardView, card_lines, component_class
+from board.ui.lanes import LANE_TITLES, Lane
+
+GUTTER = {"selected": "▌", "blocker": "▲", "dependent": "▼", "": "▎"}
+
+
+class TaskColumn(ScrollView, can_focus=False):
+    """Cards of one lane. The board above it owns the cursor and keys; a click posts ``CardClicked``."""
+
+    COMPONENT_CLASSES = {component_class("task-column", name) for name in STYLE_NAMES}
+
+    class CardClicked(Message):
+        def __init__(self, column: TaskColumn, task_id: str) -> None:
+            self.column = column
+            self.task_id = task_id
+            super().__init__()
+
+        @property
+        def control(self) -> TaskColumn:
+            return self.column
+
+    def __init__(self, lane: Lane, view: CardView, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.lane = lane
+        self.view = view
+        self.ids: list[str] = []
+        self.focused_board = False
+        self._styles: dict[str, Style] | None = None
+        self._cache: LRUCache[tuple[object, ...], Strip] = LRUCache(1024)
+        self.border_title = LANE_TITLES[lane]
+
+    # -- attributes set by the board ----------------------------------------------------------
+
+    def set_ids(self, ids: list[str]) -> None:
+        """Show these ids (the board's sorted list for this lane, shared, not copied)."""
+        self.ids = ids
+        self.virtual_size = Size(self.size.width, len(ids) * CARD_HEIGHT)
+        self.border_subtitle = f"{len(ids):,}"
+        self.refresh()
+
+    def refresh_card(self, index: int) -> None:
+        self.refresh_lines(index * CARD_HEIGHT, CARD_HEIGHT)
+
+    def scroll_to_card(self, index: int, *, animate: bool = False) -> None:
+        self.scroll_to_region(Region(0, index * CARD_HEIGHT, 1, CARD_HEIGHT), animate=animate, immediate=True)
+
+    def card_at(self, y: int) -> int | None:
+        index = (int(self.scroll_y) + y) // CARD_HEIGHT
+        return index if 0 <= index < len(self.ids) else None
+
+    def first_visible_card(self) -> int:
+        return int(self.scroll_y) // CARD_HEIGHT
+
+    # -- rendering ----------------------------------------------------------------------------
+
+    def notify_style_update(self) -> None:
+        self._styles = None
+        self._cache.clear()
+        super().notify_style_update()
+
+    @property
+    def styles_by_name(self) -> dict[str, Style]:
+        if self._styles is None:
+            self._styles = {
+                name: self.get_component_rich_style(component_class("task-column", name), partial=True)
+                for name in STYLE_NAMES
+            }
+        return self._styles
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        base = self.rich_style
+        index, line = divmod(int(self.scroll_y) + y, CARD_HEIGHT)
+        if index >= len(self.ids) or line == CARD_HEIGHT - 1:
+            return Strip.blank(width, base)
+        task_id = self.ids[index]
+        task = self.view.graph.tasks.get(task_id)
+        if task is None:
+            return Strip.blank(width, base)
+        relation = self.view.relation(task_id)
+        key = (task_id, task.version, id(task), line, width, relation, self.focused_board, self.view.now().replace(second=0, microsecond=0), self.view.states.get(task_id))
+        strip = self._cache.get(key)
+        if strip is None:
+            strip = self._render_card_line(task, line, width, relation, base)
+            self._cache[key] = strip
+        return strip
+
+    def _render_card_line(self, task, line: int, width: int, relation: str, base: Style) -> Strip:
+        styles = self.styles_by_name
+        text_width = max(1, width - 2)
+        lines = card_lines(task, self.view, text_width, styles)
+        state_style = styles.get(self.view.states.get(task.id, str(task.status)), Style())
+        gutter_style = state_style
+        if relation == "blocker":
+            gutter_style = styles["blocker"]
+        elif relation == "dependent":
+            gutter_style = styles["dependent"]
+        row = Text(no_wrap=True)
+        row.append(GUTTER[relation], gutter_style)
+        row.append_text(lines[line])
+        row.append(" ")
+        if relation == "selected":
+            row.stylize(styles["selected"] if self.focused_board else styles["related"])
+        elif relation:
+            row.stylize(styles["related"])
+        strip = Strip(row.render(self.app.console), row.cell_len)
+        return strip.crop_extend(0, width, base).apply_style(base).simplify()
+
+    # -- input --------------------------------------------------------------------------------
+
+    def on_click(self, event: events.Click) -> None:
+        index = self.card_at(event.y)
+        if index is not None:
+            self.post_message(self.CardClicked(self, self.ids[index]))
