@@ -29,7 +29,7 @@ from board.status import Status, check_transition
 from board.store import Store, TasksDirLayout
 from board.ui.board_alerts import Alert, board_alerts, merge_alerts, parse_coordinator_alerts
 from board.ui.card import CardView
-from board.ui.lanes import Lanes, display_state
+from board.ui.lanes import Lane, Lanes, display_state
 from board.ui.messages import AgentsChanged, BoardChanged, CoordinatorAlertsChanged, TaskLogChanged
 from board.ui.task_filter import TaskQuery
 from board.ui.themes import DEFAULT_THEME, load_themes, remember_theme, remembered_theme
@@ -100,8 +100,8 @@ class BoardApp(App[None]):
         Binding("a", "assign", "Assign", id="task.assign"),
         Binding("slash", "filter", "Filter", id="view.filter"),
         Binding("g", "toggle_view", "Graph/kanban", id="view.toggle"),
-        Binding("x", "toggle_cancelled", "Cancelled", show=False, id="view.cancelled"),
-        Binding("i", "toggle_panels", "Panels", show=False, id="view.panels"),
+        Binding("x", "toggle_cancelled", "Show/hide cancelled", show=False, id="view.cancelled"),
+        Binding("i", "toggle_panels", "Agents and alerts panels", show=False, id="view.panels"),
         Binding("t", "next_theme", "Theme", id="view.theme"),
         Binding("question_mark", "help", "Help", id="app.help"),
         Binding("q", "quit", "Quit", id="app.quit"),
@@ -145,6 +145,8 @@ class BoardApp(App[None]):
         self._alerts_pending = False
         self._watcher: BoardWatcher | None = None
         self._theme_problems: list[str] = []
+        #: Set once the user toggles the panels; until then they follow the terminal width.
+        self._panels_chosen: bool | None = None
         self._board_themes: list[str] = []
         self._register_themes()
 
@@ -185,6 +187,7 @@ class BoardApp(App[None]):
         self.header_bar = self.query_one(BoardHeader)
         self.graph_view.visible_ids = self.lanes.placed_ids
         self.kanban.focus()
+        self.on_resize()
         self._update_header()
         for problem in self._theme_problems:
             self.notify(problem, title="Theme", severity="warning", timeout=8)
@@ -221,6 +224,9 @@ class BoardApp(App[None]):
         self._post_side_files(agents=True, alerts=True)
         if not self.watch_files:
             return
+        with self.store_lock:
+            # Catch the history offset up now, so the first write does not re-read the log.
+            self.store.sync()
         self._watcher = watcher = BoardWatcher(self.layout_.tasks_dir, reconcile_seconds=self.reconcile_seconds)
         for batch in watcher.batches():
             with self.store_lock:
@@ -296,6 +302,7 @@ class BoardApp(App[None]):
             edges_changed = True
         if not changed:
             return changed
+        before = self.lanes.lane_index(self.view.selected) if self.view.selected else None
         affected = set(changed)
         for task_id in changed:
             affected |= self.graph.dependents(task_id)
@@ -313,7 +320,7 @@ class BoardApp(App[None]):
             self._refresh_relations()
             self.graph_view.board_changed(structure=edges_changed, task_ids=affected)
             self._update_header()
-            self._reselect_if_gone()
+            self._reselect_if_gone(before)
         if self.loaded:
             self._schedule_alerts(structure=edges_changed or any(self.graph.tasks.get(t) is None or self.graph.tasks[t].status == Status.WAITING for t in changed))
             self._announce_if_done()
@@ -323,9 +330,15 @@ class BoardApp(App[None]):
                 refresh(changed)
         return changed
 
-    def _reselect_if_gone(self) -> None:
+    def _reselect_if_gone(self, before: tuple[Lane, int] | None = None) -> None:
+        """The selected task left the view (filtered, hidden, deleted): select its neighbour."""
         selected = self.view.selected
-        if selected is not None and self.lanes.lane_index(selected) is None and self.loaded:
+        if selected is None or self.lanes.lane_index(selected) is not None or not self.loaded:
+            return
+        if before is not None and self.lanes.ids[before[0]]:
+            lane, index = before
+            self.select(self.lanes.ids[lane][min(index, len(self.lanes.ids[lane]) - 1)])
+        else:
             self.kanban.select_first()
 
     def _refresh_relations(self) -> None:
@@ -348,7 +361,7 @@ class BoardApp(App[None]):
             parts.append("showing cancelled")
         if self.readonly:
             parts.append("READ-ONLY")
-        self.header_bar.title_text = str(self.workspace)
+        self.header_bar.title_text = self.workspace.name or str(self.workspace)
         self.header_bar.detail_text = " · ".join(parts) + " "
 
     def _announce_if_done(self) -> None:
@@ -447,6 +460,7 @@ class BoardApp(App[None]):
             self.kanban.reveal_selection()
             self.graph_view.visible_ids = self.lanes.placed_ids
         self.kanban.focus()
+        self.on_resize()
         self._update_header()
 
     def action_toggle_cancelled(self) -> None:
@@ -457,7 +471,15 @@ class BoardApp(App[None]):
         self._reselect_if_gone()
 
     def action_toggle_panels(self) -> None:
-        self.query_one("#side").toggle_class("hidden")
+        self._panels_chosen = not self.query_one("#side").has_class("hidden")
+        self.query_one("#side").set_class(self._panels_chosen, "hidden")
+
+    def on_resize(self) -> None:
+        """Narrow terminals give the columns the room; ``i`` still shows the panels."""
+        narrow = self.size.width < 120
+        if self._panels_chosen is None:
+            self.query_one("#side").set_class(narrow, "hidden")
+        self.query_one(Footer).compact = narrow
 
     def action_filter(self) -> None:
         from board.ui.screens.filter import FilterScreen

@@ -111,7 +111,7 @@ class DetailScreen(Screen[None]):
         filled, empty = progress_bar(app.view.progress(task), 20)
         calls = task.tool_calls
         rows: list[tuple[str, str]] = [
-            ("status", f"{task.status} ({state})"),
+            ("status", str(task.status) if state == str(task.status) else f"{task.status} ({state})"),
             ("priority", str(task.priority)),
             ("owner", task.owner or "—"),
             ("active form", task.active_form or "—"),
@@ -171,8 +171,7 @@ class DetailScreen(Screen[None]):
         if not options:
             options.append(Option(Text("no dependencies", style="dim"), disabled=True))
         deps.add_options(options)
-        if highlighted is not None and highlighted < deps.option_count:
-            deps.highlighted = highlighted
+        deps.highlighted = highlighted if highlighted is not None and highlighted < deps.option_count else 0
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if event.option.id and ":" in event.option.id:
@@ -204,7 +203,7 @@ class DetailScreen(Screen[None]):
             timeline.append(f"{record.get('actor', '?')}: ", style="bold")
             timeline.append(str(record.get("op", "")))
             changes = record.get("changes")
-            if isinstance(changes, dict) and changes:
+            if isinstance(changes, dict) and changes and record.get("op") != "create":
                 shown = []
                 for key, value in list(changes.items())[:4]:
                     if isinstance(value, list) and len(value) == 2 and not isinstance(value[1], (dict, list)):

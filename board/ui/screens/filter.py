@@ -24,6 +24,11 @@ class FilterScreen(ModalScreen[str | None]):
             yield Input(self.current, placeholder="text  @owner  status:ready  priority:high  #12", id="filter-input")
             yield Label("enter: apply (empty clears) · escape: keep the current filter", id="detail")
 
+    def on_mount(self) -> None:
+        field = self.query_one(Input)
+        field.cursor_blink = getattr(self.app, "live_clock", True)
+        field.focus()
+
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value)
 

@@ -10,7 +10,6 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from board.ui.task_filter import __doc__ as FILTER_HELP
 
 MOVES = [
     ("↑ ↓ ← → / h j k l", "move between cards (graph: nodes and waves)"),
@@ -18,6 +17,13 @@ MOVES = [
     ("ctrl+p", "command palette: actions, themes, jump to a task"),
     ("escape", "clear the filter; close a dialog"),
 ]
+
+
+FILTER_HELP = (
+    "Filter (/): words match the id, subject or owner; @alice or owner:alice; status:ready, "
+    "status:waiting-deps, status:fail; priority:high; #12. All terms must match; an empty filter "
+    "or escape on the board clears it."
+)
 
 
 class HelpScreen(ModalScreen[None]):
@@ -42,7 +48,7 @@ class HelpScreen(ModalScreen[None]):
             "\nColumns: Waiting on deps · Ready · In progress (paused, needs-you badges) · Blocked/Failed · Done.\n"
             "Cards: #id, priority (‼ critical ! high · medium ↓ low), owner, age; progress, ⚒ tool calls, "
             "✗ failed calls, ⧗ open dependencies. ▲ marks the selected task's blockers, ▼ its dependents.\n\n"
-            + (FILTER_HELP or "").strip()
+            + FILTER_HELP
         )
         with VerticalScroll(id="dialog"):
             yield Static("Keys", id="question")
