@@ -40,8 +40,10 @@ from board.ui.widgets.graph_view import GraphView
 from board.ui.widgets.kanban import KanbanBoard
 from board.watch import BoardWatcher
 
-#: Tasks per message during the first read, so a huge board shows up while it loads.
-LOAD_CHUNK = 1500
+#: The first read posts this many tasks first, so a huge board shows something at once, then
+#: posts the rest in chunks this size (each chunk re-sorts the lanes, so not too many).
+FIRST_CHUNK = 400
+LOAD_CHUNK = 4000
 HUMAN_ACTOR = "human"
 
 
@@ -88,7 +90,7 @@ class BoardApp(App[None]):
     | / | filter | g | kanban / graph | t | next theme | ? | help | q | quit |
     """
 
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).with_name("app.tcss")
     TITLE = "board"
     COMMANDS = App.COMMANDS | {TaskCommands}
     BINDINGS = [
@@ -142,6 +144,7 @@ class BoardApp(App[None]):
         self.loaded = False
         self.task_query = TaskQuery("")
         self._all_done_announced = False
+        self._layout_stale = False
         self._alerts_pending = False
         self._watcher: BoardWatcher | None = None
         self._theme_problems: list[str] = []
@@ -214,13 +217,13 @@ class BoardApp(App[None]):
         paths = list(self.layout_.task_paths())
         if not paths:
             self.post_message(BoardChanged(invalid={}, loaded=True))
-        for start in range(0, len(paths), LOAD_CHUNK):
-            chunk = paths[start : start + LOAD_CHUNK]
+        bounds = [0, *range(FIRST_CHUNK, len(paths), LOAD_CHUNK), len(paths)]
+        for start, end in zip(bounds, bounds[1:]):
             with self.store_lock:
-                changes = self.store.reread(chunk)
+                changes = self.store.reread(paths[start:end])
                 tasks = [self.store.tasks[i] for i in changes.changed if i in self.store.tasks]
                 invalid = dict(self.store.invalid)
-            self.post_message(BoardChanged(tasks=tasks, invalid=invalid, loaded=start + LOAD_CHUNK >= len(paths)))
+            self.post_message(BoardChanged(tasks=tasks, invalid=invalid, loaded=end == len(paths)))
         self._post_side_files(agents=True, alerts=True)
         if not self.watch_files:
             return
@@ -264,16 +267,33 @@ class BoardApp(App[None]):
     # -- applying changes (app thread) --------------------------------------------------------
 
     def on_board_changed(self, message: BoardChanged) -> None:
-        self.apply_tasks(message.tasks, message.removed)
+        if not self.loaded and not message.loaded and len(self.graph):
+            # Middle of the first read of a big board: the first chunk is on screen already;
+            # placing every chunk in the lanes would only slow the read down.
+            self._put_without_layout(message.tasks)
+        else:
+            self.apply_tasks(message.tasks, message.removed)
         if message.invalid is not None and message.invalid != self.invalid:
             self.invalid = message.invalid
             self._schedule_alerts()
         if message.loaded and not self.loaded:
             self.loaded = True
+            if self._layout_stale:
+                self._layout_stale = False
+                self.lanes.rebuild(self.graph)
+                self.kanban.show_lanes()
             self._update_header()
             if self.view.selected is None:
                 self.kanban.select_first()
             self._schedule_alerts()
+
+    def _put_without_layout(self, tasks: Iterable[Task]) -> None:
+        for task in tasks:
+            if task.parent:
+                self.subtasks.setdefault(task.parent, set()).add(task.id)
+            self.graph.put(task)
+        self._layout_stale = True
+        self.header_bar.show_counts(self.lanes.counts, f"loading… {len(self.graph):,} tasks read")
 
     def apply_tasks(self, tasks: Iterable[Task], removed: Iterable[str] = ()) -> set[str]:
         """Put newer task versions into the displayed board; redraw only the cards they touch."""

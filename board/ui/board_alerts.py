@@ -29,6 +29,10 @@ class Alert:
         return (SEVERITY_RANK.get(self.severity, 3), self.kind, self.message)
 
 
+#: Past this many alerts of one kind, the panel shows one summary line for the kind.
+GROUP_ABOVE = 5
+
+
 def board_alerts(graph: TaskGraph, invalid: dict[str, str]) -> list[Alert]:
     found = [Alert("file.invalid", "error", f"{Path(path).name}: {reason}") for path, reason in sorted(invalid.items())]
     for problem in graph.problems():
@@ -37,6 +41,23 @@ def board_alerts(graph: TaskGraph, invalid: dict[str, str]) -> list[Alert]:
     for task_id in waiting:
         found.append(Alert("human.waiting", "info", f"#{task_id} is waiting for a person: {graph.tasks[task_id].subject}", (task_id,)))
     return found
+
+
+def grouped(alerts: list[Alert]) -> list[Alert]:
+    """Many alerts of one kind read better as one line: "589 × human.waiting: #12, #40, #41…"."""
+    by_kind: dict[str, list[Alert]] = {}
+    for alert in alerts:
+        by_kind.setdefault(alert.kind, []).append(alert)
+    result = []
+    for kind, members in by_kind.items():
+        if len(members) <= GROUP_ABOVE:
+            result.extend(members)
+            continue
+        tasks = [t for a in members for t in a.tasks]
+        named = ", ".join(f"#{t}" for t in tasks[:6]) + ("…" if len(tasks) > 6 else "")
+        first = members[0]
+        result.append(Alert(kind, first.severity, f"{len(members):,} alerts: {named or first.message}", tuple(tasks)))
+    return sorted(result, key=lambda a: a.rank)
 
 
 def parse_coordinator_alerts(raw: bytes) -> list[Alert]:

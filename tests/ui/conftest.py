@@ -56,10 +56,3 @@ async def wait_for(pilot: Pilot, condition, timeout: float = 10.0, message: str 
 def anyio_backend() -> str:
     return "asyncio"
 
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Run this folder's ``async def`` tests with anyio's plugin (it ships with watchfiles)."""
-    for item in items:
-        function = getattr(item, "function", None)
-        if function is not None and asyncio.iscoroutinefunction(function):
-            item.add_marker(pytest.mark.anyio)

@@ -5,9 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from board.status import Status
 from board.ui.messages import BoardChanged
 from tests.ui.conftest import make_app, settled, wait_for
+
+pytestmark = pytest.mark.anyio  # async tests run on asyncio (anyio ships with watchfiles)
 
 
 def on_disk(workspace: Path, task_id: str) -> dict:

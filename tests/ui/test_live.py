@@ -7,10 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from board.status import Status
 from board.ui.lanes import Lane
 from tests.conftest import REPO
 from tests.ui.conftest import make_app, settled, wait_for
+
+pytestmark = pytest.mark.anyio  # async tests run on asyncio (anyio ships with watchfiles)
 
 
 def run_board(*args: str) -> None:

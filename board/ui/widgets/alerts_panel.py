@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
-from board.ui.board_alerts import Alert
+from board.ui.board_alerts import Alert, grouped
 
 SEVERITY_MARK = {"error": "✗", "warning": "!", "info": "i"}
 
@@ -19,7 +19,8 @@ class AlertsPanel(Widget):
         self.border_title = "Alerts"
 
     def show_alerts(self, alerts: list[Alert]) -> None:
-        self.alerts = alerts
+        """Show these alerts; many of one kind collapse into one line (the detail view lists each)."""
+        self.alerts = grouped(alerts)
         self.border_subtitle = str(len(alerts))
         self.refresh(layout=True)
 

@@ -39,7 +39,8 @@ class TaskColumn(ScrollView, can_focus=False):
         self.ids: list[str] = []
         self.focused_board = False
         self._styles: dict[str, Style] | None = None
-        self._cache: LRUCache[tuple[object, ...], Strip] = LRUCache(1024)
+        self._base: Style | None = None
+        self._cache: LRUCache[tuple[object, ...], list[Strip]] = LRUCache(512)
         self.border_title = LANE_TITLES[lane]
 
     # -- attributes set by the board ----------------------------------------------------------
@@ -47,9 +48,30 @@ class TaskColumn(ScrollView, can_focus=False):
     def set_ids(self, ids: list[str]) -> None:
         """Show these ids (the board's sorted list for this lane, shared, not copied)."""
         self.ids = ids
-        self.virtual_size = Size(self.size.width, len(ids) * CARD_HEIGHT)
+        self._set_virtual_height(len(ids) * CARD_HEIGHT)
         self.border_subtitle = f"{len(ids):,}"
         self.refresh()
+
+    def _set_virtual_height(self, height: int) -> None:
+        """Resize the scrollable area without a screen relayout.
+
+        Assigning ``virtual_size`` lays out the whole screen and repaints every widget (tens of
+        ms on a big board, for each card that changes column). The column's own box does not
+        change, so update the reactive quietly and just the scrollbar; only when the scrollbar
+        appears or disappears is a real layout needed.
+        """
+        size = Size(self.size.width, height)
+        if size == self.virtual_size:
+            return
+        if not self.is_mounted or not self.size.width:
+            self.virtual_size = size
+            return
+        had_scrollbar = self.show_vertical_scrollbar
+        self.set_reactive(TaskColumn.virtual_size, size)
+        self._scroll_update(size)
+        if self.show_vertical_scrollbar != had_scrollbar:
+            self.refresh(layout=True)
+        self.scroll_y = self.validate_scroll_y(self.scroll_y)
 
     def refresh_card(self, index: int) -> None:
         self.refresh_lines(index * CARD_HEIGHT, CARD_HEIGHT)
@@ -66,7 +88,13 @@ class TaskColumn(ScrollView, can_focus=False):
 
     # -- rendering ----------------------------------------------------------------------------
 
+    def _base_style(self) -> Style:
+        if self._base is None:
+            self._base = self.rich_style
+        return self._base
+
     def notify_style_update(self) -> None:
+        self._base = None
         self._styles = None
         self._cache.clear()
         super().notify_style_update()
@@ -82,7 +110,7 @@ class TaskColumn(ScrollView, can_focus=False):
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        base = self.rich_style
+        base = self._base_style()
         index, line = divmod(int(self.scroll_y) + y, CARD_HEIGHT)
         if index >= len(self.ids) or line == CARD_HEIGHT - 1:
             return Strip.blank(width, base)
@@ -91,33 +119,40 @@ class TaskColumn(ScrollView, can_focus=False):
         if task is None:
             return Strip.blank(width, base)
         relation = self.view.relation(task_id)
-        key = (task_id, task.version, id(task), line, width, relation, self.focused_board, self.view.now().replace(second=0, microsecond=0), self.view.states.get(task_id))
-        strip = self._cache.get(key)
-        if strip is None:
-            strip = self._render_card_line(task, line, width, relation, base)
-            self._cache[key] = strip
-        return strip
+        key = (
+            task_id, task.version, id(task), width, relation, self.focused_board,
+            self.view.now().replace(second=0, microsecond=0), self.view.states.get(task_id),
+        )
+        strips = self._cache.get(key)
+        if strips is None:
+            strips = self._render_card(task, width, relation, base)
+            self._cache[key] = strips
+        return strips[line]
 
-    def _render_card_line(self, task, line: int, width: int, relation: str, base: Style) -> Strip:
+    def _render_card(self, task, width: int, relation: str, base: Style) -> list[Strip]:
         styles = self.styles_by_name
-        text_width = max(1, width - 2)
-        lines = card_lines(task, self.view, text_width, styles)
-        state_style = styles.get(self.view.states.get(task.id, str(task.status)), Style())
-        gutter_style = state_style
+        lines = card_lines(task, self.view, max(1, width - 2), styles)
+        gutter_style = styles.get(self.view.states.get(task.id, str(task.status)), Style())
         if relation == "blocker":
             gutter_style = styles["blocker"]
         elif relation == "dependent":
             gutter_style = styles["dependent"]
-        row = Text(no_wrap=True)
-        row.append(GUTTER[relation], gutter_style)
-        row.append_text(lines[line])
-        row.append(" ")
+        highlight = None
         if relation == "selected":
-            row.stylize(styles["selected"] if self.focused_board else styles["related"])
+            highlight = styles["selected"] if self.focused_board else styles["related"]
         elif relation:
-            row.stylize(styles["related"])
-        strip = Strip(row.render(self.app.console), row.cell_len)
-        return strip.crop_extend(0, width, base).apply_style(base).simplify()
+            highlight = styles["related"]
+        console = self.app.console
+        strips = []
+        for text in lines:
+            row = Text(GUTTER[relation], gutter_style, no_wrap=True)
+            row.append_text(text)
+            row.append(" ")
+            if highlight is not None:
+                row.stylize(highlight)
+            strip = Strip(row.render(console), row.cell_len)
+            strips.append(strip.crop_extend(0, width, base).apply_style(base).simplify())
+        return strips
 
     # -- input --------------------------------------------------------------------------------
 
