@@ -53,7 +53,7 @@ def grouped(alerts: list[Alert]) -> list[Alert]:
         if len(members) <= GROUP_ABOVE:
             result.extend(members)
             continue
-        tasks = [t for a in members for t in a.tasks]
+        tasks = sorted_ids(dict.fromkeys(t for a in members for t in a.tasks))
         named = ", ".join(f"#{t}" for t in tasks[:6]) + ("…" if len(tasks) > 6 else "")
         first = members[0]
         result.append(Alert(kind, first.severity, f"{len(members):,} alerts: {named or first.message}", tuple(tasks)))

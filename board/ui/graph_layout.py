@@ -2,8 +2,10 @@
 
 Each wave is a column of one-line nodes on even rows; the odd rows between them are free lanes.
 An edge between neighbouring waves turns once in the gap before its target; a longer edge drops
-into the free lane under its target's row, runs along it, and climbs into the target. Cells keep
-a bitmask of directions, so crossing and merging edges become the right junction characters.
+into the free lane under its target's row, runs along it, and climbs into the target. Edges are
+kept as segments (a big board has millions of edge cells) and turned into a row of cells only
+when that row is drawn: each cell gets a bitmask of directions, so crossing and merging edges
+become the right junction characters.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ BOX = {
     UP | DOWN | LEFT | RIGHT: "┼", LEFT: "─", RIGHT: "─", UP: "│", DOWN: "│",
 }
 ARROW = "▶"
+#: Vertical segments are indexed by blocks of this many rows.
+ROW_BLOCK = 64
 
 
 @dataclass
@@ -29,10 +33,10 @@ class GraphLayout:
     columns: list[list[str]] = field(default_factory=list)
     #: (wave, index) of every task.
     position: dict[str, tuple[int, int]] = field(default_factory=dict)
-    #: Per row, per x: direction bits of edge cells.
-    cells: dict[int, dict[int, int]] = field(default_factory=dict)
-    #: Cells on an edge of the critical path.
-    critical_cells: set[tuple[int, int]] = field(default_factory=set)
+    #: Horizontal edge segments per row: (x0, x1, on the critical path).
+    horizontals: dict[int, list[tuple[int, int, bool]]] = field(default_factory=dict)
+    #: Vertical edge segments (x, y0, y1, critical), filed under every block of rows they cross.
+    vertical_blocks: dict[int, list[tuple[int, int, int, bool]]] = field(default_factory=dict)
     critical: set[str] = field(default_factory=set)
     width: int = 0
     height: int = 0
@@ -44,6 +48,21 @@ class GraphLayout:
     @staticmethod
     def node_y(index: int) -> int:
         return 2 * index
+
+    def row_cells(self, y: int) -> dict[int, tuple[int, bool]]:
+        """Edge cells of one row: x -> (direction bits, on the critical path)."""
+        cells: dict[int, tuple[int, bool]] = {}
+        for x0, x1, critical in self.horizontals.get(y, ()):
+            for x in range(x0, x1 + 1):
+                bits = (LEFT if x > x0 else 0) | (RIGHT if x < x1 else 0)
+                old_bits, old_critical = cells.get(x, (0, False))
+                cells[x] = (old_bits | bits, old_critical or critical)
+        for x, y0, y1, critical in self.vertical_blocks.get(y // ROW_BLOCK, ()):
+            if y0 <= y <= y1:
+                bits = (UP if y > y0 else 0) | (DOWN if y < y1 else 0)
+                old_bits, old_critical = cells.get(x, (0, False))
+                cells[x] = (old_bits | bits, old_critical or critical)
+        return cells
 
     def node_at(self, wave: int, index: int) -> str | None:
         if 0 <= wave < len(self.columns) and 0 <= index < len(self.columns[wave]):
@@ -94,23 +113,14 @@ def _route(layout: GraphLayout, source: tuple[int, int], target: tuple[int, int]
     start = GraphLayout.node_x(source_col) + NODE_WIDTH
     entry = GraphLayout.node_x(target_col) - 2
     arrow_x = GraphLayout.node_x(target_col) - 1
-    marks: list[tuple[int, int]] = []
 
     def horizontal(y: int, x0: int, x1: int) -> None:
-        row = layout.cells.setdefault(y, {})
-        lo, hi = min(x0, x1), max(x0, x1)
-        for x in range(lo, hi + 1):
-            bits = (LEFT if x > lo else 0) | (RIGHT if x < hi else 0)
-            row[x] = row.get(x, 0) | bits
-            marks.append((x, y))
+        layout.horizontals.setdefault(y, []).append((min(x0, x1), max(x0, x1), critical))
 
     def vertical(x: int, y_from: int, y_to: int) -> None:
         lo, hi = min(y_from, y_to), max(y_from, y_to)
-        for y in range(lo, hi + 1):
-            bits = (UP if y > lo else 0) | (DOWN if y < hi else 0)
-            row = layout.cells.setdefault(y, {})
-            row[x] = row.get(x, 0) | bits
-            marks.append((x, y))
+        for block in range(lo // ROW_BLOCK, hi // ROW_BLOCK + 1):
+            layout.vertical_blocks.setdefault(block, []).append((x, lo, hi, critical))
 
     if target_col == source_col + 1:
         horizontal(y0, start, entry)
@@ -125,5 +135,3 @@ def _route(layout: GraphLayout, source: tuple[int, int], target: tuple[int, int]
         horizontal(lane, drop, entry)
         vertical(entry, lane, y1)
         horizontal(y1, entry, arrow_x)
-    if critical:
-        layout.critical_cells.update(marks)

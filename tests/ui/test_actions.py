@@ -183,3 +183,25 @@ async def test_board_complete_notification(workspace: Path) -> None:
         done = Store.open(workspace).set_status(task.id, "completed")
         app.post_message(BoardChanged(tasks=[done]))
         await wait_for(pilot, lambda: any("Every task is done" in n.message for n in app._notifications), message="done notice")
+
+
+async def test_graph_view_shares_the_selection(sample: Path) -> None:
+    app = make_app(sample)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        app.jump_to("1")
+        await pilot.press("g")
+        await pilot.pause()
+        assert app.graph_view.has_focus
+        await pilot.press("l")  # wave 1: #1's neighbours are #3 and #4
+        await pilot.pause()
+        assert app.view.selected in {"3", "4"}
+        await pilot.press("l", "j")
+        await pilot.pause()
+        chosen = app.view.selected
+        column, index = app.graph_view.graph_layout.position[chosen]
+        assert column == 2 and index >= 1
+        await pilot.press("g")  # back on the kanban, the same task is selected
+        await pilot.pause()
+        assert app.view.selected == chosen and app.kanban.has_focus
+        assert "30" in app.graph_view.graph_layout.critical  # the release ends the longest open chain

@@ -6,6 +6,7 @@ import json
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 from textual import work
@@ -153,7 +154,7 @@ class DetailScreen(Screen[None]):
             other = graph.tasks.get(other_id)
             label = Text(prefix)
             if other is None:
-                label.append(f"#{other_id} (missing)", style="red")
+                label.append(f"#{other_id} (missing)", style=self._theme_colour("error"))
             else:
                 label.append(f"#{other_id} ", style="bold")
                 label.append(f"[{display_state(other, graph)}] ")
@@ -172,6 +173,11 @@ class DetailScreen(Screen[None]):
             options.append(Option(Text("no dependencies", style="dim"), disabled=True))
         deps.add_options(options)
         deps.highlighted = highlighted if highlighted is not None and highlighted < deps.option_count else 0
+
+    def _theme_colour(self, name: str) -> Style:
+        """A colour from the current theme, for text built in code rather than CSS."""
+        value = self.app.theme_variables.get(name)
+        return Style(color=value) if value else Style()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if event.option.id and ":" in event.option.id:
@@ -223,7 +229,7 @@ class DetailScreen(Screen[None]):
         recent.append("Recent tool calls\n", style="bold")
         for call in reversed(calls):
             ok = call.get("ok", True)
-            recent.append("✓ " if ok else "✗ ", style="green" if ok else "red")
+            recent.append("✓ " if ok else "✗ ", style=self._theme_colour("success" if ok else "error"))
             recent.append(f"{str(call.get('ts', ''))[11:19]} ", style="dim")
             recent.append(f"{call.get('tool', '?')}", style="bold")
             recent.append(f" {call.get('agent', '')}")

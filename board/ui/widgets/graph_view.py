@@ -18,6 +18,10 @@ from board.ui.card import STYLE_NAMES, CardView, component_class
 from board.ui.graph_layout import ARROW, BOX, NODE_WIDTH, GraphLayout, layout_graph
 
 
+#: Up to this many tasks, any change relayouts the graph (tens of ms); above, only new edges do.
+RELAYOUT_LIMIT = 2000
+
+
 class GraphView(ScrollView, can_focus=True):
     """Shares the selection with the kanban.
 
@@ -59,16 +63,33 @@ class GraphView(ScrollView, can_focus=True):
     # -- attributes down ----------------------------------------------------------------------
 
     def board_changed(self, *, structure: bool, task_ids: set[str]) -> None:
-        """Tasks changed: relayout when shown (the critical path may move), else later."""
+        """Tasks changed. New edges mean a new layout; a status change only recolours its node,
+        except on boards small enough to relayout at once (the critical path may have moved)."""
         if not task_ids and not structure:
             return
-        self._dirty = True
-        if self.display and self.is_mounted and self.parent is not None and getattr(self.parent, "current", None) == self.id:
-            self._relayout()
+        shown = self.is_mounted and getattr(self.parent, "current", None) == self.id
+        if structure or len(self.graph) <= RELAYOUT_LIMIT:
+            self._dirty = True
+            if shown:
+                self._relayout()
+            return
+        self._refresh_nodes(task_ids)
+
+    def _refresh_nodes(self, task_ids: set[str]) -> None:
+        for task_id in task_ids:
+            place = self.graph_layout.position.get(task_id)
+            if place is not None:
+                row = GraphLayout.node_y(place[1])
+                self._rows.discard(row)
+                self.refresh_line(row)
 
     def selection_changed(self, previous: str | None, current: str | None) -> None:
-        self._rows.clear()
-        self.refresh()
+        related = {t for t in (previous, current) if t}
+        for task_id in list(related):
+            task = self.graph.tasks.get(task_id)
+            if task is not None:
+                related |= set(task.blocked_by) | self.graph.dependents(task_id)
+        self._refresh_nodes(related)
         self.reveal_selection()
 
     def _relayout(self) -> None:
@@ -121,7 +142,7 @@ class GraphView(ScrollView, can_focus=True):
         layout = self.graph_layout
         styles = self.styles_by_name
         line = Text(no_wrap=True)
-        cells = layout.cells.get(row, {})
+        cells = layout.row_cells(row)
         nodes: dict[int, str] = {}
         if row % 2 == 0:
             index = row // 2
@@ -146,10 +167,10 @@ class GraphView(ScrollView, can_focus=True):
                 line.append_text(self._node_text(nodes[x], styles))
                 x += NODE_WIDTH
                 continue
-            bits = cells.get(x)
+            bits, critical = cells.get(x, (0, False))
             if bits:
                 char = ARROW if (x + 1) in nodes else BOX.get(bits, "┼")
-                style = styles["critical-path"] if (x, row) in layout.critical_cells else styles["edge"]
+                style = styles["critical-path"] if critical else styles["edge"]
             else:
                 char, style = " ", None
             if style is not run_style:
