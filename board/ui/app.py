@@ -7,6 +7,7 @@ store, serialised by a lock. Only the app thread touches the displayed graph and
 
 from __future__ import annotations
 
+import gc
 import getpass
 import threading
 from collections.abc import Callable, Iterable
@@ -278,6 +279,9 @@ class BoardApp(App[None]):
             self._schedule_alerts()
         if message.loaded and not self.loaded:
             self.loaded = True
+            # The board read so far lives as long as the app: keep the cyclic garbage collector
+            # from walking it on every full collection (a 200 ms pause at 10,000 tasks).
+            gc.freeze()
             if self._layout_stale:
                 self._layout_stale = False
                 self.lanes.rebuild(self.graph)

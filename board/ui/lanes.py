@@ -123,9 +123,9 @@ class Lanes:
             self._keys[lane] = [key for key, _ in entries]
             self.ids[lane] = [task_id for _, task_id in entries]
 
-    def update(self, graph: TaskGraph, task_ids: Iterable[str]) -> set[Lane]:
-        """Re-place just these tasks; returns the lanes whose membership or order changed."""
-        touched: set[Lane] = set()
+    def update(self, graph: TaskGraph, task_ids: Iterable[str]) -> dict[Lane, int]:
+        """Re-place just these tasks; returns, per lane that changed, the first index that moved."""
+        touched: dict[Lane, int] = {}
         for task_id in task_ids:
             old_state = self._state.pop(task_id, None)
             if old_state is not None:
@@ -148,12 +148,12 @@ class Lanes:
                 index = bisect_left(self._keys[lane], key)
                 del self._keys[lane][index]
                 del self.ids[lane][index]
-                touched.add(lane)
+                touched[lane] = min(index, touched.get(lane, index))
             if new is not None:
                 lane, key = new
                 index = bisect_left(self._keys[lane], key)
                 self._keys[lane].insert(index, key)
                 self.ids[lane].insert(index, task_id)
                 self._placed[task_id] = new
-                touched.add(lane)
+                touched[lane] = min(index, touched.get(lane, index))
         return touched

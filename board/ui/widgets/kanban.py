@@ -57,10 +57,15 @@ class KanbanBoard(Horizontal, can_focus=True):
 
     # -- attributes down ----------------------------------------------------------------------
 
-    def show_lanes(self, lanes: set[Lane] | None = None) -> None:
-        """Re-read the lane lists (all, or just these) after the board changed."""
-        for lane in lanes if lanes is not None else Lane:
-            self.columns[lane].set_ids(self.lanes.ids[lane])
+    def show_lanes(self, changed_from: dict[Lane, int] | None = None) -> None:
+        """Re-read the lane lists after the board changed: all of them, or just the lanes given,
+        redrawing each from the first card that moved."""
+        if changed_from is None:
+            for lane in Lane:
+                self.columns[lane].set_ids(self.lanes.ids[lane])
+            return
+        for lane, index in changed_from.items():
+            self.columns[lane].set_ids(self.lanes.ids[lane], changed_from=index)
 
     def refresh_tasks(self, task_ids: set[str]) -> None:
         """Redraw just the cards of these tasks where they are visible."""

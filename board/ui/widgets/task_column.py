@@ -14,6 +14,8 @@ from textual.strip import Strip
 from board.ui.card import CARD_HEIGHT, STYLE_NAMES, CardView, card_lines, component_class
 from board.ui.lanes import LANE_TITLES, Lane
 
+#: Seconds a column's card count may lag behind a move.
+COUNT_DELAY = 0.3
 GUTTER = {"selected": "▌", "blocker": "▲", "dependent": "▼", "": "▎"}
 
 
@@ -40,17 +42,33 @@ class TaskColumn(ScrollView, can_focus=False):
         self.focused_board = False
         self._styles: dict[str, Style] | None = None
         self._base: Style | None = None
+        self._count_pending = False
         self._cache: LRUCache[tuple[object, ...], list[Strip]] = LRUCache(512)
         self.border_title = LANE_TITLES[lane]
 
     # -- attributes set by the board ----------------------------------------------------------
 
-    def set_ids(self, ids: list[str]) -> None:
-        """Show these ids (the board's sorted list for this lane, shared, not copied)."""
+    def set_ids(self, ids: list[str], *, changed_from: int | None = None) -> None:
+        """Show these ids (the board's sorted list for this lane, shared, not copied).
+
+        ``changed_from``: cards before this index are unchanged, so only the visible lines from
+        there down are redrawn (nothing, when the change is below the window).
+        """
         self.ids = ids
         self._set_virtual_height(len(ids) * CARD_HEIGHT)
-        self.border_subtitle = f"{len(ids):,}"
-        self.refresh()
+        if changed_from is None:
+            self._show_count()
+            self.refresh()
+            return
+        if not self._count_pending and self.border_subtitle != f"{len(ids):,}":
+            # A new count redraws the whole column (the border is part of every line), so on a
+            # busy board counts catch up at most a few times a second instead of on every move.
+            self._count_pending = True
+            self.set_timer(COUNT_DELAY, self._show_count)
+        top, bottom = int(self.scroll_y), int(self.scroll_y) + self.size.height
+        start = max(top, changed_from * CARD_HEIGHT)
+        if start < bottom:
+            self.refresh_lines(start, bottom - start)
 
     def _set_virtual_height(self, height: int) -> None:
         """Resize the scrollable area without a screen relayout.
@@ -72,6 +90,10 @@ class TaskColumn(ScrollView, can_focus=False):
         if self.show_vertical_scrollbar != had_scrollbar:
             self.refresh(layout=True)
         self.scroll_y = self.validate_scroll_y(self.scroll_y)
+
+    def _show_count(self) -> None:
+        self._count_pending = False
+        self.border_subtitle = f"{len(self.ids):,}"
 
     def refresh_card(self, index: int) -> None:
         self.refresh_lines(index * CARD_HEIGHT, CARD_HEIGHT)
