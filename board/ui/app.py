@@ -275,8 +275,12 @@ class BoardApp(App[None]):
         else:
             self.apply_tasks(message.tasks, message.removed)
         if message.invalid is not None and message.invalid != self.invalid:
+            appeared = sorted(set(message.invalid) - set(self.invalid))
             self.invalid = message.invalid
             self._schedule_alerts()
+            if appeared and self.loaded:
+                names = ", ".join(Path(p).name for p in appeared[:3]) + ("…" if len(appeared) > 3 else "")
+                self.notify(f"cannot read {names}; the last good copy stays on the board (see alerts, i)", title="Task file", severity="warning", timeout=6)
         if message.loaded and not self.loaded:
             self.loaded = True
             # The board read so far lives as long as the app: keep the cyclic garbage collector
@@ -287,6 +291,8 @@ class BoardApp(App[None]):
                 self.lanes.rebuild(self.graph)
                 self.kanban.show_lanes()
             self._update_header()
+            if self.invalid:
+                self.notify(f"{len(self.invalid)} task file(s) could not be read: see the alerts panel (i)", title="Task files", severity="warning", timeout=6)
             if self.view.selected is None:
                 self.kanban.select_first()
             self._schedule_alerts()
@@ -385,6 +391,9 @@ class BoardApp(App[None]):
             parts.append("showing cancelled")
         if self.readonly:
             parts.append("READ-ONLY")
+        serious = sum(1 for a in self.alerts if a.severity in ("error", "warning"))
+        if serious:
+            parts.insert(0, f"⚠ {serious} alert{'s' if serious != 1 else ''}")
         self.header_bar.title_text = self.workspace.name or str(self.workspace)
         self.header_bar.detail_text = " · ".join(parts) + " "
 
@@ -407,6 +416,7 @@ class BoardApp(App[None]):
         self._alerts_pending = False
         self.alerts = merge_alerts(board_alerts(self.graph, self.invalid), self.coordinator_alerts)
         self.query_one(AlertsPanel).show_alerts(self.alerts)
+        self._update_header()
 
     def on_task_log_changed(self, message: TaskLogChanged) -> None:
         for screen in self.screen_stack:
