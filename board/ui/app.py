@@ -46,6 +46,8 @@ from board.watch import BoardWatcher
 FIRST_CHUNK = 400
 LOAD_CHUNK = 4000
 HUMAN_ACTOR = "human"
+#: Below this width the agents and alerts panels start hidden, so the five columns stay legible.
+PANELS_MIN_WIDTH = 130
 
 
 def local_user() -> str:
@@ -510,7 +512,7 @@ class BoardApp(App[None]):
 
     def on_resize(self) -> None:
         """Narrow terminals give the columns the room; ``i`` still shows the panels."""
-        narrow = self.size.width < 120
+        narrow = self.size.width < PANELS_MIN_WIDTH
         if self._panels_chosen is None:
             self.query_one("#side").set_class(narrow, "hidden")
         self.query_one(Footer).compact = narrow

@@ -137,7 +137,9 @@ def card_lines(task: Task, view: CardView, width: int, styles: Mapping[str, Styl
     open_deps = len(view.graph.open_blockers(task)) if task.status == Status.PENDING else 0
     if open_deps:
         tail.append(f" ⧗{open_deps}", styles["waiting-deps"])
-    bar_width = max(3, min(12, width - tail.cell_len))
+    bar_width = min(12, width - tail.cell_len)
+    if bar_width < 2:  # a narrow card keeps the figures and drops the bar
+        bar_width = 0
     filled, empty = progress_bar(progress, bar_width)
     foot.append(filled, status_style)
     foot.append(empty, styles["bar-empty"])
