@@ -135,6 +135,7 @@ class BoardApp(App[None]):
         self.layout_ = TasksDirLayout(self.workspace)
         self.store = Store(self.layout_, actor=HUMAN_ACTOR)
         self.store_lock = threading.Lock()
+        self._settings_problem: str | None = None
         self.settings = self._load_settings()
         self.graph = TaskGraph()
         self.lanes = Lanes()
@@ -151,8 +152,9 @@ class BoardApp(App[None]):
         self._alerts_pending = False
         self._watcher: BoardWatcher | None = None
         self._theme_problems: list[str] = []
-        #: Set once the user toggles the panels; until then they follow the terminal width.
-        self._panels_chosen: bool | None = None
+        #: Whether the user hid the panels (None until they toggle them; until then the panels
+        #: follow the terminal width).
+        self._panels_hidden_by_user: bool | None = None
         self._board_themes: list[str] = []
         self._register_themes()
 
@@ -197,9 +199,8 @@ class BoardApp(App[None]):
         self._update_header()
         for problem in self._theme_problems:
             self.notify(problem, title="Theme", severity="warning", timeout=8)
-        problem = getattr(self, "_settings_problem", None)
-        if problem:
-            self.notify(problem, title="Settings", severity="warning", timeout=8)
+        if self._settings_problem:
+            self.notify(self._settings_problem, title="Settings", severity="warning", timeout=8)
         if self.live_clock:
             self.set_interval(15, self._tick)
         self.feed_board()
@@ -287,6 +288,7 @@ class BoardApp(App[None]):
             self.loaded = True
             # The board read so far lives as long as the app: keep the cyclic garbage collector
             # from walking it on every full collection (a 200 ms pause at 10,000 tasks).
+            gc.collect()
             gc.freeze()
             if self._layout_stale:
                 self._layout_stale = False
@@ -507,13 +509,13 @@ class BoardApp(App[None]):
         self._reselect_if_gone()
 
     def action_toggle_panels(self) -> None:
-        self._panels_chosen = not self.query_one("#side").has_class("hidden")
-        self.query_one("#side").set_class(self._panels_chosen, "hidden")
+        self._panels_hidden_by_user = not self.query_one("#side").has_class("hidden")
+        self.query_one("#side").set_class(self._panels_hidden_by_user, "hidden")
 
     def on_resize(self) -> None:
         """Narrow terminals give the columns the room; ``i`` still shows the panels."""
         narrow = self.size.width < PANELS_MIN_WIDTH
-        if self._panels_chosen is None:
+        if self._panels_hidden_by_user is None:
             self.query_one("#side").set_class(narrow, "hidden")
         self.query_one(Footer).compact = narrow
 
