@@ -386,7 +386,12 @@ class BoardApp(App[None]):
 
     def _update_header(self) -> None:
         loading = "" if self.loaded else f"loading… {len(self.graph):,} tasks read"
-        self.header_bar.show_counts(self.lanes.counts, loading)
+        hint = ""
+        if self.loaded and not self.graph:
+            hint = 'no tasks yet: add one with  board task create "Subject"'
+        elif self.loaded and self.task_query and not len(self.lanes):
+            hint = "no task matches the filter (escape clears it)"
+        self.header_bar.show_counts(self.lanes.counts, loading, hint)
         view = "graph" if self.query_one(ContentSwitcher).current == "graph" else "kanban"
         parts = [view]
         if self.task_query.text:

@@ -41,10 +41,14 @@ class BoardHeader(Widget):
         super().__init__(id=id)
         self._counts: Mapping[str, int] = {}
         self._loading: str = ""
+        self._hint: str = ""
 
-    def show_counts(self, counts: Mapping[str, int], loading: str = "") -> None:
+    def show_counts(self, counts: Mapping[str, int], loading: str = "", hint: str = "") -> None:
+        """Counts per display state; ``loading`` while the first read runs; ``hint`` when the
+        board (or the filter) shows nothing and the user should know why."""
         self._counts = dict(counts)
         self._loading = loading
+        self._hint = hint
         self.refresh()
 
     def _style(self, name: str):
@@ -75,6 +79,8 @@ class BoardHeader(Widget):
         second.append(f" {done}/{counted} done {percent}%", self._style("title"))
         if self._loading:
             second.append(f"  {self._loading}", self._style("muted"))
+        if self._hint:
+            second.append(f"  {self._hint}", self._style("muted"))
         for state, label in COUNT_LABELS:
             value = counts.get(state, 0)
             if value:

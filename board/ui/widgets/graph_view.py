@@ -57,6 +57,8 @@ class GraphView(ScrollView, can_focus=True):
         self._dirty = True
         self._rows: LRUCache[int, Text] = LRUCache(512)
         self._styles: dict[str, Style] | None = None
+        self.border_title = "Dependencies by wave"
+        self.border_subtitle = "★ critical path"
         #: Which tasks to show (the kanban's filter); None shows all.
         self.visible_ids: Callable[[], set[str]] | None = None
 
