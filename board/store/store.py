@@ -541,7 +541,7 @@ class Store:
                 silent = fresh.lease.owner
                 self._apply_status(draft, Status.PENDING)
                 reclaimed.append(
-                    self._commit(fresh, draft, "reclaim", actor, {"reason": f"lease of {silent} expired at {_iso(fresh.lease.expires_at)}"})
+                    self._commit(fresh, draft, "reclaim", actor, {"reason": f"lease of {silent} expired at {_iso(fresh.lease.expires_at.replace(microsecond=0))}"})
                 )
         return reclaimed
 
