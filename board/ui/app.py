@@ -43,7 +43,7 @@ from board.watch import BoardWatcher
 
 #: The first read posts this many tasks first, so a huge board shows something at once, then
 #: posts the rest in chunks this size (each chunk re-sorts the lanes, so not too many).
-FIRST_CHUNK = 400
+FIRST_CHUNK = 200
 LOAD_CHUNK = 4000
 HUMAN_ACTOR = "human"
 #: Below this width the agents and alerts panels start hidden, so the five columns stay legible.
@@ -203,7 +203,19 @@ class BoardApp(App[None]):
             self.notify(self._settings_problem, title="Settings", severity="warning", timeout=8)
         if self.live_clock:
             self.set_interval(15, self._tick)
-        self.feed_board()
+        self._read_first_chunk()
+
+    def _read_first_chunk(self) -> None:
+        """Read the first few hundred tasks before the first frame (a small board: all of it),
+        so the board opens with cards on it; a worker reads the rest."""
+        paths = list(self.layout_.task_paths())
+        first, rest = paths[:FIRST_CHUNK], paths[FIRST_CHUNK:]
+        with self.store_lock:
+            changes = self.store.reread(first)
+            tasks = [self.store.tasks[i] for i in changes.changed if i in self.store.tasks]
+            invalid = dict(self.store.invalid)
+        self.on_board_changed(BoardChanged(tasks=tasks, invalid=invalid, loaded=not rest))
+        self.feed_board(rest)
 
     def on_unmount(self) -> None:
         if self._watcher is not None:
@@ -217,11 +229,9 @@ class BoardApp(App[None]):
     # -- reading the board (worker thread) ----------------------------------------------------
 
     @work(thread=True, exclusive=True, group="board-feed")
-    def feed_board(self) -> None:
-        paths = list(self.layout_.task_paths())
-        if not paths:
-            self.post_message(BoardChanged(invalid={}, loaded=True))
-        bounds = [0, *range(FIRST_CHUNK, len(paths), LOAD_CHUNK), len(paths)]
+    def feed_board(self, paths: list[Path]) -> None:
+        """Read ``paths`` (the rest of the first read), then follow the watcher until unmount."""
+        bounds = [0, *range(LOAD_CHUNK, len(paths), LOAD_CHUNK), len(paths)]
         for start, end in zip(bounds, bounds[1:]):
             with self.store_lock:
                 changes = self.store.reread(paths[start:end])

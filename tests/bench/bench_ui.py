@@ -47,6 +47,8 @@ class TimedApp(BoardApp):
         self.frames: list[float] = []
         self.applied: dict[tuple[str, int], float] = {}
         self.apply_seconds: list[float] = []
+        #: When the lanes first held a card.
+        self.first_cards_at: float | None = None
 
     def _display(self, screen, renderable) -> None:  # type: ignore[override]
         if renderable is not None and not self._batch_count:
@@ -59,6 +61,8 @@ class TimedApp(BoardApp):
         changed = super().apply_tasks(tasks, removed)
         ended = time.perf_counter()
         self.apply_seconds.append(ended - started)
+        if self.first_cards_at is None and len(self.lanes):
+            self.first_cards_at = ended
         for task in tasks:
             self.applied.setdefault((task.id, task.version), ended)
         return changed
@@ -133,7 +137,6 @@ import asyncio, json, resource, sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[2])
 from tests.bench.bench_ui import TimedApp
-from board.ui.lanes import Lane
 
 async def main():
     app = TimedApp(Path(sys.argv[1]), watch=False, live_clock=False)
@@ -141,13 +144,9 @@ async def main():
         while not app.frames:
             await asyncio.sleep(0.002)
         first_frame = app.frames[0] - STARTED
-        while not any(app.lanes.ids[lane] for lane in Lane):
+        while app.first_cards_at is None or not [f for f in app.frames if f >= app.first_cards_at]:
             await asyncio.sleep(0.002)
-        cards = (await_frame := None)
-        shown = time.perf_counter()
-        while not [f for f in app.frames if f >= shown]:
-            await asyncio.sleep(0.002)
-        first_cards = [f for f in app.frames if f >= shown][0] - STARTED
+        first_cards = [f for f in app.frames if f >= app.first_cards_at][0] - STARTED
         while not app.loaded:
             await asyncio.sleep(0.005)
         loaded = time.perf_counter() - STARTED

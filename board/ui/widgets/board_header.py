@@ -24,6 +24,10 @@ COUNT_LABELS = (
 )
 
 
+#: Shorter labels for terminals under 150 columns.
+SHORT_LABELS = {"waiting-deps": "on deps", "in_progress": "active", "waiting": "needs you", "cancelled": "cancel"}
+
+
 class BoardHeader(Widget):
     """Two lines: title (workspace, view, filter) and progress with counts."""
 
@@ -81,10 +85,12 @@ class BoardHeader(Widget):
             second.append(f"  {self._loading}", self._style("muted"))
         if self._hint:
             second.append(f"  {self._hint}", self._style("muted"))
+        compact = width < 150
         for state, label in COUNT_LABELS:
             value = counts.get(state, 0)
             if value:
-                second.append("  ")
+                second.append(" " if compact else "  ")
+                label = SHORT_LABELS.get(state, label) if compact else label
                 second.append(f"{value:,} {label}", self._style(state))
         second.truncate(width, overflow="ellipsis")
         return Text("\n").join([first, second])
