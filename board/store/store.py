@@ -478,17 +478,32 @@ class Store:
                 return self._claim_locked(fresh, agent, lease_seconds, actor)
 
     def claim_task(self, task_id: str, agent: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS, actor: str | None = None) -> Task:
-        """Give one specific ready task to ``agent`` (used by assignment)."""
+        """Give one specific ready task to ``agent``, with a lease it must renew (assignment)."""
         _check_agent(agent)
-        with self.layout.lock():
-            self.sync()
-            fresh = self._fresh(task_id)
-            if fresh.status != Status.PENDING:
-                check_transition(fresh.status, Status.IN_PROGRESS)
-            elif not self.graph.is_ready(task_id):
-                waiting = ", ".join(f"#{b}" for b in self.graph.open_blockers(fresh))
+        return self.start(task_id, agent, lease_seconds=lease_seconds, actor=actor or agent, op="claim")
+
+    def start(
+        self,
+        task_id: str,
+        owner: str,
+        *,
+        lease_seconds: float | None = None,
+        actor: str | None = None,
+        expected_version: int | None = None,
+        op: str = "status:in_progress",
+    ) -> Task:
+        """Put a task in progress for ``owner``: a ready pending task, or resume a paused, blocked
+        or waiting one. With ``lease_seconds`` the owner must heartbeat (an agent); without, the
+        task stays theirs until they change it (a person)."""
+
+        def change(task: Task) -> None:
+            if task.status == Status.PENDING and not self.graph.is_ready(task.id):
+                waiting = ", ".join(f"#{b}" for b in self.graph.open_blockers(task))
                 raise BoardError(f"task {task_id} is not ready: it waits on {waiting}")
-            return self._claim_locked(fresh, agent, lease_seconds, actor)
+            check_transition(task.status, Status.IN_PROGRESS)
+            self._apply_status(task, Status.IN_PROGRESS, owner=owner, lease_seconds=lease_seconds)
+
+        return self.mutate(task_id, change, op=op, actor=actor, expected_version=expected_version)
 
     def _claim_locked(self, task: Task, agent: str, lease_seconds: float, actor: str | None) -> Task:
         draft = task.model_copy(deep=True)

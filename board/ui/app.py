@@ -690,16 +690,4 @@ class BoardApp(App[None]):
 
 def start_task(store: Store, task_id: str, owner: str, expected_version: int) -> Task:
     """A person starts a ready task: in progress, owned by them, with no lease to expire."""
-
-    def change(task: Task) -> None:
-        check_transition(task.status, Status.IN_PROGRESS)
-        open_ids = store.graph.open_blockers(task)
-        if open_ids:
-            raise BoardError(f"task {task_id} is not ready: it waits on " + ", ".join(f"#{b}" for b in open_ids))
-        task.status = Status.IN_PROGRESS
-        task.owner = owner
-        task.lease = None
-        task.error = None
-        task.started_at = task.started_at or store.clock()
-
-    return store.mutate(task_id, change, op="status:in_progress", actor=HUMAN_ACTOR, expected_version=expected_version)
+    return store.start(task_id, owner, actor=HUMAN_ACTOR, expected_version=expected_version)
