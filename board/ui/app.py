@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import getpass
 import threading
+import time
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -28,10 +29,11 @@ from board.graph import TaskGraph
 from board.model import Task, utcnow
 from board.status import Status, check_transition
 from board.store import Store, TasksDirLayout
-from board.ui.board_alerts import Alert, board_alerts, merge_alerts, parse_coordinator_alerts
+from board.alerts import Alert, Severity, alerts_by_task, read_alerts
+from board.ui.board_alerts import alerts_document_key, coordinator_holds_lock, evaluate_without_git, severity_counts, stat_stamp
 from board.ui.card import CardView
 from board.ui.lanes import Lane, Lanes, display_state
-from board.ui.messages import AgentsChanged, BoardChanged, CoordinatorAlertsChanged, TaskLogChanged
+from board.ui.messages import AgentsChanged, AlertsChanged, BoardChanged, TaskLogChanged
 from board.ui.task_filter import TaskQuery
 from board.ui.themes import DEFAULT_THEME, load_themes, remember_theme, remembered_theme
 from board.ui.widgets.agents_panel import AgentsPanel
@@ -48,6 +50,13 @@ LOAD_CHUNK = 4000
 HUMAN_ACTOR = "human"
 #: Below this width the agents and alerts panels start hidden, so the five columns stay legible.
 PANELS_MIN_WIDTH = 130
+#: Alerts are re-checked this often without any file event (a coordinator started or stopped).
+ALERTS_RECHECK_SECONDS = 2.0
+#: Without a coordinator, alerts are re-evaluated this often even when nothing changed on disk
+#: (some clear with time: a refused write, a reclaimed lease).
+LOCAL_ALERTS_SECONDS = 10.0
+#: New errors notified one by one, up to this many per update; the rest in one line.
+ERROR_NOTIFICATIONS = 3
 
 
 def local_user() -> str:
@@ -105,6 +114,7 @@ class BoardApp(App[None]):
         Binding("a", "assign", "Assign", id="task.assign"),
         Binding("slash", "filter", "Filter", id="view.filter"),
         Binding("g", "toggle_view", "Graph/kanban", id="view.toggle"),
+        Binding("e", "alerts", "Alerts", id="view.alerts"),
         Binding("x", "toggle_cancelled", "Show/hide cancelled", show=False, id="view.cancelled"),
         Binding("i", "toggle_panels", "Agents and alerts panels", show=False, id="view.panels"),
         Binding("t", "next_theme", "Theme", id="view.theme"),
@@ -141,15 +151,23 @@ class BoardApp(App[None]):
         self.lanes = Lanes()
         self.subtasks: dict[str, set[str]] = {}
         self.view = CardView(self.graph, now, states=self.lanes.states, children=self.subtasks)
-        self.invalid: dict[str, str] = {}
         self.agents: list[AgentRecord] = []
-        self.coordinator_alerts: list[Alert] = []
         self.alerts: list[Alert] = []
+        #: Whether ``alerts`` came from a running coordinator's ``alerts.json``.
+        self.alerts_from_coordinator = False
+        #: Error alerts already announced, so each is notified once while it lasts.
+        self._announced_errors: set[str] = set()
+        #: Set by the board reader when something changed that alerts depend on.
+        self._alerts_due = threading.Event()
+        self._alerts_stop = threading.Event()
+        #: Whether the side panels were shown just to reach the alerts (hidden again after).
+        self._panels_shown_for_alerts = False
         self.loaded = False
         self.task_query = TaskQuery("")
         self._all_done_announced = False
         self._layout_stale = False
-        self._alerts_pending = False
+        #: True until the first alerts are on screen (tests wait for it).
+        self._alerts_pending = True
         self._watcher: BoardWatcher | None = None
         self._theme_problems: list[str] = []
         #: Whether the user hid the panels (None until they toggle them; until then the panels
@@ -193,6 +211,7 @@ class BoardApp(App[None]):
         self.kanban = self.query_one(KanbanBoard)
         self.graph_view = self.query_one(GraphView)
         self.header_bar = self.query_one(BoardHeader)
+        self.alerts_panel = self.query_one(AlertsPanel)
         self.graph_view.visible_ids = self.lanes.placed_ids
         self.kanban.focus()
         self.on_resize()
@@ -204,6 +223,7 @@ class BoardApp(App[None]):
         if self.live_clock:
             self.set_interval(15, self._tick)
         self._read_first_chunk()
+        self.follow_alerts()
 
     def _read_first_chunk(self) -> None:
         """Read the first few hundred tasks before the first frame (a small board: all of it),
@@ -213,11 +233,12 @@ class BoardApp(App[None]):
         with self.store_lock:
             changes = self.store.reread(first)
             tasks = [self.store.tasks[i] for i in changes.changed if i in self.store.tasks]
-            invalid = dict(self.store.invalid)
-        self.on_board_changed(BoardChanged(tasks=tasks, invalid=invalid, loaded=not rest))
+        self.on_board_changed(BoardChanged(tasks=tasks, loaded=not rest))
         self.feed_board(rest)
 
     def on_unmount(self) -> None:
+        self._alerts_stop.set()
+        self._alerts_due.set()
         if self._watcher is not None:
             self._watcher.stop()
 
@@ -225,6 +246,7 @@ class BoardApp(App[None]):
         """Ages and heartbeat ages move with the clock."""
         self.kanban.refresh_all()
         self.query_one(AgentsPanel).refresh()
+        self.alerts_panel.show_alerts(self.alerts, self.now(), from_coordinator=self.alerts_from_coordinator)
 
     # -- reading the board (worker thread) ----------------------------------------------------
 
@@ -236,9 +258,9 @@ class BoardApp(App[None]):
             with self.store_lock:
                 changes = self.store.reread(paths[start:end])
                 tasks = [self.store.tasks[i] for i in changes.changed if i in self.store.tasks]
-                invalid = dict(self.store.invalid)
-            self.post_message(BoardChanged(tasks=tasks, invalid=invalid, loaded=end == len(paths)))
-        self._post_side_files(agents=True, alerts=True)
+            self.post_message(BoardChanged(tasks=tasks, loaded=end == len(paths)))
+        self._post_agents()
+        self._alerts_due.set()
         if not self.watch_files:
             return
         with self.store_lock:
@@ -257,26 +279,55 @@ class BoardApp(App[None]):
                 present = [self.store.tasks[i] for i in ids if i in self.store.tasks]
                 gone = [i for i in ids | removed if i not in self.store.tasks]
                 invalid_changed = bool(more.invalid or (changes and changes.invalid))
-                invalid = dict(self.store.invalid) if invalid_changed else None
-            if present or gone or invalid is not None:
-                self.post_message(BoardChanged(tasks=present, removed=gone, invalid=invalid))
-            names = {p.name for p in batch.side_paths}
-            agents = batch.reconcile or any(p.parent.name == "agents" for p in batch.side_paths)
-            self._post_side_files(agents=agents, alerts=batch.reconcile or "alerts.json" in names)
+            if present or gone:
+                self.post_message(BoardChanged(tasks=present, removed=gone))
+            if present or gone or invalid_changed or batch.reconcile or batch.side_paths:
+                self._alerts_due.set()
+            if batch.reconcile or any(p.parent.name == "agents" for p in batch.side_paths):
+                self._post_agents()
             logs = {p for p in batch.side_paths if p.name == "history.jsonl" or p.parent.name == "toolcalls"}
             if logs:
                 self.post_message(TaskLogChanged(logs))
 
-    def _post_side_files(self, *, agents: bool, alerts: bool) -> None:
-        if agents:
-            self.post_message(AgentsChanged(list_agents(self.layout_.state_dir)))
-        if alerts:
-            try:
-                raw = (self.layout_.state_dir / "alerts.json").read_bytes()
-            except OSError:
-                self.post_message(CoordinatorAlertsChanged(None))
+    def _post_agents(self) -> None:
+        self.post_message(AgentsChanged(list_agents(self.layout_.state_dir)))
+
+    @work(thread=True, exclusive=True, group="board-alerts")
+    def follow_alerts(self) -> None:
+        """Keep the alerts current until unmount: the coordinator's ``alerts.json`` while one
+        runs, else the dashboard's own evaluation (no git). Wakes when the board reader says
+        something changed, and every ``ALERTS_RECHECK_SECONDS`` to notice a coordinator come or go."""
+        state_dir = self.layout_.state_dir
+        alerts_path = state_dir / "alerts.json"
+        shown: tuple[object, ...] | None = None
+        previous: list[Alert] = []
+        read_stamp: tuple[int, int, int] | None = None
+        evaluated_at = float("-inf")
+        while not self._alerts_stop.is_set():
+            woken = self._alerts_due.wait(ALERTS_RECHECK_SECONDS)
+            self._alerts_due.clear()
+            if self._alerts_stop.is_set():
+                return
+            stamp = stat_stamp(alerts_path)
+            from_coordinator = stamp is not None and coordinator_holds_lock(state_dir)
+            if from_coordinator:
+                if stamp == read_stamp and shown is not None:
+                    continue
+                read_stamp = stamp
+                alerts = read_alerts(state_dir)
             else:
-                self.post_message(CoordinatorAlertsChanged([a.__dict__ for a in parse_coordinator_alerts(raw)]))
+                read_stamp = None
+                if not woken and time.monotonic() - evaluated_at < LOCAL_ALERTS_SECONDS and shown is not None:
+                    continue
+                evaluated_at = time.monotonic()
+                alerts = evaluate_without_git(self.store, self.store_lock, now=self.now(), settings=self.settings, previous=previous)
+            previous = alerts
+            reading = (from_coordinator, alerts_document_key(alerts))
+            if reading != shown:
+                shown = reading
+                self.post_message(AlertsChanged(alerts, from_coordinator=from_coordinator))
+            if not self.watch_files:
+                return
 
     # -- applying changes (app thread) --------------------------------------------------------
 
@@ -287,13 +338,6 @@ class BoardApp(App[None]):
             self._put_without_layout(message.tasks)
         else:
             self.apply_tasks(message.tasks, message.removed)
-        if message.invalid is not None and message.invalid != self.invalid:
-            appeared = sorted(set(message.invalid) - set(self.invalid))
-            self.invalid = message.invalid
-            self._schedule_alerts()
-            if appeared and self.loaded:
-                names = ", ".join(Path(p).name for p in appeared[:3]) + ("…" if len(appeared) > 3 else "")
-                self.notify(f"cannot read {names}; the last good copy stays on the board (see alerts, i)", title="Task file", severity="warning", timeout=6)
         if message.loaded and not self.loaded:
             self.loaded = True
             # The board read so far lives as long as the app: keep the cyclic garbage collector
@@ -305,11 +349,8 @@ class BoardApp(App[None]):
                 self.lanes.rebuild(self.graph)
                 self.kanban.show_lanes()
             self._update_header()
-            if self.invalid:
-                self.notify(f"{len(self.invalid)} task file(s) could not be read: see the alerts panel (i)", title="Task files", severity="warning", timeout=6)
             if self.view.selected is None:
                 self.kanban.select_first()
-            self._schedule_alerts()
 
     def _put_without_layout(self, tasks: Iterable[Task]) -> None:
         for task in tasks:
@@ -366,7 +407,6 @@ class BoardApp(App[None]):
             self._update_header()
             self._reselect_if_gone(before)
         if self.loaded:
-            self._schedule_alerts(structure=edges_changed or any(self.graph.tasks.get(t) is None or self.graph.tasks[t].status == Status.WAITING for t in changed))
             self._announce_if_done()
         for screen in self.screen_stack:
             refresh = getattr(screen, "board_changed", None)
@@ -410,9 +450,7 @@ class BoardApp(App[None]):
             parts.append("showing cancelled")
         if self.readonly:
             parts.append("READ-ONLY")
-        serious = sum(1 for a in self.alerts if a.severity in ("error", "warning"))
-        if serious:
-            parts.insert(0, f"⚠ {serious} alert{'s' if serious != 1 else ''}")
+        self.header_bar.show_alert_counts(severity_counts(self.alerts))
         self.header_bar.title_text = self.workspace.name or str(self.workspace)
         self.header_bar.detail_text = " · ".join(parts) + " "
 
@@ -424,18 +462,42 @@ class BoardApp(App[None]):
             self.notify(f"Every task is done ({counted:,} completed).", title="Board complete", timeout=10)
         self._all_done_announced = all_done
 
-    def _schedule_alerts(self, structure: bool = True) -> None:
-        """Recompute the alerts panel soon; batches arriving meanwhile share one recomputation."""
-        if not structure or self._alerts_pending:
-            return
-        self._alerts_pending = True
-        self.call_later(self._recompute_alerts)
-
-    def _recompute_alerts(self) -> None:
+    def on_alerts_changed(self, message: AlertsChanged) -> None:
+        """Show new alerts: panel, header, badges on the cards they name, open detail views;
+        notify errors not seen before."""
+        before = self.view.alerts
+        self.alerts = message.alerts
+        self.alerts_from_coordinator = message.from_coordinator
+        self.view.alerts = after = alerts_by_task(message.alerts)
+        badged = {t for t in before.keys() | after.keys() if self.view.badge(t, before) != self.view.badge(t, after)}
+        with self.batch_update():
+            self.alerts_panel.show_alerts(message.alerts, self.now(), from_coordinator=message.from_coordinator)
+            self._update_header()
+            if badged:
+                self.kanban.refresh_tasks(badged)
+                self.graph_view.board_changed(structure=False, task_ids=badged)
+        for screen in self.screen_stack:
+            refresh = getattr(screen, "alerts_changed", None)
+            if refresh is not None:
+                refresh()
+        self._notify_new_errors(message.alerts, first=self._alerts_pending)
         self._alerts_pending = False
-        self.alerts = merge_alerts(board_alerts(self.graph, self.invalid), self.coordinator_alerts)
-        self.query_one(AlertsPanel).show_alerts(self.alerts)
-        self._update_header()
+
+    def _notify_new_errors(self, alerts: list[Alert], *, first: bool) -> None:
+        """One notification per error condition when it appears; errors already on the board
+        when the dashboard opens are announced once, together when there are several."""
+        errors = [a for a in alerts if a.severity == Severity.ERROR]
+        new = [a for a in errors if a.key not in self._announced_errors]
+        self._announced_errors = {a.key for a in errors}
+        if not new:
+            return
+        if first and len(new) > 1:
+            self.notify(f"{new[0].message} (and {len(new) - 1} more: press e for the alerts)", title=f"{len(new)} errors on this board", severity="error", timeout=10)
+            return
+        for alert in new[:ERROR_NOTIFICATIONS]:
+            self.notify(alert.message, title=alert.kind, severity="error", timeout=10)
+        if len(new) > ERROR_NOTIFICATIONS:
+            self.notify("press e for the alerts", title=f"{len(new) - ERROR_NOTIFICATIONS} more new errors", severity="error", timeout=10)
 
     def on_task_log_changed(self, message: TaskLogChanged) -> None:
         for screen in self.screen_stack:
@@ -447,11 +509,6 @@ class BoardApp(App[None]):
         self.agents = message.agents
         stale = timedelta(seconds=self.settings.lease.seconds * self.settings.coordinator.stale_after_leases)
         self.query_one(AgentsPanel).show_agents(message.agents, stale)
-
-    def on_coordinator_alerts_changed(self, message: CoordinatorAlertsChanged) -> None:
-        self.coordinator_alerts = [Alert(**a) for a in message.alerts or []]
-        self._alerts_pending = False
-        self._schedule_alerts()
 
     # -- selection ----------------------------------------------------------------------------
 
@@ -524,8 +581,37 @@ class BoardApp(App[None]):
         self._reselect_if_gone()
 
     def action_toggle_panels(self) -> None:
+        self._panels_shown_for_alerts = False
         self._panels_hidden_by_user = not self.query_one("#side").has_class("hidden")
         self.query_one("#side").set_class(self._panels_hidden_by_user, "hidden")
+
+    def action_alerts(self) -> None:
+        """Move the cursor into the alerts panel (showing the side panels for the moment if hidden)."""
+        while len(self.screen_stack) > 1:  # the panel is on the board's screen
+            self.pop_screen()
+        side = self.query_one("#side")
+        if side.has_class("hidden"):
+            side.remove_class("hidden")
+            self._panels_shown_for_alerts = True
+        self.alerts_panel.focus_list()
+
+    @on(AlertsPanel.JumpToTask)
+    def _jump_to_alert_task(self, message: AlertsPanel.JumpToTask) -> None:
+        self._leave_alerts()
+        self.jump_to(message.task_id)
+
+    @on(AlertsPanel.Left)
+    def _alerts_left(self, message: AlertsPanel.Left) -> None:
+        self._leave_alerts()
+
+    def _leave_alerts(self) -> None:
+        if self._panels_shown_for_alerts:
+            self._panels_shown_for_alerts = False
+            self.query_one("#side").add_class("hidden")
+        if self.query_one(ContentSwitcher).current == "graph":
+            self.graph_view.focus()
+        else:
+            self.kanban.focus()
 
     def on_resize(self) -> None:
         """Narrow terminals give the columns the room; ``i`` still shows the panels."""
@@ -577,6 +663,7 @@ class BoardApp(App[None]):
             ("Filter tasks", self.action_filter, "/"),
             ("Show or hide cancelled tasks", self.action_toggle_cancelled, "x"),
             ("Show or hide the agents and alerts panels", self.action_toggle_panels, "i"),
+            ("Go to the alerts (enter on one selects its task)", self.action_alerts, "e"),
             ("Next theme", self.action_next_theme, "t"),
             ("Keys and help", self.action_help, "?"),
         ]

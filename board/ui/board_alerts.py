@@ -1,94 +1,120 @@
-"""Alerts the dashboard computes from the board itself, merged with the coordinator's ``alerts.json``.
+"""Which alerts the dashboard shows, and how it sums them up. Textual-free.
 
-Textual-free. The coordinator raises the same kinds with more context (git, leases); the board's
-own file and graph checks still work when no coordinator runs.
+The alerts themselves are ``board.alerts``'s: while a coordinator runs, the ``alerts.json`` it
+writes every tick (it also sees git); otherwise the dashboard evaluates them from its own store,
+without git, so graph, file and conflict problems still show.
 """
 
 from __future__ import annotations
 
-import json
+import os
+from collections import Counter
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import Any
 
-from board.graph import TaskGraph, sorted_ids
-from board.status import Status
+from board.alerts import Alert, Severity, detect_all, gather_inputs
+from board.alerts.evaluate import carry_since
+from board.config import BoardSettings
+from board.coordinator.daemon import LOCK_NAME, coordinator_running
+from board.store import Store
 
-SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
+#: Past this many alerts of one kind, the panel shows one line for the kind (enter expands it).
+GROUP_ABOVE = 3
+SEVERITY_LABELS = ((Severity.ERROR, "error", "errors"), (Severity.WARNING, "warning", "warnings"), (Severity.INFO, "info", "info"))
+
+
+def coordinator_holds_lock(state_dir: Path) -> bool:
+    """Does a coordinator run on this board (so its ``alerts.json`` is current)?
+
+    Read from ``/proc/locks`` where there is one: taking the lock to test it, as
+    ``coordinator_running`` does, would make a coordinator starting at that instant give up.
+    """
+    try:
+        inode = (state_dir / LOCK_NAME).stat().st_ino
+    except OSError:
+        return False
+    try:
+        table = Path("/proc/locks").read_text()
+    except OSError:
+        return coordinator_running(state_dir)
+    # Lines read "1: FLOCK  ADVISORY  WRITE 4242 fe:00:10813441 0 EOF"; the inode ends the 6th field.
+    suffix = f":{inode}"
+    return any(field.endswith(suffix) for line in table.splitlines() for field in line.split()[4:7])
+
+
+def evaluate_without_git(store: Store, lock, *, now: datetime, settings: BoardSettings, previous: list[Alert]) -> list[Alert]:
+    """``evaluate_alerts`` in two halves: reading the store under ``lock`` (the dashboard's
+    writers share it), then the detectors on that copy without holding anyone up."""
+    with lock:
+        inputs = gather_inputs(store, now=now, git=None)
+    return carry_since(detect_all(inputs, now=now, settings=settings), previous, now)
+
+
+def severity_counts(alerts: list[Alert]) -> Counter[Severity]:
+    return Counter(alert.severity for alert in alerts)
+
+
+def counts_label(counts: Counter[Severity]) -> list[tuple[Severity, str]]:
+    """``[(ERROR, "2 errors"), (WARNING, "3 warnings")]``: the header's parts, worst first."""
+    return [
+        (severity, f"{counts[severity]:,} {one if counts[severity] == 1 else many}")
+        for severity, one, many in SEVERITY_LABELS
+        if counts[severity]
+    ]
+
+
+def worst(alerts: list[Alert]) -> Severity:
+    return max((a.severity for a in alerts), key=lambda s: s.rank)
 
 
 @dataclass(frozen=True)
-class Alert:
+class AlertGroup:
+    """Several alerts of one kind, shown as one line until expanded."""
+
     kind: str
-    severity: str
-    message: str
-    tasks: tuple[str, ...] = ()
+    alerts: tuple[Alert, ...]
 
     @property
-    def rank(self) -> tuple[int, str, str]:
-        return (SEVERITY_RANK.get(self.severity, 3), self.kind, self.message)
+    def severity(self) -> Severity:
+        return worst(list(self.alerts))
+
+    @property
+    def key(self) -> str:
+        return f"group:{self.kind}"
 
 
-#: Past this many alerts of one kind, the panel shows one summary line for the kind.
-GROUP_ABOVE = 5
-
-
-def board_alerts(graph: TaskGraph, invalid: dict[str, str]) -> list[Alert]:
-    found = [Alert("file.invalid", "error", f"{Path(path).name}: {reason}") for path, reason in sorted(invalid.items())]
-    for problem in graph.problems():
-        found.append(Alert(problem.kind, "error", problem.message, problem.tasks))
-    waiting = sorted_ids(t.id for t in graph.tasks.values() if t.status == Status.WAITING)
-    for task_id in waiting:
-        found.append(Alert("human.waiting", "info", f"#{task_id} is waiting for a person: {graph.tasks[task_id].subject}", (task_id,)))
-    return found
-
-
-def grouped(alerts: list[Alert]) -> list[Alert]:
-    """Many alerts of one kind read better as one line: "589 × human.waiting: #12, #40, #41…"."""
+def panel_rows(alerts: list[Alert], expanded: set[str]) -> list[Alert | AlertGroup]:
+    """Worst first; a kind with many alerts is one ``AlertGroup`` row, followed by its alerts
+    when its key is in ``expanded``."""
     by_kind: dict[str, list[Alert]] = {}
-    for alert in alerts:
+    for alert in sorted(alerts, key=Alert.sort_key):
         by_kind.setdefault(alert.kind, []).append(alert)
-    result = []
+    rows: list[Alert | AlertGroup] = []
     for kind, members in by_kind.items():
         if len(members) <= GROUP_ABOVE:
-            result.extend(members)
+            rows.extend(members)
             continue
-        tasks = sorted_ids(dict.fromkeys(t for a in members for t in a.tasks))
-        named = ", ".join(f"#{t}" for t in tasks[:6]) + ("…" if len(tasks) > 6 else "")
-        first = members[0]
-        result.append(Alert(kind, first.severity, f"{len(members):,} alerts: {named or first.message}", tuple(tasks)))
-    return sorted(result, key=lambda a: a.rank)
+        group = AlertGroup(kind, tuple(members))
+        rows.append(group)
+        if group.key in expanded:
+            rows.extend(members)
+    return rows
 
 
-def parse_coordinator_alerts(raw: bytes) -> list[Alert]:
-    """``alerts.json`` as the coordinator writes it: a list, or ``{"alerts": [...]}``; junk is skipped."""
+def main_task(alert: Alert) -> str | None:
+    """The task a jump from this alert goes to: the first it names."""
+    return alert.tasks[0] if alert.tasks else None
+
+
+def alerts_document_key(alerts: list[Alert]) -> tuple[tuple[Alert, datetime | None], ...]:
+    """Equal when two readings show the same thing (``since`` is not part of ``Alert``'s equality)."""
+    return tuple((alert, alert.since) for alert in alerts)
+
+
+def stat_stamp(path: Path) -> tuple[int, int, int] | None:
     try:
-        data: Any = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return [Alert("file.invalid", "warning", "alerts.json is not valid JSON")]
-    if isinstance(data, dict):
-        data = data.get("alerts", [])
-    if not isinstance(data, list):
-        return []
-    alerts = []
-    for item in data:
-        if not isinstance(item, dict) or not isinstance(item.get("kind"), str):
-            continue
-        tasks = item.get("tasks") or ([item["task"]] if item.get("task") is not None else [])
-        alerts.append(
-            Alert(
-                item["kind"],
-                str(item.get("severity", "warning")),
-                str(item.get("message", item["kind"])),
-                tuple(str(t) for t in tasks if isinstance(t, (str, int))),
-            )
-        )
-    return alerts
-
-
-def merge_alerts(own: list[Alert], coordinator: list[Alert]) -> list[Alert]:
-    """Both lists, without duplicates, most severe first."""
-    seen: dict[tuple[str, str], Alert] = {}
-    for alert in [*coordinator, *own]:
-        seen.setdefault((alert.kind, alert.message), alert)
-    return sorted(seen.values(), key=lambda a: a.rank)
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_mtime_ns, info.st_size, info.st_ino)

@@ -12,6 +12,7 @@ from datetime import datetime
 from rich.style import Style
 from rich.text import Text
 
+from board.alerts import Alert, Severity
 from board.graph import TaskGraph
 from board.model import Priority, Task
 from board.status import Status
@@ -73,6 +74,13 @@ class CardView:
     states: Mapping[str, str] = field(default_factory=dict)
     #: Sub-tasks by parent id, kept by the app so a parent's progress costs O(children).
     children: Mapping[str, set[str]] = field(default_factory=dict)
+    #: Each task's alerts, worst first (``alerts_by_task``).
+    alerts: Mapping[str, list[Alert]] = field(default_factory=dict)
+
+    def badge(self, task_id: str, alerts: Mapping[str, list[Alert]] | None = None) -> tuple[Severity, int] | None:
+        """The card's alert badge: worst severity and how many alerts name the task."""
+        named = (self.alerts if alerts is None else alerts).get(task_id)
+        return (named[0].severity, len(named)) if named else None
 
     def progress(self, task: Task, depth: int = 0) -> int:
         """A parent's progress is the mean of its children's; completed counts as 100."""
@@ -102,6 +110,10 @@ def card_lines(task: Task, view: CardView, width: int, styles: Mapping[str, Styl
     head = Text(no_wrap=True, overflow="ellipsis")
     head.append(f"#{task.id}", styles["id"])
     head.append(f" {PRIORITY_MARK[task.priority]}", styles.get(f"priority-{task.priority}", Style()))
+    alert_badge = view.badge(task.id)
+    if alert_badge:
+        severity, count = alert_badge
+        head.append(f" ⚠{count if count > 1 else ''}", styles[f"alert-{severity}"])
     badge = BADGES.get(task.status)
     if badge:
         head.append(f" {badge}", status_style + Style(bold=True))
@@ -153,7 +165,7 @@ STYLE_NAMES = (
     "id", "subject", "owner", "muted", "failures", "bar-empty", "blocker", "dependent",
     "selected", "related", "priority-critical", "priority-high", "priority-medium", "priority-low",
     "waiting-deps", "ready", "in_progress", "waiting", "paused", "blocked", "failed", "completed", "cancelled",
-    "critical-path", "edge",
+    "critical-path", "edge", "alert-error", "alert-warning", "alert-info",
 )
 
 

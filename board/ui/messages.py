@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
-
 from textual.message import Message
 
 from board.agents import AgentRecord
+from board.alerts import Alert
 from board.model import Task
 
 
@@ -18,13 +17,10 @@ class BoardChanged(Message):
         self,
         tasks: list[Task] | None = None,
         removed: list[str] | None = None,
-        invalid: dict[str, str] | None = None,
         loaded: bool = False,
     ) -> None:
         self.tasks = tasks or []
         self.removed = removed or []
-        #: Every invalid file (path -> reason) when that set changed, else None.
-        self.invalid = invalid
         #: Set on the last message of the first full read.
         self.loaded = loaded
         super().__init__()
@@ -36,11 +32,13 @@ class AgentsChanged(Message):
         super().__init__()
 
 
-class CoordinatorAlertsChanged(Message):
-    """The contents of ``alerts.json`` (None when the coordinator has not written one)."""
+class AlertsChanged(Message):
+    """The board's alerts, worst first, as the coordinator wrote them or as the dashboard
+    evaluated them (``from_coordinator`` says which)."""
 
-    def __init__(self, alerts: list[dict[str, Any]] | None) -> None:
+    def __init__(self, alerts: list[Alert], *, from_coordinator: bool) -> None:
         self.alerts = alerts
+        self.from_coordinator = from_coordinator
         super().__init__()
 
 

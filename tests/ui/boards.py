@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -24,3 +26,57 @@ def hostile_board(workspace: Path) -> Path:
     (workspace / ".tasks" / "task_90.json").write_text('{"id": "90", "subject": "half wri')
     (workspace / ".tasks" / "task_91.json").write_text(json.dumps({"id": "91", "subject": "", "status": "nonsense"}))
     return workspace
+
+
+#: Alerts a coordinator might have written for the sample board, first seen at fixed moments.
+SAMPLE_ALERTS = [
+    {
+        "key": "conflict.files:7,8", "kind": "conflict.files", "severity": "warning", "tasks": ["7", "8"],
+        "agents": ["alice", "carol"], "files": ["src/app/models.py"],
+        "message": "#7 (alice) and #8 (carol) both work on src/app/models.py",
+        "action": "agree who edits src/app/models.py: reserve it (board reserve ID PATH) or make one task wait for the other",
+        "since": "2026-11-20T23:34:20Z",
+    },
+    {
+        "key": "drift.upstream:origin/main:held", "kind": "drift.upstream", "severity": "error", "tasks": ["7"],
+        "agents": ["alice"], "files": ["src/app/db.py"],
+        "message": "2 commits behind origin/main, which changed src/app/db.py, held by #7 (alice)",
+        "action": "pause #7 and rebase onto origin/main (git pull --rebase), then resolve src/app/db.py",
+        "since": "2026-11-20T23:25:00Z",
+    },
+    {
+        "key": "lease.expired:12", "kind": "lease.expired", "severity": "warning", "tasks": ["12"],
+        "agents": ["erin"], "files": [],
+        "message": "#12 was taken back at 23:20:05: lease of erin expired",
+        "action": "check on erin (crashed or hung?); #12 is pending again and will be reassigned",
+        "since": "2026-11-20T23:20:05Z",
+    },
+    {
+        "key": "human.waiting:20", "kind": "human.waiting", "severity": "info", "tasks": ["20"],
+        "agents": [], "files": [],
+        "message": "#20 is waiting for you: Health and readiness endpoints",
+        "action": "answer #20, then resume it (board task update 20 --status in_progress)",
+        "since": "2026-11-20T23:36:50Z",
+    },
+]
+
+
+def write_alerts_file(workspace: Path, alerts: list[dict[str, object]]) -> None:
+    """``alerts.json`` as the coordinator writes it (atomically: never seen half-written)."""
+    path = workspace / ".tasks" / "alerts.json"
+    temporary = path.with_name(".alerts.json.tmp")
+    temporary.write_text(json.dumps({"alerts": alerts}, indent=2))
+    temporary.replace(path)
+
+
+@contextmanager
+def coordinator_lock_held(workspace: Path) -> Iterator[None]:
+    """Hold the coordinator's lock as a running coordinator does, so ``alerts.json`` counts as current."""
+    from board.coordinator.daemon import coordinator_lock
+
+    lock = coordinator_lock(workspace / ".tasks")
+    lock.acquire()
+    try:
+        yield
+    finally:
+        lock.release()

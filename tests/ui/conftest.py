@@ -43,6 +43,13 @@ async def settled(pilot: Pilot, timeout: float = 10.0) -> None:
     await pilot.pause()
 
 
+async def settled_quietly(pilot: Pilot) -> None:
+    """``settled``, then without the notifications of the first load (they would cover the panels)."""
+    await settled(pilot)
+    pilot.app.clear_notifications()
+    await pilot.pause()
+
+
 async def wait_for(pilot: Pilot, condition, timeout: float = 10.0, message: str = "condition") -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -12,6 +13,7 @@ import pytest
 from board.status import Status
 from board.ui.lanes import Lane
 from tests.conftest import REPO
+from tests.ui.boards import SAMPLE_ALERTS, coordinator_lock_held, write_alerts_file
 from tests.ui.conftest import make_app, settled, wait_for
 
 pytestmark = pytest.mark.anyio  # async tests run on asyncio (anyio ships with watchfiles)
@@ -67,3 +69,37 @@ async def test_tasks_directory_deleted_and_recreated(sample: Path, tmp_path: Pat
         await wait_for(pilot, lambda: len(app.graph) == 32, message="board back")
         run_board("--workspace", str(sample), "task", "update", "8", "--progress", "88")
         await wait_for(pilot, lambda: app.graph.tasks["8"].progress == 88, message="watching the new directory")
+
+
+def write_alerts_elsewhere(workspace: Path, alerts: list[dict[str, object]]) -> None:
+    """Another process writes ``alerts.json``, as the coordinator does."""
+    code = "import json, sys; from pathlib import Path; from tests.ui.boards import write_alerts_file; write_alerts_file(Path(sys.argv[1]), json.loads(sys.argv[2]))"
+    subprocess.run([sys.executable, "-c", code, str(workspace), json.dumps(alerts)], check=True, cwd=REPO, capture_output=True)
+
+
+def error_notifications(app) -> list[str]:
+    return [n.message for n in app._notifications if n.severity == "error"]
+
+
+async def test_a_new_error_is_notified_once_and_its_key_jumps_to_its_task(sample: Path) -> None:
+    warnings_only = [a for a in SAMPLE_ALERTS if a["severity"] != "error"]
+    drift = next(a for a in SAMPLE_ALERTS if a["severity"] == "error")
+    write_alerts_file(sample, warnings_only)
+    with coordinator_lock_held(sample):
+        app = make_app(sample, watch=True, reconcile_seconds=30)
+        async with app.run_test(size=(150, 42)) as pilot:
+            await settled(pilot)
+            assert app.alerts_from_coordinator and error_notifications(app) == []
+            write_alerts_elsewhere(sample, [drift, *warnings_only])
+            await wait_for(pilot, lambda: any(a.key == drift["key"] for a in app.alerts), message="the new error")
+            assert error_notifications(app) == [drift["message"]]
+            # The next tick rewrites the file with the error still there and one more warning: no repeat.
+            moved = {**warnings_only[0], "key": "conflict.files:7,9", "tasks": ["7", "9"]}
+            write_alerts_elsewhere(sample, [drift, moved, *warnings_only])
+            await wait_for(pilot, lambda: len(app.alerts) == 5, message="the rewritten file")
+            assert error_notifications(app) == [drift["message"]]
+            # e, then enter on the first (worst) alert: its task is selected and the board has the keys.
+            app.select("1")
+            await pilot.press("e", "enter")
+            await pilot.pause()
+            assert app.view.selected == "7" and app.focused is app.kanban

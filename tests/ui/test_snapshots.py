@@ -9,12 +9,12 @@ import pytest
 from textual.pilot import Pilot
 
 from board.store import Store
-from tests.ui.boards import hostile_board
-from tests.ui.conftest import make_app, settled
+from tests.ui.boards import SAMPLE_ALERTS, coordinator_lock_held, hostile_board, write_alerts_file
+from tests.ui.conftest import make_app, settled, settled_quietly
 
 
-async def open_detail(pilot: Pilot, *keys: str) -> None:
-    await settled(pilot)
+async def open_detail(pilot: Pilot, *keys: str, quietly: bool = False) -> None:
+    await (settled_quietly if quietly else settled)(pilot)
     await pilot.press(*keys, "enter")
     await pilot.pause()
     await pilot.app.workers.wait_for_complete()
@@ -67,12 +67,32 @@ def test_readonly(sample: Path, snap_compare) -> None:
     assert snap_compare(make_app(sample, readonly=True), terminal_size=(140, 40), run_before=settled)
 
 
-def test_panels_with_coordinator_alerts(sample: Path, snap_compare) -> None:
-    (sample / ".tasks" / "alerts.json").write_text(
-        '[{"kind": "conflict.files", "severity": "warning", "message": "#7 and #8 both touch src/app/models.py", "tasks": ["7", "8"]},'
-        ' {"kind": "lease.expired", "severity": "warning", "message": "#12 was reclaimed from erin", "tasks": ["12"]}]'
-    )
-    assert snap_compare(make_app(sample), terminal_size=(140, 40), run_before=settled)
+def test_alerts_panel(sample: Path, snap_compare) -> None:
+    # e moves into the panel: worst first, ages from fixed "since" times, the first alert's action below.
+    write_alerts_file(sample, SAMPLE_ALERTS)
+    with coordinator_lock_held(sample):
+        assert snap_compare(make_app(sample), press=["e"], terminal_size=(150, 42), run_before=settled_quietly)
+
+
+def test_alert_badges_on_cards_80x24(sample: Path, snap_compare) -> None:
+    # #7 (an error and a warning), #8, #12 and #20 carry badges; the header counts by severity.
+    write_alerts_file(sample, SAMPLE_ALERTS)
+    with coordinator_lock_held(sample):
+        assert snap_compare(make_app(sample), terminal_size=(80, 24), run_before=settled_quietly)
+
+
+def test_detail_with_alerts(sample: Path, snap_compare) -> None:
+    write_alerts_file(sample, SAMPLE_ALERTS)
+    with coordinator_lock_held(sample):
+        # Right once: #7, named by the drift error and the file conflict.
+        assert snap_compare(make_app(sample), terminal_size=(140, 40), run_before=lambda pilot: open_detail(pilot, "l", quietly=True))
+
+
+def test_jump_from_alert_to_its_task(sample: Path, snap_compare) -> None:
+    # Third alert (lease.expired on #12, waiting on deps): enter selects #12 and gives the board the keys.
+    write_alerts_file(sample, SAMPLE_ALERTS)
+    with coordinator_lock_held(sample):
+        assert snap_compare(make_app(sample), press=["e", "down", "down", "enter"], terminal_size=(150, 42), run_before=settled_quietly)
 
 
 @pytest.mark.parametrize("theme", ["board-light", "board-high-contrast"])

@@ -7,13 +7,15 @@ import time
 from pathlib import Path
 
 from board.store import Store
-from board.ui.board_alerts import board_alerts, merge_alerts, parse_coordinator_alerts
+from board.alerts import Alert, Severity
+from board.ui.board_alerts import AlertGroup, coordinator_holds_lock, counts_label, panel_rows, severity_counts
 from board.ui.card import format_age, progress_bar
 from board.ui.lanes import Lane, Lanes
 from board.ui.task_filter import TaskQuery
 from board.ui.themes import load_themes, remember_theme, remembered_theme
 from board.watch import BoardWatcher
 from tests.conftest import REPO
+from tests.ui.boards import coordinator_lock_held
 
 
 def test_lanes_order_by_wave_then_priority_and_update_in_place(sample: Path) -> None:
@@ -51,16 +53,27 @@ def test_filter_terms() -> None:
     assert not TaskQuery("[bold]").matches(task)
 
 
-def test_alerts_merge_and_bad_coordinator_file(sample: Path) -> None:
-    store = Store.open(sample)
-    own = board_alerts(store.graph, {"x/task_9.json": "not valid JSON"})
-    assert own[0].kind == "file.invalid" and any(a.kind == "human.waiting" for a in own)
-    assert parse_coordinator_alerts(b"{nope")[0].kind == "file.invalid"
-    theirs = parse_coordinator_alerts(b'{"alerts": [{"kind": "lease.expired", "severity": "warning", "message": "m", "task": 3}, 5]}')
-    assert theirs[0].tasks == ("3",)
-    merged = merge_alerts(own, theirs + own[:1])
-    assert [a.severity for a in merged] == sorted((a.severity for a in merged), key=["error", "warning", "info"].index)
-    assert len(merged) == len(own) + 1
+def test_alert_rows_group_many_of_a_kind_and_counts_name_each_severity() -> None:
+    def alert(key: str, kind: str, severity: Severity, task: str) -> Alert:
+        return Alert(key=key, kind=kind, severity=severity, message=key, action="do", tasks=(task,))
+
+    waiting = [alert(f"human.waiting:{n}", "human.waiting", Severity.INFO, str(n)) for n in range(1, 6)]
+    cycle = alert("graph.cycle:1,2", "graph.cycle", Severity.ERROR, "1")
+    conflict = alert("conflict.files:3,4", "conflict.files", Severity.WARNING, "3")
+    rows = panel_rows([*waiting, conflict, cycle], expanded=set())
+    assert rows[:2] == [cycle, conflict]
+    assert isinstance(rows[2], AlertGroup) and rows[2].alerts == tuple(waiting) and len(rows) == 3
+    assert panel_rows([*waiting, cycle], expanded={"group:human.waiting"})[2:] == waiting
+    assert counts_label(severity_counts([*waiting, cycle])) == [(Severity.ERROR, "1 error"), (Severity.INFO, "5 info")]
+
+
+def test_a_running_coordinator_is_seen_without_taking_its_lock(sample: Path) -> None:
+    state_dir = sample / ".tasks"
+    assert not coordinator_holds_lock(state_dir)
+    with coordinator_lock_held(sample):
+        assert coordinator_holds_lock(state_dir)
+        assert coordinator_holds_lock(state_dir)  # probing twice leaves the lock with its holder
+    assert not coordinator_holds_lock(state_dir)
 
 
 def test_shipped_themes_load_and_a_broken_one_is_reported(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from textual.widgets.option_list import Option
 from board.model import Task
 from board.ui.card import format_age, progress_bar
 from board.ui.lanes import display_state
+from board.ui.widgets.alerts_panel import SEVERITY_MARK
 
 if TYPE_CHECKING:
     from board.ui.app import BoardApp
@@ -59,6 +60,7 @@ class DetailScreen(Screen[None]):
         with Horizontal(id="detail-body"):
             with VerticalScroll(id="detail-main"):
                 yield Static(id="detail-title")
+                yield Static(id="detail-alerts")
                 yield Static(id="detail-fields")
                 yield Markdown(id="detail-description")
                 yield Static(id="detail-history")
@@ -82,6 +84,9 @@ class DetailScreen(Screen[None]):
     def board_changed(self, changed: set[str]) -> None:
         if self.task_id in changed or changed & self._neighbours():
             self._render_fields()
+
+    def alerts_changed(self) -> None:
+        self._render_alerts()
 
     def logs_changed(self) -> None:
         self._load_logs(self.task_id)
@@ -134,13 +139,36 @@ class DetailScreen(Screen[None]):
         ]
         extra = task.model_extra or {}
         rows += [(key, json.dumps(value, ensure_ascii=False)) for key, value in sorted(extra.items())]
-        alerts = [a for a in app.alerts if task.id in a.tasks]
-        rows += [(f"alert {a.severity}", f"{a.kind}: {a.message}") for a in alerts]
         for label, value in rows:
             fields.add_row(Text(label), Text(value))
         self.query_one("#detail-fields", Static).update(fields)
+        self._render_alerts()
         self.query_one("#detail-description", Markdown).update(task.description or "*No description.*")
         self._render_dependencies(task)
+
+    def _render_alerts(self) -> None:
+        """The alerts naming this task, worst first: kind, severity, since when, message, what to do."""
+        app = self.board_app
+        alerts = app.view.alerts.get(self.task_id, [])
+        panel = self.query_one("#detail-alerts", Static)
+        panel.display = bool(alerts)
+        if not alerts:
+            return
+        now = app.now()
+        panel.border_title = f"Alerts ({len(alerts)})"
+        rows = Table.grid(padding=(0, 1))
+        rows.add_column(no_wrap=True)
+        rows.add_column()
+        for alert in alerts:
+            colour = self._theme_colour({"error": "error", "warning": "warning"}.get(alert.severity, "primary"))
+            head = Text()
+            head.append(f"{alert.severity} ", style=colour + Style(bold=True))
+            head.append(alert.kind, style=colour)
+            head.append(f"  since {_when(alert.since, now)}", style="dim")
+            rows.add_row(Text(SEVERITY_MARK[alert.severity], style=colour + Style(bold=True)), head)
+            rows.add_row(Text(""), Text(alert.message))
+            rows.add_row(Text(""), Text(f"→ {alert.action}", style="italic"))
+        panel.update(rows)
 
     def _render_dependencies(self, task: Task) -> None:
         graph = self.board_app.graph

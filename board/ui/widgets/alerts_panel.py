@@ -1,41 +1,173 @@
-"""Current alerts, most severe first: broken files, graph problems, the coordinator's alerts."""
+"""The board's alerts, worst first: severity, age, message; what to do about the selected one."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from rich.text import Text
-from textual.widget import Widget
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
 
-from board.ui.board_alerts import Alert, grouped
+from board.alerts import Alert, Severity
+from board.ui.board_alerts import AlertGroup, main_task, panel_rows
+from board.ui.card import format_age
 
-SEVERITY_MARK = {"error": "✗", "warning": "!", "info": "i"}
+SEVERITY_MARK = {Severity.ERROR: "✗", Severity.WARNING: "⚠", Severity.INFO: "i"}
 
 
-class AlertsPanel(Widget):
+class AlertList(OptionList):
+    """The rows of the alerts panel. Enter on an alert goes to its task; on a group, opens it.
+
+    | key | action |
+    |---|---|
+    | up / down | previous / next alert |
+    | enter | go to the alert's task (a group: show or hide its alerts) |
+    | escape | back to the board |
+    """
+
+    BINDINGS = [
+        Binding("enter", "select", "Go to task", id="alerts.jump"),
+        Binding("escape", "leave", "Back to board", id="alerts.back"),
+        Binding("j", "cursor_down", "Down", show=False, id="alerts.down"),
+        Binding("k", "cursor_up", "Up", show=False, id="alerts.up"),
+    ]
+
+    class Left(Message):
+        """The user left the list (escape)."""
+
+    def action_leave(self) -> None:
+        self.post_message(self.Left())
+
+
+class AlertsPanel(Vertical):
+    """Alerts as the app hands them down (``show_alerts``); posts ``JumpToTask`` and ``Left`` up."""
+
     COMPONENT_CLASSES = {"alerts-panel--error", "alerts-panel--warning", "alerts-panel--info", "alerts-panel--muted"}
+
+    class JumpToTask(Message):
+        """Enter on an alert: show the task it is mainly about."""
+
+        def __init__(self, panel: AlertsPanel, task_id: str) -> None:
+            self.panel = panel
+            self.task_id = task_id
+            super().__init__()
+
+        @property
+        def control(self) -> AlertsPanel:
+            return self.panel
+
+    class Left(Message):
+        """Escape in the panel: back to the board."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.alerts: list[Alert] = []
+        self.rows: list[Alert | AlertGroup] = []
+        self.expanded: set[str] = set()
+        self.now: datetime | None = None
         self.border_title = "Alerts"
 
-    def show_alerts(self, alerts: list[Alert]) -> None:
-        """Show these alerts; many of one kind collapse into one line (the detail view lists each)."""
-        self.alerts = grouped(alerts)
-        self.border_subtitle = str(len(alerts))
-        self.refresh(layout=True)
+    def compose(self) -> ComposeResult:
+        yield AlertList(id="alerts-list")
+        yield Static(id="alerts-action")
 
-    def render(self) -> Text:
-        muted = self.get_component_rich_style("alerts-panel--muted", partial=True)
-        if not self.alerts:
-            return Text("all clear", muted)
-        lines = []
-        for alert in self.alerts:
-            severity = alert.severity if alert.severity in SEVERITY_MARK else "warning"
-            style = self.get_component_rich_style(f"alerts-panel--{severity}", partial=True)
-            line = Text()
-            line.append(f"{SEVERITY_MARK[severity]} ", style)
-            line.append(alert.kind, style)
-            line.append(" ")
-            line.append(alert.message)
-            lines.append(line)
-        return Text("\n").join(lines)
+    def on_mount(self) -> None:
+        self._show_rows()
+
+    # -- attributes down ----------------------------------------------------------------------
+
+    def show_alerts(self, alerts: list[Alert], now: datetime, *, from_coordinator: bool = False) -> None:
+        """Show these alerts (ages as of ``now``), keeping the highlighted row where it was."""
+        self.alerts = alerts
+        self.now = now
+        self.border_subtitle = f"{len(alerts):,} · {'coordinator' if from_coordinator else 'local, no git'}" if alerts else ""
+        if self.is_mounted:
+            self._show_rows()
+
+    def focus_list(self) -> None:
+        self.query_one(AlertList).focus()
+
+    # -- rendering ----------------------------------------------------------------------------
+
+    def _style(self, name: str):
+        return self.get_component_rich_style(f"alerts-panel--{name}", partial=True)
+
+    def _show_rows(self) -> None:
+        listing = self.query_one(AlertList)
+        current = listing.highlighted_option.id if listing.highlighted_option is not None else None
+        self.rows = panel_rows(self.alerts, self.expanded)
+        listing.clear_options()
+        if not self.rows:
+            listing.add_option(Option(Text("all clear", self._style("muted")), disabled=True))
+            self._show_action(None)
+            return
+        listing.add_options(Option(self._row_text(row), id=row.key) for row in self.rows)
+        ids = [row.key for row in self.rows]
+        listing.highlighted = ids.index(current) if current in ids else 0
+
+    def _row_text(self, row: Alert | AlertGroup) -> Text:
+        style = self._style(str(row.severity))
+        text = Text()
+        if isinstance(row, AlertGroup):
+            opened = row.key in self.expanded
+            text.append(f"{SEVERITY_MARK[row.severity]} ", style)
+            text.append(f"{'▾' if opened else '▸'} {len(row.alerts):,} × {row.kind}", style)
+            named = [f"#{a.tasks[0]}" for a in row.alerts if a.tasks]
+            if named:
+                text.append(" " + " ".join(named[:4]) + (" …" if len(named) > 4 else ""), self._style("muted"))
+            return text
+        indent = "  " if any(isinstance(r, AlertGroup) and r.kind == row.kind for r in self.rows) else ""
+        text.append(f"{indent}{SEVERITY_MARK[row.severity]} ", style)
+        if self.now is not None and row.since is not None:
+            text.append(f"{format_age(row.age(self.now).total_seconds())} ", self._style("muted"))
+        text.append(row.message)
+        return text
+
+    def _show_action(self, row: Alert | AlertGroup | None) -> None:
+        action = self.query_one("#alerts-action", Static)
+        if row is None:
+            action.update("")
+            action.display = False
+            return
+        action.display = True
+        text = Text()
+        if isinstance(row, AlertGroup):
+            text.append(f"{row.kind}: ", self._style(str(row.severity)))
+            text.append("enter shows each one", self._style("muted"))
+        else:
+            text.append(f"{row.kind}", self._style(str(row.severity)))
+            if row.tasks:
+                text.append("  " + " ".join(f"#{t}" for t in row.tasks), self._style("muted"))
+            text.append("\n→ ")
+            text.append(row.action)
+        action.update(text)
+
+    # -- input --------------------------------------------------------------------------------
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        event.stop()
+        self._show_action(self._row(event.option.id))
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        row = self._row(event.option.id)
+        if isinstance(row, AlertGroup):
+            self.expanded ^= {row.key}
+            self._show_rows()
+        elif row is not None:
+            task_id = main_task(row)
+            if task_id is None:
+                self.app.notify("this alert names no task", severity="warning", timeout=3)
+            else:
+                self.post_message(self.JumpToTask(self, task_id))
+
+    def on_alert_list_left(self, event: AlertList.Left) -> None:
+        event.stop()
+        self.post_message(self.Left())
+
+    def _row(self, key: str | None) -> Alert | AlertGroup | None:
+        return next((row for row in self.rows if row.key == key), None)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from board.alerts import Severity
+from board.ui.board_alerts import counts_label
 from board.ui.card import progress_bar
 
 #: Display states in the order the header lists them, with their labels.
@@ -33,6 +36,7 @@ class BoardHeader(Widget):
 
     COMPONENT_CLASSES = {
         "board-header--title", "board-header--muted", "board-header--bar", "board-header--bar-empty",
+        "board-header--alert-error", "board-header--alert-warning", "board-header--alert-info",
         *(f"board-header--{state.replace('_', '-')}" for state, _ in COUNT_LABELS),
     }
 
@@ -46,6 +50,7 @@ class BoardHeader(Widget):
         self._counts: Mapping[str, int] = {}
         self._loading: str = ""
         self._hint: str = ""
+        self._alert_counts: Counter[Severity] = Counter()
 
     def show_counts(self, counts: Mapping[str, int], loading: str = "", hint: str = "") -> None:
         """Counts per display state; ``loading`` while the first read runs; ``hint`` when the
@@ -55,6 +60,12 @@ class BoardHeader(Widget):
         self._hint = hint
         self.refresh()
 
+    def show_alert_counts(self, counts: Counter[Severity]) -> None:
+        """Alerts by severity, shown on the first line: "⚠ 2 errors · 3 warnings"."""
+        if counts != self._alert_counts:
+            self._alert_counts = Counter(counts)
+            self.refresh()
+
     def _style(self, name: str):
         return self.get_component_rich_style(f"board-header--{name.replace('_', '-')}", partial=True)
 
@@ -63,10 +74,18 @@ class BoardHeader(Widget):
         first = Text(no_wrap=True, overflow="ellipsis")
         first.append(" ▦ board ", self._style("title"))
         first.append(self.title_text, self._style("muted"))
-        if self.detail_text:
-            gap = width - first.cell_len - len(self.detail_text) - 1
-            first.append(" " * max(1, gap))
-            first.append(self.detail_text, self._style("muted"))
+        right = Text(no_wrap=True)
+        parts = counts_label(self._alert_counts)
+        if parts:
+            right.append("⚠ ", self._style(f"alert-{parts[0][0]}"))
+            for index, (severity, label) in enumerate(parts):
+                right.append(" · " if index else "", self._style("muted"))
+                right.append(label, self._style(f"alert-{severity}"))
+            right.append(" · " if self.detail_text else " ", self._style("muted"))
+        right.append(self.detail_text, self._style("muted"))
+        if right:
+            first.append(" " * max(1, width - first.cell_len - right.cell_len - 1))
+            first.append_text(right)
         first.truncate(width, overflow="ellipsis")
 
         counts = self._counts

@@ -192,6 +192,9 @@ class GraphView(ScrollView, can_focus=True):
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(mark, styles["critical-path"] if mark == "★" else styles.get(state, Style()))
         text.append(f" #{task_id} ", styles.get(state, Style()) + Style(bold=True))
+        badge = self.view.badge(task_id)
+        if badge:
+            text.append("⚠ ", styles[f"alert-{badge[0]}"])
         text.append(task.subject, styles.get(state, Style()))
         text.truncate(NODE_WIDTH - 1, overflow="ellipsis", pad=True)
         text.append(" ")

@@ -144,6 +144,7 @@ class TaskColumn(ScrollView, can_focus=False):
         key = (
             task_id, task.version, id(task), width, relation, self.focused_board,
             self.view.now().replace(second=0, microsecond=0), self.view.states.get(task_id),
+            self.view.badge(task_id),
         )
         strips = self._cache.get(key)
         if strips is None:
