@@ -100,6 +100,7 @@ class BoardApp(App[None]):
     | enter | details of the selected task |
     | s / p / r / c / a | start, pause-resume, retry, cancel, assign |
     | / | filter | g | kanban / graph | t | next theme | ? | help | q | quit |
+    | e | into the alerts panel; there enter selects the alert's task, escape goes back |
     """
 
     CSS_PATH = Path(__file__).with_name("app.tcss")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from board.alerts import Severity
 from board.status import Status
 from board.ui.lanes import Lane
 from tests.conftest import REPO
@@ -51,6 +52,9 @@ async def test_half_written_files_become_alerts_and_the_rest_keeps_working(sampl
         good = path.read_text()
         path.write_text(good[: len(good) // 2])
         await wait_for(pilot, lambda: any(a.kind == "file.invalid" for a in app.alerts), message="invalid alert")
+        assert not app.alerts_from_coordinator  # no coordinator: the dashboard's own evaluation
+        assert error_notifications(app) == [next(a.message for a in app.alerts if a.kind == "file.invalid")]
+        assert app.view.badge("7") == (Severity.ERROR, 1)
         assert app.graph.tasks["7"].status == Status.IN_PROGRESS  # the last good copy stays
         path.write_text(good.replace('"progress": 60', '"progress": 61'))
         await wait_for(pilot, lambda: not any(a.kind == "file.invalid" for a in app.alerts), message="alert cleared")
