@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from board.alerts.detectors import (
     CheckpointHashes,
@@ -45,7 +45,7 @@ from board.graph import GraphProblem, TaskGraph
 from board.model import Task
 from board.status import ACTIVE
 from board.reservations import Reservation, active_reservations, normalise_path
-from board.store import Store
+from board.store import Layout, Store
 from board.store.atomic import read_jsonl, write_atomic
 from board.times import iso, parse_time
 
@@ -55,6 +55,20 @@ _HISTORY_OPS = frozenset({"conflict", "reclaim", "claim"})
 #: On a first read, only this much of the history's end is parsed.
 _HISTORY_TAIL_BYTES = 4 << 20
 _RACY_SECONDS = 2.0
+
+
+class BoardReading(Protocol):
+    """What ``gather_inputs`` reads of a board: a ``Store``, or a copy of its index taken under
+    the store's lock so the slow part runs without holding up the store's other users."""
+
+    layout: Layout
+    state_dir: Path
+    history_path: Path
+    tasks: Mapping[str, Task]
+    invalid: Mapping[str, str]
+
+    @property
+    def graph(self) -> TaskGraph: ...
 
 
 @dataclass
@@ -98,7 +112,7 @@ def detect_all(inputs: AlertInputs, *, now: datetime, settings: BoardSettings) -
     return sorted(unique.values(), key=Alert.sort_key)
 
 
-def gather_inputs(store: Store, *, now: datetime, git: GitState | None = None) -> AlertInputs:
+def gather_inputs(store: BoardReading, *, now: datetime, git: GitState | None = None) -> AlertInputs:
     """Read the board's files into ``AlertInputs`` (the store's index is used as it is)."""
     workspace = store.layout.workspace
     tasks = dict(store.tasks)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 from datetime import datetime
 from pathlib import Path
 
@@ -17,7 +18,9 @@ from board.alerts import Alert, Severity, detect_all, gather_inputs
 from board.alerts.evaluate import carry_since
 from board.config import BoardSettings
 from board.coordinator.daemon import LOCK_NAME, coordinator_running
-from board.store import Store
+from board.graph import TaskGraph
+from board.model import Task
+from board.store import Layout, Store
 
 #: Past this many alerts of one kind, the panel shows one line for the kind (enter expands it).
 GROUP_ABOVE = 3
@@ -43,11 +46,29 @@ def coordinator_holds_lock(state_dir: Path) -> bool:
     return any(field.endswith(suffix) for line in table.splitlines() for field in line.split()[4:7])
 
 
-def evaluate_without_git(store: Store, lock, *, now: datetime, settings: BoardSettings, previous: list[Alert]) -> list[Alert]:
-    """``evaluate_alerts`` in two halves: reading the store under ``lock`` (the dashboard's
-    writers share it), then the detectors on that copy without holding anyone up."""
-    with lock:
-        inputs = gather_inputs(store, now=now, git=None)
+@dataclass(frozen=True)
+class StoreSnapshot:
+    """What ``gather_inputs`` reads from a ``Store``, copied in a moment under the store's lock,
+    so the slow part (graph checks, checkpoint hashes) runs without holding up the board reader."""
+
+    layout: Layout
+    state_dir: Path
+    history_path: Path
+    tasks: dict[str, Task]
+    invalid: dict[str, str]
+
+    @classmethod
+    def of(cls, store: Store) -> StoreSnapshot:
+        return cls(store.layout, store.state_dir, store.history_path, dict(store.tasks), dict(store.invalid))
+
+    @cached_property
+    def graph(self) -> TaskGraph:
+        return TaskGraph(self.tasks.values())
+
+
+def evaluate_without_git(snapshot: StoreSnapshot, *, now: datetime, settings: BoardSettings, previous: list[Alert]) -> list[Alert]:
+    """``evaluate_alerts`` on a snapshot, without git (the dashboard never runs git)."""
+    inputs = gather_inputs(snapshot, now=now, git=None)
     return carry_since(detect_all(inputs, now=now, settings=settings), previous, now)
 
 
