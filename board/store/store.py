@@ -81,7 +81,7 @@ class Store:
         #: Files that failed to parse or validate: path -> one-line reason.
         self.invalid: dict[str, str] = {}
         self._history_offset = 0
-        self._file_stamps: dict[Path, tuple[int, int, int]] = {}
+        self._file_stamps: dict[str, Stamp] = {}  # keyed by str(path): cheaper than Path in hot loops
 
     # -- opening ------------------------------------------------------------------------------
 
@@ -130,8 +130,8 @@ class Store:
         for task_id, path in self.layout.task_files():
             self._read_into_index(path, task_id, force=True)
 
-    def _read_path(self, path: Path, task_id: str | None = None) -> tuple[Task | InvalidTaskFile, Stamp] | None:
-        read = read_bytes_retrying(path)
+    def _read_path(self, path: Path, task_id: str | None = None, key: str | None = None) -> tuple[Task | InvalidTaskFile, Stamp] | None:
+        read = read_bytes_retrying(key or str(path))
         if read is None:
             return None
         raw, stamp = read
@@ -146,17 +146,17 @@ class Store:
         task_id = task_id or self.layout.task_id_for(path)
         if task_id is None:
             return result
-        read = self._read_path(path, task_id)
         key = str(path)
+        read = self._read_path(path, task_id, key)
         if read is None:
-            self._file_stamps.pop(path, None)
+            self._file_stamps.pop(key, None)
             if self.invalid.pop(key, None) is not None:
                 result.invalid.add(key)
             if task_id in self.graph.tasks:
                 self.graph.remove(task_id)
                 result.removed.add(task_id)
             return result
-        outcome, self._file_stamps[path] = read
+        outcome, self._file_stamps[key] = read
         if isinstance(outcome, InvalidTaskFile):
             # Keep the last good copy on screen; report the file.
             if self.invalid.get(key) != outcome.reason:
@@ -202,14 +202,15 @@ class Store:
     def rescan(self) -> ChangeSet:
         """Reconcile with the directory: re-read files whose stat changed, drop vanished ones."""
         result = ChangeSet()
-        seen: set[Path] = set()
+        seen: set[str] = set()
         for task_id, path in self.layout.task_files():
-            seen.add(path)
-            if self._file_stamps.get(path) != _stamp(path):
+            key = str(path)
+            seen.add(key)
+            if self._file_stamps.get(key) != _stamp(key):
                 result.merge(self._read_into_index(path, task_id))
-        for path in [p for p in self._file_stamps if p not in seen]:
-            result.merge(self._read_into_index(path))
-        for key in [k for k in self.invalid if Path(k) not in seen]:
+        for key in [k for k in self._file_stamps if k not in seen]:
+            result.merge(self._read_into_index(Path(key)))
+        for key in [k for k in self.invalid if k not in seen]:
             del self.invalid[key]
             result.invalid.add(key)
         return result
@@ -230,7 +231,7 @@ class Store:
             if task_id in self.graph.tasks:
                 self.graph.remove(task_id)
             raise TaskNotFound(task_id)
-        outcome, self._file_stamps[path] = read
+        outcome, self._file_stamps[str(path)] = read
         if isinstance(outcome, InvalidTaskFile):
             raise BoardError(f"cannot change task {task_id}: {outcome}")
         current = self.graph.tasks.get(task_id)
@@ -258,7 +259,7 @@ class Store:
         self.graph.put(task)
         stamp = _stamp(self.layout.task_path(task.id))
         if stamp is not None:
-            self._file_stamps[self.layout.task_path(task.id)] = stamp
+            self._file_stamps[str(self.layout.task_path(task.id))] = stamp
         return task
 
     def _log(self, task_id: str, version: int, actor: str | None, op: str, changes: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
@@ -678,7 +679,7 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _stamp(path: Path) -> Stamp | None:
+def _stamp(path: Path | str) -> Stamp | None:
     try:
         info = os.stat(path)
     except FileNotFoundError:
