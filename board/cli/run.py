@@ -160,7 +160,9 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
 
 
 def _run_log(workspace: Path):
-    directory = workspace / ".tasks" / "logs"
+    from board.store import detect_layout
+
+    directory = detect_layout(workspace.resolve()).state_dir / "logs"
     directory.mkdir(parents=True, exist_ok=True)
     return open(directory / "run.log", "ab")
 

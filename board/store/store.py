@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -267,10 +268,21 @@ class Store:
         if extra:
             record.update(extra)
         size_before = _size(self.history_path)
-        append_line(self.history_path, record)
+        try:
+            append_line(self.history_path, record)
+        except FileNotFoundError:
+            # board's own folder (``.board/`` in a Claude Code list) is made on first write.
+            self.state_dir.mkdir(exist_ok=True)
+            append_line(self.history_path, record)
         if self._history_offset == size_before:
             # We were caught up and hold the lock, so the new line is our own and already applied.
             self._history_offset = _size(self.history_path)
+
+    def _write_lock(self) -> AbstractContextManager[object]:
+        """The board lock, or a clear error when the board's directory has gone away."""
+        if not self.layout.exists():
+            raise BoardError(f"the board at {self.layout.tasks_dir} is gone (deleted or moved); nothing was written")
+        return self.layout.lock()
 
     def mutate(
         self,
@@ -283,7 +295,7 @@ class Store:
         token: int | None = None,
     ) -> Task:
         """Apply ``change`` to a fresh copy of the task under the lock (compare-and-set)."""
-        with self.layout.lock():
+        with self._write_lock():
             self.sync()
             current = self._fresh(task_id)
             if expected_version is not None and current.version != expected_version:
@@ -317,7 +329,7 @@ class Store:
     ) -> Task:
         blocked_by = [validate_id(b) for b in blocked_by]
         blocks = [validate_id(b) for b in blocks]
-        with self.layout.lock():
+        with self._write_lock():
             self.sync()
             for ref in [*blocked_by, *blocks, *([parent] if parent else [])]:
                 if ref not in self.graph.tasks:
@@ -373,7 +385,7 @@ class Store:
 
     def add_dependency(self, task_id: str, blocker_id: str, *, actor: str | None = None) -> Task:
         """Record that ``task_id`` is blocked by ``blocker_id``, on both sides."""
-        with self.layout.lock():
+        with self._write_lock():
             self.sync()
             self._fresh(task_id)
             self._fresh(blocker_id)
@@ -385,7 +397,7 @@ class Store:
             return self.graph.tasks[task_id]
 
     def remove_dependency(self, task_id: str, blocker_id: str, *, actor: str | None = None) -> Task:
-        with self.layout.lock():
+        with self._write_lock():
             self.sync()
             self._link_side(task_id, "blocked_by", blocker_id, actor, add=False)
             if blocker_id in self.graph.tasks:
@@ -463,7 +475,7 @@ class Store:
     def claim(self, agent: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS, max_held: int | None = 1, actor: str | None = None) -> Task | None:
         """Atomically take the best ready task for ``agent``, or None when nothing is ready."""
         _check_agent(agent)
-        with self.layout.lock():
+        with self._write_lock():
             self.sync()
             if max_held is not None:
                 held = self.held_by(agent)
@@ -519,7 +531,7 @@ class Store:
         """Renew every lease ``agent`` holds; returns the renewed tasks."""
         _check_agent(agent)
         renewed = []
-        with self.layout.lock():
+        with self._write_lock():
             self.sync()
             for task in [t for t in self.graph.tasks.values() if t.lease is not None and t.lease.owner == agent]:
                 fresh = self._fresh(task.id)
@@ -544,7 +556,7 @@ class Store:
     def reclaim_expired(self, *, actor: str = "coordinator") -> list[Task]:
         """Take back in-progress tasks whose lease ran out; history records who went silent."""
         reclaimed = []
-        with self.layout.lock():
+        with self._write_lock():
             self.sync()
             now = self.clock()
             for task in list(self.graph.tasks.values()):
@@ -579,7 +591,7 @@ class Store:
         unless adding it would close a cycle, in which case it is reported, not written.
         """
         fixed = []
-        with self.layout.lock():
+        with self._write_lock():
             self.sync()
             self.rescan()
             for task in list(self.graph.tasks.values()):

@@ -27,7 +27,7 @@ from board.errors import BoardError
 from board.graph import TaskGraph
 from board.model import Task, utcnow
 from board.status import Status, check_transition
-from board.store import Store, TasksDirLayout
+from board.store import Store, detect_layout
 from board.ui.board_alerts import Alert, board_alerts, merge_alerts, parse_coordinator_alerts
 from board.ui.card import CardView
 from board.ui.lanes import Lane, Lanes, display_state
@@ -132,7 +132,7 @@ class BoardApp(App[None]):
         self.watch_files = watch
         self.live_clock = live_clock
         self.reconcile_seconds = reconcile_seconds
-        self.layout_ = TasksDirLayout(self.workspace)
+        self.layout_ = detect_layout(self.workspace)
         self.store = Store(self.layout_, actor=HUMAN_ACTOR)
         self.store_lock = threading.Lock()
         self._settings_problem: str | None = None
@@ -244,7 +244,13 @@ class BoardApp(App[None]):
         with self.store_lock:
             # Catch the history offset up now, so the first write does not re-read the log.
             self.store.sync()
-        self._watcher = watcher = BoardWatcher(self.layout_.tasks_dir, reconcile_seconds=self.reconcile_seconds)
+        layout = self.layout_
+        self._watcher = watcher = BoardWatcher(
+            layout.tasks_dir,
+            is_task_file=lambda path: layout.task_id_for(path) is not None,
+            state_dir=layout.state_dir,
+            reconcile_seconds=self.reconcile_seconds,
+        )
         for batch in watcher.batches():
             with self.store_lock:
                 changes = self.store.rescan() if batch.reconcile else None

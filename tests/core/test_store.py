@@ -1,4 +1,5 @@
 import json
+import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -252,3 +253,13 @@ def test_a_tool_call_can_carry_progress_in_the_same_write(store):
 
     with pytest.raises(BoardError):
         store.record_toolcall(task.id, "edit", token=token, progress=101)
+
+
+def test_writing_to_a_board_whose_directory_vanished_is_a_clear_error(store: Store, workspace: Path) -> None:
+    store.create("here")
+    shutil.rmtree(workspace / ".tasks")
+    with pytest.raises(BoardError, match="is gone"):
+        store.update("1", progress=5)
+    with pytest.raises(BoardError, match="is gone"):
+        store.claim("alice")
+    assert not (workspace / ".tasks").exists()  # nothing was recreated behind the user's back
