@@ -1,16 +1,15 @@
-"""``board ui``: open the live dashboard on a workspace."""
-
+"""``board`` / ``board ui [DIR]``: open the live dashboard on a workspace."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from board.cli import add_command
-from board.errors import BoardError
-
 
 #: Position of these commands in --help.
 ORDER = 0
+
 
 def register(commands: argparse._SubParsersAction) -> None:
     ui = add_command(commands, "ui", "open the live dashboard")
@@ -20,4 +19,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def open_dashboard(args: argparse.Namespace) -> int:
-    raise BoardError("the dashboard is not available in this build; use 'board task list'")
+    from board.ui import run_dashboard
+
+    workspace = Path(getattr(args, "dir", None) or args.workspace)
+    run_dashboard(workspace, readonly=bool(getattr(args, "readonly", False)))
+    return 0

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from board.agents import AgentRecord, AgentState, agent_state
+from board.alerts import refresh_alerts
 from board.checkpoints import write_checkpoint
 from board.config import BoardSettings
 from board.coordinator.policies import PolicyDecision, apply_policy, decide_policy
@@ -132,7 +133,8 @@ def tick(
         if checkpoints:
             _checkpoint(store, report, assignment.task, "assign", f"assigned to {assignment.agent} by the coordinator")
 
-    report.alerts = run_alert_detectors(store, now, settings, reclaimed=report.reclaimed)
+    # A fresh reading: this tick's own writes are stamped after ``now`` and must count.
+    report.alerts = run_alert_detectors(store, store.clock(), settings)
     return report
 
 
@@ -228,13 +230,13 @@ def assign_ready_tasks(
     return assigned
 
 
-def run_alert_detectors(store: Store, now: datetime, settings: BoardSettings, *, reclaimed: Sequence[Reclaim] = ()) -> list[dict[str, Any]]:
-    """The alert detectors' call site. For now it reports the leases this tick took back."""
-    stamp = now.isoformat().replace("+00:00", "Z")
-    return [
-        {"kind": "lease.expired", "severity": "warning", "task": r.task, "agent": r.previous_owner, "message": f"#{r.task} reclaimed: {r.reason}", "since": stamp}
-        for r in reclaimed
-    ]
+def run_alert_detectors(store: Store, now: datetime, settings: BoardSettings) -> list[dict[str, Any]]:
+    """Every alert detector, once per tick; writes ``alerts.json`` when the alerts changed.
+
+    The caller keeps the store current (the daemon's watcher, or a fresh load for ``--once``),
+    so the detectors skip their own directory rescan.
+    """
+    return [alert.to_dict() for alert in refresh_alerts(store, now=now, settings=settings, rescan=False)]
 
 
 def _checkpoint(store: Store, report: TickReport, task_id: str, reason: str, note: str) -> None:

@@ -137,7 +137,11 @@ def test_coordinator_once_reports_what_it_did(sample):
     report = json.loads(done.stdout)
     assert sorted(r["task"] for r in report["reclaimed"]) == ["11", "7", "8"]
     assert all(state == "stale" for state in report["agents"].values())
-    assert [a["kind"] for a in report["alerts"]] == ["lease.expired"] * 3
+    assert sorted((a["kind"], a["tasks"][0]) for a in report["alerts"]) == [
+        ("human.waiting", "20"), ("lease.expired", "11"), ("lease.expired", "7"), ("lease.expired", "8"),
+    ]
+    written = json.loads((sample / ".tasks" / "alerts.json").read_text())["alerts"]
+    assert len(written) == 4
 
 
 def test_the_demo_board_is_moved_to_the_present(tmp_path):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from datetime import timedelta
 
 import pytest
@@ -199,13 +201,19 @@ def test_policies_are_off_by_default(board, clock):
     assert board.get(task.id).status == Status.IN_PROGRESS
 
 
-def test_reclaims_are_reported_as_lease_expired_alerts(board, clock):
+def test_a_reclaim_raises_one_lease_expired_alert_until_the_task_moves_on(board, clock):
     task = board.create("job")
     board.claim("w1", lease_seconds=5)
     clock.advance(6)
-    report = tick(board, [], settings())
-    assert [(a["kind"], a["task"], a["agent"]) for a in report.alerts] == [("lease.expired", task.id, "w1")]
-    assert tick(board, [], settings()).alerts == []
+    first = [a for a in tick(board, [], settings()).alerts if a["kind"] == "lease.expired"]
+    assert [(a["tasks"], a["agents"], a["severity"]) for a in first] == [([task.id], ["w1"], "warning")]
+    written = json.loads((board.state_dir / "alerts.json").read_text())["alerts"]
+    assert [a["key"] for a in written if a["kind"] == "lease.expired"] == [first[0]["key"]]
+    clock.advance(1)
+    again = [a for a in tick(board, [], settings()).alerts if a["kind"] == "lease.expired"]
+    assert [(a["key"], a["since"]) for a in again] == [(first[0]["key"], first[0]["since"])]  # one alert, not one per tick
+    board.claim("w2")
+    assert [a for a in tick(board, [], settings()).alerts if a["kind"] == "lease.expired"] == []
 
 
 def test_a_quiet_board_is_left_alone(board, clock):

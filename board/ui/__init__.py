@@ -1,0 +1,17 @@
+"""The terminal dashboard (Textual). Everything it shows comes through ``board.store``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from board.errors import BoardError
+
+
+def run_dashboard(workspace: Path, *, readonly: bool = False) -> None:
+    """Open the live dashboard on ``workspace`` (which must hold a ``.tasks/`` board) until quit."""
+    workspace = Path(workspace).resolve()
+    if not (workspace / ".tasks").is_dir():
+        raise BoardError(f"no board in {workspace}: run 'board init' there or pass a directory that has .tasks/")
+    from board.ui.app import BoardApp
+
+    BoardApp(workspace, readonly=readonly).run()

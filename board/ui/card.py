@@ -1,0 +1,161 @@
+"""The text of one kanban card, built from a task: shared by the columns and the detail view.
+
+Task text is data: it only ever goes into ``rich.text.Text`` as plain strings, never markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from rich.style import Style
+from rich.text import Text
+
+from board.graph import TaskGraph
+from board.model import Priority, Task
+from board.status import Status
+
+#: Lines per card, including the spacer line under it.
+CARD_HEIGHT = 4
+
+PRIORITY_MARK = {Priority.CRITICAL: "‼", Priority.HIGH: "!", Priority.MEDIUM: "·", Priority.LOW: "↓"}
+BADGES = {Status.PAUSED: "PAUSED", Status.WAITING: "NEEDS YOU", Status.BLOCKED: "BLOCKED", Status.FAILED: "FAILED", Status.CANCELLED: "CANCELLED"}
+
+
+def format_age(seconds: float) -> str:
+    """Compact age: 45s, 12m, 5h, 3d."""
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m"
+    if seconds < 48 * 3600:
+        return f"{seconds // 3600}h"
+    return f"{seconds // 86400}d"
+
+
+def age_anchor(task: Task) -> datetime | None:
+    """The moment a card's age counts from: when it entered its current state, as far as we know."""
+    if task.status == Status.COMPLETED:
+        return task.completed_at or task.updated_at
+    if task.status in (Status.IN_PROGRESS, Status.PAUSED, Status.WAITING, Status.BLOCKED):
+        return task.started_at or task.updated_at
+    if task.status == Status.PENDING:
+        return task.created_at or task.updated_at
+    return task.updated_at or task.created_at
+
+
+def task_age(task: Task, now: datetime) -> str:
+    anchor = age_anchor(task)
+    return format_age((now - anchor).total_seconds()) if anchor else ""
+
+
+def progress_bar(percent: int, width: int) -> tuple[str, str]:
+    """The filled and empty parts of a bar ``width`` cells wide (eighths for the edge)."""
+    width = max(0, width)
+    eighths = round(percent / 100 * width * 8)
+    full, part = divmod(eighths, 8)
+    filled = "█" * full + ("" if part == 0 or full >= width else " ▏▎▍▌▋▊▉"[part])
+    return filled, "░" * (width - len(filled))
+
+
+@dataclass
+class CardView:
+    """What every column needs to draw cards: the board, the selection, the clock, the styles."""
+
+    graph: TaskGraph
+    now: Callable[[], datetime]
+    selected: str | None = None
+    blockers: set[str] = field(default_factory=set)
+    dependents: set[str] = field(default_factory=set)
+    #: Display state ("ready", "failed"...) for each task, from ``Lanes``.
+    states: Mapping[str, str] = field(default_factory=dict)
+    #: Sub-tasks by parent id, kept by the app so a parent's progress costs O(children).
+    children: Mapping[str, set[str]] = field(default_factory=dict)
+
+    def progress(self, task: Task, depth: int = 0) -> int:
+        """A parent's progress is the mean of its children's; completed counts as 100."""
+        if task.status == Status.COMPLETED:
+            return 100
+        kids = [self.graph.tasks[k] for k in self.children.get(task.id, ()) if k in self.graph.tasks]
+        if not kids or depth > 8:
+            return task.progress
+        return round(sum(self.progress(kid, depth + 1) for kid in kids) / len(kids))
+
+    def relation(self, task_id: str) -> str:
+        if task_id == self.selected:
+            return "selected"
+        if task_id in self.blockers:
+            return "blocker"
+        if task_id in self.dependents:
+            return "dependent"
+        return ""
+
+
+def card_lines(task: Task, view: CardView, width: int, styles: Mapping[str, Style]) -> list[Text]:
+    """Three lines of card text ``width`` cells wide (without the gutter)."""
+    state = view.states.get(task.id, str(task.status))
+    status_style = styles.get(state, Style())
+    relation = view.relation(task.id)
+
+    head = Text(no_wrap=True, overflow="ellipsis")
+    head.append(f"#{task.id}", styles["id"])
+    head.append(f" {PRIORITY_MARK[task.priority]}", styles.get(f"priority-{task.priority}", Style()))
+    badge = BADGES.get(task.status)
+    if badge:
+        head.append(f" {badge}", status_style + Style(bold=True))
+    if relation == "blocker":
+        head.append(" ▲needed", styles["blocker"])
+    elif relation == "dependent":
+        head.append(" ▼waits", styles["dependent"])
+    right = Text(no_wrap=True)
+    if task.owner:
+        right.append(task.owner, styles["owner"])
+    age = task_age(task, view.now())
+    if age:
+        right.append((" " if right else "") + age, styles["muted"])
+    if head.cell_len + 1 + right.cell_len > width and task.owner:
+        right = Text(age, styles["muted"])
+    if head.cell_len + 1 + right.cell_len <= width:
+        head.append(" " * (width - head.cell_len - right.cell_len))
+        head.append_text(right)
+    head.truncate(width, overflow="ellipsis", pad=True)
+
+    subject = Text(task.subject, styles["subject"], no_wrap=True, overflow="ellipsis")
+    subject.truncate(width, overflow="ellipsis", pad=True)
+
+    foot = Text(no_wrap=True)
+    progress = view.progress(task)
+    calls = task.tool_calls
+    tail = Text(no_wrap=True)
+    tail.append(f" {progress:>3}%", styles["muted"])
+    if calls.total:
+        tail.append(f" ⚒{calls.total}", styles["muted"])
+        if calls.failed:
+            tail.append(f" ✗{calls.failed}", styles["failures"])
+    open_deps = len(view.graph.open_blockers(task)) if task.status == Status.PENDING else 0
+    if open_deps:
+        tail.append(f" ⧗{open_deps}", styles["waiting-deps"])
+    bar_width = min(12, width - tail.cell_len)
+    if bar_width < 2:  # a narrow card keeps the figures and drops the bar
+        bar_width = 0
+    filled, empty = progress_bar(progress, bar_width)
+    foot.append(filled, status_style)
+    foot.append(empty, styles["bar-empty"])
+    foot.append_text(tail)
+    foot.truncate(width, overflow="crop", pad=True)
+    return [head, subject, foot]
+
+
+#: Style names a card uses; widgets map each to a component class ``<widget>--<name>``.
+STYLE_NAMES = (
+    "id", "subject", "owner", "muted", "failures", "bar-empty", "blocker", "dependent",
+    "selected", "related", "priority-critical", "priority-high", "priority-medium", "priority-low",
+    "waiting-deps", "ready", "in_progress", "waiting", "paused", "blocked", "failed", "completed", "cancelled",
+    "critical-path", "edge",
+)
+
+
+def component_class(prefix: str, name: str) -> str:
+    return f"{prefix}--{name.replace('_', '-')}"

@@ -1,0 +1,249 @@
+"""Everything about one task: fields, description, dependencies to jump along, tool calls, history."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from rich.style import Style
+from rich.table import Table
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Markdown, OptionList, Static
+from textual.widgets.option_list import Option
+
+from board.model import Task
+from board.ui.card import format_age, progress_bar
+from board.ui.lanes import display_state
+
+if TYPE_CHECKING:
+    from board.ui.app import BoardApp
+
+RECENT_TOOL_CALLS = 15
+HISTORY_LINES = 40
+
+
+def _when(moment: datetime | None, now: datetime) -> str:
+    if moment is None:
+        return "—"
+    return f"{moment.isoformat().replace('+00:00', 'Z')} ({format_age((now - moment).total_seconds())} ago)"
+
+
+class DetailScreen(Screen[None]):
+    """| key | action |
+    |---|---|
+    | escape / q | back to the board |
+    | enter on a dependency | show that task |
+    | s p r c a | act on this task, as on the board |
+    """
+
+    BINDINGS = [
+        Binding("escape,q", "back", "Back", id="detail.back"),
+        Binding("tab", "focus_next", "Next pane", show=False, id="detail.next"),
+    ]
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__()
+        self.task_id = task_id
+
+    @property
+    def board_app(self) -> BoardApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="detail-body"):
+            with VerticalScroll(id="detail-main"):
+                yield Static(id="detail-title")
+                yield Static(id="detail-fields")
+                yield Markdown(id="detail-description")
+                yield Static(id="detail-history")
+            with Vertical(id="detail-side"):
+                yield OptionList(id="detail-deps")
+                yield Static(id="detail-toolcalls")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.show_task(self.task_id)
+        self.query_one("#detail-deps", OptionList).focus()
+
+    # -- content ------------------------------------------------------------------------------
+
+    def show_task(self, task_id: str) -> None:
+        self.task_id = task_id
+        self.board_app.select(task_id)
+        self._render_fields()
+        self._load_logs(task_id)
+
+    def board_changed(self, changed: set[str]) -> None:
+        if self.task_id in changed or changed & self._neighbours():
+            self._render_fields()
+
+    def logs_changed(self) -> None:
+        self._load_logs(self.task_id)
+
+    def _neighbours(self) -> set[str]:
+        task = self.board_app.graph.tasks.get(self.task_id)
+        return set(task.blocked_by) | self.board_app.graph.dependents(self.task_id) if task else set()
+
+    def _render_fields(self) -> None:
+        app = self.board_app
+        graph = app.graph
+        task = graph.tasks.get(self.task_id)
+        title = self.query_one("#detail-title", Static)
+        if task is None:
+            title.update(Text(f"#{self.task_id} is no longer on the board", style="bold"))
+            return
+        now = app.now()
+        state = display_state(task, graph)
+        heading = Text()
+        heading.append(f"#{task.id} ", style="bold")
+        heading.append(task.subject, style="bold")
+        heading.append(f"   {state}", style="italic")
+        title.update(heading)
+
+        fields = Table.grid(padding=(0, 2))
+        fields.add_column(style="dim", no_wrap=True)
+        fields.add_column()
+        filled, empty = progress_bar(app.view.progress(task), 20)
+        calls = task.tool_calls
+        rows: list[tuple[str, str]] = [
+            ("status", str(task.status) if state == str(task.status) else f"{task.status} ({state})"),
+            ("priority", str(task.priority)),
+            ("owner", task.owner or "—"),
+            ("active form", task.active_form or "—"),
+            ("progress", f"{filled}{empty} {app.view.progress(task)}%"),
+            ("tool calls", f"{calls.total} total, {calls.ok} ok, {calls.failed} failed ({calls.consecutive_failures} in a row)"
+             + (f"; last {calls.last_tool} {_when(calls.last_at, now)}" if calls.last_tool else "")),
+            ("lease", f"{task.lease.owner}, token {task.lease.token}, expires {_when(task.lease.expires_at, now)}" if task.lease else "—"),
+            ("error", task.error or "—"),
+            ("parent", f"#{task.parent}" if task.parent else "—"),
+            ("children", ", ".join(f"#{c}" for c in sorted(app.subtasks.get(task.id, ()))) or "—"),
+            ("files", ", ".join(task.files) or "—"),
+            ("wave", str(app.lanes.waves.get(task.id, "—"))),
+            ("created", _when(task.created_at, now)),
+            ("updated", _when(task.updated_at, now)),
+            ("started", _when(task.started_at, now)),
+            ("completed", _when(task.completed_at, now)),
+            ("version", str(task.version)),
+            ("metadata", json.dumps(task.metadata, ensure_ascii=False) if task.metadata else "—"),
+        ]
+        extra = task.model_extra or {}
+        rows += [(key, json.dumps(value, ensure_ascii=False)) for key, value in sorted(extra.items())]
+        alerts = [a for a in app.alerts if task.id in a.tasks]
+        rows += [(f"alert {a.severity}", f"{a.kind}: {a.message}") for a in alerts]
+        for label, value in rows:
+            fields.add_row(Text(label), Text(value))
+        self.query_one("#detail-fields", Static).update(fields)
+        self.query_one("#detail-description", Markdown).update(task.description or "*No description.*")
+        self._render_dependencies(task)
+
+    def _render_dependencies(self, task: Task) -> None:
+        graph = self.board_app.graph
+        deps = self.query_one("#detail-deps", OptionList)
+        deps.border_title = "Dependencies (enter to open)"
+        highlighted = deps.highlighted
+        deps.clear_options()
+        options: list[Option | None] = []
+
+        def line(prefix: str, other_id: str) -> Option:
+            other = graph.tasks.get(other_id)
+            label = Text(prefix)
+            if other is None:
+                label.append(f"#{other_id} (missing)", style=self._theme_colour("error"))
+            else:
+                label.append(f"#{other_id} ", style="bold")
+                label.append(f"[{display_state(other, graph)}] ")
+                label.append(other.subject)
+            return Option(label, id=f"{prefix.strip()}:{other_id}")
+
+        blockers = task.blocked_by
+        dependents = sorted(graph.dependents(task.id), key=lambda t: (len(t), t))
+        if blockers:
+            options += [line("needs  ", b) for b in blockers]
+        if dependents:
+            options += [line("unlocks ", d) for d in dependents]
+        if task.parent:
+            options.append(line("parent ", task.parent))
+        if not options:
+            options.append(Option(Text("no dependencies", style="dim"), disabled=True))
+        deps.add_options(options)
+        deps.highlighted = highlighted if highlighted is not None and highlighted < deps.option_count else 0
+
+    def _theme_colour(self, name: str) -> Style:
+        """A colour from the current theme, for text built in code rather than CSS."""
+        value = self.app.theme_variables.get(name)
+        return Style(color=value) if value else Style()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if event.option.id and ":" in event.option.id:
+            self.show_task(event.option.id.split(":", 1)[1])
+
+    # -- logs (read in a worker) --------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="detail-logs")
+    def _load_logs(self, task_id: str) -> None:
+        app = self.board_app
+        with app.store_lock:
+            history = app.store.history(task_id)
+            calls = app.store.toolcalls(task_id)
+        checkpoints_dir = app.store.state_dir / "checkpoints" / task_id
+        try:
+            checkpoints = sorted(p.name for p in checkpoints_dir.iterdir())
+        except OSError:
+            checkpoints = []
+        self.app.call_from_thread(self._show_logs, task_id, history[-HISTORY_LINES:], calls[-RECENT_TOOL_CALLS:], checkpoints)
+
+    def _show_logs(self, task_id: str, history: list[dict[str, Any]], calls: list[dict[str, Any]], checkpoints: list[str]) -> None:
+        if task_id != self.task_id or not self.is_attached:
+            return
+        timeline = Text()
+        timeline.append("History\n", style="bold")
+        for record in history:
+            timeline.append(f"{str(record.get('ts', ''))[:19].replace('T', ' ')}  ", style="dim")
+            timeline.append(f"v{record.get('version', '?')} ", style="dim")
+            timeline.append(f"{record.get('actor', '?')}: ", style="bold")
+            timeline.append(str(record.get("op", "")))
+            changes = record.get("changes")
+            if isinstance(changes, dict) and changes and record.get("op") != "create":
+                shown = []
+                for key, value in list(changes.items())[:4]:
+                    if isinstance(value, list) and len(value) == 2 and not isinstance(value[1], (dict, list)):
+                        shown.append(f"{key} {value[0]!s:.20} → {value[1]!s:.30}")
+                    else:
+                        shown.append(key)
+                timeline.append("  " + "; ".join(shown), style="dim")
+            timeline.append("\n")
+        if not history:
+            timeline.append("no history recorded\n", style="dim")
+        if checkpoints:
+            timeline.append("\nCheckpoints\n", style="bold")
+            timeline.append(", ".join(checkpoints) + "\n")
+        self.query_one("#detail-history", Static).update(timeline)
+
+        recent = Text()
+        recent.append("Recent tool calls\n", style="bold")
+        for call in reversed(calls):
+            ok = call.get("ok", True)
+            recent.append("✓ " if ok else "✗ ", style=self._theme_colour("success" if ok else "error"))
+            recent.append(f"{str(call.get('ts', ''))[11:19]} ", style="dim")
+            recent.append(f"{call.get('tool', '?')}", style="bold")
+            recent.append(f" {call.get('agent', '')}")
+            if call.get("ms") is not None:
+                recent.append(f" {call['ms']}ms", style="dim")
+            files = call.get("files") or []
+            if files:
+                recent.append(" " + ", ".join(str(f) for f in files[:2]), style="dim")
+            recent.append("\n")
+        if not calls:
+            recent.append("none recorded\n", style="dim")
+        self.query_one("#detail-toolcalls", Static).update(recent)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+        board = self.board_app
+        board.kanban.reveal_selection()

@@ -1,0 +1,56 @@
+"""Every key the dashboard answers to, from the bindings themselves (so a rebind shows here)."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+
+MOVES = [
+    ("↑ ↓ ← → / h j k l", "move between cards (graph: nodes and waves)"),
+    ("home end pgup pgdn", "first, last card; a page up or down"),
+    ("ctrl+p", "command palette: actions, themes, jump to a task"),
+    ("escape", "clear the filter; close a dialog"),
+]
+
+
+FILTER_HELP = (
+    "Filter (/): words match the id, subject or owner; @alice or owner:alice; status:ready, "
+    "status:waiting-deps, status:fail; priority:high; #12. All terms must match; an empty filter "
+    "or escape on the board clears it."
+)
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,question_mark,q", "dismiss(None)", "Close", id="help.close")]
+
+    def compose(self) -> ComposeResult:
+        table = Table(show_header=False, box=None, padding=(0, 2, 0, 0), expand=False)
+        table.add_column(style="bold")
+        table.add_column()
+        for keys, what in MOVES:
+            table.add_row(Text(keys), Text(what))
+        for binding in self.app.BINDINGS:
+            assert isinstance(binding, Binding)
+            if binding.action == "clear_filter":
+                continue
+            keys = ", ".join(self.app.get_key_display(Binding(key, "")) for key in binding.key.split(","))
+            description = binding.description
+            if self.app.check_action(binding.action.split("(")[0], ()) is False:
+                description += " (read-only)"
+            table.add_row(Text(keys), Text(description))
+        lanes = Text(
+            "\nColumns: Waiting on deps · Ready · In progress (paused, needs-you badges) · Blocked/Failed · Done.\n"
+            "Cards: #id, priority (‼ critical ! high · medium ↓ low), owner, age; progress, ⚒ tool calls, "
+            "✗ failed calls, ⧗ open dependencies. ▲ marks the selected task's blockers, ▼ its dependents.\n\n"
+            + FILTER_HELP
+        )
+        with VerticalScroll(id="dialog"):
+            yield Static("Keys", id="question")
+            yield Static(table)
+            yield Static(lanes, id="detail")

@@ -1,0 +1,145 @@
+"""Dashboard themes: ``themes/*.toml`` files, validated, turned into Textual themes.
+
+A theme file that does not parse or validate is reported (one line per file) and skipped; the
+dashboard always has its built-in fallbacks. The chosen theme is remembered per user in
+``$XDG_CONFIG_HOME/board/ui.toml``; a board can pin one with ``[ui] theme = "..."`` in
+``.tasks/board.toml``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from textual.color import Color, ColorParseError
+from textual.theme import Theme
+
+import board
+
+DEFAULT_THEME = "board-dark"
+_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,40}")
+
+
+class ThemeFile(BaseModel):
+    """The keys of a theme file; colours are anything Textual can parse (#rrggbb, rgb(), names)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    dark: bool = True
+    primary: str
+    secondary: str | None = None
+    accent: str | None = None
+    warning: str | None = None
+    error: str | None = None
+    success: str | None = None
+    foreground: str | None = None
+    background: str | None = None
+    surface: str | None = None
+    panel: str | None = None
+    boost: str | None = None
+    luminosity_spread: float = Field(0.15, ge=0, le=1)
+    text_alpha: float = Field(0.95, ge=0, le=1)
+    variables: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not _NAME.fullmatch(value):
+            raise ValueError("use lower-case letters, digits and '-' (at most 41)")
+        return value
+
+    @field_validator("primary", "secondary", "accent", "warning", "error", "success", "foreground", "background", "surface", "panel", "boost")
+    @classmethod
+    def _colour(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                Color.parse(value)
+            except ColorParseError:
+                raise ValueError(f"{value!r} is not a colour") from None
+        return value
+
+    def to_theme(self) -> Theme:
+        data = self.model_dump()
+        return Theme(**data)
+
+
+@dataclass
+class LoadedThemes:
+    themes: list[Theme] = field(default_factory=list)
+    #: One line per broken file, for a single notification.
+    problems: list[str] = field(default_factory=list)
+
+
+def theme_dirs() -> list[Path]:
+    """Shipped themes (in the wheel, or the source tree), then the user's own."""
+    package = Path(board.__file__).resolve().parent
+    dirs = [package / "themes", package.parent / "themes", user_config_dir() / "themes"]
+    return [d for d in dict.fromkeys(dirs) if d.is_dir()]
+
+
+def load_theme_file(path: Path) -> Theme:
+    """Parse one file; raises ValueError with one line saying what is wrong."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise ValueError(f"not valid TOML ({error})") from None
+    try:
+        return ThemeFile.model_validate(data).to_theme()
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "file"
+        raise ValueError(f"{where}: {first['msg'].removeprefix('Value error, ')}") from None
+
+
+def load_themes(dirs: list[Path] | None = None) -> LoadedThemes:
+    loaded = LoadedThemes()
+    names: set[str] = set()
+    for directory in theme_dirs() if dirs is None else dirs:
+        for path in sorted(directory.glob("*.toml")):
+            try:
+                theme = load_theme_file(path)
+            except ValueError as error:
+                loaded.problems.append(f"theme {path.name} skipped: {error}")
+                continue
+            if theme.name in names:
+                loaded.themes = [t for t in loaded.themes if t.name != theme.name]
+            names.add(theme.name)
+            loaded.themes.append(theme)
+    return loaded
+
+
+def user_config_dir() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "board"
+
+
+def user_config_path() -> Path:
+    return user_config_dir() / "ui.toml"
+
+
+def remembered_theme() -> str | None:
+    try:
+        data = tomllib.loads(user_config_path().read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    theme = data.get("theme")
+    return theme if isinstance(theme, str) else None
+
+
+def remember_theme(name: str) -> None:
+    """Write the user's choice; an unwritable config directory is not worth an error."""
+    if not _NAME.fullmatch(name) and not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name):
+        return
+    path = user_config_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(f'# Written by the board dashboard.\ntheme = "{name}"\n', encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass

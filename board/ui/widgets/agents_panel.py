@@ -1,0 +1,59 @@
+"""Registered agents: name, state, current task, heartbeat age and tool calls."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from rich.text import Text
+from textual.widget import Widget
+
+from board.agents import AgentRecord, AgentState, agent_state
+from board.ui.card import format_age
+
+STATE_MARK = {AgentState.WORKING: "●", AgentState.IDLE: "○", AgentState.STALE: "✗"}
+
+
+class AgentsPanel(Widget):
+    """One line per agent from ``.tasks/agents/``; stale agents (no recent heartbeat) are marked."""
+
+    COMPONENT_CLASSES = {"agents-panel--working", "agents-panel--idle", "agents-panel--stale", "agents-panel--muted", "agents-panel--name"}
+
+    def __init__(self, now: Callable[[], datetime], *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.now = now
+        self.agents: list[AgentRecord] = []
+        self.stale_after = timedelta(seconds=30)
+        self.border_title = "Agents"
+
+    def show_agents(self, agents: list[AgentRecord], stale_after: timedelta) -> None:
+        self.agents = agents
+        self.stale_after = stale_after
+        self.border_subtitle = str(len(agents))
+        self.refresh(layout=True)
+
+    def get_content_height(self, container, viewport, width: int) -> int:
+        return max(1, len(self.agents))
+
+    def render(self) -> Text:
+        if not self.agents:
+            return Text("no agents registered", self.get_component_rich_style("agents-panel--muted", partial=True))
+        width = self.size.width
+        now = self.now()
+        lines = []
+        for agent in self.agents:
+            state = agent_state(agent, now, self.stale_after)
+            style = self.get_component_rich_style(f"agents-panel--{state}", partial=True)
+            muted = self.get_component_rich_style("agents-panel--muted", partial=True)
+            line = Text(no_wrap=True, overflow="ellipsis")
+            line.append(STATE_MARK[state] + " ", style)
+            line.append(agent.name, self.get_component_rich_style("agents-panel--name", partial=True))
+            line.append(f" #{agent.task}" if agent.task else " idle", style)
+            right = Text(f"♥{format_age((now - agent.heartbeat_at).total_seconds())} ⚒{agent.tool_calls}", muted)
+            gap = width - line.cell_len - right.cell_len
+            if gap >= 1:
+                line.append(" " * gap)
+                line.append_text(right)
+            line.truncate(width, overflow="ellipsis")
+            lines.append(line)
+        return Text("\n").join(lines)

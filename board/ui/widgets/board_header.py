@@ -1,0 +1,90 @@
+"""The top of the dashboard: the board's name, an overall progress bar and counts per status."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from board.ui.card import progress_bar
+
+#: Display states in the order the header lists them, with their labels.
+COUNT_LABELS = (
+    ("waiting-deps", "waiting on deps"),
+    ("ready", "ready"),
+    ("in_progress", "in progress"),
+    ("waiting", "needs you"),
+    ("paused", "paused"),
+    ("blocked", "blocked"),
+    ("failed", "failed"),
+    ("completed", "done"),
+    ("cancelled", "cancelled"),
+)
+
+
+class BoardHeader(Widget):
+    """Two lines: title (workspace, view, filter) and progress with counts."""
+
+    COMPONENT_CLASSES = {
+        "board-header--title", "board-header--muted", "board-header--bar", "board-header--bar-empty",
+        *(f"board-header--{state.replace('_', '-')}" for state, _ in COUNT_LABELS),
+    }
+
+    title_text: reactive[str] = reactive("board", layout=False)
+    """Workspace path and mode shown on the first line."""
+    detail_text: reactive[str] = reactive("")
+    """Right-hand side of the first line: view, filter, read-only."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._counts: Mapping[str, int] = {}
+        self._loading: str = ""
+        self._hint: str = ""
+
+    def show_counts(self, counts: Mapping[str, int], loading: str = "", hint: str = "") -> None:
+        """Counts per display state; ``loading`` while the first read runs; ``hint`` when the
+        board (or the filter) shows nothing and the user should know why."""
+        self._counts = dict(counts)
+        self._loading = loading
+        self._hint = hint
+        self.refresh()
+
+    def _style(self, name: str):
+        return self.get_component_rich_style(f"board-header--{name.replace('_', '-')}", partial=True)
+
+    def render(self) -> Text:
+        width = self.size.width
+        first = Text(no_wrap=True, overflow="ellipsis")
+        first.append(" ▦ board ", self._style("title"))
+        first.append(self.title_text, self._style("muted"))
+        if self.detail_text:
+            gap = width - first.cell_len - len(self.detail_text) - 1
+            first.append(" " * max(1, gap))
+            first.append(self.detail_text, self._style("muted"))
+        first.truncate(width, overflow="ellipsis")
+
+        counts = self._counts
+        total = sum(counts.get(state, 0) for state, _ in COUNT_LABELS)
+        counted = total - counts.get("cancelled", 0)
+        done = counts.get("completed", 0)
+        percent = round(100 * done / counted) if counted else 0
+        second = Text(no_wrap=True, overflow="ellipsis")
+        bar_width = 20 if width >= 100 else 10
+        filled, empty = progress_bar(percent, bar_width)
+        second.append(" ")
+        second.append(filled, self._style("bar"))
+        second.append(empty, self._style("bar-empty"))
+        second.append(f" {done}/{counted} done {percent}%", self._style("title"))
+        if self._loading:
+            second.append(f"  {self._loading}", self._style("muted"))
+        if self._hint:
+            second.append(f"  {self._hint}", self._style("muted"))
+        for state, label in COUNT_LABELS:
+            value = counts.get(state, 0)
+            if value:
+                second.append("  ")
+                second.append(f"{value:,} {label}", self._style(state))
+        second.truncate(width, overflow="ellipsis")
+        return Text("\n").join([first, second])

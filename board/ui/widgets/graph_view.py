@@ -1,0 +1,224 @@
+"""The DAG, left to right by wave: nodes coloured by status, the critical path marked (★)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding
+from textual.cache import LRUCache
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from board.graph import TaskGraph
+from board.ui.card import STYLE_NAMES, CardView, component_class
+from board.ui.graph_layout import ARROW, BOX, NODE_WIDTH, GraphLayout, layout_graph
+
+
+#: Up to this many tasks, any change relayouts the graph (tens of ms); above, only new edges do.
+RELAYOUT_LIMIT = 2000
+
+
+class GraphView(ScrollView, can_focus=True):
+    """Shares the selection with the kanban.
+
+    | key | action |
+    |---|---|
+    | up / k, down / j | previous / next task in the wave |
+    | left / h, right / l | nearest task in the previous / next wave |
+    """
+
+    BINDINGS = [
+        Binding("up,k", "move(0, -1)", "Up", show=False, id="graph.up"),
+        Binding("down,j", "move(0, 1)", "Down", show=False, id="graph.down"),
+        Binding("left,h", "move(-1, 0)", "Left", show=False, id="graph.left"),
+        Binding("right,l", "move(1, 0)", "Right", show=False, id="graph.right"),
+    ]
+    COMPONENT_CLASSES = {component_class("graph-view", name) for name in STYLE_NAMES}
+
+    class SelectionChanged(Message):
+        def __init__(self, graph_view: GraphView, task_id: str | None) -> None:
+            self.graph_view = graph_view
+            self.task_id = task_id
+            super().__init__()
+
+        @property
+        def control(self) -> GraphView:
+            return self.graph_view
+
+    def __init__(self, graph: TaskGraph, view: CardView, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.graph = graph
+        self.view = view
+        self.graph_layout = GraphLayout()
+        self._dirty = True
+        self._rows: LRUCache[int, Text] = LRUCache(512)
+        self._styles: dict[str, Style] | None = None
+        self.border_title = "Dependencies by wave"
+        self.border_subtitle = "★ critical path"
+        #: Which tasks to show (the kanban's filter); None shows all.
+        self.visible_ids: Callable[[], set[str]] | None = None
+
+    # -- attributes down ----------------------------------------------------------------------
+
+    def board_changed(self, *, structure: bool, task_ids: set[str]) -> None:
+        """Tasks changed. New edges mean a new layout; a status change only recolours its node,
+        except on boards small enough to relayout at once (the critical path may have moved)."""
+        if not task_ids and not structure:
+            return
+        shown = self.is_mounted and getattr(self.parent, "current", None) == self.id
+        if structure or len(self.graph) <= RELAYOUT_LIMIT:
+            self._dirty = True
+            if shown:
+                self._relayout()
+            return
+        self._refresh_nodes(task_ids)
+
+    def _refresh_nodes(self, task_ids: set[str]) -> None:
+        for task_id in task_ids:
+            place = self.graph_layout.position.get(task_id)
+            if place is not None:
+                row = GraphLayout.node_y(place[1])
+                self._rows.discard(row)
+                self.refresh_line(row)
+
+    def selection_changed(self, previous: str | None, current: str | None) -> None:
+        related = {t for t in (previous, current) if t}
+        for task_id in list(related):
+            task = self.graph.tasks.get(task_id)
+            if task is not None:
+                related |= set(task.blocked_by) | self.graph.dependents(task_id)
+        self._refresh_nodes(related)
+        self.reveal_selection()
+
+    def _relayout(self) -> None:
+        self.graph_layout = layout_graph(self.graph, self.visible_ids() if self.visible_ids else None)
+        self._dirty = False
+        self._rows.clear()
+        self.virtual_size = Size(self.graph_layout.width, self.graph_layout.height)
+        self.refresh()
+
+    def reveal_selection(self) -> None:
+        if self._dirty and getattr(self.parent, "current", None) == self.id:
+            self._relayout()
+        place = self.graph_layout.position.get(self.view.selected or "")
+        if place is None:
+            return
+        column, index = place
+        region = Region(GraphLayout.node_x(column) - 2, GraphLayout.node_y(index), NODE_WIDTH + 4, 1)
+        self.scroll_to_region(region, animate=False, immediate=True, spacing=None)
+
+    # -- rendering ----------------------------------------------------------------------------
+
+    def notify_style_update(self) -> None:
+        self._styles = None
+        self._rows.clear()
+        super().notify_style_update()
+
+    @property
+    def styles_by_name(self) -> dict[str, Style]:
+        if self._styles is None:
+            self._styles = {
+                name: self.get_component_rich_style(component_class("graph-view", name), partial=True)
+                for name in STYLE_NAMES
+            }
+        return self._styles
+
+    def render_line(self, y: int) -> Strip:
+        if self._dirty:
+            self._relayout()
+        scroll_x, scroll_y = self.scroll_offset
+        row = scroll_y + y
+        base = self.rich_style
+        text = self._rows.get(row)
+        if text is None:
+            text = self._render_row(row)
+            self._rows[row] = text
+        strip = Strip(text.render(self.app.console), text.cell_len)
+        return strip.crop_extend(scroll_x, scroll_x + self.size.width, base).apply_style(base)
+
+    def _render_row(self, row: int) -> Text:
+        layout = self.graph_layout
+        styles = self.styles_by_name
+        line = Text(no_wrap=True)
+        cells = layout.row_cells(row)
+        nodes: dict[int, str] = {}
+        if row % 2 == 0:
+            index = row // 2
+            for column, members in enumerate(layout.columns):
+                if index < len(members):
+                    nodes[GraphLayout.node_x(column)] = members[index]
+        node_starts = sorted(nodes)
+        limit = max([*(x + NODE_WIDTH for x in node_starts), *(x + 1 for x in cells)], default=0)
+        x = 0
+        run = []
+        run_style: Style | None = None
+
+        def flush() -> None:
+            nonlocal run, run_style
+            if run:
+                line.append("".join(run), run_style)
+                run, run_style = [], None
+
+        while x < limit:
+            if x in nodes:
+                flush()
+                line.append_text(self._node_text(nodes[x], styles))
+                x += NODE_WIDTH
+                continue
+            bits, critical = cells.get(x, (0, False))
+            if bits:
+                char = ARROW if (x + 1) in nodes else BOX.get(bits, "┼")
+                style = styles["critical-path"] if critical else styles["edge"]
+            else:
+                char, style = " ", None
+            if style is not run_style:
+                flush()
+                run_style = style
+            run.append(char)
+            x += 1
+        flush()
+        return line
+
+    def _node_text(self, task_id: str, styles: dict[str, Style]) -> Text:
+        task = self.graph.tasks.get(task_id)
+        if task is None:
+            return Text(" " * NODE_WIDTH)
+        state = self.view.states.get(task_id, str(task.status))
+        mark = "★" if task_id in self.graph_layout.critical else "■"
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(mark, styles["critical-path"] if mark == "★" else styles.get(state, Style()))
+        text.append(f" #{task_id} ", styles.get(state, Style()) + Style(bold=True))
+        text.append(task.subject, styles.get(state, Style()))
+        text.truncate(NODE_WIDTH - 1, overflow="ellipsis", pad=True)
+        text.append(" ")
+        relation = self.view.relation(task_id)
+        if relation == "selected":
+            text.stylize(styles["selected"])
+        elif relation:
+            text.stylize(styles["related"])
+        return text
+
+    # -- cursor -------------------------------------------------------------------------------
+
+    def action_move(self, dx: int, dy: int) -> None:
+        layout = self.graph_layout
+        place = layout.position.get(self.view.selected or "")
+        if place is None:
+            first = layout.node_at(0, 0)
+            if first:
+                self.post_message(self.SelectionChanged(self, first))
+            return
+        column, index = place
+        if dy:
+            target = layout.node_at(column, index + dy)
+        else:
+            next_column = column + dx
+            if not 0 <= next_column < len(layout.columns):
+                return
+            target = layout.node_at(next_column, min(index, len(layout.columns[next_column]) - 1))
+        if target:
+            self.post_message(self.SelectionChanged(self, target))

@@ -1,0 +1,154 @@
+"""The kanban board: five lane columns side by side, one cursor, keys to move it."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.message import Message
+
+from board.ui.card import CardView
+from board.ui.lanes import Lane, Lanes
+from board.ui.widgets.task_column import TaskColumn
+
+
+class KanbanBoard(Horizontal, can_focus=True):
+    """Columns Waiting on deps · Ready · In progress · Blocked/Failed · Done.
+
+    | key | action |
+    |---|---|
+    | up / k, down / j | previous / next card in the column |
+    | left / h, right / l | the nearest card in the next non-empty column |
+    | home / end, pgup / pgdn | first / last card, a page up / down |
+    """
+
+    BINDINGS = [
+        Binding("up,k", "move(0, -1)", "Up", show=False, id="board.up"),
+        Binding("down,j", "move(0, 1)", "Down", show=False, id="board.down"),
+        Binding("left,h", "move(-1, 0)", "Left", show=False, id="board.left"),
+        Binding("right,l", "move(1, 0)", "Right", show=False, id="board.right"),
+        Binding("home", "edge(-1)", "First card", show=False, id="board.first"),
+        Binding("end", "edge(1)", "Last card", show=False, id="board.last"),
+        Binding("pageup", "page(-1)", "Page up", show=False, id="board.page_up"),
+        Binding("pagedown", "page(1)", "Page down", show=False, id="board.page_down"),
+    ]
+
+    class SelectionChanged(Message):
+        """The cursor moved to another task (None: nothing to select)."""
+
+        def __init__(self, board: KanbanBoard, task_id: str | None) -> None:
+            self.board = board
+            self.task_id = task_id
+            super().__init__()
+
+        @property
+        def control(self) -> KanbanBoard:
+            return self.board
+
+    def __init__(self, lanes: Lanes, view: CardView, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.lanes = lanes
+        self.view = view
+        self.columns = {lane: TaskColumn(lane, view, id=f"lane-{lane.name.lower().replace('_', '-')}") for lane in Lane}
+        self._lane = Lane.READY
+
+    def compose(self) -> ComposeResult:
+        yield from self.columns.values()
+
+    # -- attributes down ----------------------------------------------------------------------
+
+    def show_lanes(self, changed_from: dict[Lane, int] | None = None) -> None:
+        """Re-read the lane lists after the board changed: all of them, or just the lanes given,
+        redrawing each from the first card that moved."""
+        if changed_from is None:
+            for lane in Lane:
+                self.columns[lane].set_ids(self.lanes.ids[lane])
+            return
+        for lane, index in changed_from.items():
+            self.columns[lane].set_ids(self.lanes.ids[lane], changed_from=index)
+
+    def refresh_tasks(self, task_ids: set[str]) -> None:
+        """Redraw just the cards of these tasks where they are visible."""
+        for task_id in task_ids:
+            placed = self.lanes.lane_index(task_id)
+            if placed is not None:
+                lane, index = placed
+                self.columns[lane].refresh_card(index)
+
+    def refresh_all(self) -> None:
+        for column in self.columns.values():
+            column.refresh()
+
+    def reveal_selection(self) -> None:
+        placed = self.lanes.lane_index(self.view.selected) if self.view.selected else None
+        if placed is not None:
+            self._lane = placed[0]
+            self.columns[placed[0]].scroll_to_card(placed[1])
+
+    def on_focus(self) -> None:
+        self._set_focus_look(True)
+
+    def on_blur(self) -> None:
+        self._set_focus_look(False)
+
+    def _set_focus_look(self, focused: bool) -> None:
+        for column in self.columns.values():
+            column.focused_board = focused
+            column.refresh()
+
+    # -- cursor -------------------------------------------------------------------------------
+
+    def _position(self) -> tuple[Lane, int | None]:
+        placed = self.lanes.lane_index(self.view.selected) if self.view.selected else None
+        if placed is None:
+            return self._lane, None
+        return placed
+
+    def _select(self, lane: Lane, index: int) -> None:
+        ids = self.lanes.ids[lane]
+        if not ids:
+            return
+        index = max(0, min(index, len(ids) - 1))
+        self._lane = lane
+        self.columns[lane].scroll_to_card(index)
+        self.post_message(self.SelectionChanged(self, ids[index]))
+
+    def action_move(self, dx: int, dy: int) -> None:
+        lane, index = self._position()
+        if index is None:
+            self.select_first()
+            return
+        if dy:
+            self._select(lane, index + dy)
+            return
+        row_on_screen = index - self.columns[lane].first_visible_card()
+        target = lane + dx
+        while 0 <= target < len(Lane):
+            if self.lanes.ids[Lane(target)]:
+                column = self.columns[Lane(target)]
+                self._select(Lane(target), column.first_visible_card() + max(0, row_on_screen))
+                return
+            target += dx
+
+    def action_edge(self, direction: int) -> None:
+        lane, _ = self._position()
+        self._select(lane, 0 if direction < 0 else len(self.lanes.ids[lane]) - 1)
+
+    def action_page(self, direction: int) -> None:
+        lane, index = self._position()
+        page = max(1, self.columns[lane].size.height // 4)
+        self._select(lane, (index or 0) + direction * page)
+
+    def select_first(self) -> None:
+        """Select the first card of the first non-empty lane, preferring the current one."""
+        order = [self._lane, *[lane for lane in Lane if lane != self._lane]]
+        for lane in order:
+            if self.lanes.ids[lane]:
+                self._select(lane, 0)
+                return
+        self.post_message(self.SelectionChanged(self, None))
+
+    def on_task_column_card_clicked(self, message: TaskColumn.CardClicked) -> None:
+        message.stop()
+        self.focus()
+        self.post_message(self.SelectionChanged(self, message.task_id))

@@ -1,0 +1,58 @@
+"""Dashboard fixtures: a fixed clock, no watchers or timers, a private user config directory."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from board.ui.app import BoardApp
+
+#: Just after the sample board's last write: alice and bob heartbeat 20 s ago, the rest are stale.
+FIXED_NOW = datetime(2026, 11, 20, 23, 37, 20, tzinfo=UTC)
+
+
+@pytest.fixture(autouse=True)
+def user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Keep the user's real theme choice out of tests (and tests' choices out of it)."""
+    config = tmp_path / "config"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    return config
+
+
+def make_app(workspace: Path, **options: object) -> BoardApp:
+    """The dashboard as snapshot tests need it: fixed clock, no watcher, no timers, no blink."""
+    settings: dict[str, object] = {"now": lambda: FIXED_NOW, "watch": False, "live_clock": False}
+    settings.update(options)
+    return BoardApp(workspace, **settings)  # type: ignore[arg-type]
+
+
+async def settled(pilot: Pilot, timeout: float = 10.0) -> None:
+    """Wait until the first read is applied and the alerts are computed."""
+    app = pilot.app
+    assert isinstance(app, BoardApp)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not app.loaded or app._alerts_pending:
+        if loop.time() > deadline:
+            raise AssertionError("the dashboard did not finish loading")
+        await pilot.pause(0.01)
+    await pilot.pause()
+
+
+async def wait_for(pilot: Pilot, condition, timeout: float = 10.0, message: str = "condition") -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {message}")
+        await pilot.pause(0.01)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+

@@ -1,0 +1,207 @@
+"""Key sequences act through the store: the file on disk is checked after each step."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from board.status import Status
+from board.ui.messages import BoardChanged
+from tests.ui.conftest import make_app, settled, wait_for
+
+pytestmark = pytest.mark.anyio  # async tests run on asyncio (anyio ships with watchfiles)
+
+
+def on_disk(workspace: Path, task_id: str) -> dict:
+    return json.loads((workspace / ".tasks" / f"task_{task_id}.json").read_text())
+
+
+async def test_start_then_pause_cancel_with_confirmation_and_retry(sample: Path) -> None:
+    app = make_app(sample)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        assert app.view.selected == "32"  # first card of Ready: pending, no blockers
+        await pilot.press("s")
+        await wait_for(pilot, lambda: on_disk(sample, "32")["status"] == "in_progress", message="start written")
+        task = on_disk(sample, "32")
+        assert task["owner"] and task["lease"] is None and task["version"] == 2
+        await wait_for(pilot, lambda: app.graph.tasks["32"].status == Status.IN_PROGRESS, message="start shown")
+        assert "32" in app.lanes.ids[app.lanes.lane_index("32")[0]]
+
+        await pilot.press("c")  # in progress cannot be cancelled: refused, nothing written
+        await pilot.pause()
+        assert on_disk(sample, "32")["status"] == "in_progress"
+        assert any("cannot move a task from in_progress to cancelled" in n.message for n in app._notifications)
+
+        await pilot.press("p")
+        await wait_for(pilot, lambda: on_disk(sample, "32")["status"] == "paused", message="pause written")
+        await wait_for(pilot, lambda: app.graph.tasks["32"].status == Status.PAUSED, message="pause shown")
+
+        await pilot.press("c")
+        await pilot.pause()
+        assert app.screen.__class__.__name__ == "ConfirmScreen"
+        await pilot.press("n")  # keep it
+        await pilot.pause()
+        assert on_disk(sample, "32")["status"] == "paused"
+
+        await pilot.press("c", "y")
+        await wait_for(pilot, lambda: on_disk(sample, "32")["status"] == "cancelled", message="cancel written")
+        await wait_for(pilot, lambda: app.graph.tasks["32"].status == Status.CANCELLED, message="cancel shown")
+        assert app.lanes.lane_index("32") is None  # cancelled cards are hidden until toggled
+
+        app.jump_to("32")
+        await pilot.pause()
+        assert app.view.selected == "32" and app.lanes.show_cancelled
+        await pilot.press("r")
+        await wait_for(pilot, lambda: on_disk(sample, "32")["status"] == "pending", message="reopen written")
+        history = [json.loads(line) for line in (sample / ".tasks" / "history.jsonl").read_text().splitlines()]
+        mine = [h for h in history if h["task"] == "32" and h["actor"] == "human"]
+        assert [h["op"] for h in mine] == ["status:in_progress", "status:paused", "status:cancelled", "status:pending (retry)"]
+
+
+async def test_retry_a_failed_task(sample: Path) -> None:
+    app = make_app(sample)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        app.jump_to("18")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: on_disk(sample, "18")["status"] == "pending", message="retry written")
+        assert on_disk(sample, "18")["error"] is None
+
+
+async def test_start_refuses_a_task_waiting_on_dependencies(sample: Path) -> None:
+    before = on_disk(sample, "5")
+    app = make_app(sample)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        app.jump_to("5")
+        await pilot.press("s")
+        await pilot.pause()
+        assert on_disk(sample, "5") == before
+        assert any("not ready" in n.message for n in app._notifications)
+
+
+async def test_write_conflict_is_a_notification_and_changes_nothing(sample: Path) -> None:
+    app = make_app(sample)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        app.jump_to("26")
+        # Someone else writes the task; the dashboard (no watcher here) still shows version 1.
+        from board.store import Store
+
+        Store.open(sample).update("26", progress=10, actor="someone")
+        written = on_disk(sample, "26")
+        await pilot.press("s")
+        await wait_for(pilot, lambda: any("changed underneath you" in n.message for n in app._notifications), message="conflict")
+        assert on_disk(sample, "26") == written
+
+
+async def test_assign_claims_for_the_chosen_agent(sample: Path) -> None:
+    app = make_app(sample)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        app.jump_to("26")
+        await pilot.press("a")
+        await pilot.pause()
+        assert app.screen.__class__.__name__ == "AssignScreen"
+        await pilot.press("down", "enter")  # second agent: bob
+        await wait_for(pilot, lambda: on_disk(sample, "26")["status"] == "in_progress", message="claim written")
+        task = on_disk(sample, "26")
+        assert task["owner"] == "bob" and task["lease"]["owner"] == "bob"
+
+
+async def test_readonly_disables_every_action(sample: Path) -> None:
+    before = {p.name: p.read_bytes() for p in (sample / ".tasks").glob("task_*.json")}
+    app = make_app(sample, readonly=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        await pilot.press("s", "p", "r", "c", "a")
+        await pilot.pause()
+        assert app.screen is app.screen_stack[0]
+    assert {p.name: p.read_bytes() for p in (sample / ".tasks").glob("task_*.json")} == before
+
+
+async def test_a_stale_read_never_replaces_a_newer_version(sample: Path) -> None:
+    app = make_app(sample)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        current = app.graph.tasks["7"]
+        newer = current.model_copy(update={"version": current.version + 1, "progress": 90})
+        older = current.model_copy(update={"version": current.version - 1, "progress": 5})
+        app.post_message(BoardChanged(tasks=[newer]))
+        await pilot.pause()
+        app.post_message(BoardChanged(tasks=[older]))
+        await pilot.pause()
+        assert app.graph.tasks["7"].progress == 90
+
+
+async def test_filter_by_owner_status_and_text(sample: Path) -> None:
+    app = make_app(sample)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        await pilot.press("slash", *"@carol", "enter")
+        await pilot.pause()
+        assert app.lanes.placed_ids() == {t.id for t in app.graph if t.owner == "carol"}
+        app.set_filter("status:ready")
+        assert app.lanes.placed_ids() == app.graph.ready_ids()
+        app.set_filter("auth")
+        assert app.lanes.placed_ids() == {"9", "10", "11", "12"}
+        await pilot.press("escape")
+        await pilot.pause()
+        assert len(app.lanes) == len(app.graph) - 1  # all but the cancelled one
+
+
+async def test_detail_jumps_along_dependencies(sample: Path) -> None:
+    app = make_app(sample)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        app.jump_to("7")
+        await pilot.press("enter")
+        await pilot.pause()
+        screen = app.screen
+        assert screen.__class__.__name__ == "DetailScreen"
+        await pilot.press("enter")  # first entry: "needs #3"
+        await pilot.pause()
+        assert screen.task_id == "3" and app.view.selected == "3"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is app.screen_stack[0]
+
+
+async def test_board_complete_notification(workspace: Path) -> None:
+    from board.store import Store
+
+    store = Store.open(workspace)
+    task = store.create("only task")
+    app = make_app(workspace)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settled(pilot)
+        await pilot.press("s")
+        await wait_for(pilot, lambda: app.graph.tasks[task.id].status == Status.IN_PROGRESS, message="started")
+        done = Store.open(workspace).set_status(task.id, "completed")
+        app.post_message(BoardChanged(tasks=[done]))
+        await wait_for(pilot, lambda: any("Every task is done" in n.message for n in app._notifications), message="done notice")
+
+
+async def test_graph_view_shares_the_selection(sample: Path) -> None:
+    app = make_app(sample)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        app.jump_to("1")
+        await pilot.press("g")
+        await pilot.pause()
+        assert app.graph_view.has_focus
+        await pilot.press("l")  # wave 1: #1's neighbours are #3 and #4
+        await pilot.pause()
+        assert app.view.selected in {"3", "4"}
+        await pilot.press("l", "j")
+        await pilot.pause()
+        chosen = app.view.selected
+        column, index = app.graph_view.graph_layout.position[chosen]
+        assert column == 2 and index >= 1
+        await pilot.press("g")  # back on the kanban, the same task is selected
+        await pilot.pause()
+        assert app.view.selected == chosen and app.kanban.has_focus
+        assert "30" in app.graph_view.graph_layout.critical  # the release ends the longest open chain

@@ -1,0 +1,69 @@
+"""The dashboard follows the files: other processes' writes, bad files, a vanishing .tasks/."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from board.status import Status
+from board.ui.lanes import Lane
+from tests.conftest import REPO
+from tests.ui.conftest import make_app, settled, wait_for
+
+pytestmark = pytest.mark.anyio  # async tests run on asyncio (anyio ships with watchfiles)
+
+
+def run_board(*args: str) -> None:
+    subprocess.run([sys.executable, "-m", "board", *args], check=True, cwd=REPO, capture_output=True)
+
+
+def column_text(app, lane: Lane) -> str:
+    column = app.kanban.columns[lane]
+    return "\n".join(column.render_line(y).text for y in range(column.size.height))
+
+
+async def test_a_write_from_another_process_shows_on_screen(sample: Path) -> None:
+    app = make_app(sample, watch=True, reconcile_seconds=30)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        assert "77%" not in column_text(app, Lane.IN_PROGRESS)
+        run_board("--workspace", str(sample), "task", "update", "7", "--progress", "77")
+        await wait_for(pilot, lambda: app.graph.tasks["7"].progress == 77, message="progress change read")
+        await pilot.pause()
+        assert "77%" in column_text(app, Lane.IN_PROGRESS)
+        run_board("--workspace", str(sample), "task", "update", "7", "--status", "completed")
+        await wait_for(pilot, lambda: app.lanes.lane_index("7") is not None and app.lanes.lane_index("7")[0] == Lane.DONE, message="completion")
+        # #21 waited only on #7: it moved to Ready without being written itself.
+        assert app.lanes.lane_index("21")[0] == Lane.READY
+
+
+async def test_half_written_files_become_alerts_and_the_rest_keeps_working(sample: Path) -> None:
+    app = make_app(sample, watch=True, reconcile_seconds=30)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        path = sample / ".tasks" / "task_7.json"
+        good = path.read_text()
+        path.write_text(good[: len(good) // 2])
+        await wait_for(pilot, lambda: any(a.kind == "file.invalid" for a in app.alerts), message="invalid alert")
+        assert app.graph.tasks["7"].status == Status.IN_PROGRESS  # the last good copy stays
+        path.write_text(good.replace('"progress": 60', '"progress": 61'))
+        await wait_for(pilot, lambda: not any(a.kind == "file.invalid" for a in app.alerts), message="alert cleared")
+        await wait_for(pilot, lambda: app.graph.tasks["7"].progress == 61, message="repaired file read")
+
+
+async def test_tasks_directory_deleted_and_recreated(sample: Path, tmp_path: Path) -> None:
+    backup = tmp_path / "backup"
+    shutil.copytree(sample / ".tasks", backup)
+    app = make_app(sample, watch=True, reconcile_seconds=0.5)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        shutil.rmtree(sample / ".tasks")
+        await wait_for(pilot, lambda: len(app.graph) == 0, message="board emptied")
+        shutil.copytree(backup, sample / ".tasks")
+        await wait_for(pilot, lambda: len(app.graph) == 32, message="board back")
+        run_board("--workspace", str(sample), "task", "update", "8", "--progress", "88")
+        await wait_for(pilot, lambda: app.graph.tasks["8"].progress == 88, message="watching the new directory")
