@@ -76,6 +76,8 @@ class TickReport:
     agent_states: dict[str, AgentState] = field(default_factory=dict)
     checkpoints: list[str] = field(default_factory=list)
     alerts: list[dict[str, Any]] = field(default_factory=list)
+    #: False when the tick left the detectors for a later tick (``alerts`` is then empty).
+    alerts_ran: bool = False
 
     @property
     def changed_anything(self) -> bool:
@@ -102,9 +104,14 @@ def tick(
     *,
     order: AssignmentOrder = critical_path_order,
     checkpoints: bool = True,
+    alerts: bool = True,
 ) -> TickReport:
     """Run one tick. ``now`` must be the store's clock reading (it defaults to it): leases are
-    judged by the store's clock, agent heartbeats by ``now``."""
+    judged by the store's clock, agent heartbeats by ``now``.
+
+    With ``alerts=False`` the detectors run only if this tick reclaimed a lease or fired a
+    policy (the daemon uses it to keep a busy board from re-running them on every file event).
+    """
     now = now or store.clock()
     report = TickReport(now=now)
     store.sync()
@@ -134,7 +141,9 @@ def tick(
             _checkpoint(store, report, assignment.task, "assign", f"assigned to {assignment.agent} by the coordinator")
 
     # A fresh reading: this tick's own writes are stamped after ``now`` and must count.
-    report.alerts = run_alert_detectors(store, store.clock(), settings)
+    if alerts or report.reclaimed or report.policies:
+        report.alerts = run_alert_detectors(store, store.clock(), settings)
+        report.alerts_ran = True
     return report
 
 
