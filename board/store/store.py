@@ -12,9 +12,10 @@ up by ``reread``/``rescan``, which the watcher drives.
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Callable, Iterable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -36,6 +37,8 @@ from board.store.atomic import Stamp, append_line, read_bytes_retrying, read_jso
 from board.store.layout import Layout, detect_layout
 
 DEFAULT_LEASE_SECONDS = 30.0
+#: The history line a writer is about to append, kept until it has been appended.
+PENDING_HISTORY = ".history-pending.json"
 Clock = Callable[[], datetime]
 #: Fields that change on every write and would only clutter the history's change lists.
 _UNTRACKED = frozenset({"version", "updatedAt"})
@@ -255,18 +258,35 @@ class Store:
             for key, value in task_to_dict(task).items()
             if key not in _UNTRACKED and before.get(key) != value
         }
+        record = self._history_record(task.id, task.version, actor, op, changes, extra)
+        # Leave word of the line about to be logged, so if this process dies between the rename
+        # and the append, the next writer finishes the line (``_finish_interrupted_write``).
+        pending = self.state_dir / PENDING_HISTORY
+        note = json.dumps({"record": record, "historySize": _size(self.history_path)}).encode()
+        try:
+            _write_plain(pending, note)
+        except FileNotFoundError:
+            self.state_dir.mkdir(exist_ok=True)  # board's own folder in a Claude Code list
+            _write_plain(pending, note)
         write_atomic(self.layout.task_path(task.id), self.layout.encode(task))
-        self._log(task.id, task.version, actor, op, changes, extra)
+        self._append_history(record)
+        pending.unlink(missing_ok=True)
         self.graph.put(task)
         stamp = _stamp(self.layout.task_path(task.id))
         if stamp is not None:
             self._file_stamps[str(self.layout.task_path(task.id))] = stamp
         return task
 
-    def _log(self, task_id: str, version: int, actor: str | None, op: str, changes: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
+    def _history_record(self, task_id: str, version: int, actor: str | None, op: str, changes: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
         record = {"ts": _iso(self.clock()), "task": task_id, "version": version, "actor": actor or self.actor, "op": op, "changes": changes}
         if extra:
             record.update(extra)
+        return record
+
+    def _log(self, task_id: str, version: int, actor: str | None, op: str, changes: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
+        self._append_history(self._history_record(task_id, version, actor, op, changes, extra))
+
+    def _append_history(self, record: dict[str, Any]) -> None:
         size_before = _size(self.history_path)
         try:
             append_line(self.history_path, record)
@@ -278,11 +298,35 @@ class Store:
             # We were caught up and hold the lock, so the new line is our own and already applied.
             self._history_offset = _size(self.history_path)
 
-    def _write_lock(self) -> AbstractContextManager[object]:
+    @contextmanager
+    def _write_lock(self) -> Iterator[None]:
         """The board lock, or a clear error when the board's directory has gone away."""
         if not self.layout.exists():
             raise BoardError(f"the board at {self.layout.tasks_dir} is gone (deleted or moved); nothing was written")
-        return self.layout.lock()
+        with self.layout.lock():
+            self._finish_interrupted_write()
+            yield
+
+    def _finish_interrupted_write(self) -> None:
+        """Complete the history of a writer killed between replacing a task file and logging it."""
+        pending = self.state_dir / PENDING_HISTORY
+        try:
+            raw = pending.read_bytes()
+        except FileNotFoundError:
+            return
+        try:
+            note = json.loads(raw)
+            record, logged_size = note["record"], int(note["historySize"])
+            task_id, version = str(record["task"]), int(record["version"])
+        except (ValueError, KeyError, TypeError):
+            pending.unlink(missing_ok=True)  # torn: it died before touching the task file
+            return
+        if _size(self.history_path) <= logged_size:  # its line never reached the log
+            read = self._read_path(self.layout.task_path(task_id), task_id)
+            if read is not None and isinstance(read[0], Task) and read[0].version == version:
+                self._append_history({**record, "recovered": True})
+                self._read_into_index(self.layout.task_path(task_id), task_id)
+        pending.unlink(missing_ok=True)
 
     def mutate(
         self,
@@ -682,6 +726,15 @@ def _status(value: Status | str) -> Status:
 
 def _iso(moment: datetime) -> str:
     return moment.isoformat().replace("+00:00", "Z")
+
+
+def _write_plain(path: Path, data: bytes) -> None:
+    """A short note for this machine's other processes: no fsync, a crash may lose it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
 
 
 def _size(path: Path) -> int:
