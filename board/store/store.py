@@ -37,7 +37,7 @@ from board.store.atomic import Stamp, append_line, read_bytes_retrying, read_jso
 from board.store.layout import Layout, detect_layout
 
 DEFAULT_LEASE_SECONDS = 30.0
-#: The history line a writer is about to append, kept until it has been appended.
+#: The history line a writer is about to append; empty once it has been appended.
 PENDING_HISTORY = ".history-pending.json"
 Clock = Callable[[], datetime]
 #: Fields that change on every write and would only clutter the history's change lists.
@@ -270,7 +270,7 @@ class Store:
             _write_plain(pending, note)
         write_atomic(self.layout.task_path(task.id), self.layout.encode(task))
         self._append_history(record)
-        pending.unlink(missing_ok=True)
+        _write_plain(pending, b"")  # emptied, not removed: making a new file per write is slow
         self.graph.put(task)
         stamp = _stamp(self.layout.task_path(task.id))
         if stamp is not None:
@@ -314,19 +314,21 @@ class Store:
             raw = pending.read_bytes()
         except FileNotFoundError:
             return
+        if not raw:
+            return
         try:
             note = json.loads(raw)
             record, logged_size = note["record"], int(note["historySize"])
             task_id, version = str(record["task"]), int(record["version"])
         except (ValueError, KeyError, TypeError):
-            pending.unlink(missing_ok=True)  # torn: it died before touching the task file
+            _write_plain(pending, b"")  # torn: it died before touching the task file
             return
         if _size(self.history_path) <= logged_size:  # its line never reached the log
             read = self._read_path(self.layout.task_path(task_id), task_id)
             if read is not None and isinstance(read[0], Task) and read[0].version == version:
                 self._append_history({**record, "recovered": True})
                 self._read_into_index(self.layout.task_path(task_id), task_id)
-        pending.unlink(missing_ok=True)
+        _write_plain(pending, b"")
 
     def mutate(
         self,
