@@ -7,19 +7,28 @@ write unchanged. Unknown fields are kept in ``model_extra`` and written back on 
 from __future__ import annotations
 
 import json
+import os
 import re
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import AliasGenerator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AliasGenerator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
 from board.errors import InvalidTaskFile
 from board.status import Status
 
 MAX_FILE_BYTES = 1024 * 1024
-ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+ID_REGEX = r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}"
+ID_PATTERN = re.compile(ID_REGEX)
+ID_RULE = "letters, digits, '_' or '-', at most 64, not starting with '_' or '-'"
+
+# Constraints are checked inside pydantic's core rather than by Python validators: loading
+# 10,000 files spends most of its time here.
+TaskId = Annotated[str, StringConstraints(pattern=f"^{ID_REGEX}$")]
+Subject = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"^[^\r\n]*\S[^\r\n]*$")]
+FilePath = Annotated[str, StringConstraints(min_length=1)]
 
 
 class Priority(StrEnum):
@@ -44,7 +53,7 @@ def validate_id(value: Any) -> str:
     if isinstance(value, int):
         value = str(value)
     if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
-        raise ValueError(f"{value!r} is not a valid id (letters, digits, '_' or '-', at most 64, not starting with '_' or '-')")
+        raise ValueError(f"{value!r} is not a valid id ({ID_RULE})")
     return value
 
 
@@ -54,6 +63,8 @@ class _Document(BaseModel):
         populate_by_name=True,
         extra="allow",
         validate_assignment=False,
+        # Integer ids (seed 001 wrote them) are read as strings; booleans are still refused.
+        coerce_numbers_to_str=True,
     )
 
 
@@ -66,6 +77,14 @@ class ToolCalls(_Document):
     last_at: datetime | None = None
 
 
+def _no_tool_calls() -> ToolCalls:
+    # Copying a prototype is several times cheaper than validating a fresh default per file.
+    return _NO_TOOL_CALLS.model_copy()
+
+
+_NO_TOOL_CALLS = ToolCalls()
+
+
 class Lease(_Document):
     owner: str
     token: int = Field(ge=0)
@@ -73,19 +92,19 @@ class Lease(_Document):
 
 
 class Task(_Document):
-    id: str
-    subject: str = Field(min_length=1, max_length=200)
+    id: TaskId
+    subject: Subject
     description: str = ""
     active_form: str = ""
     status: Status = Status.PENDING
-    blocked_by: list[str] = Field(default_factory=list)
-    blocks: list[str] = Field(default_factory=list)
+    blocked_by: list[TaskId] = Field(default_factory=list)
+    blocks: list[TaskId] = Field(default_factory=list)
     owner: str = ""
     priority: Priority = Priority.MEDIUM
-    parent: str | None = None
-    files: list[str] = Field(default_factory=list)
+    parent: TaskId | None = None
+    files: list[FilePath] = Field(default_factory=list)
     progress: int = Field(0, ge=0, le=100)
-    tool_calls: ToolCalls = Field(default_factory=ToolCalls)
+    tool_calls: ToolCalls = Field(default_factory=_no_tool_calls)
     lease: Lease | None = None
     error: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -95,36 +114,10 @@ class Task(_Document):
     completed_at: datetime | None = None
     version: int = Field(0, ge=0)
 
-    @field_validator("id", "parent", mode="before")
+    @field_validator("blocked_by", "blocks", "files")
     @classmethod
-    def _id(cls, value: Any) -> Any:
-        return None if value is None else validate_id(value)
-
-    @field_validator("blocked_by", "blocks", mode="before")
-    @classmethod
-    def _id_list(cls, value: Any) -> Any:
-        if not isinstance(value, list):
-            raise ValueError("must be a list of ids")
-        seen: dict[str, None] = {}
-        for item in value:
-            seen[validate_id(item)] = None
-        return list(seen)
-
-    @field_validator("subject")
-    @classmethod
-    def _one_line(cls, value: str) -> str:
-        if "\n" in value or "\r" in value:
-            raise ValueError("must be a single line")
-        if not value.strip():
-            raise ValueError("must not be blank")
-        return value
-
-    @field_validator("files", mode="before")
-    @classmethod
-    def _paths(cls, value: Any) -> Any:
-        if not isinstance(value, list) or not all(isinstance(p, str) and p for p in value):
-            raise ValueError("must be a list of non-empty paths")
-        return list(dict.fromkeys(value))
+    def _no_repeats(cls, value: list[str]) -> list[str]:
+        return value if len(set(value)) == len(value) else list(dict.fromkeys(value))
 
 
 TIMESTAMP_FIELDS = ("created_at", "updated_at", "started_at", "completed_at")
@@ -139,16 +132,17 @@ def dump_task(task: Task) -> bytes:
     return (json.dumps(task_to_dict(task), ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
 
-def parse_task(raw: bytes, source: str) -> Task:
+def parse_task(raw: bytes, source: str | os.PathLike[str]) -> Task:
     """Parse one task file; every failure is an InvalidTaskFile naming the file and the field."""
     if len(raw) > MAX_FILE_BYTES:
-        raise InvalidTaskFile(source, f"file is {len(raw):,} bytes; the limit is {MAX_FILE_BYTES:,}")
+        raise InvalidTaskFile(str(source), f"file is {len(raw):,} bytes; the limit is {MAX_FILE_BYTES:,}")
     try:
         # pydantic's own JSON parser is several times faster than json.loads + validate;
         # on any failure, redo it the slow way for a message that names the problem.
         return Task.model_validate_json(raw)
     except (ValidationError, ValueError):
         pass
+    source = str(source)
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
@@ -167,5 +161,13 @@ def task_from_dict(data: Any, source: str) -> Task:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "document"
         more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
-        message = first["msg"].removeprefix("Value error, ")
-        raise InvalidTaskFile(source, f"field {where!r}: {message}{more}") from None
+        raise InvalidTaskFile(source, f"field {where!r}: {_readable(first)}{more}") from None
+
+
+def _readable(error: Any) -> str:
+    """pydantic's message, or a plainer one where it would only quote a regular expression."""
+    if error["type"] == "string_pattern_mismatch":
+        if error["loc"][0] == "subject":
+            return "must be a single line that is not blank"
+        return f"{error['input']!r} is not a valid id ({ID_RULE})"
+    return str(error["msg"]).removeprefix("Value error, ")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,10 +43,10 @@ def _is_task_file(path: Path, tasks_dir: Path) -> bool:
     return path.parent == tasks_dir and path.name.startswith("task_") and path.name.endswith(".json")
 
 
-def _is_side_file(path: Path, tasks_dir: Path) -> bool:
-    if path.parent == tasks_dir:
+def _is_side_file(path: Path, state_dir: Path) -> bool:
+    if path.parent == state_dir:
         return path.name in SIDE_FILES
-    if path.parent.parent == tasks_dir and path.parent.name in ("agents", "toolcalls"):
+    if path.parent.parent == state_dir and path.parent.name in ("agents", "toolcalls"):
         return not path.name.startswith(".")
     return False
 
@@ -65,12 +65,18 @@ class BoardWatcher:
         self,
         tasks_dir: Path,
         *,
+        is_task_file: Callable[[Path], bool] | None = None,
+        state_dir: Path | None = None,
         debounce_ms: int = 40,
         step_ms: int = 4,
         reconcile_seconds: float = 2.0,
         missing_poll_seconds: float = 0.25,
     ) -> None:
         self.tasks_dir = Path(tasks_dir)
+        #: Layouts differ (``task_<id>.json`` in ``.tasks/``, ``<id>.json`` in a Claude Code list),
+        #: so the store's layout says which files are tasks and where board's own files live.
+        self.is_task_file = is_task_file or (lambda path: _is_task_file(path, self.tasks_dir))
+        self.state_dir = Path(state_dir) if state_dir is not None else self.tasks_dir
         self.debounce_ms = debounce_ms
         self.step_ms = step_ms
         self.reconcile_seconds = reconcile_seconds
@@ -86,7 +92,7 @@ class BoardWatcher:
 
     def _accept(self, change: Change, raw_path: str) -> bool:
         path = Path(raw_path)
-        return _is_task_file(path, self.tasks_dir) or _is_side_file(path, self.tasks_dir)
+        return self.is_task_file(path) or _is_side_file(path, self.state_dir)
 
     def batches(self) -> Iterator[WatchBatch]:
         while not self._stop.is_set():
@@ -116,7 +122,7 @@ class BoardWatcher:
                 batch = WatchBatch()
                 for _change, raw_path in changes:
                     path = Path(raw_path)
-                    if _is_task_file(path, self.tasks_dir):
+                    if self.is_task_file(path):
                         batch.task_paths.add(path)
                     else:
                         batch.side_paths.add(path)

@@ -143,7 +143,10 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
         if args.json:
             print_json(
                 {
-                    "reclaimed": [vars(r) for r in report.reclaimed],
+                    "reclaimed": [
+                        {"task": r.task, "previousOwner": r.previous_owner, "reason": r.reason, "expiredAt": r.expired_at.isoformat().replace("+00:00", "Z") if r.expired_at else None}
+                        for r in report.reclaimed
+                    ],
                     "assigned": [vars(a) for a in report.assigned],
                     "policies": [{"task": p.task, "status": str(p.status), "reason": p.reason} for p in report.policies],
                     "refused": report.refused,
@@ -160,7 +163,9 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
 
 
 def _run_log(workspace: Path):
-    directory = workspace / ".tasks" / "logs"
+    from board.store import detect_layout
+
+    directory = detect_layout(workspace.resolve()).state_dir / "logs"
     directory.mkdir(parents=True, exist_ok=True)
     return open(directory / "run.log", "ab")
 

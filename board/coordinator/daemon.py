@@ -30,6 +30,9 @@ LOCK_NAME = ".coordinator.lock"
 DEBOUNCE_MS = 30
 #: A full directory reconcile (for writers that bypass the store) every this many seconds.
 RESCAN_SECONDS = 5.0
+#: On a busy board file events come many times a second; the alert detectors (git state, every
+#: task) run at most this often, or at once when a tick reclaims a lease or fires a policy.
+ALERTS_EVERY_SECONDS = 1.0
 #: Sub-directories whose changes never need a tick.
 _QUIET_DIRS = frozenset({"checkpoints", "toolcalls", "logs", "reservations"})
 
@@ -69,6 +72,7 @@ class Coordinator:
         self.settings: BoardSettings = load_settings(self.state_dir)
         self.log = log or sys.stderr
         self._last_rescan = time.monotonic()
+        self._last_alerts = float("-inf")
 
     def reload_settings(self) -> None:
         try:
@@ -87,7 +91,10 @@ class Coordinator:
             if time.monotonic() - self._last_rescan > RESCAN_SECONDS:
                 self.store.rescan()
                 self._last_rescan = time.monotonic()
-            report = tick(self.store, list_agents(self.state_dir), self.settings, self.store.clock())
+            alerts_due = time.monotonic() - self._last_alerts >= min(ALERTS_EVERY_SECONDS, self.settings.coordinator.tick_seconds)
+            report = tick(self.store, list_agents(self.state_dir), self.settings, self.store.clock(), alerts=alerts_due)
+            if report.alerts_ran:
+                self._last_alerts = time.monotonic()
         except BoardError as error:
             self.say(f"tick failed, will retry: {error}")
             return None

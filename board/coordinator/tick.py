@@ -52,6 +52,8 @@ class Reclaim:
     task: str
     previous_owner: str
     reason: str
+    #: When the lease ran out (None if unknown).
+    expired_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,8 @@ class TickReport:
     agent_states: dict[str, AgentState] = field(default_factory=dict)
     checkpoints: list[str] = field(default_factory=list)
     alerts: list[dict[str, Any]] = field(default_factory=list)
+    #: False when the tick left the detectors for a later tick (``alerts`` is then empty).
+    alerts_ran: bool = False
 
     @property
     def changed_anything(self) -> bool:
@@ -100,9 +104,14 @@ def tick(
     *,
     order: AssignmentOrder = critical_path_order,
     checkpoints: bool = True,
+    alerts: bool = True,
 ) -> TickReport:
     """Run one tick. ``now`` must be the store's clock reading (it defaults to it): leases are
-    judged by the store's clock, agent heartbeats by ``now``."""
+    judged by the store's clock, agent heartbeats by ``now``.
+
+    With ``alerts=False`` the detectors run only if this tick reclaimed a lease or fired a
+    policy (the daemon uses it to keep a busy board from re-running them on every file event).
+    """
     now = now or store.clock()
     report = TickReport(now=now)
     store.sync()
@@ -124,20 +133,24 @@ def tick(
 
     stale_after = timedelta(seconds=settings.lease.seconds * settings.coordinator.stale_after_leases)
     report.agent_states = {a.name: agent_state(a, now, stale_after) for a in sorted(agents, key=lambda a: id_sort_key(a.name))}
-    live = [name for name, state in report.agent_states.items() if state != AgentState.STALE]
+    silent = _silent_agents(agents, report.reclaimed)
+    live = [name for name, state in report.agent_states.items() if state != AgentState.STALE and name not in silent]
     for assignment in assign_ready_tasks(store, live, settings, order=order, refused=report.refused):
         report.assigned.append(assignment)
         if checkpoints:
             _checkpoint(store, report, assignment.task, "assign", f"assigned to {assignment.agent} by the coordinator")
 
     # A fresh reading: this tick's own writes are stamped after ``now`` and must count.
-    report.alerts = run_alert_detectors(store, store.clock(), settings)
+    if alerts or report.reclaimed or report.policies:
+        report.alerts = run_alert_detectors(store, store.clock(), settings)
+        report.alerts_ran = True
     return report
 
 
 def reclaim_expired_leases(store: Store) -> list[Reclaim]:
     """Take back tasks whose lease ran out, with the reason the store logged for each."""
     holders = {t.id: t.lease.owner for t in store.tasks.values() if t.lease is not None}
+    expiries = {t.id: t.lease.expires_at for t in store.tasks.values() if t.lease is not None}
     now = store.clock()
     if not any(t.status == Status.IN_PROGRESS and t.lease is not None and t.lease.expires_at <= now for t in store.tasks.values()):
         return []  # judged on the freshly synced index: no need to make every writer wait on the lock
@@ -151,7 +164,7 @@ def reclaim_expired_leases(store: Store) -> list[Reclaim]:
     found = []
     for task in sorted(reclaimed, key=lambda t: id_sort_key(t.id)):
         reason = reasons.get((task.id, task.version)) or f"lease of {holders.get(task.id, 'its holder')} expired"
-        found.append(Reclaim(task.id, holders.get(task.id, ""), reason))
+        found.append(Reclaim(task.id, holders.get(task.id, ""), reason, expiries.get(task.id)))
     return found
 
 
@@ -160,6 +173,21 @@ def _size(path: Path) -> int:
         return path.stat().st_size
     except FileNotFoundError:
         return 0
+
+
+def _silent_agents(agents: Sequence[AgentRecord], reclaimed: Sequence[Reclaim]) -> set[str]:
+    """Agents that let a lease run out and have not been heard from since: most likely dead.
+
+    Their records may still look fresh (the lease and the record are renewed together, and a
+    record counts as stale only a while later), so without this rule the task just taken back
+    could go straight back to the agent that went silent.
+    """
+    last_heard = {a.name: a.heartbeat_at for a in agents}
+    return {
+        r.previous_owner
+        for r in reclaimed
+        if r.expired_at is None or r.previous_owner not in last_heard or last_heard[r.previous_owner] <= r.expired_at
+    }
 
 
 def _policy_decisions(store: Store, settings: BoardSettings) -> list[PolicyDecision]:

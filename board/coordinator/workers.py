@@ -191,35 +191,32 @@ class Worker:
 
     # -- keeping the lease --------------------------------------------------------------------
 
-    def beat(self, current: tuple[str, int] | None, *, force: bool = False) -> None:
+    def beat(self, current: tuple[str, int] | None) -> None:
         """Renew this worker's leases and agent record when a third of the lease has passed.
 
         Raises ``LeaseLost`` when the current task's lease was taken away.
         """
         now = time.monotonic()
-        if not force and now - self._last_heartbeat < self.heartbeat_every:
+        if now - self._last_heartbeat < self.heartbeat_every:
             return
         self._last_heartbeat = now
         self.store.sync()
-        lost = False
         for task in list(self.store.held_by(self.name)):
             if task.lease is None or task.lease.owner != self.name:
                 continue
             try:
                 renew_lease(self.store, task.id, task.lease.token, self.lease_seconds, self.name)
-            except (StaleLease, BoardError):
+            except BoardError:  # StaleLease included: it moved on between sync and renewal
                 continue
-        if current is not None:
-            task_id, token = current
-            try:
-                fresh = self.store.get(task_id)
-            except BoardError:
-                fresh = None
-            if fresh is None or fresh.lease is None or fresh.lease.token != token:
-                lost = True
-        self._write_record(current[0] if current and not lost else None)
-        if lost:
-            raise LeaseLost(f"lease on #{current[0]} was taken back")  # type: ignore[index]
+        if current is None:
+            self._write_record(None)
+            return
+        task_id, token = current
+        fresh = self.store.tasks.get(task_id)
+        if fresh is None or fresh.lease is None or fresh.lease.token != token:
+            self._write_record(None)
+            raise LeaseLost(f"lease on #{task_id} was taken back")
+        self._write_record(task_id)
 
     def _write_record(self, task_id: str | None, **extra: Any) -> None:
         record = read_agent(self.store.state_dir, self.name) or self._record

@@ -97,7 +97,7 @@ class TasksDirLayout:
         return (path for _, path in self.task_files())
 
     def decode(self, raw: bytes, path: Path, task_id: str | None = None) -> Task:
-        task = parse_task(raw, str(path))
+        task = parse_task(raw, path)
         expected = task_id or self.task_id_for(path)
         if expected is not None and task.id != expected:
             raise InvalidTaskFile(str(path), f"id {task.id!r} does not match the file name (expected {expected!r})")

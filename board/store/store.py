@@ -12,8 +12,10 @@ up by ``reread``/``rescan``, which the watcher drives.
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -35,6 +37,8 @@ from board.store.atomic import Stamp, append_line, read_bytes_retrying, read_jso
 from board.store.layout import Layout, detect_layout
 
 DEFAULT_LEASE_SECONDS = 30.0
+#: The history line a writer is about to append; empty once it has been appended.
+PENDING_HISTORY = ".history-pending.json"
 Clock = Callable[[], datetime]
 #: Fields that change on every write and would only clutter the history's change lists.
 _UNTRACKED = frozenset({"version", "updatedAt"})
@@ -81,7 +85,7 @@ class Store:
         #: Files that failed to parse or validate: path -> one-line reason.
         self.invalid: dict[str, str] = {}
         self._history_offset = 0
-        self._file_stamps: dict[Path, tuple[int, int, int]] = {}
+        self._file_stamps: dict[str, Stamp] = {}  # keyed by str(path): cheaper than Path in hot loops
 
     # -- opening ------------------------------------------------------------------------------
 
@@ -130,8 +134,8 @@ class Store:
         for task_id, path in self.layout.task_files():
             self._read_into_index(path, task_id, force=True)
 
-    def _read_path(self, path: Path, task_id: str | None = None) -> tuple[Task | InvalidTaskFile, Stamp] | None:
-        read = read_bytes_retrying(path)
+    def _read_path(self, path: Path, task_id: str | None = None, key: str | None = None) -> tuple[Task | InvalidTaskFile, Stamp] | None:
+        read = read_bytes_retrying(key or str(path))
         if read is None:
             return None
         raw, stamp = read
@@ -146,17 +150,17 @@ class Store:
         task_id = task_id or self.layout.task_id_for(path)
         if task_id is None:
             return result
-        read = self._read_path(path, task_id)
         key = str(path)
+        read = self._read_path(path, task_id, key)
         if read is None:
-            self._file_stamps.pop(path, None)
+            self._file_stamps.pop(key, None)
             if self.invalid.pop(key, None) is not None:
                 result.invalid.add(key)
             if task_id in self.graph.tasks:
                 self.graph.remove(task_id)
                 result.removed.add(task_id)
             return result
-        outcome, self._file_stamps[path] = read
+        outcome, self._file_stamps[key] = read
         if isinstance(outcome, InvalidTaskFile):
             # Keep the last good copy on screen; report the file.
             if self.invalid.get(key) != outcome.reason:
@@ -202,14 +206,15 @@ class Store:
     def rescan(self) -> ChangeSet:
         """Reconcile with the directory: re-read files whose stat changed, drop vanished ones."""
         result = ChangeSet()
-        seen: set[Path] = set()
+        seen: set[str] = set()
         for task_id, path in self.layout.task_files():
-            seen.add(path)
-            if self._file_stamps.get(path) != _stamp(path):
+            key = str(path)
+            seen.add(key)
+            if self._file_stamps.get(key) != _stamp(key):
                 result.merge(self._read_into_index(path, task_id))
-        for path in [p for p in self._file_stamps if p not in seen]:
-            result.merge(self._read_into_index(path))
-        for key in [k for k in self.invalid if Path(k) not in seen]:
+        for key in [k for k in self._file_stamps if k not in seen]:
+            result.merge(self._read_into_index(Path(key)))
+        for key in [k for k in self.invalid if k not in seen]:
             del self.invalid[key]
             result.invalid.add(key)
         return result
@@ -230,7 +235,7 @@ class Store:
             if task_id in self.graph.tasks:
                 self.graph.remove(task_id)
             raise TaskNotFound(task_id)
-        outcome, self._file_stamps[path] = read
+        outcome, self._file_stamps[str(path)] = read
         if isinstance(outcome, InvalidTaskFile):
             raise BoardError(f"cannot change task {task_id}: {outcome}")
         current = self.graph.tasks.get(task_id)
@@ -253,23 +258,77 @@ class Store:
             for key, value in task_to_dict(task).items()
             if key not in _UNTRACKED and before.get(key) != value
         }
+        record = self._history_record(task.id, task.version, actor, op, changes, extra)
+        # Leave word of the line about to be logged, so if this process dies between the rename
+        # and the append, the next writer finishes the line (``_finish_interrupted_write``).
+        pending = self.state_dir / PENDING_HISTORY
+        note = json.dumps({"record": record, "historySize": _size(self.history_path)}).encode()
+        try:
+            _write_plain(pending, note)
+        except FileNotFoundError:
+            self.state_dir.mkdir(exist_ok=True)  # board's own folder in a Claude Code list
+            _write_plain(pending, note)
         write_atomic(self.layout.task_path(task.id), self.layout.encode(task))
-        self._log(task.id, task.version, actor, op, changes, extra)
+        self._append_history(record)
+        _write_plain(pending, b"")  # emptied, not removed: making a new file per write is slow
         self.graph.put(task)
         stamp = _stamp(self.layout.task_path(task.id))
         if stamp is not None:
-            self._file_stamps[self.layout.task_path(task.id)] = stamp
+            self._file_stamps[str(self.layout.task_path(task.id))] = stamp
         return task
 
-    def _log(self, task_id: str, version: int, actor: str | None, op: str, changes: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
+    def _history_record(self, task_id: str, version: int, actor: str | None, op: str, changes: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
         record = {"ts": _iso(self.clock()), "task": task_id, "version": version, "actor": actor or self.actor, "op": op, "changes": changes}
         if extra:
             record.update(extra)
+        return record
+
+    def _log(self, task_id: str, version: int, actor: str | None, op: str, changes: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
+        self._append_history(self._history_record(task_id, version, actor, op, changes, extra))
+
+    def _append_history(self, record: dict[str, Any]) -> None:
         size_before = _size(self.history_path)
-        append_line(self.history_path, record)
+        try:
+            append_line(self.history_path, record)
+        except FileNotFoundError:
+            # board's own folder (``.board/`` in a Claude Code list) is made on first write.
+            self.state_dir.mkdir(exist_ok=True)
+            append_line(self.history_path, record)
         if self._history_offset == size_before:
             # We were caught up and hold the lock, so the new line is our own and already applied.
             self._history_offset = _size(self.history_path)
+
+    @contextmanager
+    def _write_lock(self) -> Iterator[None]:
+        """The board lock, or a clear error when the board's directory has gone away."""
+        if not self.layout.exists():
+            raise BoardError(f"the board at {self.layout.tasks_dir} is gone (deleted or moved); nothing was written")
+        with self.layout.lock():
+            self._finish_interrupted_write()
+            yield
+
+    def _finish_interrupted_write(self) -> None:
+        """Complete the history of a writer killed between replacing a task file and logging it."""
+        pending = self.state_dir / PENDING_HISTORY
+        try:
+            raw = pending.read_bytes()
+        except FileNotFoundError:
+            return
+        if not raw:
+            return
+        try:
+            note = json.loads(raw)
+            record, logged_size = note["record"], int(note["historySize"])
+            task_id, version = str(record["task"]), int(record["version"])
+        except (ValueError, KeyError, TypeError):
+            _write_plain(pending, b"")  # torn: it died before touching the task file
+            return
+        if _size(self.history_path) <= logged_size:  # its line never reached the log
+            read = self._read_path(self.layout.task_path(task_id), task_id)
+            if read is not None and isinstance(read[0], Task) and read[0].version == version:
+                self._append_history({**record, "recovered": True})
+                self._read_into_index(self.layout.task_path(task_id), task_id)
+        _write_plain(pending, b"")
 
     def mutate(
         self,
@@ -282,7 +341,7 @@ class Store:
         token: int | None = None,
     ) -> Task:
         """Apply ``change`` to a fresh copy of the task under the lock (compare-and-set)."""
-        with self.layout.lock():
+        with self._write_lock():
             self.sync()
             current = self._fresh(task_id)
             if expected_version is not None and current.version != expected_version:
@@ -316,7 +375,7 @@ class Store:
     ) -> Task:
         blocked_by = [validate_id(b) for b in blocked_by]
         blocks = [validate_id(b) for b in blocks]
-        with self.layout.lock():
+        with self._write_lock():
             self.sync()
             for ref in [*blocked_by, *blocks, *([parent] if parent else [])]:
                 if ref not in self.graph.tasks:
@@ -372,7 +431,7 @@ class Store:
 
     def add_dependency(self, task_id: str, blocker_id: str, *, actor: str | None = None) -> Task:
         """Record that ``task_id`` is blocked by ``blocker_id``, on both sides."""
-        with self.layout.lock():
+        with self._write_lock():
             self.sync()
             self._fresh(task_id)
             self._fresh(blocker_id)
@@ -384,7 +443,7 @@ class Store:
             return self.graph.tasks[task_id]
 
     def remove_dependency(self, task_id: str, blocker_id: str, *, actor: str | None = None) -> Task:
-        with self.layout.lock():
+        with self._write_lock():
             self.sync()
             self._link_side(task_id, "blocked_by", blocker_id, actor, add=False)
             if blocker_id in self.graph.tasks:
@@ -462,7 +521,7 @@ class Store:
     def claim(self, agent: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS, max_held: int | None = 1, actor: str | None = None) -> Task | None:
         """Atomically take the best ready task for ``agent``, or None when nothing is ready."""
         _check_agent(agent)
-        with self.layout.lock():
+        with self._write_lock():
             self.sync()
             if max_held is not None:
                 held = self.held_by(agent)
@@ -518,7 +577,7 @@ class Store:
         """Renew every lease ``agent`` holds; returns the renewed tasks."""
         _check_agent(agent)
         renewed = []
-        with self.layout.lock():
+        with self._write_lock():
             self.sync()
             for task in [t for t in self.graph.tasks.values() if t.lease is not None and t.lease.owner == agent]:
                 fresh = self._fresh(task.id)
@@ -543,7 +602,7 @@ class Store:
     def reclaim_expired(self, *, actor: str = "coordinator") -> list[Task]:
         """Take back in-progress tasks whose lease ran out; history records who went silent."""
         reclaimed = []
-        with self.layout.lock():
+        with self._write_lock():
             self.sync()
             now = self.clock()
             for task in list(self.graph.tasks.values()):
@@ -578,7 +637,7 @@ class Store:
         unless adding it would close a cycle, in which case it is reported, not written.
         """
         fixed = []
-        with self.layout.lock():
+        with self._write_lock():
             self.sync()
             self.rescan()
             for task in list(self.graph.tasks.values()):
@@ -671,6 +730,15 @@ def _iso(moment: datetime) -> str:
     return moment.isoformat().replace("+00:00", "Z")
 
 
+def _write_plain(path: Path, data: bytes) -> None:
+    """A short note for this machine's other processes: no fsync, a crash may lose it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
 def _size(path: Path) -> int:
     try:
         return path.stat().st_size
@@ -678,7 +746,7 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _stamp(path: Path) -> Stamp | None:
+def _stamp(path: Path | str) -> Stamp | None:
     try:
         info = os.stat(path)
     except FileNotFoundError:

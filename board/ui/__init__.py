@@ -8,9 +8,11 @@ from board.errors import BoardError
 
 
 def run_dashboard(workspace: Path, *, readonly: bool = False) -> None:
-    """Open the live dashboard on ``workspace`` (which must hold a ``.tasks/`` board) until quit."""
-    workspace = Path(workspace).resolve()
-    if not (workspace / ".tasks").is_dir():
+    """Open the live dashboard on ``workspace`` (a ``.tasks/`` board or a Claude Code list) until quit."""
+    from board.store import detect_layout
+
+    workspace = Path(workspace).expanduser().resolve()
+    if not detect_layout(workspace).exists():
         raise BoardError(f"no board in {workspace}: run 'board init' there or pass a directory that has .tasks/")
     from board.ui.app import BoardApp
 

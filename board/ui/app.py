@@ -28,7 +28,7 @@ from board.errors import BoardError
 from board.graph import TaskGraph
 from board.model import Task, utcnow
 from board.status import Status, check_transition
-from board.store import Store, TasksDirLayout
+from board.store import Store, detect_layout
 from board.alerts import Alert, Severity, alerts_by_task, read_alerts
 from board.ui.board_alerts import StoreSnapshot, alerts_document_key, coordinator_holds_lock, evaluate_without_git, severity_counts, stat_stamp
 from board.ui.card import CardView
@@ -145,7 +145,7 @@ class BoardApp(App[None]):
         self.watch_files = watch
         self.live_clock = live_clock
         self.reconcile_seconds = reconcile_seconds
-        self.layout_ = TasksDirLayout(self.workspace)
+        self.layout_ = detect_layout(self.workspace)
         self.store = Store(self.layout_, actor=HUMAN_ACTOR)
         self.store_lock = threading.Lock()
         self._settings_problem: str | None = None
@@ -269,7 +269,13 @@ class BoardApp(App[None]):
         with self.store_lock:
             # Catch the history offset up now, so the first write does not re-read the log.
             self.store.sync()
-        self._watcher = watcher = BoardWatcher(self.layout_.tasks_dir, reconcile_seconds=self.reconcile_seconds)
+        layout = self.layout_
+        self._watcher = watcher = BoardWatcher(
+            layout.tasks_dir,
+            is_task_file=lambda path: layout.task_id_for(path) is not None,
+            state_dir=layout.state_dir,
+            reconcile_seconds=self.reconcile_seconds,
+        )
         for batch in watcher.batches():
             with self.store_lock:
                 changes = self.store.rescan() if batch.reconcile else None

@@ -251,3 +251,26 @@ def test_a_task_claimed_behind_the_coordinators_back_is_not_given_twice(board, c
     report = tick(board, [agent(board, "w2", clock)], settings())
     assert report.assigned == []
     assert board.get(task.id).owner == "w1"
+
+
+def test_an_agent_that_let_its_lease_expire_gets_nothing_until_it_is_heard_from(board, clock):
+    task = board.create("job")
+    board.claim("w1", lease_seconds=5)
+    silent = agent(board, "w1", clock)  # its last word, at the time it took the lease
+    clock.advance(6)
+    report = tick(board, [silent], settings(lease={"seconds": 30}))
+    assert [r.task for r in report.reclaimed] == [task.id] and report.assigned == []
+    assert board.get(task.id).status == Status.PENDING
+
+    report = tick(board, [silent, agent(board, "w2", clock)], settings(lease={"seconds": 30}))
+    assert [(a.task, a.agent) for a in report.assigned] == [(task.id, "w1")]  # later ticks judge w1 by its record alone (fresh for 30 s here)
+
+
+def test_a_tick_can_leave_the_alert_detectors_for_later_unless_it_reclaimed(board, clock):
+    task = board.create("job")
+    quiet = tick(board, [], settings(), alerts=False)
+    assert not quiet.alerts_ran and quiet.alerts == []
+    board.claim("w1", lease_seconds=5)
+    clock.advance(6)
+    busy = tick(board, [], settings(), alerts=False)
+    assert busy.alerts_ran and any(a["kind"] == "lease.expired" and a["tasks"] == [task.id] for a in busy.alerts)

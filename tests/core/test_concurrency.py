@@ -87,4 +87,9 @@ def test_a_writer_killed_mid_write_never_leaves_a_corrupt_or_partial_file(store:
     assert sum(last_versions.values()) > 5 + 25, "the writer never got to write"
     # Temp files from killed writers are ignored, and the board is still writable.
     reopened.update("1", description="after the crashes")
-    assert Store.open(workspace).tasks["1"].description == "after the crashes"
+    final = Store.open(workspace)
+    assert final.tasks["1"].description == "after the crashes"
+    # The history tells every version of every task, even of writes killed before they logged.
+    for task_id, task in final.tasks.items():
+        logged = sorted({h["version"] for h in history(workspace) if h["task"] == task_id})
+        assert logged == list(range(1, task.version + 1)), task_id

@@ -1,4 +1,5 @@
 import json
+import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -252,3 +253,42 @@ def test_a_tool_call_can_carry_progress_in_the_same_write(store):
 
     with pytest.raises(BoardError):
         store.record_toolcall(task.id, "edit", token=token, progress=101)
+
+
+def test_writing_to_a_board_whose_directory_vanished_is_a_clear_error(store: Store, workspace: Path) -> None:
+    store.create("here")
+    shutil.rmtree(workspace / ".tasks")
+    with pytest.raises(BoardError, match="is gone"):
+        store.update("1", progress=5)
+    with pytest.raises(BoardError, match="is gone"):
+        store.claim("alice")
+    assert not (workspace / ".tasks").exists()  # nothing was recreated behind the user's back
+
+
+def test_a_writer_killed_between_the_rename_and_the_log_line_is_completed_by_the_next(store: Store, workspace: Path) -> None:
+    store.create("a")
+    store.create("b")
+    tasks = workspace / ".tasks"
+    # What a writer killed right after its rename leaves: the new file, the note, no log line.
+    doc = task_file(workspace, "1")
+    doc.update(progress=40, version=2)
+    (tasks / "task_1.json").write_text(json.dumps(doc))
+    record = {"ts": "2026-01-01T00:00:00Z", "task": "1", "version": 2, "actor": "killed", "op": "update", "changes": {"progress": [0, 40]}}
+    (tasks / ".history-pending.json").write_text(json.dumps({"record": record, "historySize": (tasks / "history.jsonl").stat().st_size}))
+    store.update("2", progress=10)
+    lines = [(h["task"], h["version"], h.get("recovered", False)) for h in history(workspace)]
+    assert lines[-2:] == [("1", 2, True), ("2", 2, False)]
+    assert (tasks / ".history-pending.json").read_bytes() == b""
+    assert store.tasks["1"].progress == 40  # the recovered change reached this store's index too
+
+
+def test_a_note_for_a_write_that_never_happened_is_dropped(store: Store, workspace: Path) -> None:
+    store.create("a")
+    tasks = workspace / ".tasks"
+    record = {"ts": "2026-01-01T00:00:00Z", "task": "1", "version": 2, "actor": "killed", "op": "update", "changes": {}}
+    (tasks / ".history-pending.json").write_text(json.dumps({"record": record, "historySize": (tasks / "history.jsonl").stat().st_size}))
+    store.update("1", description="next")
+    assert [(h["version"], h["op"]) for h in history(workspace)] == [(1, "create"), (2, "update")]
+    (tasks / ".history-pending.json").write_text('{"record": {"ta')  # torn before the rename
+    store.update("1", description="again")
+    assert (tasks / ".history-pending.json").read_bytes() == b"" and len(history(workspace)) == 3

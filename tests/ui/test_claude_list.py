@@ -1,0 +1,44 @@
+"""The dashboard on a Claude Code task list: opened in place, following Claude Code's rewrites."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from board.ui.lanes import Lane
+from tests.core.test_claude_lists import claude_writes
+from tests.ui.conftest import make_app, settled, wait_for
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def claude_list(tmp_path: Path) -> Path:
+    directory = tmp_path / "tasks" / "plan"
+    directory.mkdir(parents=True)
+    (directory / ".lock").touch()
+    (directory / ".highwatermark").write_text("3")
+    claude_writes(directory, {"id": "1", "subject": "Read the code", "status": "completed", "blocks": ["2"], "blockedBy": []})
+    claude_writes(directory, {"id": "2", "subject": "Write the parser", "status": "pending", "blocks": ["3"], "blockedBy": ["1"]})
+    claude_writes(directory, {"id": "3", "subject": "Test the parser", "status": "pending", "blocks": [], "blockedBy": ["2"]})
+    return directory
+
+
+async def test_a_claude_code_list_updates_live_and_keys_write_its_format(claude_list: Path) -> None:
+    app = make_app(claude_list, watch=True, reconcile_seconds=30)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        assert app.lanes.lane_index("2")[0] == Lane.READY
+        app.select("2")
+        await pilot.press("s")
+        await wait_for(pilot, lambda: json.loads((claude_list / "2.json").read_text())["status"] == "in_progress", message="start written")
+        written = json.loads((claude_list / "2.json").read_text())
+        assert set(written) <= {"id", "subject", "description", "activeForm", "status", "owner", "blocks", "blockedBy", "metadata"}
+        assert written["metadata"]["board"]["status"] == "in_progress"
+        # Claude Code marks it done, rewriting the whole file with only its own fields.
+        written["status"] = "completed"
+        claude_writes(claude_list, written)
+        await wait_for(pilot, lambda: app.lanes.lane_index("2")[0] == Lane.DONE, message="Claude Code's completion")
+        assert app.lanes.lane_index("3")[0] == Lane.READY
