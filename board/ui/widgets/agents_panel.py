@@ -10,6 +10,7 @@ from textual.widget import Widget
 
 from board.agents import AgentRecord, AgentState, agent_state
 from board.ui.card import format_age
+from board.ui.widgets.component_styles import component_style
 
 STATE_MARK = {AgentState.WORKING: "●", AgentState.IDLE: "○", AgentState.STALE: "✗"}
 
@@ -37,17 +38,17 @@ class AgentsPanel(Widget):
 
     def render(self) -> Text:
         if not self.agents:
-            return Text("no agents registered", self.get_component_rich_style("agents-panel--muted", partial=True))
+            return Text("no agents registered", component_style(self, "agents-panel--muted"))
         width = self.size.width
         now = self.now()
         lines = []
         for agent in self.agents:
             state = agent_state(agent, now, self.stale_after)
-            style = self.get_component_rich_style(f"agents-panel--{state}", partial=True)
-            muted = self.get_component_rich_style("agents-panel--muted", partial=True)
+            style = component_style(self, f"agents-panel--{state}")
+            muted = component_style(self, "agents-panel--muted")
             line = Text(no_wrap=True, overflow="ellipsis")
             line.append(STATE_MARK[state] + " ", style)
-            line.append(agent.name, self.get_component_rich_style("agents-panel--name", partial=True))
+            line.append(agent.name, component_style(self, "agents-panel--name"))
             line.append(f" #{agent.task}" if agent.task else " idle", style)
             right = Text(f"♥{format_age((now - agent.heartbeat_at).total_seconds())} ⚒{agent.tool_calls}", muted)
             gap = width - line.cell_len - right.cell_len

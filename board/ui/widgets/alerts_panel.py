@@ -15,6 +15,7 @@ from textual.widgets.option_list import Option
 from board.alerts import Alert, Severity
 from board.ui.board_alerts import AlertGroup, main_task, panel_rows
 from board.ui.card import format_age
+from board.ui.widgets.component_styles import component_style
 
 SEVERITY_MARK = {Severity.ERROR: "✗", Severity.WARNING: "⚠", Severity.INFO: "i"}
 
@@ -94,7 +95,7 @@ class AlertsPanel(Vertical):
     # -- rendering ----------------------------------------------------------------------------
 
     def _style(self, name: str):
-        return self.get_component_rich_style(f"alerts-panel--{name}", partial=True)
+        return component_style(self, f"alerts-panel--{name}")
 
     def _show_rows(self) -> None:
         listing = self.query_one(AlertList)

@@ -12,6 +12,7 @@ from textual.widget import Widget
 from board.alerts import Severity
 from board.ui.board_alerts import counts_label
 from board.ui.card import progress_bar
+from board.ui.widgets.component_styles import component_style
 
 #: Display states in the order the header lists them, with their labels.
 COUNT_LABELS = (
@@ -67,7 +68,7 @@ class BoardHeader(Widget):
             self.refresh()
 
     def _style(self, name: str):
-        return self.get_component_rich_style(f"board-header--{name.replace('_', '-')}", partial=True)
+        return component_style(self, f"board-header--{name.replace('_', '-')}")
 
     def render(self) -> Text:
         width = self.size.width

@@ -16,6 +16,7 @@ from textual.strip import Strip
 from board.graph import TaskGraph
 from board.ui.card import STYLE_NAMES, CardView, component_class
 from board.ui.graph_layout import ARROW, BOX, NODE_WIDTH, GraphLayout, layout_graph
+from board.ui.widgets.component_styles import component_styles
 
 
 #: Up to this many tasks, any change relayouts the graph (tens of ms); above, only new edges do.
@@ -121,10 +122,7 @@ class GraphView(ScrollView, can_focus=True):
     @property
     def styles_by_name(self) -> dict[str, Style]:
         if self._styles is None:
-            self._styles = {
-                name: self.get_component_rich_style(component_class("graph-view", name), partial=True)
-                for name in STYLE_NAMES
-            }
+            self._styles = component_styles(self, "graph-view")
         return self._styles
 
     def render_line(self, y: int) -> Strip:

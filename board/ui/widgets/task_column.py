@@ -13,6 +13,7 @@ from textual.strip import Strip
 
 from board.ui.card import CARD_HEIGHT, STYLE_NAMES, CardView, card_lines, component_class
 from board.ui.lanes import LANE_TITLES, Lane
+from board.ui.widgets.component_styles import component_styles
 
 #: Seconds a column's card count may lag behind a move.
 COUNT_DELAY = 0.3
@@ -124,10 +125,7 @@ class TaskColumn(ScrollView, can_focus=False):
     @property
     def styles_by_name(self) -> dict[str, Style]:
         if self._styles is None:
-            self._styles = {
-                name: self.get_component_rich_style(component_class("task-column", name), partial=True)
-                for name in STYLE_NAMES
-            }
+            self._styles = component_styles(self, "task-column")
         return self._styles
 
     def render_line(self, y: int) -> Strip:
