@@ -1,38 +1,75 @@
 """Lay the task DAG out left to right by wave, with box-drawing edges. Textual-free.
 
-Each wave is a column of one-line nodes on even rows; the odd rows between them are free lanes.
-An edge between neighbouring waves turns once in the gap before its target; a longer edge drops
-into the free lane under its target's row, runs along it, and climbs into the target. Edges are
-kept as segments (a big board has millions of edge cells) and turned into a row of cells only
-when that row is drawn: each cell gets a bitmask of directions, so crossing and merging edges
-become the right junction characters.
+Each wave is a column of one-line nodes, ``ROW_PITCH`` rows apart. An edge that skips waves is carried
+through every wave in between by a pass-through line on a row of its own (one per blocker and
+wave, shared by all of that blocker's long edges), so edges only ever join neighbouring columns.
+
+In the gap between two columns an edge leaves its blocker on the blocker's row and enters its
+dependent on the dependent's row, with an arrowhead. If the rows differ, it turns onto a vertical
+*track* and back. Tracks and the rows they connect through are allotted so that lines never share
+a cell by accident:
+
+* an out-track belongs to one blocker and one direction (up or down): its tees are that
+  blocker's edges forking;
+* an in-track belongs to one dependent and one direction: its tees are edges joining into it;
+* a *lane* (a row between nodes) carries one edge across the gap from an out-track to an
+  in-track; an edge may instead run along its dependent's row (when nothing else enters or leaves
+  on that row) or along its blocker's row (likewise).
+
+So every tee (├ ┤ ┬ ┴) is a fork or a join of one node's edges, ┼ is always two edges crossing,
+and no line ever runs leftwards: read left to right, the lines from a blocker reach exactly its
+dependents.
+
+Edges are kept as segments (a big board has millions of edge cells) and turned into a row of
+cells only when that row is drawn: each cell gets a bitmask of directions, so forks, joins and
+crossings become the right junction characters.
 """
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from board.graph import TaskGraph, id_sort_key
 
+#: Cells of a node: its label, truncated with an ellipsis, then one blank before the edges.
 NODE_WIDTH = 24
-GAP = 6
+#: x of the first column: room for nothing but a margin (nothing enters the first wave).
+LEFT_MARGIN = 1
 UP, DOWN, LEFT, RIGHT = 1, 2, 4, 8
 BOX = {
-    LEFT | RIGHT: "─", UP | DOWN: "│", DOWN | RIGHT: "┌", DOWN | LEFT: "┐", UP | RIGHT: "└", UP | LEFT: "┘",
+    LEFT | RIGHT: "─", UP | DOWN: "│", DOWN | RIGHT: "╭", DOWN | LEFT: "╮", UP | RIGHT: "╰", UP | LEFT: "╯",
     UP | DOWN | RIGHT: "├", UP | DOWN | LEFT: "┤", LEFT | RIGHT | DOWN: "┬", LEFT | RIGHT | UP: "┴",
     UP | DOWN | LEFT | RIGHT: "┼", LEFT: "─", RIGHT: "─", UP: "│", DOWN: "│",
 }
-ARROW = "▶"
+#: Directions each glyph joins, for tests and anything else that reads a drawn row back.
+GLYPH_DIRECTIONS = {glyph: bits for bits, glyph in BOX.items() if bin(bits).count("1") > 1}
+#: Narrow in every terminal (U+25B8 is not East Asian ambiguous width, unlike ▶).
+ARROW = "▸"
+GLYPH_DIRECTIONS[ARROW] = LEFT
+#: Rows from one node to the next in a column: the rows between are lanes for edges, and
+#: with two of them a gap rarely runs out of lanes near the nodes it connects.
+ROW_PITCH = 3
 #: Vertical segments are indexed by blocks of this many rows.
 ROW_BLOCK = 64
+
+#: One end of a link in a gap: a task id, or ("express", blocker id) for a blocker's express.
+Item = str | tuple[str, str]
 
 
 @dataclass
 class GraphLayout:
-    #: Task ids per wave, top to bottom.
+    #: Task ids per wave, top to bottom (pass-through lines not included).
     columns: list[list[str]] = field(default_factory=list)
-    #: (wave, index) of every task.
+    #: (wave, index in ``columns[wave]``) of every task.
     position: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: Screen row of every task.
+    row_of: dict[str, int] = field(default_factory=dict)
+    #: x of the first cell of each column's labels.
+    column_x: list[int] = field(default_factory=list)
+    #: (x, task id) of the nodes on each row, left to right.
+    nodes_by_row: dict[int, list[tuple[int, str]]] = field(default_factory=dict)
     #: Horizontal edge segments per row: (x0, x1, on the critical path).
     horizontals: dict[int, list[tuple[int, int, bool]]] = field(default_factory=dict)
     #: Vertical edge segments (x, y0, y1, critical), filed under every block of rows they cross.
@@ -41,13 +78,8 @@ class GraphLayout:
     width: int = 0
     height: int = 0
 
-    @staticmethod
-    def node_x(wave: int) -> int:
-        return GAP + wave * (NODE_WIDTH + GAP)
-
-    @staticmethod
-    def node_y(index: int) -> int:
-        return 2 * index
+    def node_x(self, task_id: str) -> int:
+        return self.column_x[self.position[task_id][0]]
 
     def row_cells(self, y: int) -> dict[int, tuple[int, bool]]:
         """Edge cells of one row: x -> (direction bits, on the critical path)."""
@@ -64,10 +96,34 @@ class GraphLayout:
                 cells[x] = (old_bits | bits, old_critical or critical)
         return cells
 
+    def edge_glyphs(self, y: int) -> dict[int, tuple[str, bool]]:
+        """Edge characters of one row: x -> (glyph, on the critical path); arrowheads included."""
+        glyphs = {x: (BOX[bits], critical) for x, (bits, critical) in self.row_cells(y).items() if bits}
+        for x, _task_id in self.nodes_by_row.get(y, ()):
+            if x - 1 in glyphs:
+                glyphs[x - 1] = (ARROW, glyphs[x - 1][1])
+        return glyphs
+
+    def plain_row(self, y: int, label: Callable[[str], str]) -> str:
+        """One row as plain text, each node drawn as ``label(task_id)`` cut to its width."""
+        cells = [" "] * self.width
+        for x, (glyph, _critical) in self.edge_glyphs(y).items():
+            cells[x] = glyph
+        for x, task_id in self.nodes_by_row.get(y, ()):
+            text = label(task_id)[: NODE_WIDTH - 1].ljust(NODE_WIDTH)
+            cells[x : x + NODE_WIDTH] = text
+        return "".join(cells).rstrip()
+
     def node_at(self, wave: int, index: int) -> str | None:
         if 0 <= wave < len(self.columns) and 0 <= index < len(self.columns[wave]):
             return self.columns[wave][index]
         return None
+
+    def nearest_in_column(self, wave: int, row: int) -> str | None:
+        """The task of ``wave`` whose row is closest to ``row`` (the upper one on a tie)."""
+        if not 0 <= wave < len(self.columns) or not self.columns[wave]:
+            return None
+        return min(self.columns[wave], key=lambda task_id: (abs(self.row_of[task_id] - row), self.row_of[task_id]))
 
 
 def layout_graph(graph: TaskGraph, visible: set[str] | None = None) -> GraphLayout:
@@ -93,45 +149,228 @@ def layout_graph(graph: TaskGraph, visible: set[str] | None = None) -> GraphLayo
         layout.columns.append(members)
         for index, task_id in enumerate(members):
             layout.position[task_id] = (column, index)
+            layout.row_of[task_id] = ROW_PITCH * index
+    column_count = len(layout.columns)
+    row: dict[Item, int] = dict(layout.row_of)
+
     critical_path = [t for t in graph.critical_path() if t in layout.position]
     layout.critical = set(critical_path)
     critical_edges = set(zip(critical_path, critical_path[1:]))
-    for task_id, (column, index) in layout.position.items():
+    dependents: dict[str, list[str]] = {}
+    for task_id in ids:
         for blocker in graph.tasks[task_id].blocked_by:
-            if blocker in layout.position:
-                _route(layout, layout.position[blocker], (column, index), (blocker, task_id) in critical_edges)
-    layout.width = GraphLayout.node_x(len(layout.columns)) + 1
-    layout.height = max((2 * len(c) for c in layout.columns), default=0)
+            # A blocker in the same or a later column is only possible inside a cycle; cycles
+            # are reported as alerts, not drawn.
+            if blocker in layout.position and layout.position[blocker][0] < layout.position[task_id][0]:
+                dependents.setdefault(blocker, []).append(task_id)
+
+    # Links between neighbouring columns (gap g: column g to g + 1). A blocker's edges that
+    # skip waves share an express: a line on a lane of its own from the gap after the blocker
+    # to the gap before its farthest dependent, which they branch off like edges off a node.
+    links: list[list[tuple[Item, Item, bool]]] = [[] for _ in range(max(0, column_count - 1))]
+    reserved: list[set[int]] = [set() for _ in links]
+    continuing: list[set[Item]] = [set() for _ in links]
+    expresses: list[tuple[Item, int, int, int]] = []  # (express, first gap, last gap, last critical gap)
+    express_lanes: dict[int, tuple[list[int], list[int]]] = {}  # lane -> sorted first gaps, last gaps
+    for blocker in sorted(dependents, key=lambda t: (layout.position[t][0], layout.row_of[t])):
+        targets = dependents[blocker]
+        start = layout.position[blocker][0]
+        far = [t for t in targets if layout.position[t][0] > start + 1]
+        for target in targets:
+            if layout.position[target][0] == start + 1:
+                links[start].append((blocker, target, (blocker, target) in critical_edges))
+        if not far:
+            continue
+        express: Item = ("express", blocker)
+        last_gap = max(layout.position[t][0] for t in far) - 1
+        critical_gap = max((layout.position[t][0] - 1 for t in far if (blocker, t) in critical_edges), default=-1)
+        row[express] = _express_lane(layout.row_of[blocker], start, last_gap, express_lanes)
+        expresses.append((express, start, last_gap, critical_gap))
+        links[start].append((blocker, express, critical_gap >= 0))
+        for gap in range(start, last_gap + 1):
+            reserved[gap].add(row[express])
+            if gap < last_gap:
+                continuing[gap].add(express)
+        for target in far:
+            links[layout.position[target][0] - 1].append((express, target, (blocker, target) in critical_edges))
+
+    height = max((ROW_PITCH * (len(members) - 1) + 1 for members in layout.columns), default=0)
+    height = max([height, *(row[express] + 1 for express, *_ in expresses)])
+    exit_xs: list[int] = []
+    arrow_xs: list[int] = []
+    x = LEFT_MARGIN
+    for column, members in enumerate(layout.columns):
+        layout.column_x.append(x)
+        for task_id in members:
+            layout.nodes_by_row.setdefault(row[task_id], []).append((x, task_id))
+        x += NODE_WIDTH
+        if column < column_count - 1:
+            exit_xs.append(x)
+            x, lowest = _route_gap(layout, links[column], row, reserved[column], continuing[column], x)
+            arrow_xs.append(x - 1)
+            height = max(height, lowest + 1)
+    # Each express runs from its first gap's arrowhead column to the start of its last gap,
+    # amber as far as the gap before its critical dependent.
+    for express, first_gap, last_gap, critical_gap in expresses:
+        begin, end = arrow_xs[first_gap], exit_xs[last_gap]
+        if critical_gap > first_gap:
+            split = exit_xs[critical_gap]
+            _horizontal(layout, row[express], begin, split, True)
+            _horizontal(layout, row[express], split, end, False)
+        else:
+            _horizontal(layout, row[express], begin, end, False)
+    layout.width = x + 1
+    layout.height = height
     return layout
 
 
-def _route(layout: GraphLayout, source: tuple[int, int], target: tuple[int, int], critical: bool) -> None:
-    (source_col, source_index), (target_col, target_index) = source, target
-    if target_col <= source_col:
-        return  # only possible inside a cycle; those are reported as alerts, not drawn
-    y0, y1 = GraphLayout.node_y(source_index), GraphLayout.node_y(target_index)
-    start = GraphLayout.node_x(source_col) + NODE_WIDTH
-    entry = GraphLayout.node_x(target_col) - 2
-    arrow_x = GraphLayout.node_x(target_col) - 1
+def _express_lane(blocker_row: int, first_gap: int, last_gap: int, taken: dict[int, tuple[list[int], list[int]]]) -> int:
+    """The lane nearest just under the blocker that no other express uses in these gaps."""
+    distance = 1
+    while True:
+        for lane in (blocker_row + distance, blocker_row - distance):
+            if lane < 1 or lane % ROW_PITCH == 0:
+                continue
+            starts, ends = taken.setdefault(lane, ([], []))
+            at = bisect.bisect_left(starts, first_gap)
+            if (at == 0 or ends[at - 1] < first_gap) and (at == len(starts) or starts[at] > last_gap):
+                starts.insert(at, first_gap)
+                ends.insert(at, last_gap)
+                return lane
+        distance += 1
 
-    def horizontal(y: int, x0: int, x1: int) -> None:
+
+def _horizontal(layout: GraphLayout, y: int, x0: int, x1: int, critical: bool) -> None:
+    if x0 != x1:
         layout.horizontals.setdefault(y, []).append((min(x0, x1), max(x0, x1), critical))
 
-    def vertical(x: int, y_from: int, y_to: int) -> None:
-        lo, hi = min(y_from, y_to), max(y_from, y_to)
-        for block in range(lo // ROW_BLOCK, hi // ROW_BLOCK + 1):
-            layout.vertical_blocks.setdefault(block, []).append((x, lo, hi, critical))
 
-    if target_col == source_col + 1:
-        horizontal(y0, start, entry)
-        if y1 != y0:
-            vertical(entry, y0, y1)
-        horizontal(y1, entry, arrow_x)
-    else:
-        lane = y1 + 1
-        drop = start + 2
-        horizontal(y0, start, drop)
-        vertical(drop, y0, lane)
-        horizontal(lane, drop, entry)
-        vertical(entry, lane, y1)
-        horizontal(y1, entry, arrow_x)
+def _vertical(layout: GraphLayout, x: int, y0: int, y1: int, critical: bool) -> None:
+    low, high = min(y0, y1), max(y0, y1)
+    if low == high:
+        return
+    for block in range(low // ROW_BLOCK, high // ROW_BLOCK + 1):
+        layout.vertical_blocks.setdefault(block, []).append((x, low, high, critical))
+
+
+def _route_gap(
+    layout: GraphLayout,
+    gap_links: list[tuple[Item, Item, bool]],
+    row: dict[Item, int],
+    express_lanes: set[int],
+    continuing: set[Item],
+    exit_x: int,
+) -> tuple[int, int]:
+    """Route the links of one gap, starting at ``exit_x`` (the first cell after the left
+    column's labels), around the ``express_lanes`` running through it (``continuing`` are the
+    expresses that go on past it). Returns the x of the next column and the lowest row used."""
+    outgoing: dict[Item, int] = {}
+    incoming: dict[Item, int] = {}
+    for left, right, _critical in gap_links:
+        outgoing[left] = outgoing.get(left, 0) + 1
+        incoming[right] = incoming.get(right, 0) + 1
+    # Rows whose part of the gap is spoken for: a left item's edges leave along its row, a right
+    # item's edges arrive along its row.
+    leaving_rows = {row[item] for item in outgoing}
+    arriving_rows = {row[item] for item in incoming}
+
+    # Each bent link: (left, right, critical, via row, uses out-track, uses in-track).
+    routes: list[tuple[Item, Item, bool, int, bool, bool]] = []
+    lanes_taken = set(express_lanes)
+    bent = []
+    for left, right, critical in gap_links:
+        y0, y1 = row[left], row[right]
+        if y0 == y1:
+            routes.append((left, right, critical, y0, False, False))
+        elif incoming[right] == 1 and y1 not in leaving_rows:
+            routes.append((left, right, critical, y1, True, False))  # along the dependent's row
+        elif outgoing[left] == 1 and y0 not in arriving_rows and left not in continuing:
+            # Along the blocker's row. (An express going on past this gap would run on
+            # through the dependent's in-track and seem to join it.)
+            routes.append((left, right, critical, y0, False, True))
+        else:
+            bent.append((left, right, critical))
+    # Short links first, so they get the lanes right next to their dependent.
+    for left, right, critical in sorted(bent, key=lambda link: (abs(row[link[1]] - row[link[0]]), row[link[1]], row[link[0]])):
+        lane = _free_lane(row[left], row[right], lanes_taken)
+        lanes_taken.add(lane)
+        routes.append((left, right, critical, lane, True, True))
+
+    # Tracks: one per (item, direction); the rows each one spans.
+    out_spans: dict[tuple[Item, bool], list[int]] = {}
+    in_spans: dict[tuple[Item, bool], list[int]] = {}
+    for left, right, _critical, via, out_track, in_track in routes:
+        if out_track:
+            span = out_spans.setdefault((left, via > row[left]), [row[left], row[left]])
+            span[0], span[1] = min(span[0], via), max(span[1], via)
+        if in_track:
+            span = in_spans.setdefault((right, via < row[right]), [row[right], row[right]])
+            span[0], span[1] = min(span[0], via), max(span[1], via)
+    out_slot, out_count = _pack(out_spans)
+    in_slot, in_count = _pack(in_spans)
+    out_x = {key: exit_x + 1 + index for key, index in out_slot.items()}
+    in_start = exit_x + 1 + out_count + (1 if out_count and in_count else 0)
+    # The innermost in-tracks sit nearest their dependents (packed from the right).
+    in_x = {key: in_start + in_count - 1 - index for key, index in in_slot.items()}
+    arrow_x = in_start + in_count + (1 if in_count else 0)
+
+    lowest = 0
+    for left, right, critical, via, out_track, in_track in routes:
+        y0, y1 = row[left], row[right]
+        lowest = max(lowest, via, y0, y1)
+        turn_out = out_x[(left, via > y0)] if out_track else None
+        turn_in = in_x[(right, via < y1)] if in_track else None
+        first = exit_x
+        if turn_out is not None:
+            _horizontal(layout, y0, exit_x, turn_out, critical)
+            _vertical(layout, turn_out, y0, via, critical)
+            first = turn_out
+        if turn_in is not None:
+            _horizontal(layout, via, first, turn_in, critical)
+            _vertical(layout, turn_in, via, y1, critical)
+            _horizontal(layout, y1, turn_in, arrow_x, critical)
+        else:
+            _horizontal(layout, via, first, arrow_x, critical)
+    return arrow_x + 1, lowest
+
+
+def _free_lane(source_row: int, target_row: int, taken: set[int]) -> int:
+    """The free lane nearest the dependent, preferably between the two ends' rows.
+
+    The dependent is on a node row; the source is a node or an express (on a lane)."""
+    step = 1 if target_row > source_row else -1
+    lane = target_row - step
+    while (lane - source_row) * step > 0:
+        if lane % ROW_PITCH and lane not in taken:
+            return lane
+        lane -= step
+    # Every lane between is busy (a dense gap): go past the dependent, or past the source.
+    past_target = target_row + step
+    past_source = lane
+    while True:
+        for lane in (past_target, past_source):
+            if lane >= 1 and lane % ROW_PITCH and lane not in taken:
+                return lane
+        past_target += step
+        past_source -= step
+
+
+def _pack(spans: dict[tuple[Item, bool], list[int]]) -> tuple[dict[tuple[Item, bool], int], int]:
+    """Give each track a slot, sharing a slot between tracks whose rows don't meet.
+
+    Shorter tracks get lower slots: a track nested inside a longer one then sits on the side
+    where neither crosses the other's branches."""
+    slots: list[tuple[list[int], list[int]]] = []  # per slot: sorted starts, matching ends
+    placed: dict[tuple[Item, bool], int] = {}
+    for key, (low, high) in sorted(spans.items(), key=lambda entry: (entry[1][1] - entry[1][0], entry[1][0])):
+        for index, (starts, ends) in enumerate(slots):
+            at = bisect.bisect_left(starts, low)
+            if (at == 0 or ends[at - 1] < low) and (at == len(starts) or starts[at] > high):
+                starts.insert(at, low)
+                ends.insert(at, high)
+                placed[key] = index
+                break
+        else:
+            slots.append(([low], [high]))
+            placed[key] = len(slots) - 1
+    return placed, len(slots)

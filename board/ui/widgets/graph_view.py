@@ -15,11 +15,11 @@ from textual.strip import Strip
 
 from board.graph import TaskGraph
 from board.ui.card import STYLE_NAMES, CardView, component_class
-from board.ui.graph_layout import ARROW, BOX, NODE_WIDTH, GraphLayout, layout_graph
+from board.ui.graph_layout import NODE_WIDTH, GraphLayout, layout_graph
 from board.ui.widgets.component_styles import component_styles
 
 
-#: Up to this many tasks, any change relayouts the graph (tens of ms); above, only new edges do.
+#: Up to this many tasks, any change relayouts the graph (up to ~0.2 s); above, only new edges do.
 RELAYOUT_LIMIT = 2000
 
 
@@ -80,9 +80,8 @@ class GraphView(ScrollView, can_focus=True):
 
     def _refresh_nodes(self, task_ids: set[str]) -> None:
         for task_id in task_ids:
-            place = self.graph_layout.position.get(task_id)
-            if place is not None:
-                row = GraphLayout.node_y(place[1])
+            row = self.graph_layout.row_of.get(task_id)
+            if row is not None:
                 self._rows.discard(row)
                 self.refresh_line(row)
 
@@ -105,11 +104,12 @@ class GraphView(ScrollView, can_focus=True):
     def reveal_selection(self) -> None:
         if self._dirty and getattr(self.parent, "current", None) == self.id:
             self._relayout()
-        place = self.graph_layout.position.get(self.view.selected or "")
-        if place is None:
+        if self.view.selected not in self.graph_layout.position:
             return
-        column, index = place
-        region = Region(GraphLayout.node_x(column) - 2, GraphLayout.node_y(index), NODE_WIDTH + 4, 1)
+        layout = self.graph_layout
+        task_id = self.view.selected or ""
+        # The arrowhead and a little of the line into it stay in view too.
+        region = Region(layout.node_x(task_id) - 3, layout.row_of[task_id], NODE_WIDTH + 3, 1)
         self.scroll_to_region(region, animate=False, immediate=True, spacing=None)
 
     # -- rendering ----------------------------------------------------------------------------
@@ -142,17 +142,11 @@ class GraphView(ScrollView, can_focus=True):
         layout = self.graph_layout
         styles = self.styles_by_name
         line = Text(no_wrap=True)
-        cells = layout.row_cells(row)
-        nodes: dict[int, str] = {}
-        if row % 2 == 0:
-            index = row // 2
-            for column, members in enumerate(layout.columns):
-                if index < len(members):
-                    nodes[GraphLayout.node_x(column)] = members[index]
-        node_starts = sorted(nodes)
-        limit = max([*(x + NODE_WIDTH for x in node_starts), *(x + 1 for x in cells)], default=0)
+        glyphs = layout.edge_glyphs(row)
+        nodes = dict(layout.nodes_by_row.get(row, ()))
+        limit = max([*(x + NODE_WIDTH for x in nodes), *(x + 1 for x in glyphs)], default=0)
         x = 0
-        run = []
+        run: list[str] = []
         run_style: Style | None = None
 
         def flush() -> None:
@@ -167,12 +161,12 @@ class GraphView(ScrollView, can_focus=True):
                 line.append_text(self._node_text(nodes[x], styles))
                 x += NODE_WIDTH
                 continue
-            bits, critical = cells.get(x, (0, False))
-            if bits:
-                char = ARROW if (x + 1) in nodes else BOX.get(bits, "┼")
-                style = styles["critical-path"] if critical else styles["edge"]
-            else:
+            glyph = glyphs.get(x)
+            if glyph is None:
                 char, style = " ", None
+            else:
+                char, critical = glyph
+                style = styles["critical-path"] if critical else styles["edge"]
             if style is not run_style:
                 flush()
                 run_style = style
@@ -186,21 +180,26 @@ class GraphView(ScrollView, can_focus=True):
         if task is None:
             return Text(" " * NODE_WIDTH)
         state = self.view.states.get(task_id, str(task.status))
+        state_style = styles.get(state, Style())
+        relation = self.view.relation(task_id)
+        if relation == "selected":
+            # On the selection's background the label takes the plain foreground: a status
+            # colour can be the very colour of that background.
+            state_style = Style(color=self.rich_style.color)
         mark = "★" if task_id in self.graph_layout.critical else "■"
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(mark, styles["critical-path"] if mark == "★" else styles.get(state, Style()))
-        text.append(f" #{task_id} ", styles.get(state, Style()) + Style(bold=True))
+        text.append(f" #{task_id} ", state_style + Style(bold=True))
         badge = self.view.badge(task_id)
         if badge:
             text.append("⚠ ", styles[f"alert-{badge[0]}"])
-        text.append(task.subject, styles.get(state, Style()))
+        text.append(task.subject, state_style)
         text.truncate(NODE_WIDTH - 1, overflow="ellipsis", pad=True)
-        text.append(" ")
-        relation = self.view.relation(task_id)
         if relation == "selected":
             text.stylize(styles["selected"])
         elif relation:
             text.stylize(styles["related"])
+        text.append(" ")
         return text
 
     # -- cursor -------------------------------------------------------------------------------
@@ -217,9 +216,6 @@ class GraphView(ScrollView, can_focus=True):
         if dy:
             target = layout.node_at(column, index + dy)
         else:
-            next_column = column + dx
-            if not 0 <= next_column < len(layout.columns):
-                return
-            target = layout.node_at(next_column, min(index, len(layout.columns[next_column]) - 1))
+            target = layout.nearest_in_column(column + dx, layout.row_of[self.view.selected or ""])
         if target:
             self.post_message(self.SelectionChanged(self, target))
