@@ -186,3 +186,32 @@ def test_alerts_by_task_groups_worst_first(workspace: Path) -> None:
     write_task(workspace, "1", blockedBy=["9"], status="waiting", owner="alice")
     grouped = alerts_by_task(refresh(workspace))
     assert [a.kind for a in grouped["1"]] == ["graph.dangling", "human.waiting"]
+
+
+def test_graph_problems_are_recomputed_only_when_dependencies_change(workspace: Path) -> None:
+    """Progress and status updates reuse the last graph check; an edge or parent change redoes it."""
+    from board.alerts.evaluate import _GraphProblemsCache
+
+    write_task(workspace, "1", blocks=["2"])
+    write_task(workspace, "2", blockedBy=["1"])
+    store = Store.open(workspace)
+    store.load()
+    cache = _GraphProblemsCache()
+    builds: list[int] = []
+
+    def graph():
+        builds.append(1)
+        return store.graph
+
+    assert cache.problems(store.tasks, graph) == [] and len(builds) == 1
+    store.update("1", progress=50)
+    store.set_status("1", "in_progress")
+    assert cache.problems(store.tasks, graph) == [] and len(builds) == 1  # nothing structural changed
+    write_task(workspace, "2", blockedBy=["1", "9"], version=5)  # a dangling edge, by hand
+    store.rescan()  # written behind the store's back
+    problems = cache.problems(store.tasks, graph)
+    assert len(builds) == 2 and [(p.kind, p.tasks) for p in problems] == [("graph.dangling", ("2",))]
+    write_task(workspace, "2", blockedBy=["1", "9"], parent="77", version=6)
+    store.rescan()  # written behind the store's back
+    problems = cache.problems(store.tasks, graph)
+    assert len(builds) == 3 and len(problems) == 2
