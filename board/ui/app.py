@@ -456,7 +456,9 @@ class BoardApp(App[None]):
     def _update_header(self) -> None:
         loading = "" if self.loaded else f"loading… {len(self.graph):,} tasks read"
         hint = ""
-        if self.loaded and not self.graph:
+        if self.loaded and not self.graph and not self.layout_.exists():
+            hint = f"{self.layout_.tasks_dir} is gone (deleted or moved); the board comes back when it does"
+        elif self.loaded and not self.graph:
             hint = 'no tasks yet: add one with  board task create "Subject"'
         elif self.loaded and self.task_query and not len(self.lanes):
             hint = "no task matches the filter (escape clears it)"

@@ -69,8 +69,10 @@ async def test_tasks_directory_deleted_and_recreated(sample: Path, tmp_path: Pat
         await settled(pilot)
         shutil.rmtree(sample / ".tasks")
         await wait_for(pilot, lambda: len(app.graph) == 0, message="board emptied")
+        await wait_for(pilot, lambda: "is gone" in app.header_bar._hint, message="header says the board is gone")
         shutil.copytree(backup, sample / ".tasks")
         await wait_for(pilot, lambda: len(app.graph) == 32, message="board back")
+        assert app.header_bar._hint == ""
         run_board("--workspace", str(sample), "task", "update", "8", "--progress", "88")
         await wait_for(pilot, lambda: app.graph.tasks["8"].progress == 88, message="watching the new directory")
 
