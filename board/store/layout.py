@@ -7,26 +7,17 @@ plugs in without touching the store's callers.
 from __future__ import annotations
 
 import os
-import random
 import re
-import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol
 
-from filelock import FileLock, Timeout
-
-from board.errors import BoardError, InvalidTaskFile
+from board.errors import InvalidTaskFile
 from board.model import Task, dump_task, parse_task
+from board.store.lock import LOCK_TIMEOUT_SECONDS, BoardLock
 
-#: How long a writer waits for the board lock before giving up with a clear error.
-LOCK_TIMEOUT_SECONDS = 30.0
-#: Waiting writers retry after a pause that doubles from the first to the last value. A fixed
-#: short poll keeps many waiters spinning on few cores and starves the holder; filelock's default
-#: 50 ms would cap contended writes at ~20/s.
-LOCK_FIRST_PAUSE = 0.0001
-LOCK_LAST_PAUSE = 0.004
+__all__ = ["LOCK_TIMEOUT_SECONDS", "Layout", "TasksDirLayout", "detect_layout", "next_integer_id"]
 
 
 class Layout(Protocol):
@@ -68,12 +59,7 @@ class TasksDirLayout:
         self.workspace = workspace
         self.tasks_dir = workspace / ".tasks"
         self.state_dir = self.tasks_dir
-        self._lock = FileLock(
-            self.tasks_dir / ".lock",
-            timeout=LOCK_TIMEOUT_SECONDS,
-            thread_local=False,
-            preserve_lock_file=True,
-        )
+        self._lock = BoardLock(self.tasks_dir / ".lock")
 
     def task_path(self, task_id: str) -> Path:
         return self.tasks_dir / f"task_{task_id}.json"
@@ -107,7 +93,7 @@ class TasksDirLayout:
         return dump_task(task)
 
     def lock(self) -> AbstractContextManager[object]:
-        return _guarded(self._lock)
+        return self._lock
 
     def next_id(self, existing: set[str]) -> str:
         return next_integer_id(existing)
@@ -135,28 +121,3 @@ def detect_layout(location: Path) -> Layout:
 def _scandir(directory: Path) -> list[os.DirEntry[str]]:
     with os.scandir(directory) as entries:
         return list(entries)
-
-
-class _guarded:
-    """Take a filelock, turning a timeout into an error a person can act on."""
-
-    def __init__(self, lock: FileLock) -> None:
-        self._lock = lock
-
-    def __enter__(self) -> object:
-        deadline = time.monotonic() + LOCK_TIMEOUT_SECONDS
-        pause = LOCK_FIRST_PAUSE
-        while True:
-            try:
-                self._lock.acquire(blocking=False)
-                return self
-            except Timeout:
-                if time.monotonic() > deadline:
-                    raise BoardError(
-                        f"the board is locked by another writer for over {LOCK_TIMEOUT_SECONDS:.0f} s ({self._lock.lock_file}); try again"
-                    ) from None
-            time.sleep(pause * random.uniform(0.5, 1.5))
-            pause = min(pause * 2, LOCK_LAST_PAUSE)
-
-    def __exit__(self, *exc: object) -> None:
-        self._lock.release()

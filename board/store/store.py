@@ -33,7 +33,7 @@ from board.model import (
     validate_id,
 )
 from board.status import Status, check_transition
-from board.store.atomic import Stamp, append_line, read_bytes_retrying, read_jsonl, write_atomic
+from board.store.atomic import Stamp, TempFile, append_line, fsync_directory, read_bytes_retrying, read_jsonl, write_atomic
 from board.store.layout import Layout, detect_layout
 
 DEFAULT_LEASE_SECONDS = 30.0
@@ -86,6 +86,12 @@ class Store:
         self.invalid: dict[str, str] = {}
         self._history_offset = 0
         self._file_stamps: dict[str, Stamp] = {}  # keyed by str(path): cheaper than Path in hot loops
+        self._pending = PendingNote(layout.state_dir / PENDING_HISTORY)
+        #: While this store holds the write lock: the temp file made for its first write, and the
+        #: directories whose renames still need an fsync.
+        self._temp: TempFile | None = None
+        self._unsynced: set[Path] = set()
+        self._lock_depth = 0
 
     # -- opening ------------------------------------------------------------------------------
 
@@ -261,16 +267,12 @@ class Store:
         record = self._history_record(task.id, task.version, actor, op, changes, extra)
         # Leave word of the line about to be logged, so if this process dies between the rename
         # and the append, the next writer finishes the line (``_finish_interrupted_write``).
-        pending = self.state_dir / PENDING_HISTORY
-        note = json.dumps({"record": record, "historySize": _size(self.history_path)}).encode()
-        try:
-            _write_plain(pending, note)
-        except FileNotFoundError:
-            self.state_dir.mkdir(exist_ok=True)  # board's own folder in a Claude Code list
-            _write_plain(pending, note)
-        write_atomic(self.layout.task_path(task.id), self.layout.encode(task))
+        self._pending.write(json.dumps({"record": record, "historySize": _size(self.history_path)}).encode())
+        path = self.layout.task_path(task.id)
+        write_atomic(path, self.layout.encode(task), temp=self._temp, sync_directory=False)
+        self._unsynced.add(path.parent)
         self._append_history(record)
-        _write_plain(pending, b"")  # emptied, not removed: making a new file per write is slow
+        self._pending.clear()
         self.graph.put(task)
         stamp = _stamp(self.layout.task_path(task.id))
         if stamp is not None:
@@ -300,20 +302,38 @@ class Store:
 
     @contextmanager
     def _write_lock(self) -> Iterator[None]:
-        """The board lock, or a clear error when the board's directory has gone away."""
+        """The board lock, or a clear error when the board's directory has gone away.
+
+        Two costly steps of a write happen outside the lock, so other writers need not wait
+        for them: the temp file is made before it, and renames are made durable (the
+        directory fsynced) after it, before the write returns.
+        """
         if not self.layout.exists():
             raise BoardError(f"the board at {self.layout.tasks_dir} is gone (deleted or moved); nothing was written")
-        with self.layout.lock():
-            self._finish_interrupted_write()
-            yield
+        outermost = self._lock_depth == 0
+        if outermost:
+            try:
+                self._temp = TempFile(self.layout.tasks_dir)
+            except FileNotFoundError:
+                raise BoardError(f"the board at {self.layout.tasks_dir} is gone (deleted or moved); nothing was written") from None
+        self._lock_depth += 1
+        try:
+            with self.layout.lock():
+                self._finish_interrupted_write()
+                yield
+        finally:
+            self._lock_depth -= 1
+            if outermost:
+                temp, self._temp = self._temp, None
+                if temp is not None:
+                    temp.discard()
+                unsynced, self._unsynced = self._unsynced, set()
+                for directory in unsynced:
+                    fsync_directory(directory)
 
     def _finish_interrupted_write(self) -> None:
         """Complete the history of a writer killed between replacing a task file and logging it."""
-        pending = self.state_dir / PENDING_HISTORY
-        try:
-            raw = pending.read_bytes()
-        except FileNotFoundError:
-            return
+        raw = self._pending.read()
         if not raw:
             return
         try:
@@ -321,14 +341,14 @@ class Store:
             record, logged_size = note["record"], int(note["historySize"])
             task_id, version = str(record["task"]), int(record["version"])
         except (ValueError, KeyError, TypeError):
-            _write_plain(pending, b"")  # torn: it died before touching the task file
+            self._pending.clear()  # torn: it died before touching the task file
             return
         if _size(self.history_path) <= logged_size:  # its line never reached the log
             read = self._read_path(self.layout.task_path(task_id), task_id)
             if read is not None and isinstance(read[0], Task) and read[0].version == version:
                 self._append_history({**record, "recovered": True})
                 self._read_into_index(self.layout.task_path(task_id), task_id)
-        _write_plain(pending, b"")
+        self._pending.clear()
 
     def mutate(
         self,
@@ -730,13 +750,53 @@ def _iso(moment: datetime) -> str:
     return moment.isoformat().replace("+00:00", "Z")
 
 
-def _write_plain(path: Path, data: bytes) -> None:
-    """A short note for this machine's other processes: no fsync, a crash may lose it."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
+class PendingNote:
+    """The history line a writer is about to append, for the next writer should this one die.
+
+    Read and written only under the board lock, through a descriptor kept open: truncating
+    and rewriting a file through a fresh ``open`` makes ext4 flush it on close, which cost
+    more than the rest of a claim. Not fsynced: it is a note for this machine's other
+    processes, and a crash of the machine may lose it.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+        self._pid = 0
+
+    def read(self) -> bytes:
+        """The note; called first under each hold of the lock, so it also re-checks the file."""
+        fd = self._descriptor(check=True)
+        return os.pread(fd, os.fstat(fd).st_size, 0)
+
+    def write(self, data: bytes) -> None:
+        fd = self._descriptor()
+        os.pwrite(fd, data, 0)
+        os.ftruncate(fd, len(data))
+
+    def clear(self) -> None:
+        os.ftruncate(self._descriptor(), 0)
+
+    def _descriptor(self, *, check: bool = False) -> int:
+        """The open note, re-opened if it was deleted or replaced (a board removed and made again)."""
+        if self._fd is not None and not check and self._pid == os.getpid():
+            return self._fd
+        try:
+            on_disk = os.stat(self.path)
+        except FileNotFoundError:
+            on_disk = None
+        if self._fd is not None and (self._pid != os.getpid() or on_disk is None or on_disk.st_ino != os.fstat(self._fd).st_ino):
+            if self._pid == os.getpid():
+                os.close(self._fd)
+            self._fd = None
+        if self._fd is None:
+            try:
+                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            except FileNotFoundError:
+                self.path.parent.mkdir(exist_ok=True)  # board's own folder in a Claude Code list
+                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            self._pid = os.getpid()
+        return self._fd
 
 
 def _size(path: Path) -> int:

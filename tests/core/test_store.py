@@ -265,6 +265,39 @@ def test_writing_to_a_board_whose_directory_vanished_is_a_clear_error(store: Sto
     assert not (workspace / ".tasks").exists()  # nothing was recreated behind the user's back
 
 
+def test_a_store_that_outlives_its_board_directory_locks_the_new_one(store: Store, workspace: Path) -> None:
+    """The lock file stays open between writes; a board deleted and made again must not leave
+    this store locking the old, unlinked file while other writers lock the new one."""
+    import threading
+
+    from filelock import FileLock
+
+    store.create("old board")
+    shutil.rmtree(workspace / ".tasks")
+    Store.open(workspace, create=True).create("new board")
+    other_writer = FileLock(workspace / ".tasks" / ".lock", timeout=0)
+    other_writer.acquire()
+    writing = threading.Thread(target=store.update, args=("1",), kwargs={"progress": 30})
+    writing.start()
+    writing.join(timeout=0.5)
+    assert writing.is_alive(), "the write went ahead while another writer held the new board's lock"
+    assert task_file(workspace, "1")["progress"] == 0
+    other_writer.release()
+    writing.join(timeout=30)
+    assert not writing.is_alive() and task_file(workspace, "1")["progress"] == 30
+
+
+def test_no_temp_file_is_left_behind_by_a_write_or_a_refused_write(store: Store, workspace: Path) -> None:
+    store.create("a")
+    store.update("1", progress=10)
+    with pytest.raises(VersionConflict):
+        store.update("1", expected_version=1, progress=20)
+    with pytest.raises(IllegalTransition):
+        store.set_status("1", "pending")
+    assert store.claim("alice") is not None
+    assert [p.name for p in (workspace / ".tasks").iterdir() if p.name.endswith(".tmp")] == []
+
+
 def test_a_writer_killed_between_the_rename_and_the_log_line_is_completed_by_the_next(store: Store, workspace: Path) -> None:
     store.create("a")
     store.create("b")
