@@ -51,8 +51,7 @@ class TaskGraph:
         # Ready ids keyed in claim order, valid for one structure version (claims do not change it).
         self._ready_heap: list[tuple[tuple[int, float, tuple[int, int, str]], str]] = []
         self._ready_heap_version = -1
-        for task in tasks:
-            self.put(task)
+        self.put_many(tasks)
 
     # -- updates ------------------------------------------------------------------------------
 
@@ -81,6 +80,26 @@ class TaskGraph:
         if old is None or (old.status == Status.COMPLETED) != (task.status == Status.COMPLETED):
             for dependent in self._dependents.get(task.id, ()):
                 self._refresh_ready(dependent)
+
+    def put_many(self, tasks: Iterable[Task]) -> None:
+        """Add tasks in bulk (loading a board): edges first, readiness once at the end."""
+        added: list[str] = []
+        for task in tasks:
+            if task.id in self.tasks:
+                self.put(task)
+                continue
+            self.tasks[task.id] = task
+            added.append(task.id)
+            for blocker in task.blocked_by:
+                self._dependents.setdefault(blocker, set()).add(task.id)
+        if not added:
+            return
+        self._structure_version += 1
+        refresh = set(added)
+        for task_id in added:
+            refresh.update(self._dependents.get(task_id, ()))
+        for task_id in refresh:
+            self._refresh_ready(task_id)
 
     def remove(self, task_id: str) -> None:
         old = self.tasks.pop(task_id, None)

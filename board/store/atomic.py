@@ -83,8 +83,8 @@ def fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
-def append_line(path: Path, record: dict[str, Any], *, durable: bool = False) -> None:
-    """Append one JSON line with a single write() on an O_APPEND descriptor.
+def append_line(path: Path, record: dict[str, Any], *, durable: bool = False) -> range:
+    """Append one JSON line with a single write() on an O_APPEND descriptor; returns where it went.
 
     A single write of a short line to an O_APPEND file is not interleaved with other
     appenders on a local filesystem, so concurrent appenders never tear each other's lines.
@@ -95,10 +95,12 @@ def append_line(path: Path, record: dict[str, Any], *, durable: bool = False) ->
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
         os.write(fd, line)
+        end = os.lseek(fd, 0, os.SEEK_CUR)
         if durable:
             os.fdatasync(fd)
     finally:
         os.close(fd)
+    return range(end - len(line), end)
 
 
 Stamp = tuple[int, int, int]
@@ -121,12 +123,16 @@ def read_bytes_retrying(path: Path | str, *, attempts: int = 3, pause: float = 0
             continue
         try:
             info = os.fstat(fd)
-            chunks = []
-            while chunk := os.read(fd, max(info.st_size + 1, 65536)):
-                chunks.append(chunk)
+            want = info.st_size + 1
+            data = os.read(fd, want)
+            if len(data) == want:  # it grew since the fstat: read on to the end
+                chunks = [data]
+                while chunk := os.read(fd, 65536):
+                    chunks.append(chunk)
+                data = b"".join(chunks)
         finally:
             os.close(fd)
-        return b"".join(chunks), (info.st_mtime_ns, info.st_size, info.st_ino)
+        return data, (info.st_mtime_ns, info.st_size, info.st_ino)
     return None
 
 

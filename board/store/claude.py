@@ -98,20 +98,21 @@ class ClaudeTaskListLayout:
         match = self.FILE.fullmatch(path.name)
         return match.group(1) if match and path.parent == self.tasks_dir else None
 
-    def task_files(self) -> Iterator[tuple[str, Path]]:
+    def task_files(self) -> Iterator[tuple[str, str]]:
         try:
             names = os.listdir(self.tasks_dir)
         except FileNotFoundError:
             return
+        directory = str(self.tasks_dir)
         for name in names:
             match = self.FILE.fullmatch(name)
             if match:
-                yield match.group(1), self.tasks_dir / name
+                yield match.group(1), os.path.join(directory, name)
 
     def task_paths(self) -> Iterator[Path]:
-        return (path for _, path in self.task_files())
+        return (Path(path) for _, path in self.task_files())
 
-    def decode(self, raw: bytes, path: Path, task_id: str | None = None) -> Task:
+    def decode(self, raw: bytes, path: Path | str, task_id: str | None = None) -> Task:
         if len(raw) > MAX_FILE_BYTES:
             raise InvalidTaskFile(str(path), f"file is {len(raw):,} bytes; the limit is {MAX_FILE_BYTES:,}")
         try:
@@ -121,7 +122,7 @@ class ClaudeTaskListLayout:
         if not isinstance(data, dict):
             raise InvalidTaskFile(str(path), "top level must be a JSON object")
         task = task_from_dict(from_claude(data), str(path))
-        expected = task_id or self.task_id_for(path)
+        expected = task_id or self.task_id_for(Path(path))
         if expected is not None and task.id != expected:
             raise InvalidTaskFile(str(path), f"id {task.id!r} does not match the file name (expected {expected!r})")
         return task

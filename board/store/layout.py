@@ -34,8 +34,10 @@ class Layout(Protocol):
     def task_path(self, task_id: str) -> Path: ...
     def task_id_for(self, path: Path) -> str | None: ...
     def task_paths(self) -> Iterator[Path]: ...
-    def task_files(self) -> Iterator[tuple[str, Path]]: ...
-    def decode(self, raw: bytes, path: Path, task_id: str | None = None) -> Task: ...
+    #: (id, path) of every task file. Paths are strings: listing a 10,000-task board is on the
+    #: path of every load and rescan, and ``Path`` objects cost more than the rest of it.
+    def task_files(self) -> Iterator[tuple[str, str]]: ...
+    def decode(self, raw: bytes, path: Path | str, task_id: str | None = None) -> Task: ...
     def encode(self, task: Task) -> bytes: ...
     def lock(self) -> AbstractContextManager[object]: ...
     def next_id(self, existing: set[str]) -> str: ...
@@ -68,23 +70,24 @@ class TasksDirLayout:
         match = self._FILE.fullmatch(path.name)
         return match.group(1) if match and path.parent == self.tasks_dir else None
 
-    def task_files(self) -> Iterator[tuple[str, Path]]:
+    def task_files(self) -> Iterator[tuple[str, str]]:
         """(id, path) of every task file, from one directory listing."""
         try:
-            names = [entry.name for entry in _scandir(self.tasks_dir)]
+            names = os.listdir(self.tasks_dir)
         except FileNotFoundError:
             return
+        directory = str(self.tasks_dir)
         for name in names:
             match = self._FILE.fullmatch(name)
             if match:
-                yield match.group(1), self.tasks_dir / name
+                yield match.group(1), os.path.join(directory, name)
 
     def task_paths(self) -> Iterator[Path]:
-        return (path for _, path in self.task_files())
+        return (Path(path) for _, path in self.task_files())
 
-    def decode(self, raw: bytes, path: Path, task_id: str | None = None) -> Task:
+    def decode(self, raw: bytes, path: Path | str, task_id: str | None = None) -> Task:
         task = parse_task(raw, path)
-        expected = task_id or self.task_id_for(path)
+        expected = task_id or self.task_id_for(Path(path))
         if expected is not None and task.id != expected:
             raise InvalidTaskFile(str(path), f"id {task.id!r} does not match the file name (expected {expected!r})")
         return task
@@ -116,8 +119,3 @@ def detect_layout(location: Path) -> Layout:
     if looks_like_claude_list(location):
         return ClaudeTaskListLayout(location)
     return TasksDirLayout(location)
-
-
-def _scandir(directory: Path) -> list[os.DirEntry[str]]:
-    with os.scandir(directory) as entries:
-        return list(entries)

@@ -12,6 +12,7 @@ up by ``reread``/``rescan``, which the watcher drives.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -27,6 +28,7 @@ from board.model import (
     Lease,
     Priority,
     Task,
+    draft_of,
     task_from_dict,
     task_to_dict,
     utcnow,
@@ -86,6 +88,7 @@ class Store:
         self.invalid: dict[str, str] = {}
         self._history_offset = 0
         self._file_stamps: dict[str, Stamp] = {}  # keyed by str(path): cheaper than Path in hot loops
+        self._history_path = layout.state_dir / "history.jsonl"
         self._pending = PendingNote(layout.state_dir / PENDING_HISTORY)
         #: While this store holds the write lock: the temp file made for its first write, and the
         #: directories whose renames still need an fsync.
@@ -114,7 +117,7 @@ class Store:
 
     @property
     def history_path(self) -> Path:
-        return self.state_dir / "history.jsonl"
+        return self._history_path
 
     @property
     def tasks(self) -> dict[str, Task]:
@@ -134,11 +137,22 @@ class Store:
     def load(self) -> None:
         """Read every task file from scratch."""
         self._history_offset = _size(self.history_path)
-        self.graph = TaskGraph()
-        self.invalid = {}
-        self._file_stamps = {}
-        for task_id, path in self.layout.task_files():
-            self._read_into_index(path, task_id, force=True)
+        tasks: list[Task] = []
+        invalid: dict[str, str] = {}
+        stamps: dict[str, Stamp] = {}
+        with _collection_paused():
+            for task_id, key in self.layout.task_files():
+                read = read_bytes_retrying(key)
+                if read is None:
+                    continue  # deleted since the listing
+                raw, stamps[key] = read
+                try:
+                    tasks.append(self.layout.decode(raw, key, task_id))
+                except InvalidTaskFile as error:
+                    invalid[key] = error.reason
+            self.graph = TaskGraph(tasks)
+        self.invalid = invalid
+        self._file_stamps = stamps
 
     def _read_path(self, path: Path, task_id: str | None = None, key: str | None = None) -> tuple[Task | InvalidTaskFile, Stamp] | None:
         read = read_bytes_retrying(key or str(path))
@@ -188,6 +202,8 @@ class Store:
     def sync(self) -> ChangeSet:
         """Catch up with writes made through any store, by reading the history log's new lines."""
         size = _size(self.history_path)
+        if size == self._history_offset:
+            return ChangeSet()
         if size < self._history_offset:  # history was truncated or replaced: start over
             before = set(self.graph.tasks)
             self.load()
@@ -213,11 +229,10 @@ class Store:
         """Reconcile with the directory: re-read files whose stat changed, drop vanished ones."""
         result = ChangeSet()
         seen: set[str] = set()
-        for task_id, path in self.layout.task_files():
-            key = str(path)
+        for task_id, key in self.layout.task_files():
             seen.add(key)
             if self._file_stamps.get(key) != _stamp(key):
-                result.merge(self._read_into_index(path, task_id))
+                result.merge(self._read_into_index(Path(key), task_id))
         for key in [k for k in self._file_stamps if k not in seen]:
             result.merge(self._read_into_index(Path(key)))
         for key in [k for k in self.invalid if k not in seen]:
@@ -257,7 +272,8 @@ class Store:
         data["updatedAt"] = _iso(now)
         if old is None:
             data["createdAt"] = data.get("createdAt") or _iso(now)
-        task = task_from_dict(data, str(self.layout.task_path(new.id)))
+        path = self.layout.task_path(new.id)
+        task = task_from_dict(data, str(path))
         before = task_to_dict(old) if old else {}
         changes = {
             key: [before.get(key), value]
@@ -268,15 +284,14 @@ class Store:
         # Leave word of the line about to be logged, so if this process dies between the rename
         # and the append, the next writer finishes the line (``_finish_interrupted_write``).
         self._pending.write(json.dumps({"record": record, "historySize": _size(self.history_path)}).encode())
-        path = self.layout.task_path(task.id)
         write_atomic(path, self.layout.encode(task), temp=self._temp, sync_directory=False)
         self._unsynced.add(path.parent)
         self._append_history(record)
         self._pending.clear()
         self.graph.put(task)
-        stamp = _stamp(self.layout.task_path(task.id))
+        stamp = _stamp(path)
         if stamp is not None:
-            self._file_stamps[str(self.layout.task_path(task.id))] = stamp
+            self._file_stamps[str(path)] = stamp
         return task
 
     def _history_record(self, task_id: str, version: int, actor: str | None, op: str, changes: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -289,16 +304,15 @@ class Store:
         self._append_history(self._history_record(task_id, version, actor, op, changes, extra))
 
     def _append_history(self, record: dict[str, Any]) -> None:
-        size_before = _size(self.history_path)
         try:
-            append_line(self.history_path, record)
+            end = append_line(self.history_path, record)
         except FileNotFoundError:
             # board's own folder (``.board/`` in a Claude Code list) is made on first write.
             self.state_dir.mkdir(exist_ok=True)
-            append_line(self.history_path, record)
-        if self._history_offset == size_before:
+            end = append_line(self.history_path, record)
+        if self._history_offset == end.start:
             # We were caught up and hold the lock, so the new line is our own and already applied.
-            self._history_offset = _size(self.history_path)
+            self._history_offset = end.stop
 
     @contextmanager
     def _write_lock(self) -> Iterator[None]:
@@ -371,7 +385,7 @@ class Store:
                 )
             if token is not None:
                 _check_fence(current, token)
-            draft = current.model_copy(deep=True)
+            draft = draft_of(current)
             change(draft)
             if draft == current:
                 return current
@@ -445,7 +459,7 @@ class Store:
         ids: list[str] = list(getattr(current, side))
         if (other in ids) == add:
             return
-        draft = current.model_copy(deep=True)
+        draft = draft_of(current)
         setattr(draft, side, [*ids, other] if add else [i for i in ids if i != other])
         self._commit(current, draft, "link" if add else "unlink", actor)
 
@@ -585,7 +599,7 @@ class Store:
         return self.mutate(task_id, change, op=op, actor=actor, expected_version=expected_version)
 
     def _claim_locked(self, task: Task, agent: str, lease_seconds: float, actor: str | None) -> Task:
-        draft = task.model_copy(deep=True)
+        draft = draft_of(task)
         check_transition(draft.status, Status.IN_PROGRESS)
         self._apply_status(draft, Status.IN_PROGRESS, owner=agent, lease_seconds=lease_seconds)
         return self._commit(task, draft, "claim", actor or agent)
@@ -603,7 +617,7 @@ class Store:
                 fresh = self._fresh(task.id)
                 if fresh.lease is None or fresh.lease.owner != agent:
                     continue
-                draft = fresh.model_copy(deep=True)
+                draft = draft_of(fresh)
                 assert draft.lease is not None
                 draft.lease.expires_at = self.clock() + timedelta(seconds=lease_seconds)
                 renewed.append(self._commit(fresh, draft, "heartbeat", agent))
@@ -631,7 +645,7 @@ class Store:
                 fresh = self._fresh(task.id)
                 if fresh.status != Status.IN_PROGRESS or fresh.lease is None or fresh.lease.expires_at > now:
                     continue
-                draft = fresh.model_copy(deep=True)
+                draft = draft_of(fresh)
                 silent = fresh.lease.owner
                 self._apply_status(draft, Status.PENDING)
                 reclaimed.append(
@@ -797,6 +811,22 @@ class PendingNote:
                 self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             self._pid = os.getpid()
         return self._fd
+
+
+@contextmanager
+def _collection_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building many objects that all stay alive.
+
+    Loading 10,000 tasks otherwise triggers dozens of collections that each walk every object
+    made so far: a third of the load time, to find no garbage.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _size(path: Path) -> int:

@@ -124,21 +124,25 @@ def bench_complete_and_unblock(count: int, completions: int) -> tuple[float, flo
     return seed, ours
 
 
-def bench_load(count: int) -> tuple[float, float]:
+def bench_load(count: int, runs: int = 5) -> tuple[list[float], float]:
+    """Opening a board that is not yet in memory (as a new process does), ``runs`` times."""
     root = Path(tempfile.mkdtemp(dir=BENCH_DIR, prefix="board-load-"))
     try:
         make_board(root, count, chain_every=10)
+        loads = []
+        for _ in range(runs):
+            began = time.perf_counter()
+            store = Store.open(root)
+            loads.append(time.perf_counter() - began)
+            assert len(store.tasks) == count and not store.invalid
+            del store
         store = Store.open(root)
-        began = time.perf_counter()
-        store.load()
-        load = time.perf_counter() - began
         began = time.perf_counter()
         store.graph.waves()
         store.graph.critical_path()
         store.graph.problems()
         derive = time.perf_counter() - began
-        assert len(store.tasks) == count
-        return load, derive
+        return sorted(loads), derive
     finally:
         shutil.rmtree(root)
 
@@ -165,9 +169,10 @@ def main() -> None:
     print(f"  board store (durable, fsynced):   {ours * 1000:8.2f} ms per completion")
     print(f"  speed-up: {seed / ours:.0f}x")
 
-    load, derive = bench_load(10_000)
-    print("\nloading 10,000 tasks (target <= 0.5 s)")
-    print(f"  parse + index: {load:.3f} s   waves + critical path + problems: {derive:.3f} s")
+    loads, derive = bench_load(10_000)
+    print("\nopening a 10,000-task board: read, validate, index (target <= 0.5 s)")
+    print(f"  median {loads[len(loads) // 2]:.3f} s   (fastest {loads[0]:.3f}, slowest {loads[-1]:.3f}, {len(loads)} runs)")
+    print(f"  then waves + critical path + problems: {derive:.3f} s")
 
 
 if __name__ == "__main__":
