@@ -77,6 +77,48 @@ def bench_claims(processes: int, tasks: int) -> tuple[float, int, int]:
         shutil.rmtree(root)
 
 
+def _raw_replacer(directory: str, first: int, count: int, start: multiprocessing.synchronize.Event, out: multiprocessing.Queue) -> None:
+    """The disk's own floor for one durable write: no lock, no index, no Python model."""
+    start.wait()
+    payload = b"x" * 600
+    dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    for n in range(first, first + count):
+        tmp = os.path.join(directory, f".raw{n}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        os.write(fd, payload)
+        os.fsync(fd)
+        os.close(fd)
+        os.replace(tmp, os.path.join(directory, f"task_{n}.json"))
+        os.fsync(dir_fd)
+    os.close(dir_fd)
+    out.put(count)
+
+
+def bench_raw_replace(processes: int, writes: int) -> float:
+    """Durable replaces per second (temp file, fsync, rename, fsync the directory) by
+    ``processes`` processes on their own files at once: what this machine allows at best."""
+    root = Path(tempfile.mkdtemp(dir=BENCH_DIR, prefix="board-raw-"))
+    try:
+        for n in range(writes):
+            (root / f"task_{n}.json").write_bytes(b"{}")
+        start = multiprocessing.Event()
+        out: multiprocessing.Queue = multiprocessing.Queue()
+        share = writes // processes
+        workers = [multiprocessing.Process(target=_raw_replacer, args=(str(root), i * share, share, start, out)) for i in range(processes)]
+        for w in workers:
+            w.start()
+        time.sleep(0.3)
+        began = time.perf_counter()
+        start.set()
+        done = sum(out.get() for _ in workers)
+        elapsed = time.perf_counter() - began
+        for w in workers:
+            w.join()
+        return done / elapsed
+    finally:
+        shutil.rmtree(root)
+
+
 def seed001_complete(tasks_dir: Path, task_id: int) -> None:
     """Seed 001's update(status=completed): rescan every file, rewrite each dependent."""
     path = tasks_dir / f"task_{task_id}.json"
@@ -159,7 +201,11 @@ def main() -> None:
     print(f"\nclaims, {claims} ready tasks, every claim fsynced (target >= 1,000/s at 4 processes)")
     for processes in (1, 4, 16):
         rate, duplicates, lost = bench_claims(processes, claims)
-        print(f"  {processes:2d} processes: {rate:7.0f} claims/s   duplicates {duplicates}   lost {lost}")
+        floor = bench_raw_replace(processes, claims)
+        print(
+            f"  {processes:2d} processes: {rate:7.0f} claims/s   duplicates {duplicates}   lost {lost}"
+            f"   | bare durable file replaces, no lock: {floor:5.0f}/s"
+        )
 
     count = 2000 if args.quick else 10_000
     completions = 20 if args.quick else 50
