@@ -88,7 +88,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     show.set_defaults(handler=cmd_show)
 
     check = add_command(commands, "check", "find broken files and graph problems (exit 1 when any)")
-    check.add_argument("--fix", action="store_true", help="repair one-sided dependency edges")
+    check.add_argument("--fix", action="store_true", help="repair one-sided dependency edges and remove temp files left by killed writers")
     check.set_defaults(handler=cmd_check)
 
 
@@ -222,6 +222,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.fix:
         for line in store.repair_symmetry():
             print(f"fixed: {line}")
+        for path in store.remove_stray_temp_files():
+            print(f"fixed: removed {path.name}, a temp file left by a writer killed mid-write")
     problems = store.check()
     if args.json:
         print_json([p.as_dict() for p in problems])

@@ -15,6 +15,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -39,6 +40,9 @@ from board.store.atomic import Stamp, TempFile, append_line, fsync_directory, re
 from board.store.layout import Layout, detect_layout
 
 DEFAULT_LEASE_SECONDS = 30.0
+#: A temp file this old cannot belong to a live writer (it would have given up waiting for the
+#: lock long before), so it was left by one that was killed.
+STRAY_TEMP_AGE_SECONDS = 600.0
 #: The history line a writer is about to append; empty once it has been appended.
 PENDING_HISTORY = ".history-pending.json"
 Clock = Callable[[], datetime]
@@ -662,7 +666,33 @@ class Store:
         for found in self.graph.problems():
             where = str(self.layout.task_path(found.tasks[0]))
             problems.append(Problem(found.kind, where, found.message, found.tasks))
+        for path in self.stray_temp_files():
+            problems.append(Problem("file.stray_temp", str(path), "a temp file left by a writer killed mid-write ('board check --fix' removes it)"))
         return problems
+
+    def stray_temp_files(self) -> list[Path]:
+        """Temp files no live writer can still be using: older than any wait for the lock."""
+        try:
+            names = [name for name in os.listdir(self.layout.tasks_dir) if name.startswith(".") and name.endswith(".tmp")]
+        except FileNotFoundError:
+            return []
+        now = time.time()
+        stray = []
+        for name in sorted(names):
+            path = self.layout.tasks_dir / name
+            try:
+                if now - path.stat().st_mtime > STRAY_TEMP_AGE_SECONDS:
+                    stray.append(path)
+            except FileNotFoundError:
+                continue
+        return stray
+
+    def remove_stray_temp_files(self) -> list[Path]:
+        removed = []
+        for path in self.stray_temp_files():
+            path.unlink(missing_ok=True)
+            removed.append(path)
+        return removed
 
     def repair_symmetry(self, *, actor: str | None = None) -> list[str]:
         """Write the missing side of one-sided edges; returns what was fixed.

@@ -131,6 +131,20 @@ def test_check_fix_repairs_one_sided_edges(three: Path) -> None:
     assert board(three, "check").stdout.startswith("ok: 3 tasks")
 
 
+def test_check_reports_and_fix_removes_temp_files_left_by_killed_writers(three: Path) -> None:
+    tasks = three / ".tasks"
+    stray = tasks / ".write.0badc0ffee00.tmp"
+    stray.write_bytes(b"")
+    os.utime(stray, (os.path.getmtime(stray) - 3600,) * 2)  # an hour old: nobody is using it
+    in_flight = tasks / ".write.1234567890ab.tmp"
+    in_flight.write_bytes(b"")  # just made: a writer may be waiting for the lock with it
+    checked = board(three, "check")
+    assert checked.returncode == 1 and checked.stdout.splitlines() == [f"{stray}: a temp file left by a writer killed mid-write ('board check --fix' removes it)"]
+    fixed = board(three, "check", "--fix")
+    assert fixed.returncode == 0 and "fixed: removed .write.0badc0ffee00.tmp" in fixed.stdout
+    assert not stray.exists() and in_flight.exists()
+
+
 def test_init_and_a_missing_board(tmp_path: Path) -> None:
     missing = board(tmp_path, "task", "list")
     assert missing.returncode == 2 and "run 'board init'" in missing.stderr
