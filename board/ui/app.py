@@ -231,13 +231,15 @@ class BoardApp(App[None]):
     def _read_first_chunk(self) -> None:
         """Read the first few hundred tasks before the first frame (a small board: all of it),
         so the board opens with cards on it; a worker reads the rest."""
-        paths = list(self.layout_.task_paths())
-        first, rest = paths[:FIRST_CHUNK], paths[FIRST_CHUNK:]
+        files = list(self.layout_.task_files())
+        first, rest = files[:FIRST_CHUNK], files[FIRST_CHUNK:]
         with self.store_lock:
-            changes = self.store.reread(first)
+            changes = self.store.read_files(first)
             tasks = [self.store.tasks[i] for i in changes.changed if i in self.store.tasks]
         self.on_board_changed(BoardChanged(tasks=tasks, loaded=not rest))
-        self.feed_board(rest)
+        # Start reading the rest once the first frame is out: the reader holds the GIL for most
+        # of its work and would otherwise delay that frame by a third of a second.
+        self.call_after_refresh(self.feed_board, rest)
 
     def on_unmount(self) -> None:
         self._alerts_stop.set()
@@ -254,14 +256,14 @@ class BoardApp(App[None]):
     # -- reading the board (worker thread) ----------------------------------------------------
 
     @work(thread=True, exclusive=True, group="board-feed")
-    def feed_board(self, paths: list[Path]) -> None:
-        """Read ``paths`` (the rest of the first read), then follow the watcher until unmount."""
-        bounds = [0, *range(LOAD_CHUNK, len(paths), LOAD_CHUNK), len(paths)]
+    def feed_board(self, files: list[tuple[str, str]]) -> None:
+        """Read ``files`` (the rest of the first read), then follow the watcher until unmount."""
+        bounds = [0, *range(LOAD_CHUNK, len(files), LOAD_CHUNK), len(files)]
         for start, end in zip(bounds, bounds[1:]):
             with self.store_lock:
-                changes = self.store.reread(paths[start:end])
+                changes = self.store.read_files(files[start:end])
                 tasks = [self.store.tasks[i] for i in changes.changed if i in self.store.tasks]
-            self.post_message(BoardChanged(tasks=tasks, loaded=end == len(paths)))
+            self.post_message(BoardChanged(tasks=tasks, loaded=end == len(files)))
         self._post_agents()
         self._alerts_due.set()
         if not self.watch_files:

@@ -325,3 +325,20 @@ def test_a_note_for_a_write_that_never_happened_is_dropped(store: Store, workspa
     (tasks / ".history-pending.json").write_text('{"record": {"ta')  # torn before the rename
     store.update("1", description="again")
     assert (tasks / ".history-pending.json").read_bytes() == b"" and len(history(workspace)) == 3
+
+
+def test_bulk_reading_keeps_the_last_good_copy_and_notices_removals(store: Store, workspace: Path) -> None:
+    store.create("a")
+    store.create("b")
+    listing = list(store.layout.task_files())
+    path_a = workspace / ".tasks" / "task_1.json"
+    good = path_a.read_bytes()
+    path_a.write_text('{"id": "1", "subject": ')  # an editor mid-save
+    (workspace / ".tasks" / "task_2.json").unlink()
+    changes = store.read_files(listing)
+    assert changes.invalid == {str(path_a)} and changes.removed == {"2"}
+    assert store.tasks["1"].subject == "a" and "2" not in store.tasks  # last good copy kept
+    path_a.write_bytes(good.replace(b'"subject": "a"', b'"subject": "a, saved"'))
+    changes = store.read_files(store.layout.task_files())
+    assert changes.invalid == {str(path_a)} and changes.changed == {"1"} and not store.invalid
+    assert store.tasks["1"].subject == "a, saved"
