@@ -95,5 +95,5 @@ def cmd_toolcall(args: argparse.Namespace) -> int:
         print_json(task_json(task, store.graph))
     else:
         calls = task.tool_calls
-        print(f"#{task.id} {calls.total} tool calls ({calls.failed} failed)")
+        print(f"#{task.id} {calls.total} tool call{'' if calls.total == 1 else 's'} ({calls.failed} failed)")
     return 0

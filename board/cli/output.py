@@ -84,7 +84,7 @@ def prompt(tasks: list[Task], graph: TaskGraph) -> str:
         if task.status == Status.IN_PROGRESS and task.progress:
             notes.append(f"{task.progress}%")
         if task.tool_calls.total:
-            notes.append(f"{task.tool_calls.total} tool calls")
+            notes.append(f"{task.tool_calls.total} tool call{'' if task.tool_calls.total == 1 else 's'}")
         if notes:
             line += " (" + ", ".join(notes) + ")"
         lines.append(line)

@@ -50,7 +50,7 @@ def test_prompt_format_is_the_compact_list_agents_read(three: Path) -> None:
     board(three, "toolcall", "1", "Edit", "--file", "schema.sql")
     out = board(three, "task", "list", "--format", "prompt").stdout.splitlines()
     assert out == [
-        "[>] #1 Design schema (in_progress, @alice, 1 tool calls)",
+        "[>] #1 Design schema (in_progress, @alice, 1 tool call)",
         "[ ] #2 Repository layer (blocked by #1)",
         "[ ] #3 API (blocked by #2)",
         "Progress: 0/3 completed (0%), 1 in progress, 0 ready",
