@@ -312,6 +312,23 @@ class TaskGraph:
             heapq.heappop(self._ready_heap)
         return None
 
+    def first_ready(self, accept: Callable[[str], bool]) -> str | None:
+        """The first ready task in claim order that ``accept`` takes (``accept`` may reserve it)."""
+        self.best_ready()  # brings the heap up to date
+        looked_at: list[tuple[tuple[int, float, tuple[int, int, str]], str]] = []
+        try:
+            while self._ready_heap:
+                entry = heapq.heappop(self._ready_heap)
+                if entry[1] not in self._ready:
+                    continue  # no longer ready: the heap drops such entries lazily
+                looked_at.append(entry)
+                if accept(entry[1]):
+                    return entry[1]
+            return None
+        finally:
+            for entry in looked_at:
+                heapq.heappush(self._ready_heap, entry)
+
     # -- problems in files written by others --------------------------------------------------
 
     def cycles(self) -> list[list[str]]:

@@ -11,7 +11,8 @@ from typing import Any
 
 
 class TempFile:
-    """An empty file made ahead of a write, in the directory of the file it will replace.
+    """A temp file beside the file it will replace: made, then filled (written and fsynced),
+    then moved into place with one rename.
 
     Making a file (a new inode) costs several times more than writing, fsyncing and renaming
     one on the filesystems we measured, so the store makes it before taking the board lock.
@@ -19,56 +20,69 @@ class TempFile:
 
     def __init__(self, directory: Path) -> None:
         self.path = directory / f".write.{secrets.token_hex(6)}.tmp"
-        self.fd: int | None = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        self._state = "empty"  # -> "filled" -> "moved", or "discarded"
 
-    def take(self) -> tuple[Path, int] | None:
-        """Its path and descriptor, once; None if already taken."""
-        fd, self.fd = self.fd, None
-        return None if fd is None else (self.path, fd)
+    @property
+    def empty(self) -> bool:
+        return self._state == "empty"
+
+    def fill(self, data: bytes) -> None:
+        """Write ``data`` and fsync it, so that once renamed it is whole even after a crash."""
+        assert self._state == "empty" and self._fd is not None
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._fd, view):]
+            os.fsync(self._fd)
+        except BaseException:
+            self.discard()
+            raise
+        os.close(self._fd)
+        self._fd = None
+        self._state = "filled"
+
+    def move_to(self, path: Path) -> None:
+        """Rename over ``path``. The caller fsyncs the directory before reporting the write done."""
+        assert self._state == "filled"
+        try:
+            os.replace(self.path, path)
+        except BaseException:
+            self.discard()
+            raise
+        self._state = "moved"
 
     def discard(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        if self._state in ("empty", "filled"):
             self.path.unlink(missing_ok=True)
+            self._state = "discarded"
 
 
 def write_atomic(path: Path, data: bytes, *, temp: TempFile | None = None, sync_directory: bool = True) -> None:
     """Write to a temp file beside ``path``, fsync, rename over, fsync the directory.
 
-    ``temp`` is a file made earlier in the same directory (see ``TempFile``). Without
-    ``sync_directory`` the caller must fsync the directory before it reports the write done.
+    ``temp`` is an empty file made earlier in the same directory (see ``TempFile``); when it
+    is missing or already used, one is made here. Without ``sync_directory`` the caller must
+    fsync the directory before it reports the write done.
     """
-    directory = path.parent
-    taken = temp.take() if temp is not None else None
-    if taken is None:
-        tmp = directory / f".{path.name}.{secrets.token_hex(4)}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    else:
-        tmp, fd = taken
+    prepared = temp is not None and temp.empty
+    if not prepared:
+        temp = TempFile(path.parent)
+    assert temp is not None
+    temp.fill(data)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        tmp.unlink(missing_ok=True)
-        raise
-    os.close(fd)
-    try:
-        os.replace(tmp, path)
+        temp.move_to(path)
     except FileNotFoundError:
-        if taken is None:
+        if not prepared:
             raise
         # Someone removed our prepared file (a clean-up of stray temp files): make a new one.
         write_atomic(path, data, sync_directory=sync_directory)
         return
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
     if sync_directory:
-        fsync_directory(directory)
+        fsync_directory(path.parent)
 
 
 def write_json_atomic(path: Path, value: Any) -> None:

@@ -12,10 +12,13 @@ up by ``reread``/``rescan``, which the watcher drives.
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import gc
 import json
 import os
 import time
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -40,6 +43,8 @@ from board.store.atomic import Stamp, TempFile, append_line, fsync_directory, re
 from board.store.layout import Layout, detect_layout
 
 DEFAULT_LEASE_SECONDS = 30.0
+#: Optimistic claims tried before one is made wholly under the lock (see ``Store.claim``).
+OPTIMISTIC_CLAIM_ATTEMPTS = 3
 #: A temp file this old cannot belong to a live writer (it would have given up waiting for the
 #: lock long before), so it was left by one that was killed.
 STRAY_TEMP_AGE_SECONDS = 600.0
@@ -94,6 +99,7 @@ class Store:
         self._file_stamps: dict[str, Stamp] = {}  # keyed by str(path): cheaper than Path in hot loops
         self._history_path = layout.state_dir / "history.jsonl"
         self._pending = PendingNote(layout.state_dir / PENDING_HISTORY)
+        self._intents = ClaimIntents(layout.state_dir / ".claiming")
         #: While this store holds the write lock: the temp file made for its first write, and the
         #: directories whose renames still need an fsync.
         self._temp: TempFile | None = None
@@ -292,6 +298,13 @@ class Store:
 
     def _commit(self, old: Task | None, new: Task, op: str, actor: str | None, extra: dict[str, Any] | None = None) -> Task:
         """Validate, write atomically, log. Called under the lock with ``new`` already changed."""
+        prepared = self._prepare(old, new, op, actor, extra)
+        temp = self._temp if self._temp is not None and self._temp.empty else TempFile(prepared.path.parent)
+        temp.fill(prepared.data)
+        return self._publish(prepared, temp)
+
+    def _prepare(self, old: Task | None, new: Task, op: str, actor: str | None, extra: dict[str, Any] | None = None) -> PreparedWrite:
+        """Work out a write: the validated new version, its bytes and its history line."""
         now = self.clock()
         data = task_to_dict(new)
         data["version"] = (old.version if old else new.version) + 1
@@ -307,18 +320,26 @@ class Store:
             if key not in _UNTRACKED and before.get(key) != value
         }
         record = self._history_record(task.id, task.version, actor, op, changes, extra)
+        return PreparedWrite(task, path, self.layout.encode(task), record)
+
+    def _publish(self, prepared: PreparedWrite, temp: TempFile) -> Task:
+        """Under the lock: rename the filled temp file into place, log the change, index it."""
         # Leave word of the line about to be logged, so if this process dies between the rename
         # and the append, the next writer finishes the line (``_finish_interrupted_write``).
-        self._pending.write(json.dumps({"record": record, "historySize": _size(self.history_path)}).encode())
-        write_atomic(path, self.layout.encode(task), temp=self._temp, sync_directory=False)
-        self._unsynced.add(path.parent)
-        self._append_history(record)
+        self._pending.write(json.dumps({"record": prepared.record, "historySize": _size(self.history_path)}).encode())
+        try:
+            temp.move_to(prepared.path)
+        except BaseException:
+            self._pending.clear()
+            raise
+        self._unsynced.add(prepared.path.parent)
+        self._append_history(prepared.record)
         self._pending.clear()
-        self.graph.put(task)
-        stamp = _stamp(path)
+        self.graph.put(prepared.task)
+        stamp = _stamp(prepared.path)
         if stamp is not None:
-            self._file_stamps[str(path)] = stamp
-        return task
+            self._file_stamps[str(prepared.path)] = stamp
+        return prepared.task
 
     def _history_record(self, task_id: str, version: int, actor: str | None, op: str, changes: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
         record = {"ts": _iso(self.clock()), "task": task_id, "version": version, "actor": actor or self.actor, "op": op, "changes": changes}
@@ -341,7 +362,7 @@ class Store:
             self._history_offset = end.stop
 
     @contextmanager
-    def _write_lock(self) -> Iterator[None]:
+    def _write_lock(self, *, make_temp: bool = True) -> Iterator[None]:
         """The board lock, or a clear error when the board's directory has gone away.
 
         Two costly steps of a write happen outside the lock, so other writers need not wait
@@ -351,7 +372,7 @@ class Store:
         if not self.layout.exists():
             raise BoardError(f"the board at {self.layout.tasks_dir} is gone (deleted or moved); nothing was written")
         outermost = self._lock_depth == 0
-        if outermost:
+        if outermost and make_temp:
             try:
                 self._temp = TempFile(self.layout.tasks_dir)
             except FileNotFoundError:
@@ -579,14 +600,33 @@ class Store:
     # -- claims and leases --------------------------------------------------------------------
 
     def claim(self, agent: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS, max_held: int | None = 1, actor: str | None = None) -> Task | None:
-        """Atomically take the best ready task for ``agent``, or None when nothing is ready."""
+        """Atomically take the best ready task for ``agent``, or None when nothing is ready.
+
+        Optimistic first: the claim is worked out and its file written and fsynced before the
+        lock is taken; under the lock the store only checks that the task's file is still the
+        one it read (and the task still ready) and renames. Concurrent claimers reserve their
+        candidates (``ClaimIntents``) so they work on different tasks. When the check fails a
+        few times, the claim is made wholly under the lock.
+        """
         _check_agent(agent)
+        for _ in range(OPTIMISTIC_CLAIM_ATTEMPTS):
+            attempt = self._prepare_claim(agent, lease_seconds, actor)
+            if attempt is None:
+                break
+            try:
+                with self._write_lock(make_temp=False):
+                    self.sync()
+                    self._check_holding(agent, max_held)
+                    task_id = attempt.prepared.task.id
+                    now = read_bytes_retrying(attempt.key)
+                    if now is not None and now[0] == attempt.raw and self.graph.is_ready(task_id):
+                        return self._publish(attempt.prepared, attempt.temp)
+            finally:
+                attempt.temp.discard()
+                self._intents.release(attempt.prepared.task.id)
         with self._write_lock():
             self.sync()
-            if max_held is not None:
-                held = self.held_by(agent)
-                if len(held) >= max_held:
-                    raise BoardError(f"agent {agent} already holds {', '.join('#' + t.id for t in held)}; finish or release it first")
+            self._check_holding(agent, max_held)
             while True:
                 best = self.graph.best_ready()
                 if best is None:
@@ -595,6 +635,50 @@ class Store:
                 if not self.graph.is_ready(fresh.id):
                     continue  # changed behind the index's back; pick again
                 return self._claim_locked(fresh, agent, lease_seconds, actor)
+
+    def _check_holding(self, agent: str, max_held: int | None) -> None:
+        if max_held is not None:
+            held = self.held_by(agent)
+            if len(held) >= max_held:
+                raise BoardError(f"agent {agent} already holds {', '.join('#' + t.id for t in held)}; finish or release it first")
+
+    def _prepare_claim(self, agent: str, lease_seconds: float, actor: str | None) -> ClaimAttempt | None:
+        """Without the lock: reserve the best ready task no other claimer has reserved, and
+        write and fsync its claimed version to a temp file. None when that cannot be done
+        (the caller then claims under the lock, which has the last word on what is ready)."""
+        if not self.layout.exists():
+            return None
+        self.sync()
+        task_id = self.graph.first_ready(self._intents.reserve)
+        if task_id is None:
+            return None
+        try:
+            key = str(self.layout.task_path(task_id))
+            read = read_bytes_retrying(key)
+            if read is None:
+                raise _NotClaimable
+            raw = read[0]
+            try:
+                task = self.layout.decode(raw, key, task_id)
+            except InvalidTaskFile:
+                raise _NotClaimable from None
+            if self.graph.tasks.get(task_id) != task:
+                self.graph.put(task)
+            if not self.graph.is_ready(task_id):
+                raise _NotClaimable
+            draft = draft_of(task)
+            check_transition(draft.status, Status.IN_PROGRESS)
+            self._apply_status(draft, Status.IN_PROGRESS, owner=agent, lease_seconds=lease_seconds)
+            prepared = self._prepare(task, draft, "claim", actor or agent)
+            temp = TempFile(prepared.path.parent)
+            temp.fill(prepared.data)
+        except (_NotClaimable, FileNotFoundError):  # FileNotFoundError: the board went away
+            self._intents.release(task_id)
+            return None
+        except BaseException:
+            self._intents.release(task_id)
+            raise
+        return ClaimAttempt(prepared, temp, key, raw)
 
     def claim_task(self, task_id: str, agent: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS, actor: str | None = None) -> Task:
         """Give one specific ready task to ``agent``, with a lease it must renew (assignment)."""
@@ -814,6 +898,69 @@ def _status(value: Status | str) -> Status:
 
 def _iso(moment: datetime) -> str:
     return moment.isoformat().replace("+00:00", "Z")
+
+
+@dataclass
+class PreparedWrite:
+    """A write worked out ahead of publishing it: the new version, its bytes, its history line."""
+
+    task: Task
+    path: Path
+    data: bytes
+    record: dict[str, Any]
+
+
+@dataclass
+class ClaimAttempt:
+    """An optimistic claim: the prepared write, its filled temp file, and the bytes it was built from."""
+
+    prepared: PreparedWrite
+    temp: TempFile
+    key: str
+    raw: bytes
+
+
+class _NotClaimable(Exception):
+    """The reserved candidate turned out not to be claimable; claim under the lock instead."""
+
+
+class ClaimIntents:
+    """Which ready tasks other processes are about to claim, so that concurrent claimers work
+    on different ones instead of all preparing the best and all but one starting over.
+
+    One byte-range lock per task id on ``.claiming`` in the board's state folder (a file that is
+    never deleted); the kernel drops them when a process dies. Only a hint: the claim itself
+    is checked under the board lock, so a collision of ids on one byte, or two stores of one
+    process (whose record locks never conflict), costs a retry, never a double claim.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+        self._pid = 0
+
+    def reserve(self, task_id: str) -> bool:
+        try:
+            fcntl.lockf(self._descriptor(), fcntl.LOCK_EX | fcntl.LOCK_NB, 1, _intent_offset(task_id), os.SEEK_SET)
+        except OSError as error:
+            if error.errno in (errno.EAGAIN, errno.EACCES):
+                return False
+            raise
+        return True
+
+    def release(self, task_id: str) -> None:
+        if self._fd is not None and self._pid == os.getpid():
+            fcntl.lockf(self._fd, fcntl.LOCK_UN, 1, _intent_offset(task_id), os.SEEK_SET)
+
+    def _descriptor(self) -> int:
+        if self._fd is None or self._pid != os.getpid():
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            self._pid = os.getpid()
+        return self._fd
+
+
+def _intent_offset(task_id: str) -> int:
+    return zlib.crc32(task_id.encode("utf-8"))
 
 
 class PendingNote:

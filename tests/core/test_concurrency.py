@@ -93,3 +93,43 @@ def test_a_writer_killed_mid_write_never_leaves_a_corrupt_or_partial_file(store:
     for task_id, task in final.tasks.items():
         logged = sorted({h["version"] for h in history(workspace) if h["task"] == task_id})
         assert logged == list(range(1, task.version + 1)), task_id
+
+
+def test_a_claimer_skips_a_task_another_process_is_about_to_claim(store: Store, workspace: Path) -> None:
+    for subject in ("first", "second"):
+        store.create(subject, priority="high" if subject == "first" else "medium")
+    other = spawn("reserve", str(workspace), "1", stdin=subprocess.PIPE)
+    try:
+        assert other.stdout.readline().strip() == "reserved"
+        assert store.claim("alice").id == "2"  # #1 is better, but reserved by the other process
+    finally:
+        other.stdin.write("done\n")
+        other.stdin.flush()
+        other.wait(timeout=30)
+    assert store.claim("bob").id == "1"  # the reservation died with its process
+
+
+def test_an_optimistic_claim_never_overwrites_a_change_made_while_it_waited_for_the_lock(store: Store, workspace: Path) -> None:
+    """The claim is written to a temp file before the lock is taken; if the task changes in
+    between, publishing it would lose that change. It must be worked out again instead."""
+    import threading
+
+    store.create("job")
+    other = Store.open(workspace)
+    tasks_dir = workspace / ".tasks"
+    claimed: list = []
+    with other.layout.lock():
+        claimer = threading.Thread(target=lambda: claimed.append(store.claim("alice")))
+        claimer.start()
+        deadline = time.monotonic() + 30
+        while not any(p.stat().st_size for p in tasks_dir.glob(".write.*.tmp")):  # the claim is prepared
+            assert time.monotonic() < deadline and claimer.is_alive()
+            time.sleep(0.005)
+        other.update("1", description="changed while alice waited")
+    claimer.join(timeout=30)
+    task = claimed[0]
+    assert (task.owner, task.status, task.description, task.version) == ("alice", "in_progress", "changed while alice waited", 3)
+    on_disk = json.loads((tasks_dir / "task_1.json").read_text())
+    assert on_disk["description"] == "changed while alice waited" and on_disk["owner"] == "alice"
+    assert [h["op"] for h in history(workspace)] == ["create", "update", "claim"]
+    assert not list(tasks_dir.glob(".write.*.tmp"))

@@ -38,6 +38,14 @@ def rewrite_forever(workspace: str) -> None:
         store.update(str(n % 5 + 1), description="x" * (n % 3000), progress=n % 101)
 
 
+def reserve(workspace: str, task_id: str) -> None:
+    """Hold a claim reservation on ``task_id``, as a claimer between preparing and publishing."""
+    store = Store.open(workspace)
+    assert store._intents.reserve(task_id)
+    print("reserved", flush=True)
+    sys.stdin.readline()
+
+
 if __name__ == "__main__":
     mode, workspace, *rest = sys.argv[1:]
     if mode == "increment":
@@ -46,3 +54,5 @@ if __name__ == "__main__":
         claim_all(workspace, rest[0])
     elif mode == "rewrite":
         rewrite_forever(workspace)
+    elif mode == "reserve":
+        reserve(workspace, rest[0])
