@@ -93,6 +93,12 @@ class TaskCommands(Provider):
                         break
 
 
+#: Statuses ``r`` puts back in the queue (pending), for an agent to pick up again: a failed task
+#: is retried, a cancelled one reopened, a blocked or paused one (often left by an agent that
+#: died) handed back. A task in progress must be paused first, so a live agent is not robbed.
+REQUEUABLE = frozenset({Status.FAILED, Status.CANCELLED, Status.BLOCKED, Status.PAUSED})
+
+
 class BoardApp(App[None]):
     """board's dashboard.
 
@@ -100,7 +106,7 @@ class BoardApp(App[None]):
     |---|---|
     | arrows / hjkl | move between cards (graph: between waves and nodes) |
     | enter | details of the selected task |
-    | s / p / r / c / a | start, pause-resume, retry, cancel, assign |
+    | s / p / r / c / a | start, pause-resume, retry (back to the queue), cancel, assign |
     | / | filter | g | kanban / graph | t | next theme | ? | help | q | quit |
     | e | into the alerts panel; there enter selects the alert's task, escape goes back |
     """
@@ -112,7 +118,7 @@ class BoardApp(App[None]):
         Binding("enter", "details", "Details", id="task.details"),
         Binding("s", "start", "Start", id="task.start"),
         Binding("p", "pause", "Pause/resume", id="task.pause"),
-        Binding("r", "retry", "Retry", id="task.retry"),
+        Binding("r", "retry", "Retry", id="task.retry", tooltip="back to the queue: failed, cancelled, blocked or paused"),
         Binding("c", "cancel", "Cancel", id="task.cancel"),
         Binding("a", "assign", "Assign", id="task.assign"),
         Binding("slash", "filter", "Filter", id="view.filter"),
@@ -694,7 +700,7 @@ class BoardApp(App[None]):
             actions += [
                 ("Start or resume the selected task", self.action_start, "s"),
                 ("Pause or resume the selected task", self.action_pause, "p"),
-                ("Retry or reopen the selected task", self.action_retry, "r"),
+                ("Retry, reopen or requeue the selected task", self.action_retry, "r"),
                 ("Cancel the selected task", self.action_cancel, "c"),
                 ("Assign the selected task to an agent", self.action_assign, "a"),
             ]
@@ -741,8 +747,9 @@ class BoardApp(App[None]):
         task = self._target()
         if task is None:
             return
-        if task.status not in (Status.FAILED, Status.CANCELLED):
-            self._refuse(f"only a failed or cancelled task can be retried; #{task.id} is {task.status}")
+        if task.status not in REQUEUABLE:
+            hint = " (pause it first with p)" if task.status == Status.IN_PROGRESS else ""
+            self._refuse(f"only a failed, cancelled, blocked or paused task goes back to the queue; #{task.id} is {task.status}{hint}")
             return
         self.write(task.id, "retry", lambda store: store.set_status(task.id, Status.PENDING, actor=HUMAN_ACTOR, expected_version=task.version, reason="retry"))
 

@@ -71,6 +71,24 @@ async def test_retry_a_failed_task(sample: Path) -> None:
         assert on_disk(sample, "18")["error"] is None
 
 
+async def test_retry_hands_blocked_and_paused_tasks_back_to_the_queue_but_not_a_running_one(sample: Path) -> None:
+    app = make_app(sample)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        for task_id in ("17", "19"):  # blocked, paused
+            app.jump_to(task_id)
+            await pilot.press("r")
+            await wait_for(pilot, lambda: on_disk(sample, task_id)["status"] == "pending", message=f"#{task_id} requeued")
+            assert on_disk(sample, task_id)["owner"] == ""
+        running = on_disk(sample, "7")
+        assert running["status"] == "in_progress"
+        app.jump_to("7")
+        await pilot.press("r")
+        await pilot.pause(0.3)
+        assert on_disk(sample, "7") == running
+        assert any("pause it first" in str(n.message) for n in app._notifications)
+
+
 async def test_start_refuses_a_task_waiting_on_dependencies(sample: Path) -> None:
     before = on_disk(sample, "5")
     app = make_app(sample)
