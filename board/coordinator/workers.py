@@ -309,8 +309,9 @@ TOOLS = ("read", "grep", "edit", "test", "bash", "write")
 class SimulatedWorker(Worker):
     """Fake work: tool calls with seeded random durations and progress, occasional failures.
 
-    The outcome of a task depends only on the seed and the task id, never on which worker runs
-    it or when, so ``--fail-rate 0`` runs are complete and repeatable.
+    The outcome of an attempt depends only on the seed, the task id and the task's version when
+    claimed, never on which worker runs it, so runs are repeatable (and ``--fail-rate 0`` runs
+    complete), while a retried task, claimed at a later version, gets a fresh draw.
     """
 
     kind = "simulated"
@@ -322,7 +323,7 @@ class SimulatedWorker(Worker):
     def plan(self, task: Task) -> tuple[list[float], list[tuple[str, bool]], bool]:
         """Step durations, tool calls (name, ok) and whether the task fails, for one task."""
         sim = self.simulation
-        rng = random.Random(f"{sim.seed}:{task.id}")
+        rng = random.Random(f"{sim.seed}:{task.id}:{task.version}")
         estimate = task.metadata.get("estimate")
         if isinstance(estimate, (int, float)) and not isinstance(estimate, bool) and estimate >= 0:
             total = float(estimate) * sim.time_scale

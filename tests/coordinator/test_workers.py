@@ -154,6 +154,17 @@ def test_simulated_outcomes_depend_only_on_seed_and_task(workspace):
     assert 30 < sum(fails) < 90
 
 
+def test_a_retried_simulated_task_gets_a_fresh_draw(workspace):
+    """Otherwise a task that failed once fails on every retry, and a demo can never finish."""
+    store = Store.open(workspace)
+    task = store.create("x")
+    worker = SimulatedWorker(workspace, "a", Simulation(seed=5, fail_rate=0.5))
+    first_attempts = {worker.plan(task)[2] for _ in range(5)}
+    assert len(first_attempts) == 1  # the same attempt is always the same
+    retries = [worker.plan(task.model_copy(update={"version": task.version + 3 * n}))[2] for n in range(1, 41)]
+    assert 5 < sum(retries) < 35  # later attempts draw again
+
+
 def test_a_simulated_task_can_fail(workspace):
     store = Store.open(workspace)
     task = store.create("doomed")
