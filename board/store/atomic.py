@@ -61,6 +61,61 @@ class TempFile:
             self._state = "discarded"
 
 
+class KeptOpen:
+    """A small file of board's own that this process keeps open between uses (read-write, made
+    if missing): opening a file anew costs more than most of what is done with it.
+
+    After a fork the inherited descriptor is the parent's, so the file is opened again.
+    ``descriptor(recheck=True)`` also re-opens it when the path now names another file (the
+    board's directory deleted and made again).
+    """
+
+    def __init__(self, path: Path, *, make_parent: bool = False) -> None:
+        self.path = path
+        self._make_parent = make_parent
+        self._fd: int | None = None
+        self._pid = 0
+
+    @property
+    def fd(self) -> int | None:
+        """The descriptor this process opened, or None."""
+        return self._fd if self._pid == os.getpid() else None
+
+    def descriptor(self, *, recheck: bool = False) -> int:
+        fd = self.fd
+        if fd is not None and recheck and not self.is_current():
+            self.close()
+            fd = None
+        if fd is None:
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            except FileNotFoundError:
+                if not self._make_parent:
+                    raise
+                self.path.parent.mkdir(exist_ok=True)
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            self._fd, self._pid = fd, os.getpid()
+        return fd
+
+    def is_current(self) -> bool:
+        """Whether the open file is still the one at ``path``."""
+        fd = self.fd
+        if fd is None:
+            return False
+        try:
+            on_disk = os.stat(self.path)
+        except FileNotFoundError:
+            return False
+        held = os.fstat(fd)
+        return (on_disk.st_ino, on_disk.st_dev) == (held.st_ino, held.st_dev)
+
+    def close(self) -> None:
+        fd = self.fd
+        if fd is not None:
+            os.close(fd)
+        self._fd = None
+
+
 def write_atomic(path: Path, data: bytes, *, temp: TempFile | None = None, sync_directory: bool = True) -> None:
     """Write to a temp file beside ``path``, fsync, rename over, fsync the directory.
 

@@ -10,13 +10,13 @@ we them, since all of them use ``flock``.
 from __future__ import annotations
 
 import fcntl
-import os
 import random
 import threading
 import time
 from pathlib import Path
 
 from board.errors import BoardError
+from board.store.atomic import KeptOpen
 
 #: How long a writer waits for the board lock before giving up with a clear error.
 LOCK_TIMEOUT_SECONDS = 30.0
@@ -39,8 +39,7 @@ class BoardLock:
         self.timeout = timeout
         self._threads = threading.RLock()
         self._depth = 0
-        self._fd: int | None = None
-        self._pid = 0
+        self._file = KeptOpen(path)
 
     def __enter__(self) -> BoardLock:
         if not self._threads.acquire(timeout=self.timeout):
@@ -58,8 +57,8 @@ class BoardLock:
 
     def __exit__(self, *exc: object) -> None:
         self._depth -= 1
-        if self._depth == 0 and self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
+        if self._depth == 0 and self._file.fd is not None:
+            fcntl.flock(self._file.fd, fcntl.LOCK_UN)
         self._threads.release()
 
     def _acquire(self) -> None:
@@ -75,36 +74,18 @@ class BoardLock:
                 time.sleep(pause * random.uniform(0.5, 1.5))
                 pause = min(pause * 2, LOCK_LAST_PAUSE)
                 continue
-            if self._still_the_lock_file(fd):
+            if self._file.is_current():
                 return
             # The board's directory was deleted and made again while we waited: the file we
             # locked is no longer the one other writers lock. Let go and take the new one.
             fcntl.flock(fd, fcntl.LOCK_UN)
-            self._close()
+            self._file.close()
 
     def _descriptor(self) -> int:
-        if self._fd is not None and self._pid != os.getpid():
-            self._fd = None  # inherited across fork: the parent's, not ours to use or close
-        if self._fd is None:
-            try:
-                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-            except FileNotFoundError:
-                raise BoardError(f"the board at {self.path.parent} is gone (deleted or moved); nothing was written") from None
-            self._pid = os.getpid()
-        return self._fd
-
-    def _still_the_lock_file(self, fd: int) -> bool:
         try:
-            on_disk = os.stat(self.path)
+            return self._file.descriptor()
         except FileNotFoundError:
-            return False
-        held = os.fstat(fd)
-        return (on_disk.st_ino, on_disk.st_dev) == (held.st_ino, held.st_dev)
-
-    def _close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+            raise BoardError(f"the board at {self.path.parent} is gone (deleted or moved); nothing was written") from None
 
     def _timed_out(self) -> BoardError:
         return BoardError(f"the board is locked by another writer for over {self.timeout:.0f} s ({self.path}); try again")

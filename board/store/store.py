@@ -39,7 +39,7 @@ from board.model import (
     validate_id,
 )
 from board.status import Status, check_transition
-from board.store.atomic import Stamp, TempFile, append_line, fsync_directory, read_bytes_retrying, read_jsonl, write_atomic
+from board.store.atomic import KeptOpen, Stamp, TempFile, append_line, fsync_directory, read_bytes_retrying, read_jsonl, write_atomic
 from board.store.layout import Layout, detect_layout
 
 DEFAULT_LEASE_SECONDS = 30.0
@@ -935,13 +935,11 @@ class ClaimIntents:
     """
 
     def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fd: int | None = None
-        self._pid = 0
+        self._file = KeptOpen(path)
 
     def reserve(self, task_id: str) -> bool:
         try:
-            fcntl.lockf(self._descriptor(), fcntl.LOCK_EX | fcntl.LOCK_NB, 1, _intent_offset(task_id), os.SEEK_SET)
+            fcntl.lockf(self._file.descriptor(), fcntl.LOCK_EX | fcntl.LOCK_NB, 1, _intent_offset(task_id), os.SEEK_SET)
         except OSError as error:
             if error.errno in (errno.EAGAIN, errno.EACCES):
                 return False
@@ -949,14 +947,8 @@ class ClaimIntents:
         return True
 
     def release(self, task_id: str) -> None:
-        if self._fd is not None and self._pid == os.getpid():
-            fcntl.lockf(self._fd, fcntl.LOCK_UN, 1, _intent_offset(task_id), os.SEEK_SET)
-
-    def _descriptor(self) -> int:
-        if self._fd is None or self._pid != os.getpid():
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-            self._pid = os.getpid()
-        return self._fd
+        if self._file.fd is not None:
+            fcntl.lockf(self._file.fd, fcntl.LOCK_UN, 1, _intent_offset(task_id), os.SEEK_SET)
 
 
 def _intent_offset(task_id: str) -> int:
@@ -973,43 +965,20 @@ class PendingNote:
     """
 
     def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fd: int | None = None
-        self._pid = 0
+        self._file = KeptOpen(path, make_parent=True)  # board's own folder in a Claude Code list
 
     def read(self) -> bytes:
         """The note; called first under each hold of the lock, so it also re-checks the file."""
-        fd = self._descriptor(check=True)
+        fd = self._file.descriptor(recheck=True)
         return os.pread(fd, os.fstat(fd).st_size, 0)
 
     def write(self, data: bytes) -> None:
-        fd = self._descriptor()
+        fd = self._file.descriptor()
         os.pwrite(fd, data, 0)
         os.ftruncate(fd, len(data))
 
     def clear(self) -> None:
-        os.ftruncate(self._descriptor(), 0)
-
-    def _descriptor(self, *, check: bool = False) -> int:
-        """The open note, re-opened if it was deleted or replaced (a board removed and made again)."""
-        if self._fd is not None and not check and self._pid == os.getpid():
-            return self._fd
-        try:
-            on_disk = os.stat(self.path)
-        except FileNotFoundError:
-            on_disk = None
-        if self._fd is not None and (self._pid != os.getpid() or on_disk is None or on_disk.st_ino != os.fstat(self._fd).st_ino):
-            if self._pid == os.getpid():
-                os.close(self._fd)
-            self._fd = None
-        if self._fd is None:
-            try:
-                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-            except FileNotFoundError:
-                self.path.parent.mkdir(exist_ok=True)  # board's own folder in a Claude Code list
-                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-            self._pid = os.getpid()
-        return self._fd
+        os.ftruncate(self._file.descriptor(), 0)
 
 
 @contextmanager
