@@ -116,28 +116,12 @@ class KeptOpen:
         self._fd = None
 
 
-def write_atomic(path: Path, data: bytes, *, temp: TempFile | None = None, sync_directory: bool = True) -> None:
-    """Write to a temp file beside ``path``, fsync, rename over, fsync the directory.
-
-    ``temp`` is an empty file made earlier in the same directory (see ``TempFile``); when it
-    is missing or already used, one is made here. Without ``sync_directory`` the caller must
-    fsync the directory before it reports the write done.
-    """
-    prepared = temp is not None and temp.empty
-    if not prepared:
-        temp = TempFile(path.parent)
-    assert temp is not None
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write to a temp file beside ``path``, fsync, rename over, fsync the directory."""
+    temp = TempFile(path.parent)
     temp.fill(data)
-    try:
-        temp.move_to(path)
-    except FileNotFoundError:
-        if not prepared:
-            raise
-        # Someone removed our prepared file (a clean-up of stray temp files): make a new one.
-        write_atomic(path, data, sync_directory=sync_directory)
-        return
-    if sync_directory:
-        fsync_directory(path.parent)
+    temp.move_to(path)
+    fsync_directory(path.parent)
 
 
 def write_json_atomic(path: Path, value: Any) -> None:

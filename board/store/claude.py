@@ -27,7 +27,8 @@ from board.errors import BoardError, InvalidTaskFile
 from board.model import MAX_FILE_BYTES, Task, task_from_dict, task_to_dict
 from board.status import Status
 from board.store.atomic import write_atomic
-from board.store.layout import LOCK_TIMEOUT_SECONDS, next_integer_id
+from board.store.layout import next_integer_id
+from board.store.lock import LOCK_TIMEOUT_SECONDS
 
 STALE_AFTER_SECONDS = 10.0
 REFRESH_EVERY_SECONDS = 5.0
@@ -108,9 +109,6 @@ class ClaudeTaskListLayout:
             match = self.FILE.fullmatch(name)
             if match:
                 yield match.group(1), os.path.join(directory, name)
-
-    def task_paths(self) -> Iterator[Path]:
-        return (Path(path) for _, path in self.task_files())
 
     def decode(self, raw: bytes, path: Path | str, task_id: str | None = None) -> Task:
         if len(raw) > MAX_FILE_BYTES:

@@ -15,9 +15,7 @@ from typing import Protocol
 
 from board.errors import InvalidTaskFile
 from board.model import Task, dump_task, parse_task
-from board.store.lock import LOCK_TIMEOUT_SECONDS, BoardLock
-
-__all__ = ["LOCK_TIMEOUT_SECONDS", "Layout", "TasksDirLayout", "detect_layout", "next_integer_id"]
+from board.store.lock import BoardLock
 
 
 class Layout(Protocol):
@@ -33,7 +31,6 @@ class Layout(Protocol):
 
     def task_path(self, task_id: str) -> Path: ...
     def task_id_for(self, path: Path) -> str | None: ...
-    def task_paths(self) -> Iterator[Path]: ...
     #: (id, path) of every task file. Paths are strings: listing a 10,000-task board is on the
     #: path of every load and rescan, and ``Path`` objects cost more than the rest of it.
     def task_files(self) -> Iterator[tuple[str, str]]: ...
@@ -81,9 +78,6 @@ class TasksDirLayout:
             match = self._FILE.fullmatch(name)
             if match:
                 yield match.group(1), os.path.join(directory, name)
-
-    def task_paths(self) -> Iterator[Path]:
-        return (Path(path) for _, path in self.task_files())
 
     def decode(self, raw: bytes, path: Path | str, task_id: str | None = None) -> Task:
         task = parse_task(raw, path)

@@ -39,7 +39,7 @@ from board.model import (
     validate_id,
 )
 from board.status import Status, check_transition
-from board.store.atomic import KeptOpen, Stamp, TempFile, append_line, fsync_directory, read_bytes_retrying, read_jsonl, write_atomic
+from board.store.atomic import KeptOpen, Stamp, TempFile, append_line, fsync_directory, read_bytes_retrying, read_jsonl
 from board.store.layout import Layout, detect_layout
 
 DEFAULT_LEASE_SECONDS = 30.0
@@ -153,11 +153,10 @@ class Store:
         self.read_files(self.layout.task_files())
 
     def read_files(self, files: Iterable[tuple[str, str]]) -> ChangeSet:
-        """Read many task files, given as (id, path) from ``layout.task_files()``, in bulk.
-
-        The same rules as ``reread`` (a stale read never replaces a newer version; a broken
-        file keeps the last good copy), at a fraction of the cost per file: opening a board
-        reads every file through here.
+        """Read task files, given as (id, path) as ``layout.task_files()`` lists them, into the
+        index: a stale read never replaces a newer version, a broken file keeps the last good
+        copy, a vanished file leaves the index. Opening a board reads every file through here,
+        in one pass that builds the graph once.
         """
         result = ChangeSet()
         fresh: list[Task] = []
@@ -165,13 +164,19 @@ class Store:
         with _collection_paused():
             for task_id, key in files:
                 read = read_bytes_retrying(key)
-                if read is None:  # deleted since the listing
-                    result.merge(self._read_into_index(Path(key), task_id))
+                if read is None:
+                    self._file_stamps.pop(key, None)
+                    if self.invalid.pop(key, None) is not None:
+                        result.invalid.add(key)
+                    if task_id in tasks:
+                        self.graph.remove(task_id)
+                        result.removed.add(task_id)
                     continue
                 raw, self._file_stamps[key] = read
                 try:
                     task = self.layout.decode(raw, key, task_id)
                 except InvalidTaskFile as error:
+                    # Keep the last good copy on screen; report the file.
                     if self.invalid.get(key) != error.reason:
                         self.invalid[key] = error.reason
                         result.invalid.add(key)
@@ -196,40 +201,12 @@ class Store:
         except InvalidTaskFile as error:
             return error, stamp
 
-    def _read_into_index(self, path: Path, task_id: str | None = None, *, force: bool = False) -> ChangeSet:
+    def _read_into_index(self, path: Path, task_id: str | None = None) -> ChangeSet:
         """Re-read one path and apply it if it is not older than what the index holds."""
-        result = ChangeSet()
         task_id = task_id or self.layout.task_id_for(path)
         if task_id is None:
-            return result
-        key = str(path)
-        read = self._read_path(path, task_id, key)
-        if read is None:
-            self._file_stamps.pop(key, None)
-            if self.invalid.pop(key, None) is not None:
-                result.invalid.add(key)
-            if task_id in self.graph.tasks:
-                self.graph.remove(task_id)
-                result.removed.add(task_id)
-            return result
-        outcome, self._file_stamps[key] = read
-        if isinstance(outcome, InvalidTaskFile):
-            # Keep the last good copy on screen; report the file.
-            if self.invalid.get(key) != outcome.reason:
-                self.invalid[key] = outcome.reason
-                result.invalid.add(key)
-            return result
-        if self.invalid and self.invalid.pop(key, None) is not None:
-            result.invalid.add(key)
-        current = self.graph.tasks.get(task_id)
-        if current is not None and not force:
-            if outcome.version < current.version:
-                return result  # a stale read never replaces a newer version
-            if outcome.version == current.version and outcome == current:
-                return result
-        self.graph.put(outcome)
-        result.changed.add(task_id)
-        return result
+            return ChangeSet()
+        return self.read_files([(task_id, str(path))])
 
     def sync(self) -> ChangeSet:
         """Catch up with writes made through any store, by reading the history log's new lines."""
@@ -666,10 +643,7 @@ class Store:
                 self.graph.put(task)
             if not self.graph.is_ready(task_id):
                 raise _NotClaimable
-            draft = draft_of(task)
-            check_transition(draft.status, Status.IN_PROGRESS)
-            self._apply_status(draft, Status.IN_PROGRESS, owner=agent, lease_seconds=lease_seconds)
-            prepared = self._prepare(task, draft, "claim", actor or agent)
+            prepared = self._prepare(task, self._claimed(task, agent, lease_seconds), "claim", actor or agent)
             temp = TempFile(prepared.path.parent)
             temp.fill(prepared.data)
         except (_NotClaimable, FileNotFoundError):  # FileNotFoundError: the board went away
@@ -709,10 +683,14 @@ class Store:
         return self.mutate(task_id, change, op=op, actor=actor, expected_version=expected_version)
 
     def _claim_locked(self, task: Task, agent: str, lease_seconds: float, actor: str | None) -> Task:
+        return self._commit(task, self._claimed(task, agent, lease_seconds), "claim", actor or agent)
+
+    def _claimed(self, task: Task, agent: str, lease_seconds: float) -> Task:
+        """A draft of ``task`` claimed by ``agent``, with a lease."""
         draft = draft_of(task)
         check_transition(draft.status, Status.IN_PROGRESS)
         self._apply_status(draft, Status.IN_PROGRESS, owner=agent, lease_seconds=lease_seconds)
-        return self._commit(task, draft, "claim", actor or agent)
+        return draft
 
     def held_by(self, agent: str) -> list[Task]:
         return [t for t in self.graph.tasks.values() if t.status == Status.IN_PROGRESS and t.owner == agent]
