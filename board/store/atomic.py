@@ -2,26 +2,52 @@
 
 from __future__ import annotations
 
+import ctypes
+import errno
+import fcntl
 import json
 import os
 import secrets
+import signal
+import sys
+import threading
 import time
+import weakref
+from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+#: A spare is filled again no sooner than this after it left its task path. The open-file check
+#: (``SparePool``) cannot see a reader that has looked the path up but not yet opened it, inside
+#: one system call; this wait outlasts any such reader.
+SPARE_QUARANTINE_SECONDS = 1.0
+#: Spares one pool keeps; past this, old versions are deleted as a plain rename would.
+SPARE_POOL_LIMIT = 256
+#: Spares unused this long are deleted, so that a burst of writes leaves no lasting clutter.
+SPARE_IDLE_SECONDS = 60.0
+
 
 class TempFile:
-    """A temp file beside the file it will replace: made, then filled (written and fsynced),
-    then moved into place with one rename.
+    """A temp file beside the file it will replace: made (or taken from a ``SparePool``), then
+    filled (written and fsynced), then moved into place with one rename.
 
-    Making a file (a new inode) costs several times more than writing, fsyncing and renaming
-    one on the filesystems we measured, so the store makes it before taking the board lock.
+    Its name carries the writer's pid, so ``board check`` can tell a live writer's file from one
+    left by a writer that was killed.
     """
 
     def __init__(self, directory: Path) -> None:
-        self.path = directory / f".write.{secrets.token_hex(6)}.tmp"
+        self.path = str(directory / f".write.{os.getpid()}-{secrets.token_hex(6)}.tmp")
         self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        self._state = "empty"  # -> "filled" -> "moved", or "discarded"
+        self._recycled = False
+        self._state = "empty"  # -> "filled" -> "moved", or "discarded" / "pooled"
+
+    @classmethod
+    def reopened(cls, path: str, fd: int) -> TempFile:
+        """An existing spare, open for writing, to be filled over."""
+        temp = cls.__new__(cls)
+        temp.path, temp._fd, temp._recycled, temp._state = path, fd, True, "empty"
+        return temp
 
     @property
     def empty(self) -> bool:
@@ -31,9 +57,11 @@ class TempFile:
         """Write ``data`` and fsync it, so that once renamed it is whole even after a crash."""
         assert self._state == "empty" and self._fd is not None
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(self._fd, view):]
+            view, offset = memoryview(data), 0
+            while offset < len(view):
+                offset += os.pwrite(self._fd, view[offset:], offset)
+            if self._recycled:
+                os.ftruncate(self._fd, len(data))
             os.fsync(self._fd)
         except BaseException:
             self.discard()
@@ -42,7 +70,7 @@ class TempFile:
         self._fd = None
         self._state = "filled"
 
-    def move_to(self, path: Path) -> None:
+    def move_to(self, path: Path | str) -> None:
         """Rename over ``path``. The caller fsyncs the directory before reporting the write done."""
         assert self._state == "filled"
         try:
@@ -52,13 +80,187 @@ class TempFile:
             raise
         self._state = "moved"
 
-    def discard(self) -> None:
+    def close(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+    def discard(self) -> None:
+        self.close()
         if self._state in ("empty", "filled"):
-            self.path.unlink(missing_ok=True)
+            _unlink_quietly(self.path)
             self._state = "discarded"
+
+
+def _load_exchange() -> Callable[[str, str], None] | None:
+    """``renameat2(RENAME_EXCHANGE)``: swap two names in one atomic step; None where the C
+    library has no such call (not Linux, or a libc older than 2.28)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    renameat2.restype = ctypes.c_int
+    at_fdcwd, rename_exchange = -100, 2
+
+    def exchange(first: str, second: str) -> None:
+        if renameat2(at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second), rename_exchange) != 0:
+            code = ctypes.get_errno()
+            raise OSError(code, os.strerror(code), first, None, second)
+
+    return exchange
+
+
+exchange_names = _load_exchange()
+
+
+class SparePool:
+    """Old versions of task files, kept to be written over instead of making new files.
+
+    Replacing a file by renaming a new one over it frees the old inode, and the next write
+    makes a new one. On ext4 without a journal, making a file scans every inode freed in the
+    last 30 seconds: at a few hundred writes a second that cost more than the rest of a write,
+    and grew with the rate. So the new version is swapped in with one atomic
+    ``renameat2(RENAME_EXCHANGE)``; the temp file's name then holds the old version, a spare
+    that a later write of this process fills again.
+
+    A spare is filled only once nobody can be reading the old version through it: it left its
+    task path at least ``SPARE_QUARANTINE_SECONDS`` ago, and no process has it open, which the
+    kernel tells by refusing a write lease while any descriptor is open. The store's own
+    readers also check that a file did not change while they read it. Where exchange or
+    leases are missing (another OS, another filesystem), every write makes a new file.
+    """
+
+    def __init__(self, directory: Path, *, enabled: bool = True) -> None:
+        self.directory = directory
+        self._enabled = enabled and exchange_names is not None
+        self._held = _Spares()
+        self._guard = threading.Lock()
+        # Spares are removed when the pool is collected or the process exits normally; a
+        # killed process's spares are stray files for ``board check --fix``.
+        weakref.finalize(self, _Spares.remove_all, self._held)
+
+    def take(self) -> TempFile:
+        """A temp file to fill: an old enough spare nobody has open, else a new file."""
+        if self._enabled:
+            with self._guard:
+                spares = self._held.mine()
+                now = time.monotonic()
+                while spares and spares[0][0] <= now:
+                    usable_from, path = spares.popleft()
+                    if usable_from < now - SPARE_IDLE_SECONDS:
+                        _unlink_quietly(path)
+                        continue
+                    temp = self._reopen_unread(path)
+                    if temp is not None:
+                        return temp
+        return TempFile(self.directory)
+
+    def _reopen_unread(self, path: str) -> TempFile | None:
+        try:
+            fd = os.open(path, os.O_WRONLY)
+        except FileNotFoundError:
+            return None  # removed by hand or by 'board check --fix'
+        try:
+            # A lease break signals the holder, SIGIO by default, which would end this process;
+            # SIGURG is ignored unless handled. Only opening the spare by its own name while
+            # the lease is held (microseconds) breaks it.
+            fcntl.fcntl(fd, fcntl.F_SETSIG, signal.SIGURG)
+            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
+        except OSError as error:
+            os.close(fd)
+            _unlink_quietly(path)  # a reader keeps the old version it has open
+            if error.errno != errno.EAGAIN:
+                self._enabled = False  # no leases here: we cannot tell, so never recycle
+            return None
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+        return TempFile.reopened(path, fd)
+
+    def move(self, temp: TempFile, path: Path) -> None:
+        """Put the filled ``temp`` in place of ``path`` in one atomic step; what it replaced
+        becomes a spare. The caller fsyncs the directory."""
+        if not self._enabled:
+            temp.move_to(path)
+            return
+        try:
+            exchange_names(temp.path, str(path))  # type: ignore[misc]
+        except FileNotFoundError:
+            temp.move_to(path)  # nothing to replace (a new task), or the temp was removed
+            return
+        except OSError as error:
+            if error.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EPERM):
+                temp.discard()
+                raise
+            self._enabled = False  # this filesystem cannot exchange names
+            temp.move_to(path)
+            return
+        temp._state = "moved"
+        self._keep(temp.path, time.monotonic() + SPARE_QUARANTINE_SECONDS)
+
+    def give_back(self, temp: TempFile) -> None:
+        """A temp file that was not put in place. A spare goes back to the pool, to be filled
+        again at once (what it holds now was never at a task path); a file made for this write
+        is deleted, so that a refused write leaves the directory as it found it."""
+        if not (self._enabled and temp._recycled and temp._state in ("empty", "filled")):
+            temp.discard()
+            return
+        temp.close()
+        temp._state = "pooled"
+        self._keep(temp.path, 0.0)
+
+    def _keep(self, path: str, usable_from: float) -> None:
+        with self._guard:
+            spares = self._held.mine()
+            if len(spares) >= SPARE_POOL_LIMIT:
+                _unlink_quietly(path)
+            elif usable_from:
+                spares.append((usable_from, path))
+            else:
+                spares.appendleft((usable_from, path))
+
+    def close(self) -> None:
+        """Delete this process's spares now."""
+        with self._guard:
+            self._held.remove_all()
+
+    def __len__(self) -> int:
+        return len(self._held.mine())
+
+
+class _Spares:
+    """A pool's spares, oldest first, as (monotonic time usable from, path), and the process
+    they belong to: after a fork the child starts with none and leaves the parent's alone."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.queue: deque[tuple[float, str]] = deque()
+
+    def mine(self) -> deque[tuple[float, str]]:
+        if self.pid != os.getpid():
+            self.pid, self.queue = os.getpid(), deque()
+        return self.queue
+
+    def remove_all(self) -> None:
+        if self.pid == os.getpid():
+            while self.queue:
+                _unlink_quietly(self.queue.pop()[1])
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def writer_pid(name: str) -> int | None:
+    """The pid in a temp file's name (``.write.<pid>-<random>.tmp``), if it has one."""
+    if not (name.startswith(".write.") and name.endswith(".tmp")):
+        return None
+    pid, dash, _ = name[len(".write."):-len(".tmp")].partition("-")
+    return int(pid) if dash and pid.isdigit() else None
 
 
 class KeptOpen:
@@ -164,7 +366,8 @@ def read_bytes_retrying(path: Path | str, *, attempts: int = 3, pause: float = 0
 
     None when it stays missing. Writers rename complete files into place, so a read sees a
     whole version; the retry covers the moment between an external writer's unlink and
-    create. The stamp comes from the open descriptor, so it describes exactly these bytes.
+    create. A file whose inode changed while it was read (ctime) is read again. The stamp
+    comes from the open descriptor, so it describes exactly these bytes.
     """
     for attempt in range(attempts):
         try:
@@ -183,8 +386,11 @@ def read_bytes_retrying(path: Path | str, *, attempts: int = 3, pause: float = 0
                 while chunk := os.read(fd, 65536):
                     chunks.append(chunk)
                 data = b"".join(chunks)
+            changed = os.fstat(fd).st_ctime_ns != info.st_ctime_ns
         finally:
             os.close(fd)
+        if changed and attempt < attempts - 1:
+            continue  # moved out (a spare may be refilled) or written in place while we read
         return data, (info.st_mtime_ns, info.st_size, info.st_ino)
     return None
 

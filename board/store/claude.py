@@ -82,6 +82,8 @@ class ClaudeTaskListLayout:
     """A Claude Code task list directory; board's own files go in its ``.board/`` folder."""
 
     name = "claude-code"
+    #: Claude Code's directory holds its own files; board leaves nothing there between writes.
+    keeps_spares = False
     FILE = re.compile(r"([A-Za-z0-9][A-Za-z0-9_-]{0,63})\.json")
 
     def __init__(self, list_dir: Path, *, workspace: Path | None = None) -> None:

@@ -28,6 +28,8 @@ class Layout(Protocol):
     tasks_dir: Path
     #: The directory for board's own files (history, agents, toolcalls, checkpoints, alerts...).
     state_dir: Path
+    #: Whether replaced versions may stay in ``tasks_dir`` as spares to write over (``SparePool``).
+    keeps_spares: bool
 
     def task_path(self, task_id: str) -> Path: ...
     def task_id_for(self, path: Path) -> str | None: ...
@@ -52,6 +54,7 @@ class TasksDirLayout:
     """board's own layout: ``<workspace>/.tasks/task_<id>.json`` plus its state files."""
 
     name = "tasks-dir"
+    keeps_spares = True
     _FILE = re.compile(r"task_([A-Za-z0-9][A-Za-z0-9_-]{0,63})\.json")
 
     def __init__(self, workspace: Path) -> None:

@@ -39,7 +39,7 @@ from board.model import (
     validate_id,
 )
 from board.status import Status, check_transition
-from board.store.atomic import KeptOpen, Stamp, TempFile, append_line, fsync_directory, read_bytes_retrying, read_jsonl
+from board.store.atomic import KeptOpen, SparePool, Stamp, TempFile, append_line, fsync_directory, read_bytes_retrying, read_jsonl, writer_pid
 from board.store.layout import Layout, detect_layout
 
 DEFAULT_LEASE_SECONDS = 30.0
@@ -100,6 +100,7 @@ class Store:
         self._history_path = layout.state_dir / "history.jsonl"
         self._pending = PendingNote(layout.state_dir / PENDING_HISTORY)
         self._intents = ClaimIntents(layout.state_dir / ".claiming")
+        self._spares = SparePool(layout.tasks_dir, enabled=layout.keeps_spares)
         #: While this store holds the write lock: the temp file made for its first write, and the
         #: directories whose renames still need an fsync.
         self._temp: TempFile | None = None
@@ -120,6 +121,11 @@ class Store:
         store = cls(layout, **kwargs)
         store.load()
         return store
+
+    def close(self) -> None:
+        """Delete this store's spare files now rather than when it is collected or the process
+        exits. The store stays usable."""
+        self._spares.close()
 
     @property
     def state_dir(self) -> Path:
@@ -210,22 +216,40 @@ class Store:
 
     def sync(self) -> ChangeSet:
         """Catch up with writes made through any store, by reading the history log's new lines."""
+        return self._reread_ids(self._newly_logged())
+
+    def _newly_logged(self) -> dict[str, list[dict[str, Any]]] | None:
+        """The history records appended since the last look, by task id; None when the history
+        was truncated or replaced, so that the index must be rebuilt."""
         size = _size(self.history_path)
         if size == self._history_offset:
-            return ChangeSet()
-        if size < self._history_offset:  # history was truncated or replaced: start over
+            return {}
+        if size < self._history_offset:
+            return None
+        records, self._history_offset = read_jsonl(self.history_path, self._history_offset)
+        logged: dict[str, list[dict[str, Any]]] = {}
+        for record in records:
+            task_id = record.get("task")
+            if task_id is None:
+                continue
+            task_id = str(task_id)
+            if task_id not in logged:
+                try:
+                    validate_id(task_id)  # a hand-edited line must not name a path outside the board
+                except ValueError:
+                    continue
+                logged[task_id] = []
+            logged[task_id].append(record)
+        return logged
+
+    def _reread_ids(self, task_ids: Iterable[str] | None) -> ChangeSet:
+        """Re-read the named tasks into the index (None: every task, from scratch)."""
+        if task_ids is None:
             before = set(self.graph.tasks)
             self.load()
             return ChangeSet(changed=set(self.graph.tasks), removed=before - set(self.graph.tasks))
-        records, self._history_offset = read_jsonl(self.history_path, self._history_offset)
-        result = ChangeSet()
-        for task_id in dict.fromkeys(str(r.get("task")) for r in records if r.get("task") is not None):
-            try:
-                validate_id(task_id)
-            except ValueError:
-                continue
-            result.merge(self._read_into_index(self.layout.task_path(task_id), task_id))
-        return result
+        files = [(task_id, str(self.layout.task_path(task_id))) for task_id in task_ids]
+        return self.read_files(files) if files else ChangeSet()
 
     def reread(self, paths: Iterable[Path]) -> ChangeSet:
         """Re-read specific paths (from a file watcher); other paths are ignored."""
@@ -276,7 +300,7 @@ class Store:
     def _commit(self, old: Task | None, new: Task, op: str, actor: str | None, extra: dict[str, Any] | None = None) -> Task:
         """Validate, write atomically, log. Called under the lock with ``new`` already changed."""
         prepared = self._prepare(old, new, op, actor, extra)
-        temp = self._temp if self._temp is not None and self._temp.empty else TempFile(prepared.path.parent)
+        temp = self._temp if self._temp is not None and self._temp.empty else self._spares.take()
         temp.fill(prepared.data)
         return self._publish(prepared, temp)
 
@@ -305,7 +329,7 @@ class Store:
         # and the append, the next writer finishes the line (``_finish_interrupted_write``).
         self._pending.write(json.dumps({"record": prepared.record, "historySize": _size(self.history_path)}).encode())
         try:
-            temp.move_to(prepared.path)
+            self._spares.move(temp, prepared.path)
         except BaseException:
             self._pending.clear()
             raise
@@ -351,7 +375,7 @@ class Store:
         outermost = self._lock_depth == 0
         if outermost and make_temp:
             try:
-                self._temp = TempFile(self.layout.tasks_dir)
+                self._temp = self._spares.take()
             except FileNotFoundError:
                 raise BoardError(f"the board at {self.layout.tasks_dir} is gone (deleted or moved); nothing was written") from None
         self._lock_depth += 1
@@ -364,7 +388,7 @@ class Store:
             if outermost:
                 temp, self._temp = self._temp, None
                 if temp is not None:
-                    temp.discard()
+                    self._spares.give_back(temp)
                 unsynced, self._unsynced = self._unsynced, set()
                 for directory in unsynced:
                     fsync_directory(directory)
@@ -590,17 +614,18 @@ class Store:
             attempt = self._prepare_claim(agent, lease_seconds, actor)
             if attempt is None:
                 break
+            later: list[str] = []
             try:
                 with self._write_lock(make_temp=False):
-                    self.sync()
+                    later = self._catch_up_for_claim(attempt.prepared.task, agent, max_held)
                     self._check_holding(agent, max_held)
-                    task_id = attempt.prepared.task.id
                     now = read_bytes_retrying(attempt.key)
-                    if now is not None and now[0] == attempt.raw and self.graph.is_ready(task_id):
+                    if now is not None and now[0] == attempt.raw and self.graph.is_ready(attempt.prepared.task.id):
                         return self._publish(attempt.prepared, attempt.temp)
             finally:
-                attempt.temp.discard()
+                self._spares.give_back(attempt.temp)
                 self._intents.release(attempt.prepared.task.id)
+                self._reread_ids(later)
         with self._write_lock():
             self.sync()
             self._check_holding(agent, max_held)
@@ -612,6 +637,39 @@ class Store:
                 if not self.graph.is_ready(fresh.id):
                     continue  # changed behind the index's back; pick again
                 return self._claim_locked(fresh, agent, lease_seconds, actor)
+
+    def _catch_up_for_claim(self, task: Task, agent: str, max_held: int | None) -> list[str]:
+        """Under the lock, re-read only what decides the claim: changes to the task itself, to
+        its blockers, and (with a limit on held tasks) to tasks that are or may become the
+        agent's. Returns the other changed ids, to re-read once the lock is released: with
+        several claimers, most of what they logged is their own claims of other tasks."""
+        logged = self._newly_logged()
+        if logged is None:
+            self._reread_ids(None)
+            return []
+        deciding = {task.id, *task.blocked_by}
+        now: list[str] = []
+        later: list[str] = []
+        for task_id, records in logged.items():
+            if task_id in deciding or (max_held is not None and self._may_be_held_by(agent, task_id, records)):
+                now.append(task_id)
+            else:
+                later.append(task_id)
+        self._reread_ids(now)
+        return later
+
+    def _may_be_held_by(self, agent: str, task_id: str, records: list[dict[str, Any]]) -> bool:
+        known = self.graph.tasks.get(task_id)
+        if known is not None and known.owner == agent:
+            return True
+        for record in records:
+            changes = record.get("changes")
+            owner = changes.get("owner") if isinstance(changes, dict) else None
+            if owner is None and isinstance(changes, dict):
+                continue  # the owner did not change
+            if not isinstance(owner, list) or len(owner) != 2 or owner[1] == agent:
+                return True  # given to the agent, or a record we cannot read: look
+        return False
 
     def _check_holding(self, agent: str, max_held: int | None) -> None:
         if max_held is not None:
@@ -644,7 +702,7 @@ class Store:
             if not self.graph.is_ready(task_id):
                 raise _NotClaimable
             prepared = self._prepare(task, self._claimed(task, agent, lease_seconds), "claim", actor or agent)
-            temp = TempFile(prepared.path.parent)
+            temp = self._spares.take()
             temp.fill(prepared.data)
         except (_NotClaimable, FileNotFoundError):  # FileNotFoundError: the board went away
             self._intents.release(task_id)
@@ -755,7 +813,8 @@ class Store:
         return problems
 
     def stray_temp_files(self) -> list[Path]:
-        """Temp files no live writer can still be using: older than any wait for the lock."""
+        """Temp files no live writer can still be using: not named after a running process
+        (whose spares they may be), and older than any wait for the lock."""
         try:
             names = [name for name in os.listdir(self.layout.tasks_dir) if name.startswith(".") and name.endswith(".tmp")]
         except FileNotFoundError:
@@ -763,6 +822,9 @@ class Store:
         now = time.time()
         stray = []
         for name in sorted(names):
+            pid = writer_pid(name)
+            if pid is not None and _running(pid):
+                continue
             path = self.layout.tasks_dir / name
             try:
                 if now - path.stat().st_mtime > STRAY_TEMP_AGE_SECONDS:
@@ -858,6 +920,16 @@ def _check_fence(task: Task, token: int) -> None:
         raise StaleLease(
             f"task {task.id} is now held by {task.lease.owner} with token {task.lease.token}; your token {token} is stale"
         )
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
 
 
 def _check_agent(agent: str) -> None:

@@ -109,6 +109,38 @@ def test_a_claimer_skips_a_task_another_process_is_about_to_claim(store: Store, 
     assert store.claim("bob").id == "1"  # the reservation died with its process
 
 
+def test_a_task_assigned_while_a_claim_waits_for_the_lock_counts_against_the_agents_limit(store: Store, workspace: Path) -> None:
+    """Under the lock a claim re-reads only what decides it; a task the coordinator gave the
+    same agent meanwhile is part of that, or the agent would end up holding two."""
+    import threading
+
+    from board.errors import BoardError
+
+    store.create("first")
+    store.create("second")
+    coordinator = Store.open(workspace)
+    tasks_dir = workspace / ".tasks"
+    outcome: list = []
+
+    def claim() -> None:
+        try:
+            outcome.append(store.claim("alice", max_held=1))
+        except BoardError as error:
+            outcome.append(error)
+
+    with coordinator.layout.lock():
+        claimer = threading.Thread(target=claim)
+        claimer.start()
+        deadline = time.monotonic() + 30
+        while not any(p.stat().st_size for p in tasks_dir.glob(".write.*.tmp")):  # the claim of #1 is prepared
+            assert time.monotonic() < deadline and claimer.is_alive()
+            time.sleep(0.005)
+        coordinator.claim_task("2", "alice")
+    claimer.join(timeout=30)
+    assert isinstance(outcome[0], BoardError) and "already holds #2" in str(outcome[0])
+    assert [t.id for t in Store.open(workspace).held_by("alice")] == ["2"]
+
+
 def test_an_optimistic_claim_never_overwrites_a_change_made_while_it_waited_for_the_lock(store: Store, workspace: Path) -> None:
     """The claim is written to a temp file before the lock is taken; if the task changes in
     between, publishing it would lose that change. It must be worked out again instead."""
@@ -132,4 +164,6 @@ def test_an_optimistic_claim_never_overwrites_a_change_made_while_it_waited_for_
     on_disk = json.loads((tasks_dir / "task_1.json").read_text())
     assert on_disk["description"] == "changed while alice waited" and on_disk["owner"] == "alice"
     assert [h["op"] for h in history(workspace)] == ["create", "update", "claim"]
+    store.close()
+    other.close()
     assert not list(tasks_dir.glob(".write.*.tmp"))

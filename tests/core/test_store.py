@@ -32,6 +32,7 @@ def test_create_writes_both_sides_of_each_edge_and_logs_history(store: Store, wo
     ops = [(h["task"], h["op"], h["version"]) for h in history(workspace)]
     assert ops == [("1", "create", 1), ("2", "create", 1), ("1", "link", 2)]
     assert history(workspace)[-1]["changes"] == {"blocks": [[], ["2"]]}
+    store.close()
     assert not list((workspace / ".tasks").glob(".*.tmp"))
 
 
@@ -295,6 +296,7 @@ def test_no_temp_file_is_left_behind_by_a_write_or_a_refused_write(store: Store,
     with pytest.raises(IllegalTransition):
         store.set_status("1", "pending")
     assert store.claim("alice") is not None
+    store.close()
     assert [p.name for p in (workspace / ".tasks").iterdir() if p.name.endswith(".tmp")] == []
 
 
