@@ -318,6 +318,68 @@ class KeptOpen:
         self._fd = None
 
 
+class SharedDirectorySync:
+    """Directory fsyncs shared between the writers of one board (a group commit).
+
+    Every write renames a file into the task directory and must fsync that directory before it
+    returns. One fsync makes durable every rename made before it began, so a writer whose
+    rename an fsync by another writer already covers can skip its own. The board's ``.synced``
+    file holds two counters: renames so far, bumped under the board lock, and renames known
+    durable. One writer at a time (``flock`` on the same file) reads the first, fsyncs, and
+    raises the second; the others wait for it and then find themselves covered, or fsync next
+    for everyone who waited. The counters are only ever a reason to skip an fsync when one
+    that began after the rename has ended, so a lost or reset file costs fsyncs, never
+    durability.
+    """
+
+    #: How long a writer waits for another's fsync before making its own without waiting more.
+    WAIT_SECONDS = 0.05
+
+    def __init__(self, path: Path) -> None:
+        self._file = KeptOpen(path, make_parent=True)
+
+    def note_rename(self) -> int:
+        """Count a rename; called under the board lock. Returns its number."""
+        fd = self._file.descriptor()
+        renamed = self._counters(fd)[0] + 1
+        os.pwrite(fd, renamed.to_bytes(8, "little"), 0)
+        return renamed
+
+    def make_durable(self, directory: Path, rename: int) -> None:
+        """Return once ``directory`` was fsynced after rename number ``rename``."""
+        fd = self._file.descriptor()
+        pause, deadline = 0.0001, time.monotonic() + self.WAIT_SECONDS
+        while True:
+            if self._counters(fd)[1] >= rename:
+                return
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(pause)
+                pause = min(pause * 2, 0.001)
+                continue
+            try:
+                renamed, durable = self._counters(fd)
+                if durable >= rename:
+                    return
+                fsync_directory(directory)
+                _, durable = self._counters(fd)
+                if renamed > durable:
+                    os.pwrite(fd, renamed.to_bytes(8, "little"), 8)
+                return
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        fsync_directory(directory)
+
+    @staticmethod
+    def _counters(fd: int) -> tuple[int, int]:
+        raw = os.pread(fd, 16, 0).ljust(16, b"\0")
+        renamed, durable = int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:], "little")
+        return renamed, min(durable, renamed)  # more durable than renamed: a damaged file, trust neither
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Write to a temp file beside ``path``, fsync, rename over, fsync the directory."""
     temp = TempFile(path.parent)

@@ -39,7 +39,7 @@ from board.model import (
     validate_id,
 )
 from board.status import Status, check_transition
-from board.store.atomic import KeptOpen, SparePool, Stamp, TempFile, append_line, fsync_directory, read_bytes_retrying, read_jsonl, writer_pid
+from board.store.atomic import KeptOpen, SharedDirectorySync, SparePool, Stamp, TempFile, append_line, fsync_directory, read_bytes_retrying, read_jsonl, writer_pid
 from board.store.layout import Layout, detect_layout
 
 DEFAULT_LEASE_SECONDS = 30.0
@@ -48,6 +48,8 @@ OPTIMISTIC_CLAIM_ATTEMPTS = 3
 #: A temp file this old cannot belong to a live writer (it would have given up waiting for the
 #: lock long before), so it was left by one that was killed.
 STRAY_TEMP_AGE_SECONDS = 600.0
+#: A rename not (yet) counted by ``SharedDirectorySync``: the writer fsyncs the directory itself.
+NOT_COUNTED = 1 << 62
 #: The history line a writer is about to append; empty once it has been appended.
 PENDING_HISTORY = ".history-pending.json"
 Clock = Callable[[], datetime]
@@ -105,6 +107,8 @@ class Store:
         #: directories whose renames still need an fsync.
         self._temp: TempFile | None = None
         self._unsynced: set[Path] = set()
+        self._last_rename = 0
+        self._directory_sync = SharedDirectorySync(layout.state_dir / ".synced")
         self._lock_depth = 0
 
     # -- opening ------------------------------------------------------------------------------
@@ -328,12 +332,14 @@ class Store:
         # Leave word of the line about to be logged, so if this process dies between the rename
         # and the append, the next writer finishes the line (``_finish_interrupted_write``).
         self._pending.write(json.dumps({"record": prepared.record, "historySize": _size(self.history_path)}).encode())
+        self._last_rename = NOT_COUNTED  # until counted, this rename is covered by no one's fsync
         try:
             self._spares.move(temp, prepared.path)
         except BaseException:
             self._pending.clear()
             raise
         self._unsynced.add(prepared.path.parent)
+        self._last_rename = self._directory_sync.note_rename()
         self._append_history(prepared.record)
         self._pending.clear()
         self.graph.put(prepared.task)
@@ -391,7 +397,7 @@ class Store:
                     self._spares.give_back(temp)
                 unsynced, self._unsynced = self._unsynced, set()
                 for directory in unsynced:
-                    fsync_directory(directory)
+                    self._directory_sync.make_durable(directory, self._last_rename)
 
     def _finish_interrupted_write(self) -> None:
         """Complete the history of a writer killed between replacing a task file and logging it."""

@@ -126,3 +126,26 @@ def test_check_tells_a_running_writers_spares_from_a_killed_writers_files(store:
     assert store.stray_temp_files() == [dead]
     assert store.remove_stray_temp_files() == [dead]
     assert live.exists() and not dead.exists()
+
+
+def counters(path: Path) -> tuple[int, int]:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return atomic.SharedDirectorySync._counters(fd)
+    finally:
+        os.close(fd)
+
+
+def test_a_writer_skips_its_directory_fsync_only_when_a_later_one_covers_it(tmp_path: Path) -> None:
+    first = atomic.SharedDirectorySync(tmp_path / ".synced")
+    second = atomic.SharedDirectorySync(tmp_path / ".synced")
+    mine = first.note_rename()
+    theirs = second.note_rename()
+    assert (mine, theirs) == (1, 2)
+    second.make_durable(tmp_path, theirs)  # began after both renames: covers both
+    assert counters(tmp_path / ".synced") == (2, 2)
+    later = first.note_rename()
+    assert later == 3 and counters(tmp_path / ".synced")[1] == 2
+    # A damaged file that claims more durable renames than were ever made is not believed.
+    (tmp_path / ".synced").write_bytes((5).to_bytes(8, "little") + (99).to_bytes(8, "little"))
+    assert counters(tmp_path / ".synced") == (5, 5)
