@@ -53,6 +53,16 @@ class TempFile:
     def empty(self) -> bool:
         return self._state == "empty"
 
+    @property
+    def unused(self) -> bool:
+        """Not yet moved into place nor thrown away."""
+        return self._state in ("empty", "filled")
+
+    @property
+    def recycled(self) -> bool:
+        """A spare filled over, rather than a file made for this write."""
+        return self._recycled
+
     def fill(self, data: bytes) -> None:
         """Write ``data`` and fsync it, so that once renamed it is whole even after a crash."""
         assert self._state == "empty" and self._fd is not None
@@ -80,14 +90,26 @@ class TempFile:
             raise
         self._state = "moved"
 
-    def close(self) -> None:
+    def swap_into(self, path: Path | str) -> None:
+        """Exchange names with ``path`` in one atomic step: ``path`` gets the new version and
+        this file's name the one it replaced. Raises OSError (``exchange_names``) untouched."""
+        assert self._state == "filled" and exchange_names is not None
+        exchange_names(self.path, str(path))
+        self._state = "moved"
+
+    def set_aside(self) -> None:
+        """Close without deleting: the file stays, to be filled over later."""
+        self._close()
+        self._state = "pooled"
+
+    def _close(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
 
     def discard(self) -> None:
-        self.close()
-        if self._state in ("empty", "filled"):
+        self._close()
+        if self.unused:
             _unlink_quietly(self.path)
             self._state = "discarded"
 
@@ -185,7 +207,7 @@ class SparePool:
             temp.move_to(path)
             return
         try:
-            exchange_names(temp.path, str(path))  # type: ignore[misc]
+            temp.swap_into(path)
         except FileNotFoundError:
             temp.move_to(path)  # nothing to replace (a new task), or the temp was removed
             return
@@ -196,18 +218,16 @@ class SparePool:
             self._enabled = False  # this filesystem cannot exchange names
             temp.move_to(path)
             return
-        temp._state = "moved"
         self._keep(temp.path, time.monotonic() + SPARE_QUARANTINE_SECONDS)
 
     def give_back(self, temp: TempFile) -> None:
         """A temp file that was not put in place. A spare goes back to the pool, to be filled
         again at once (what it holds now was never at a task path); a file made for this write
         is deleted, so that a refused write leaves the directory as it found it."""
-        if not (self._enabled and temp._recycled and temp._state in ("empty", "filled")):
+        if not (self._enabled and temp.recycled and temp.unused):
             temp.discard()
             return
-        temp.close()
-        temp._state = "pooled"
+        temp.set_aside()
         self._keep(temp.path, 0.0)
 
     def _keep(self, path: str, usable_from: float) -> None:
@@ -224,9 +244,6 @@ class SparePool:
         """Delete this process's spares now."""
         with self._guard:
             self._held.remove_all()
-
-    def __len__(self) -> int:
-        return len(self._held.mine())
 
 
 class _Spares:
@@ -255,12 +272,21 @@ def _unlink_quietly(path: str) -> None:
         pass
 
 
-def writer_pid(name: str) -> int | None:
-    """The pid in a temp file's name (``.write.<pid>-<random>.tmp``), if it has one."""
+def made_by_running_process(name: str) -> bool:
+    """Whether a temp file's name (``.write.<pid>-<random>.tmp``) names a process that is
+    running, whose file (a write in progress or a spare) it may still be."""
     if not (name.startswith(".write.") and name.endswith(".tmp")):
-        return None
+        return False
     pid, dash, _ = name[len(".write."):-len(".tmp")].partition("-")
-    return int(pid) if dash and pid.isdigit() else None
+    if not (dash and pid.isdigit()):
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
 
 
 class KeptOpen:
@@ -362,11 +388,9 @@ class SharedDirectorySync:
                 continue
             try:
                 renamed, durable = self._counters(fd)
-                if durable >= rename:
-                    return
-                fsync_directory(directory)
-                _, durable = self._counters(fd)
-                if renamed > durable:
+                if durable < rename:
+                    # Only the holder of the flock raises the durable count, so it is still ours.
+                    fsync_directory(directory)
                     os.pwrite(fd, renamed.to_bytes(8, "little"), 8)
                 return
             finally:

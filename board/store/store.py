@@ -39,7 +39,7 @@ from board.model import (
     validate_id,
 )
 from board.status import Status, check_transition
-from board.store.atomic import KeptOpen, SharedDirectorySync, SparePool, Stamp, TempFile, append_line, fsync_directory, read_bytes_retrying, read_jsonl, writer_pid
+from board.store.atomic import KeptOpen, SharedDirectorySync, SparePool, Stamp, TempFile, append_line, made_by_running_process, read_bytes_retrying, read_jsonl
 from board.store.layout import Layout, detect_layout
 
 DEFAULT_LEASE_SECONDS = 30.0
@@ -670,11 +670,11 @@ class Store:
             return True
         for record in records:
             changes = record.get("changes")
-            owner = changes.get("owner") if isinstance(changes, dict) else None
-            if owner is None and isinstance(changes, dict):
-                continue  # the owner did not change
-            if not isinstance(owner, list) or len(owner) != 2 or owner[1] == agent:
-                return True  # given to the agent, or a record we cannot read: look
+            if not isinstance(changes, dict):
+                return True  # a record we cannot read: look
+            owner = changes.get("owner")
+            if owner is not None and (not isinstance(owner, list) or len(owner) != 2 or owner[1] == agent):
+                return True  # given to the agent, or an owner change we cannot read: look
         return False
 
     def _check_holding(self, agent: str, max_held: int | None) -> None:
@@ -828,8 +828,7 @@ class Store:
         now = time.time()
         stray = []
         for name in sorted(names):
-            pid = writer_pid(name)
-            if pid is not None and _running(pid):
+            if made_by_running_process(name):
                 continue
             path = self.layout.tasks_dir / name
             try:
@@ -926,16 +925,6 @@ def _check_fence(task: Task, token: int) -> None:
         raise StaleLease(
             f"task {task.id} is now held by {task.lease.owner} with token {task.lease.token}; your token {token} is stale"
         )
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's process
-    return True
 
 
 def _check_agent(agent: str) -> None:
