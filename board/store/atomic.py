@@ -28,6 +28,25 @@ SPARE_POOL_LIMIT = 256
 SPARE_IDLE_SECONDS = 60.0
 
 
+#: What tells one version of a file from another without reading it: (mtime ns, size, inode).
+Stamp = tuple[int, int, int]
+
+_pid = os.getpid()
+
+
+def current_pid() -> int:
+    """This process's pid, without a system call each time (it is asked for on every write)."""
+    return _pid
+
+
+def _note_fork() -> None:
+    global _pid
+    _pid = os.getpid()
+
+
+os.register_at_fork(after_in_child=_note_fork)
+
+
 class TempFile:
     """A temp file beside the file it will replace: made (or taken from a ``SparePool``), then
     filled (written and fsynced), then moved into place with one rename.
@@ -37,7 +56,7 @@ class TempFile:
     """
 
     def __init__(self, directory: Path) -> None:
-        self.path = str(directory / f".write.{os.getpid()}-{secrets.token_hex(6)}.tmp")
+        self.path = str(directory / f".write.{current_pid()}-{secrets.token_hex(6)}.tmp")
         self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         self._recycled = False
         self._state = "empty"  # -> "filled" -> "moved", or "discarded" / "pooled"
@@ -73,9 +92,12 @@ class TempFile:
             if self._recycled:
                 os.ftruncate(self._fd, len(data))
             os.fsync(self._fd)
+            info = os.fstat(self._fd)
         except BaseException:
             self.discard()
             raise
+        # A rename keeps all three, so this is the stamp of the task file it becomes.
+        self.stamp: Stamp = (info.st_mtime_ns, info.st_size, info.st_ino)
         os.close(self._fd)
         self._fd = None
         self._state = "filled"
@@ -251,16 +273,16 @@ class _Spares:
     they belong to: after a fork the child starts with none and leaves the parent's alone."""
 
     def __init__(self) -> None:
-        self.pid = os.getpid()
+        self.pid = current_pid()
         self.queue: deque[tuple[float, str]] = deque()
 
     def mine(self) -> deque[tuple[float, str]]:
-        if self.pid != os.getpid():
-            self.pid, self.queue = os.getpid(), deque()
+        if self.pid != current_pid():
+            self.pid, self.queue = current_pid(), deque()
         return self.queue
 
     def remove_all(self) -> None:
-        if self.pid == os.getpid():
+        if self.pid == current_pid():
             while self.queue:
                 _unlink_quietly(self.queue.pop()[1])
 
@@ -290,24 +312,28 @@ def made_by_running_process(name: str) -> bool:
 
 
 class KeptOpen:
-    """A small file of board's own that this process keeps open between uses (read-write, made
-    if missing): opening a file anew costs more than most of what is done with it.
+    """A small file of board's own that this process keeps open between uses (made if missing):
+    opening a file anew costs more than most of what is done with it.
 
     After a fork the inherited descriptor is the parent's, so the file is opened again.
     ``descriptor(recheck=True)`` also re-opens it when the path now names another file (the
-    board's directory deleted and made again).
+    board's directory deleted and made again). The descriptor is closed when the object is
+    collected.
     """
 
-    def __init__(self, path: Path, *, make_parent: bool = False) -> None:
+    def __init__(self, path: Path, *, make_parent: bool = False, flags: int = os.O_RDWR) -> None:
         self.path = path
         self._make_parent = make_parent
+        self._flags = flags | os.O_CREAT
         self._fd: int | None = None
         self._pid = 0
+        self._identity = (0, 0)
+        self._closer: weakref.finalize | None = None
 
     @property
     def fd(self) -> int | None:
         """The descriptor this process opened, or None."""
-        return self._fd if self._pid == os.getpid() else None
+        return self._fd if self._pid == current_pid() else None
 
     def descriptor(self, *, recheck: bool = False) -> int:
         fd = self.fd
@@ -316,32 +342,37 @@ class KeptOpen:
             fd = None
         if fd is None:
             try:
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+                fd = os.open(self.path, self._flags, 0o644)
             except FileNotFoundError:
                 if not self._make_parent:
                     raise
                 self.path.parent.mkdir(exist_ok=True)
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-            self._fd, self._pid = fd, os.getpid()
+                fd = os.open(self.path, self._flags, 0o644)
+            held = os.fstat(fd)
+            self._fd, self._pid, self._identity = fd, current_pid(), (held.st_ino, held.st_dev)
+            self._closer = weakref.finalize(self, close_if_mine, fd, self._pid)
         return fd
 
     def is_current(self) -> bool:
         """Whether the open file is still the one at ``path``."""
-        fd = self.fd
-        if fd is None:
+        if self.fd is None:
             return False
         try:
             on_disk = os.stat(self.path)
         except FileNotFoundError:
             return False
-        held = os.fstat(fd)
-        return (on_disk.st_ino, on_disk.st_dev) == (held.st_ino, held.st_dev)
+        return (on_disk.st_ino, on_disk.st_dev) == self._identity
 
     def close(self) -> None:
-        fd = self.fd
-        if fd is not None:
-            os.close(fd)
+        if self.fd is not None and self._closer is not None:
+            self._closer()
         self._fd = None
+
+
+def close_if_mine(fd: int, pid: int) -> None:
+    """Close a descriptor this process opened; a forked child leaves its parent's copies be."""
+    if current_pid() == pid:
+        os.close(fd)
 
 
 class SharedDirectorySync:
@@ -432,19 +463,26 @@ def append_line(path: Path, record: dict[str, Any], *, durable: bool = False) ->
     Logs are not fsynced by default: the task files are the durable truth, and running
     processes see appended lines through the page cache whether or not they reached the disk.
     """
-    line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
-        os.write(fd, line)
-        end = os.lseek(fd, 0, os.SEEK_CUR)
+        end = append_to(fd, json_line(record))
         if durable:
             os.fdatasync(fd)
     finally:
         os.close(fd)
+    return end
+
+
+def json_line(record: dict[str, Any]) -> bytes:
+    """One record as a compact JSON line, as every board log writes them."""
+    return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def append_to(fd: int, line: bytes) -> range:
+    """Append ``line`` with one write() to an O_APPEND descriptor; where it went in the file."""
+    os.write(fd, line)
+    end = os.lseek(fd, 0, os.SEEK_CUR)
     return range(end - len(line), end)
-
-
-Stamp = tuple[int, int, int]
 
 
 def read_bytes_retrying(path: Path | str, *, attempts: int = 3, pause: float = 0.002) -> tuple[bytes, Stamp] | None:
@@ -489,6 +527,12 @@ def read_jsonl(path: Path, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
             chunk = handle.read()
     except FileNotFoundError:
         return [], 0
+    return parse_lines(chunk, offset)
+
+
+def parse_lines(chunk: bytes, offset: int) -> tuple[list[dict[str, Any]], int]:
+    """The records on the complete lines of ``chunk`` (read from ``offset`` of a log), and the
+    offset after the last complete line."""
     end = chunk.rfind(b"\n")
     if end < 0:
         return [], offset

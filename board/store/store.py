@@ -39,7 +39,8 @@ from board.model import (
     validate_id,
 )
 from board.status import Status, check_transition
-from board.store.atomic import KeptOpen, SharedDirectorySync, SparePool, Stamp, TempFile, append_line, made_by_running_process, read_bytes_retrying, read_jsonl
+from board.store.atomic import KeptOpen, SharedDirectorySync, SparePool, Stamp, TempFile, append_line, json_line, made_by_running_process, read_bytes_retrying, read_jsonl
+from board.store.history import HistoryLog
 from board.store.layout import Layout, detect_layout
 
 DEFAULT_LEASE_SECONDS = 30.0
@@ -99,7 +100,9 @@ class Store:
         self.invalid: dict[str, str] = {}
         self._history_offset = 0
         self._file_stamps: dict[str, Stamp] = {}  # keyed by str(path): cheaper than Path in hot loops
+        self._paths: dict[str, tuple[Path, str]] = {}  # task id -> its file, as Path and as str
         self._history_path = layout.state_dir / "history.jsonl"
+        self._history = HistoryLog(self._history_path)
         self._pending = PendingNote(layout.state_dir / PENDING_HISTORY)
         self._intents = ClaimIntents(layout.state_dir / ".claiming")
         self._spares = SparePool(layout.tasks_dir, enabled=layout.keeps_spares)
@@ -128,8 +131,9 @@ class Store:
 
     def close(self) -> None:
         """Delete this store's spare files now rather than when it is collected or the process
-        exits. The store stays usable."""
+        exits, and close the files it keeps open. The store stays usable."""
         self._spares.close()
+        self._history.close()
 
     @property
     def state_dir(self) -> Path:
@@ -156,7 +160,7 @@ class Store:
 
     def load(self) -> None:
         """Read every task file from scratch."""
-        self._history_offset = _size(self.history_path)
+        self._history_offset = self._history.end()
         self.graph = TaskGraph()
         self.invalid = {}
         self._file_stamps = {}
@@ -225,12 +229,10 @@ class Store:
     def _newly_logged(self) -> dict[str, list[dict[str, Any]]] | None:
         """The history records appended since the last look, by task id; None when the history
         was truncated or replaced, so that the index must be rebuilt."""
-        size = _size(self.history_path)
-        if size == self._history_offset:
-            return {}
-        if size < self._history_offset:
+        read = self._history.read_on(self._history_offset)
+        if read is None:
             return None
-        records, self._history_offset = read_jsonl(self.history_path, self._history_offset)
+        records, self._history_offset = read
         logged: dict[str, list[dict[str, Any]]] = {}
         for record in records:
             task_id = record.get("task")
@@ -252,7 +254,7 @@ class Store:
             before = set(self.graph.tasks)
             self.load()
             return ChangeSet(changed=set(self.graph.tasks), removed=before - set(self.graph.tasks))
-        files = [(task_id, str(self.layout.task_path(task_id))) for task_id in task_ids]
+        files = [(task_id, self._file_of(task_id)[1]) for task_id in task_ids]
         return self.read_files(files) if files else ChangeSet()
 
     def reread(self, paths: Iterable[Path]) -> ChangeSet:
@@ -278,10 +280,18 @@ class Store:
         return result
 
     def history(self, task_id: str | None = None) -> list[dict[str, Any]]:
-        records, _ = read_jsonl(self.history_path)
+        records = self._history.all_records()
         if task_id is None:
             return records
         return [r for r in records if str(r.get("task")) == task_id]
+
+    def _file_of(self, task_id: str) -> tuple[Path, str]:
+        """A task's file as Path and as str, remembered: building paths showed in claim profiles."""
+        known = self._paths.get(task_id)
+        if known is None:
+            path = self.layout.task_path(task_id)
+            known = self._paths[task_id] = (path, str(path))
+        return known
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -316,8 +326,8 @@ class Store:
         data["updatedAt"] = _iso(now)
         if old is None:
             data["createdAt"] = data.get("createdAt") or _iso(now)
-        path = self.layout.task_path(new.id)
-        task = task_from_dict(data, str(path))
+        path, key = self._file_of(new.id)
+        task = task_from_dict(data, key)
         before = task_to_dict(old) if old else {}
         changes = {
             key: [before.get(key), value]
@@ -331,7 +341,8 @@ class Store:
         """Under the lock: rename the filled temp file into place, log the change, index it."""
         # Leave word of the line about to be logged, so if this process dies between the rename
         # and the append, the next writer finishes the line (``_finish_interrupted_write``).
-        self._pending.write(json.dumps({"record": prepared.record, "historySize": _size(self.history_path)}).encode())
+        line = json_line(prepared.record)
+        self._pending.write(b'{"historySize":%d,"record":%s}' % (self._history.size(), line.rstrip()))
         self._last_rename = NOT_COUNTED  # until counted, this rename is covered by no one's fsync
         try:
             self._spares.move(temp, prepared.path)
@@ -340,12 +351,10 @@ class Store:
             raise
         self._unsynced.add(prepared.path.parent)
         self._last_rename = self._directory_sync.note_rename()
-        self._append_history(prepared.record)
+        self._append_history(line)
         self._pending.clear()
         self.graph.put(prepared.task)
-        stamp = _stamp(prepared.path)
-        if stamp is not None:
-            self._file_stamps[str(prepared.path)] = stamp
+        self._file_stamps[self._file_of(prepared.task.id)[1]] = temp.stamp
         return prepared.task
 
     def _history_record(self, task_id: str, version: int, actor: str | None, op: str, changes: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -355,15 +364,10 @@ class Store:
         return record
 
     def _log(self, task_id: str, version: int, actor: str | None, op: str, changes: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
-        self._append_history(self._history_record(task_id, version, actor, op, changes, extra))
+        self._append_history(json_line(self._history_record(task_id, version, actor, op, changes, extra)))
 
-    def _append_history(self, record: dict[str, Any]) -> None:
-        try:
-            end = append_line(self.history_path, record)
-        except FileNotFoundError:
-            # board's own folder (``.board/`` in a Claude Code list) is made on first write.
-            self.state_dir.mkdir(exist_ok=True)
-            end = append_line(self.history_path, record)
+    def _append_history(self, line: bytes) -> None:
+        end = self._history.append(line)
         if self._history_offset == end.start:
             # We were caught up and hold the lock, so the new line is our own and already applied.
             self._history_offset = end.stop
@@ -411,10 +415,10 @@ class Store:
         except (ValueError, KeyError, TypeError):
             self._pending.clear()  # torn: it died before touching the task file
             return
-        if _size(self.history_path) <= logged_size:  # its line never reached the log
+        if self._history.size() <= logged_size:  # its line never reached the log
             read = self._read_path(self.layout.task_path(task_id), task_id)
             if read is not None and isinstance(read[0], Task) and read[0].version == version:
-                self._append_history({**record, "recovered": True})
+                self._append_history(json_line({**record, "recovered": True}))
                 self._read_into_index(self.layout.task_path(task_id), task_id)
         self._pending.clear()
 
@@ -694,7 +698,7 @@ class Store:
         if task_id is None:
             return None
         try:
-            key = str(self.layout.task_path(task_id))
+            key = self._file_of(task_id)[1]
             read = read_bytes_retrying(key)
             if read is None:
                 raise _NotClaimable
@@ -1040,13 +1044,6 @@ def _collection_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except FileNotFoundError:
-        return 0
 
 
 def _stamp(path: Path | str) -> Stamp | None:

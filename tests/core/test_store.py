@@ -101,6 +101,36 @@ def test_another_store_catches_up_through_the_history_log(workspace: Path) -> No
     assert not reader.sync()  # nothing new
 
 
+def test_stores_keep_following_a_history_log_that_was_emptied_replaced_or_deleted(workspace: Path) -> None:
+    """Stores keep the log open between writes and reads; whatever is done to the file by hand,
+    new lines must land in the file at the path and every reader must still catch up."""
+    writer, reader = Store.open(workspace), Store.open(workspace)
+    writer.create("first")
+    reader.sync()
+    log = workspace / ".tasks" / "history.jsonl"
+
+    log.write_bytes(b"")  # emptied
+    writer.update("1", progress=10)
+    reader.sync()
+    assert reader.tasks["1"].progress == 10
+    assert [h["changes"] for h in history(workspace)] == [{"progress": [0, 10]}]
+
+    rotated = log.with_name("history.old")
+    log.rename(rotated)  # moved away, and a longer file put in its place
+    log.write_bytes(rotated.read_bytes() * 3)
+    writer.update("1", progress=20)
+    reader.sync()
+    assert reader.tasks["1"].progress == 20
+    assert history(workspace)[-1]["changes"] == {"progress": [10, 20]}
+    assert len(rotated.read_bytes().splitlines()) == 1  # nothing more went to the moved file
+
+    log.unlink()  # deleted
+    writer.update("1", progress=30)
+    reader.sync()
+    assert reader.tasks["1"].progress == 30
+    assert [h["changes"] for h in history(workspace)] == [{"progress": [20, 30]}]
+
+
 def test_a_stale_read_never_replaces_a_newer_version(store: Store, workspace: Path) -> None:
     store.create("v1")
     path = workspace / ".tasks" / "task_1.json"
