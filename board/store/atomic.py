@@ -164,9 +164,9 @@ class SparePool:
     """Old versions of task files, kept to be written over instead of making new files.
 
     Replacing a file by renaming a new one over it frees the old inode, and the next write
-    makes a new one. On ext4 without a journal, making a file scans every inode freed in the
-    last 30 seconds: at a few hundred writes a second that cost more than the rest of a write,
-    and grew with the rate. So the new version is swapped in with one atomic
+    makes a new one. On ext4 without a journal, making a file steps over every inode freed in
+    the last minute (five while the inode table is not yet written back): at a few hundred
+    writes a second that cost more than the rest of a write, and grew with the rate. So the new version is swapped in with one atomic
     ``renameat2(RENAME_EXCHANGE)``; the temp file's name then holds the old version, a spare
     that a later write of this process fills again.
 

@@ -22,8 +22,9 @@ from board.store import Store
 
 BENCH_DIR = "."
 #: Boards made so far, deleted only once every figure is taken: on ext4 without a journal,
-#: making a file scans every inode freed nearby in the last 30 seconds, so deleting one
-#: board's thousands of files would slow the file creation of the next measurement.
+#: making a file steps over every inode freed nearby in the last minute (five while the inode
+#: table is not yet written back), so deleting one board's thousands of files would slow the
+#: file creation of the next measurement.
 _MADE: list[Path] = []
 
 
@@ -214,7 +215,7 @@ def run(quick: bool) -> None:
     print(f"machine: {os.cpu_count()} cores; boards under {os.path.abspath(BENCH_DIR)}")
     print(f"\nclaims, {claims} ready tasks, every claim fsynced (target >= 1,000/s at 4 processes)")
     # Every claim run first, then the bare floors: replacing files frees inodes, which makes
-    # creating files slower for the next 30 seconds (see _MADE).
+    # creating files slower for the next minutes (see _MADE).
     claim_runs = {processes: bench_claims(processes, claims) for processes in (1, 4, 16)}
     sustained = 1500 if quick else 6000
     sustained_run = bench_claims(4, sustained)
