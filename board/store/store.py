@@ -326,8 +326,8 @@ class Store:
         data["updatedAt"] = _iso(now)
         if old is None:
             data["createdAt"] = data.get("createdAt") or _iso(now)
-        path, key = self._file_of(new.id)
-        task = task_from_dict(data, key)
+        path, file_key = self._file_of(new.id)
+        task = task_from_dict(data, file_key)
         before = task_to_dict(old) if old else {}
         changes = {
             key: [before.get(key), value]
