@@ -12,10 +12,12 @@ import argparse
 import json
 import multiprocessing
 import os
+import resource
 import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 from board.status import Status
 from board.store import Store
@@ -57,19 +59,29 @@ def make_board(root: Path, count: int, *, chain_every: int = 0) -> Store:
     return store
 
 
+class ClaimRun(NamedTuple):
+    rate: float  # claims per second, all processes together
+    duplicates: int
+    lost: int
+    user_ms: float  # CPU per claim, summed over the claimers
+    system_ms: float
+
+
 def _claimer(root: str, agent: str, start: multiprocessing.synchronize.Event, out: multiprocessing.Queue) -> None:
     store = Store.open(root)
     start.wait()
+    before = resource.getrusage(resource.RUSAGE_SELF)
     claimed = []
     while True:
         task = store.claim(agent, max_held=None)
         if task is None:
             break
         claimed.append(task.id)
-    out.put(claimed)
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    out.put((claimed, after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime))
 
 
-def bench_claims(processes: int, tasks: int) -> tuple[float, int, int]:
+def bench_claims(processes: int, tasks: int) -> ClaimRun:
     root = new_board_dir("board-bench-")
     make_board(root, tasks)
     start = multiprocessing.Event()
@@ -84,10 +96,15 @@ def bench_claims(processes: int, tasks: int) -> tuple[float, int, int]:
     elapsed = time.perf_counter() - began
     for w in workers:
         w.join()
-    claimed = [t for r in results for t in r]
-    duplicates = len(claimed) - len(set(claimed))
-    lost = tasks - len(set(claimed))
-    return len(claimed) / elapsed, duplicates, lost
+    claimed = [t for ids, _, _ in results for t in ids]
+    per_claim_ms = 1000 / max(len(claimed), 1)
+    return ClaimRun(
+        rate=len(claimed) / elapsed,
+        duplicates=len(claimed) - len(set(claimed)),
+        lost=tasks - len(set(claimed)),
+        user_ms=sum(user for _, user, _ in results) * per_claim_ms,
+        system_ms=sum(system for _, _, system in results) * per_claim_ms,
+    )
 
 
 def _raw_replacer(directory: str, first: int, count: int, start: multiprocessing.synchronize.Event, out: multiprocessing.Queue) -> None:
@@ -197,6 +214,13 @@ def bench_load(count: int, runs: int = 5) -> tuple[list[float], float, float]:
     return sorted(loads), derive, raw_read
 
 
+def _claim_figures(run: ClaimRun) -> str:
+    return (
+        f"{run.rate:6.0f} claims/s   duplicates {run.duplicates}   lost {run.lost}"
+        f"   CPU per claim {run.user_ms + run.system_ms:.2f} ms (user {run.user_ms:.2f}, system {run.system_ms:.2f})"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="smaller runs")
@@ -219,15 +243,11 @@ def run(quick: bool) -> None:
     claim_runs = {processes: bench_claims(processes, claims) for processes in (1, 4, 16)}
     sustained = 1500 if quick else 6000
     sustained_run = bench_claims(4, sustained)
-    for processes, (rate, duplicates, lost) in claim_runs.items():
+    for processes, run in claim_runs.items():
         floor = bench_raw_replace(processes, claims)
-        print(
-            f"  {processes:2d} processes: {rate:7.0f} claims/s   duplicates {duplicates}   lost {lost}"
-            f"   | bare durable file replaces, no lock: {floor:5.0f}/s"
-        )
-    rate, duplicates, lost = sustained_run
+        print(f"  {processes:2d} processes: {_claim_figures(run)}   | bare durable file replaces, no lock: {floor:5.0f}/s")
     print(
-        f"  sustained, {sustained:,} claims by 4 processes: {rate:7.0f} claims/s   duplicates {duplicates}   lost {lost}"
+        f"  sustained, {sustained:,} claims by 4 processes: {_claim_figures(sustained_run)}"
         "\n  (replaced versions are written over once a second old, so the first second of a run makes new files)"
     )
 
