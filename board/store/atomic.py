@@ -166,9 +166,9 @@ class SparePool:
     Replacing a file by renaming a new one over it frees the old inode, and the next write
     makes a new one. On ext4 without a journal, making a file steps over every inode freed in
     the last minute (five while the inode table is not yet written back): at a few hundred
-    writes a second that cost more than the rest of a write, and grew with the rate. So the new version is swapped in with one atomic
-    ``renameat2(RENAME_EXCHANGE)``; the temp file's name then holds the old version, a spare
-    that a later write of this process fills again.
+    writes a second that cost more than the rest of a write, and grew with the rate. So the
+    new version is swapped in with one atomic ``renameat2(RENAME_EXCHANGE)``; the temp file's
+    name then holds the old version, a spare that a later write of this process fills again.
 
     A spare is filled only once nobody can be reading the old version through it: it left its
     task path at least ``SPARE_QUARANTINE_SECONDS`` ago, and no process has it open, which the
@@ -318,13 +318,14 @@ class KeptOpen:
     After a fork the inherited descriptor is the parent's, so the file is opened again.
     ``descriptor(recheck=True)`` also re-opens it when the path now names another file (the
     board's directory deleted and made again). The descriptor is closed when the object is
-    collected.
+    collected. With ``create=False`` a missing file is not made: ``descriptor`` raises
+    FileNotFoundError.
     """
 
-    def __init__(self, path: Path, *, make_parent: bool = False, flags: int = os.O_RDWR) -> None:
+    def __init__(self, path: Path, *, make_parent: bool = False, flags: int = os.O_RDWR, create: bool = True) -> None:
         self.path = path
         self._make_parent = make_parent
-        self._flags = flags | os.O_CREAT
+        self._flags = (flags | os.O_CREAT) if create else flags
         self._fd: int | None = None
         self._pid = 0
         self._identity = (0, 0)
@@ -344,7 +345,7 @@ class KeptOpen:
             try:
                 fd = os.open(self.path, self._flags, 0o644)
             except FileNotFoundError:
-                if not self._make_parent:
+                if not (self._make_parent and self._flags & os.O_CREAT):
                     raise
                 self.path.parent.mkdir(exist_ok=True)
                 fd = os.open(self.path, self._flags, 0o644)
@@ -353,15 +354,16 @@ class KeptOpen:
             self._closer = weakref.finalize(self, close_if_mine, fd, self._pid)
         return fd
 
+    def describes(self, info: os.stat_result) -> bool:
+        """Whether ``info`` (a stat of some path) is of the file this process holds open."""
+        return self.fd is not None and (info.st_ino, info.st_dev) == self._identity
+
     def is_current(self) -> bool:
         """Whether the open file is still the one at ``path``."""
-        if self.fd is None:
-            return False
         try:
-            on_disk = os.stat(self.path)
+            return self.describes(os.stat(self.path))
         except FileNotFoundError:
             return False
-        return (on_disk.st_ino, on_disk.st_dev) == self._identity
 
     def close(self) -> None:
         if self.fd is not None and self._closer is not None:

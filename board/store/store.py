@@ -101,8 +101,7 @@ class Store:
         self._history_offset = 0
         self._file_stamps: dict[str, Stamp] = {}  # keyed by str(path): cheaper than Path in hot loops
         self._paths: dict[str, tuple[Path, str]] = {}  # task id -> its file, as Path and as str
-        self._history_path = layout.state_dir / "history.jsonl"
-        self._history = HistoryLog(self._history_path)
+        self._history = HistoryLog(layout.state_dir / "history.jsonl")
         self._pending = PendingNote(layout.state_dir / PENDING_HISTORY)
         self._intents = ClaimIntents(layout.state_dir / ".claiming")
         self._spares = SparePool(layout.tasks_dir, enabled=layout.keeps_spares)
@@ -141,7 +140,7 @@ class Store:
 
     @property
     def history_path(self) -> Path:
-        return self._history_path
+        return self._history.path
 
     @property
     def tasks(self) -> dict[str, Task]:

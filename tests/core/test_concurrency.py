@@ -131,10 +131,7 @@ def test_a_task_assigned_while_a_claim_waits_for_the_lock_counts_against_the_age
     with coordinator.layout.lock():
         claimer = threading.Thread(target=claim)
         claimer.start()
-        deadline = time.monotonic() + 30
-        while not any(p.stat().st_size for p in tasks_dir.glob(".write.*.tmp")):  # the claim of #1 is prepared
-            assert time.monotonic() < deadline and claimer.is_alive()
-            time.sleep(0.005)
+        _wait_until_a_claim_is_prepared(tasks_dir, claimer)  # the claim of #1
         coordinator.claim_task("2", "alice")
     claimer.join(timeout=30)
     assert isinstance(outcome[0], BoardError) and "already holds #2" in str(outcome[0])
@@ -153,10 +150,7 @@ def test_an_optimistic_claim_never_overwrites_a_change_made_while_it_waited_for_
     with other.layout.lock():
         claimer = threading.Thread(target=lambda: claimed.append(store.claim("alice")))
         claimer.start()
-        deadline = time.monotonic() + 30
-        while not any(p.stat().st_size for p in tasks_dir.glob(".write.*.tmp")):  # the claim is prepared
-            assert time.monotonic() < deadline and claimer.is_alive()
-            time.sleep(0.005)
+        _wait_until_a_claim_is_prepared(tasks_dir, claimer)
         other.update("1", description="changed while alice waited")
     claimer.join(timeout=30)
     task = claimed[0]
@@ -167,3 +161,11 @@ def test_an_optimistic_claim_never_overwrites_a_change_made_while_it_waited_for_
     store.close()
     other.close()
     assert not list(tasks_dir.glob(".write.*.tmp"))
+
+
+def _wait_until_a_claim_is_prepared(tasks_dir: Path, claimer) -> None:
+    """Until the claiming thread has written its claimed version to a temp file, before the lock."""
+    deadline = time.monotonic() + 30
+    while not any(p.stat().st_size for p in tasks_dir.glob(".write.*.tmp")):
+        assert time.monotonic() < deadline and claimer.is_alive()
+        time.sleep(0.005)
