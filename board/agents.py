@@ -78,14 +78,6 @@ def list_agents(state_dir: Path) -> list[AgentRecord]:
     return records
 
 
-def agent_heartbeat(state_dir: Path, name: str, *, task: str | None = None, now: datetime | None = None) -> AgentRecord:
-    record = read_agent(state_dir, name) or register_agent(state_dir, name, now=now)
-    record.heartbeat_at = now or utcnow()
-    record.task = task
-    write_agent(state_dir, record)
-    return record
-
-
 def agent_state(record: AgentRecord, now: datetime, stale_after: timedelta) -> AgentState:
     if record.stopped or now - record.heartbeat_at > stale_after:
         return AgentState.STALE

@@ -36,5 +36,13 @@ class StaleLease(BoardError):
     """A write carrying a fencing token that is no longer the task's current one."""
 
 
+class LeaseHeld(BoardError):
+    """A change to a task under another holder's live lease, made without its token or --force."""
+
+
+class NotReady(BoardError):
+    """A task started while it still waits: on blockers, or (a parent) on its sub-tasks."""
+
+
 class GraphError(BoardError):
     """A dependency change that would create a cycle or name a missing task."""

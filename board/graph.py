@@ -20,6 +20,21 @@ from board.model import PRIORITY_RANK, Task
 from board.status import Status
 
 Weight = Callable[[Task], float]
+#: Whether a blocker id with no task file counts as completed (a Claude Code list deletes
+#: tasks once they are done); by default a missing blocker is open.
+MissingBlockerRule = Callable[[str], bool]
+#: How deep parents may nest before derived progress stops following them (a parent cycle in
+#: hand-edited files must not recurse forever).
+MAX_PARENT_DEPTH = 16
+
+
+def never_done(task_id: str) -> bool:
+    return False
+
+
+def is_hidden(task: Task) -> bool:
+    """A task Claude Code marks internal (``metadata._internal``): never shown or handed out."""
+    return task.metadata.get("_internal") is True
 
 
 def unit_weight(task: Task) -> float:
@@ -42,9 +57,11 @@ class GraphProblem:
 class TaskGraph:
     """Tasks by id plus derived structure, updated incrementally."""
 
-    def __init__(self, tasks: Iterable[Task] = ()) -> None:
+    def __init__(self, tasks: Iterable[Task] = (), *, missing_blocker_done: MissingBlockerRule = never_done) -> None:
         self.tasks: dict[str, Task] = {}
+        self.missing_blocker_done = missing_blocker_done
         self._dependents: dict[str, set[str]] = {}
+        self._children: dict[str, set[str]] = {}
         self._ready: set[str] = set()
         self._structure_version = 0
         self._cache: dict[str, tuple[int, object]] = {}
@@ -66,6 +83,13 @@ class TaskGraph:
                 dependents.discard(task.id)
         for blocker in new_blockers - old_blockers:
             self._dependents.setdefault(blocker, set()).add(task.id)
+        old_parent = old.parent if old else None
+        if old_parent != task.parent:
+            if old_parent is not None:
+                self._children.get(old_parent, set()).discard(task.id)
+                self._refresh_ready(old_parent)
+            if task.parent is not None:
+                self._children.setdefault(task.parent, set()).add(task.id)
         if (
             old is None
             or old_blockers != new_blockers
@@ -80,6 +104,8 @@ class TaskGraph:
         if old is None or (old.status == Status.COMPLETED) != (task.status == Status.COMPLETED):
             for dependent in self._dependents.get(task.id, ()):
                 self._refresh_ready(dependent)
+        if task.parent is not None and (old is None or old_parent != task.parent or _finished(old) != _finished(task)):
+            self._refresh_ready(task.parent)
 
     def put_many(self, tasks: Iterable[Task]) -> None:
         """Add tasks in bulk (loading a board): edges first, readiness once at the end."""
@@ -92,12 +118,17 @@ class TaskGraph:
             added.append(task.id)
             for blocker in task.blocked_by:
                 self._dependents.setdefault(blocker, set()).add(task.id)
+            if task.parent is not None:
+                self._children.setdefault(task.parent, set()).add(task.id)
         if not added:
             return
         self._structure_version += 1
         refresh = set(added)
         for task_id in added:
             refresh.update(self._dependents.get(task_id, ()))
+            parent = self.tasks[task_id].parent
+            if parent is not None:
+                refresh.add(parent)
         for task_id in refresh:
             self._refresh_ready(task_id)
 
@@ -113,10 +144,13 @@ class TaskGraph:
         self._structure_version += 1
         for dependent in self._dependents.get(task_id, ()):
             self._refresh_ready(dependent)
+        if old.parent is not None:
+            self._children.get(old.parent, set()).discard(task_id)
+            self._refresh_ready(old.parent)
 
     def _refresh_ready(self, task_id: str) -> None:
         task = self.tasks.get(task_id)
-        if task is not None and task.status == Status.PENDING and not self.open_blockers(task):
+        if task is not None and task.status == Status.PENDING and not self.open_blockers(task) and not self.open_children(task_id) and not is_hidden(task):
             if task_id not in self._ready and self._ready_heap_version == self._structure_version:
                 heapq.heappush(self._ready_heap, (self._claim_key(unit_weight)(task_id), task_id))
             self._ready.add(task_id)
@@ -135,13 +169,38 @@ class TaskGraph:
         return iter(self.tasks.values())
 
     def open_blockers(self, task: Task) -> list[str]:
-        """Blockers not yet completed. A dangling blocker (no such task) counts as open."""
+        """Blockers not yet completed. A dangling blocker (no such task) counts as open, unless
+        the board's rule says a missing one was completed and deleted (Claude Code lists)."""
         open_ids = []
         for blocker in task.blocked_by:
             other = self.tasks.get(blocker)
-            if other is None or other.status != Status.COMPLETED:
+            if other is None:
+                if not self.missing_blocker_done(blocker):
+                    open_ids.append(blocker)
+            elif other.status != Status.COMPLETED:
                 open_ids.append(blocker)
         return open_ids
+
+    def open_children(self, task_id: str) -> list[str]:
+        """Sub-tasks not yet finished (a parent cannot start, or be claimed, before they are)."""
+        kids = self._children.get(task_id)
+        if not kids:
+            return []
+        return sorted_ids(k for k in kids if k in self.tasks and not _finished(self.tasks[k]))
+
+    def why_not_ready(self, task: Task) -> str:
+        """Why a pending task cannot start, as a clause ("it waits on #1, #2"); "" when it can."""
+        reasons = []
+        blockers = self.open_blockers(task)
+        if blockers:
+            cancelled = [b for b in blockers if b in self.tasks and self.tasks[b].status == Status.CANCELLED]
+            reasons.append("it waits on " + ", ".join(f"#{b}" + (" (cancelled)" if b in cancelled else "") for b in blockers))
+        children = self.open_children(task.id)
+        if children:
+            reasons.append("its sub-tasks " + ", ".join(f"#{c}" for c in children) + " are not finished")
+        if is_hidden(task):
+            reasons.append("it is internal to Claude Code")
+        return "; ".join(reasons)
 
     def is_ready(self, task_id: str) -> bool:
         return task_id in self._ready
@@ -154,15 +213,21 @@ class TaskGraph:
         return set(self._dependents.get(task_id, ()))
 
     def children(self, task_id: str) -> list[Task]:
-        return [t for t in self.tasks.values() if t.parent == task_id]
+        return [self.tasks[k] for k in sorted_ids(self._children.get(task_id, ())) if k in self.tasks]
 
-    def derived_progress(self, task_id: str) -> int:
-        """A parent's progress is the mean of its children's (completed counts as 100)."""
-        kids = self.children(task_id)
-        if not kids:
-            task = self.tasks[task_id]
-            return 100 if task.status == Status.COMPLETED else task.progress
-        return round(sum(self.derived_progress(k.id) for k in kids) / len(kids))
+    def progress(self, task: Task, _depth: int = 0) -> int:
+        """The one rule for a task's progress, shown by every view: a completed task is 100;
+        a parent's is the mean of its sub-tasks' (cancelled ones left out); any other task's is
+        what its agent reported."""
+        if task.status == Status.COMPLETED:
+            return 100
+        kids = self._children.get(task.id)
+        if not kids or _depth >= MAX_PARENT_DEPTH:
+            return task.progress
+        counted = [self.tasks[k] for k in kids if k in self.tasks and self.tasks[k].status != Status.CANCELLED]
+        if not counted:
+            return task.progress
+        return round(sum(self.progress(kid, _depth + 1) for kid in counted) / len(counted))
 
     # -- traversal ----------------------------------------------------------------------------
 
@@ -398,17 +463,47 @@ class TaskGraph:
         for task in self.tasks.values():
             for blocker in task.blocked_by:
                 if blocker not in self.tasks:
-                    found.append(GraphProblem("graph.dangling", (task.id,), f"#{task.id} is blocked by #{blocker}, which does not exist"))
+                    if not self.missing_blocker_done(blocker):
+                        found.append(GraphProblem("graph.dangling", (task.id,), f"#{task.id} is blocked by #{blocker}, which does not exist"))
                 elif task.id not in self.tasks[blocker].blocks:
                     found.append(GraphProblem("graph.asymmetric", (task.id, blocker), f"#{task.id} is blocked by #{blocker}, but #{blocker} does not list it in blocks"))
             for dependent in task.blocks:
                 if dependent not in self.tasks:
-                    found.append(GraphProblem("graph.dangling", (task.id,), f"#{task.id} blocks #{dependent}, which does not exist"))
-                elif task.id not in self.tasks[dependent].blocked_by:
+                    if not self.missing_blocker_done(dependent):
+                        found.append(GraphProblem("graph.dangling", (task.id,), f"#{task.id} blocks #{dependent}, which does not exist"))
+                elif task.id not in self.tasks[dependent].blocked_by and task.status != Status.COMPLETED:
+                    # A completed blocker dropped from its dependent's blockedBy is how seed 001
+                    # unblocks; only an open blocker missing there is a broken edge.
                     found.append(GraphProblem("graph.asymmetric", (task.id, dependent), f"#{task.id} blocks #{dependent}, but #{dependent} does not list it in blockedBy"))
             if task.parent is not None and task.parent not in self.tasks:
                 found.append(GraphProblem("graph.dangling", (task.id,), f"#{task.id} has parent #{task.parent}, which does not exist"))
         return found
+
+
+def cancelled_blockers(tasks: Mapping[str, Task]) -> list[GraphProblem]:
+    """Pending tasks that wait on a cancelled blocker: they can never start until a person
+    drops the dependency or reopens the blocker. Depends on statuses, so it is kept apart from
+    ``problems`` (which depends on edges only and is cached on them)."""
+    waiting: dict[str, list[str]] = {}
+    for task in tasks.values():
+        if task.status != Status.PENDING:
+            continue
+        for blocker in task.blocked_by:
+            other = tasks.get(blocker)
+            if other is not None and other.status == Status.CANCELLED:
+                waiting.setdefault(blocker, []).append(task.id)
+    found = []
+    for blocker in sorted_ids(waiting):
+        dependents = sorted_ids(waiting[blocker])
+        names = ", ".join(f"#{d}" for d in dependents)
+        found.append(
+            GraphProblem(
+                "graph.cancelled_blocker",
+                (blocker, *dependents),
+                f"{names} {'waits' if len(dependents) == 1 else 'wait'} on #{blocker}, which was cancelled: drop the dependency or reopen #{blocker}",
+            )
+        )
+    return found
 
 
 def _finished(task: Task) -> bool:

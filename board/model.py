@@ -47,6 +47,14 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def live_lease_holder(task: Task, now: datetime) -> str | None:
+    """The agent holding ``task`` under a lease that has not run out, or None."""
+    lease = task.lease
+    if task.status != "in_progress" or lease is None or lease.expires_at <= now:
+        return None
+    return lease.owner
+
+
 def validate_id(value: Any) -> str:
     """Ids are strings; integers (as seed 001 wrote them) are accepted and turned into strings."""
     if isinstance(value, bool):
@@ -90,6 +98,25 @@ class Lease(_Document):
     owner: str
     token: int = Field(ge=0)
     expires_at: datetime
+    #: The lease's length: a heartbeat renews it by this much (older files lack it).
+    seconds: float | None = Field(None, gt=0)
+
+
+class PolicyMark(_Document):
+    """Which seed-002 policy set the task's status, and why: it can be wrong, so the board
+    shows it and a person can undo it."""
+
+    name: str
+    status: Status
+    reason: str
+    fired_at: datetime
+    #: ``toolCalls.total`` when it fired; calls up to here never fire a policy again.
+    at_total: int = Field(0, ge=0)
+    #: Who held the task, and its progress, when the policy fired (an undo restores them).
+    owner: str = ""
+    progress: int = Field(0, ge=0, le=100)
+    #: True once the status moved on (undone, or changed by anyone): no longer the policy's.
+    settled: bool = False
 
 
 class Task(_Document):
@@ -108,6 +135,8 @@ class Task(_Document):
     tool_calls: ToolCalls = Field(default_factory=_no_tool_calls)
     lease: Lease | None = None
     error: str | None = None
+    #: Set when a policy (not a person or the agent) chose the current status.
+    policy: PolicyMark | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     created_at: datetime | None = None
     updated_at: datetime | None = None
@@ -121,7 +150,6 @@ class Task(_Document):
         return value if len(set(value)) == len(value) else list(dict.fromkeys(value))
 
 
-TIMESTAMP_FIELDS = ("created_at", "updated_at", "started_at", "completed_at")
 _D = TypeVar("_D", bound=_Document)
 
 

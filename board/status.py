@@ -37,10 +37,6 @@ ACTIVE = frozenset({Status.IN_PROGRESS, Status.WAITING, Status.PAUSED, Status.BL
 FINISHED = frozenset({Status.COMPLETED, Status.FAILED, Status.CANCELLED})
 
 
-def allowed_targets(current: Status) -> frozenset[Status]:
-    return TRANSITIONS[current]
-
-
 def check_transition(current: Status, target: Status) -> None:
     """Raise IllegalTransition naming both statuses and what is allowed instead."""
     if target == current:

@@ -110,7 +110,7 @@ def build(target: Path) -> None:
         store.update(task_id, progress=progress, actor=agent, token=token)
         if final == "in_progress":
             continue
-        store.set_status(task_id, final, actor=agent, error=note if final == "failed" else None)
+        store.set_status(task_id, final, actor=agent, token=token, error=note if final == "failed" else None)
         if final in ("blocked", "waiting") and note:
             store.update(task_id, error=None, metadata={"reason": note}, actor=agent)
     store.update("20", metadata={"reason": "confirm the probe paths with the ops team"}, actor="dave")

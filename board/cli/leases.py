@@ -7,7 +7,7 @@ import argparse
 
 from board.cli import add_command
 from board.cli.output import print_json, task_json
-from board.cli.tasks import open_store, task_id
+from board.cli.tasks import cli_actor, lease_token, open_store, task_id
 from board.store import DEFAULT_LEASE_SECONDS
 
 NOTHING_READY = 3
@@ -35,12 +35,13 @@ def register(commands: argparse._SubParsersAction) -> None:
 
     heartbeat = add_command(commands, "heartbeat", "renew the leases an agent holds")
     heartbeat.add_argument("--agent", required=True)
-    heartbeat.add_argument("--lease", type=lease_seconds, default=DEFAULT_LEASE_SECONDS, metavar="SEC")
+    heartbeat.add_argument("--lease", type=lease_seconds, metavar="SEC", help="a new length for the leases (default: each keeps its own)")
     heartbeat.set_defaults(handler=cmd_heartbeat)
 
     release = add_command(commands, "release", "give an in-progress task back to the pool")
     release.add_argument("id", type=task_id)
-    release.add_argument("--token", type=int)
+    release.add_argument("--token", type=int, help="your lease token (default: $BOARD_LEASE_TOKEN for $BOARD_TASK_ID)")
+    release.add_argument("--force", action="store_true", help="as a person, take the task back from the agent whose live lease holds it")
     release.set_defaults(handler=cmd_release)
 
     toolcall = add_command(commands, "toolcall", "record a tool call an agent made for a task")
@@ -83,14 +84,14 @@ def cmd_heartbeat(args: argparse.Namespace) -> int:
 
 def cmd_release(args: argparse.Namespace) -> int:
     store = open_store(args)
-    task = store.release(args.id, token=args.token)
+    task = store.release(args.id, token=lease_token(args, args.id), force=args.force, actor=cli_actor(), reason=f"released by {cli_actor()}")
     print(f"#{task.id} {task.status}")
     return 0
 
 
 def cmd_toolcall(args: argparse.Namespace) -> int:
     store = open_store(args)
-    task = store.record_toolcall(args.id, args.tool, ok=not args.failed, ms=args.ms, files=args.files, agent=args.agent, token=args.token)
+    task = store.record_toolcall(args.id, args.tool, ok=not args.failed, ms=args.ms, files=args.files, agent=args.agent, token=lease_token(args, args.id))
     if args.json:
         print_json(task_json(task, store.graph))
     else:

@@ -32,6 +32,7 @@ def task_json(task: Task, graph: TaskGraph) -> dict[str, Any]:
     data = task_to_dict(task)
     data["derived"] = {
         "ready": graph.is_ready(task.id),
+        "progress": graph.progress(task),
         "openBlockers": graph.open_blockers(task),
         "wave": graph.waves().get(task.id),
         "dependents": sorted(graph.dependents(task.id)),
@@ -56,7 +57,7 @@ def table(tasks: Iterable[Task], graph: TaskGraph) -> str:
                 display_status(task, graph),
                 str(task.priority),
                 task.owner or "-",
-                f"{task.progress}%",
+                f"{graph.progress(task)}%",
                 calls,
                 ",".join(open_ids) or "-",
                 task.subject,
@@ -81,8 +82,9 @@ def prompt(tasks: list[Task], graph: TaskGraph) -> str:
             notes.append(str(task.status))
         if task.owner and task.status != Status.COMPLETED:
             notes.append(f"@{task.owner}")
-        if task.status == Status.IN_PROGRESS and task.progress:
-            notes.append(f"{task.progress}%")
+        progress = graph.progress(task)
+        if task.status not in (Status.COMPLETED, Status.CANCELLED) and progress:
+            notes.append(f"{progress}%")
         if task.tool_calls.total:
             notes.append(f"{task.tool_calls.total} tool call{'' if task.tool_calls.total == 1 else 's'}")
         if notes:

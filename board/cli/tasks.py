@@ -4,15 +4,18 @@
 from __future__ import annotations
 
 import argparse
+import getpass
+import os
 import sys
 from pathlib import Path
 
+from board import actions
 from board.cli import add_command
 from board.cli.output import print_json, prompt, table, task_json
-from board.errors import BoardError, GraphError
+from board.errors import BoardError
 from board.graph import by_id
 from board.model import Priority, validate_id
-from board.status import Status, check_transition
+from board.status import Status
 from board.store import Store
 
 
@@ -20,7 +23,39 @@ from board.store import Store
 ORDER = 10
 
 def open_store(args: argparse.Namespace) -> Store:
-    return Store.open(Path(args.workspace), actor=getattr(args, "actor", None) or "cli")
+    return Store.open(Path(args.workspace), actor=cli_actor())
+
+
+def cli_actor() -> str:
+    """Who runs this command, for history: the agent a worker started (``BOARD_AGENT``), else
+    the person logged in."""
+    agent = os.environ.get("BOARD_AGENT")
+    if agent:
+        return agent
+    try:
+        name = getpass.getuser()
+    except Exception:
+        return "cli"
+    return name if name and name.replace("-", "").replace("_", "").replace(".", "").isalnum() else "cli"
+
+
+def lease_token(args: argparse.Namespace, task_id: str) -> int | None:
+    """``--token``, else the one board's worker gave the command it runs for this very task."""
+    if getattr(args, "token", None) is not None:
+        return args.token
+    if os.environ.get("BOARD_TASK_ID") == task_id:
+        try:
+            return int(os.environ.get("BOARD_LEASE_TOKEN", ""))
+        except ValueError:
+            return None
+    return None
+
+
+def who(args: argparse.Namespace, task_id: str) -> actions.Who:
+    return actions.Who(
+        cli_actor(), token=lease_token(args, task_id), force=getattr(args, "force", False),
+        expected_version=getattr(args, "expect_version", None),
+    )
 
 
 def task_id(value: str) -> str:
@@ -74,7 +109,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     update.add_argument("--add-blocked-by", nargs="+", type=task_id, default=[], metavar="ID")
     update.add_argument("--add-blocks", nargs="+", type=task_id, default=[], metavar="ID")
     update.add_argument("--expect-version", type=int, help="refuse the change unless the task is at this version")
-    update.add_argument("--token", type=int, help="your lease token; refused if it is no longer current")
+    update.add_argument("--token", type=int, help="your lease token (default: $BOARD_LEASE_TOKEN when $BOARD_TASK_ID is this task); refused once it is no longer current")
+    update.add_argument("--force", action="store_true", help="as a person, override the agent whose live lease holds the task (history records it)")
     update.set_defaults(handler=cmd_update)
 
     listing = add_command(task_commands, "list", "list tasks")
@@ -124,39 +160,26 @@ def cmd_create(args: argparse.Namespace) -> int:
 
 def cmd_update(args: argparse.Namespace) -> int:
     store = open_store(args)
-    current = store.get(args.id)
+    store.get(args.id)
     fields = {
         name: getattr(args, name)
         for name in ("owner", "progress", "subject", "description", "active_form", "priority", "files")
         if getattr(args, name) is not None
     }
-    if args.error is not None and args.status != "failed":
+    if args.error is not None and args.status not in ("failed", "blocked"):
         fields["error"] = args.error
-    # Check everything before the first write, so a bad argument changes nothing.
-    if args.status:
-        check_transition(current.status, Status(args.status))
-    for blocker in args.add_blocked_by:
-        store.get(blocker)
-        cycle = store.graph.cycle_if_added(args.id, blocker)
-        if cycle:
-            raise GraphError("refused: that would create a dependency cycle " + " -> ".join(f"#{t}" for t in cycle))
-    for dependent in args.add_blocks:
-        store.get(dependent)
-        cycle = store.graph.cycle_if_added(dependent, args.id)
-        if cycle:
-            raise GraphError("refused: that would create a dependency cycle " + " -> ".join(f"#{t}" for t in cycle))
-    if not fields and not args.status and not args.add_blocked_by and not args.add_blocks:
+    edges = [(args.id, blocker) for blocker in args.add_blocked_by] + [(dependent, args.id) for dependent in args.add_blocks]
+    if not fields and not args.status and not edges:
         raise BoardError("nothing to change: pass --status, --owner, --progress, --add-blocked-by, ...")
-    expected = args.expect_version
-    if fields:
-        task = store.update(args.id, expected_version=expected, token=args.token, **fields)
-        expected = None if expected is None else task.version
-    for blocker in args.add_blocked_by:
-        store.add_dependency(args.id, blocker)
-    for dependent in args.add_blocks:
-        store.add_dependency(dependent, args.id)
+    # Everything is checked before the first write, so a refused change leaves the board as it was.
+    store.check_links(edges)
+    acting = who(args, args.id)
     if args.status:
-        store.set_status(args.id, args.status, expected_version=expected, token=args.token, error=args.error)
+        actions.move_to(store, args.id, Status(args.status), acting, owner=args.owner, error=args.error, fields=fields)
+    elif fields:
+        store.update(args.id, actor=acting.name, expected_version=acting.expected_version, token=acting.token, force=acting.force, **fields)
+    if edges:
+        store.link(edges, actor=acting.name)
     task = store.get(args.id)
     if args.json:
         print_json(task_json(task, store.graph))
@@ -198,7 +221,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         f"  status     {task.status}" + (" (ready)" if graph.is_ready(task.id) else ""),
         f"  priority   {task.priority}",
         f"  owner      {task.owner or '-'}",
-        f"  progress   {task.progress}%",
+        f"  progress   {graph.progress(task)}%" + (" (from its sub-tasks)" if graph.children(task.id) else ""),
         f"  tool calls {task.tool_calls.total} ({task.tool_calls.failed} failed)",
         f"  blocked by {', '.join('#' + b for b in task.blocked_by) or '-'}"
         + (f"  (open: {', '.join('#' + b for b in graph.open_blockers(task))})" if graph.open_blockers(task) else ""),

@@ -2,9 +2,10 @@
 
 ``[policies] block_after_failures = N`` marks an in-progress task ``blocked`` after N
 consecutive failed tool calls; ``complete_after_successes = N`` marks it ``completed`` after
-N successful ones. A policy that fires says so in the history op and in ``metadata.policy``
-(the badge the dashboard shows), and fires at most once per run of tool calls: it remembers
-the tool-call total it saw, so a retried task is judged only on calls made after that.
+N successful ones. A policy that fires says so in the history op and in the task's ``policy`` mark
+(the badge the dashboard shows; a person can undo it), and fires at most once per run of tool
+calls: it remembers the tool-call total it saw, so a retried task is judged only on calls made
+after that.
 """
 
 from __future__ import annotations
@@ -14,11 +15,10 @@ from datetime import datetime
 from typing import Any
 
 from board.config import BoardSettings
-from board.model import Task
-from board.status import Status, check_transition
+from board.model import PolicyMark, Task
+from board.status import Status
 from board.store import Store
 
-POLICY_METADATA_KEY = "policy"
 BLOCK_AFTER_FAILURES = "block_after_failures"
 COMPLETE_AFTER_SUCCESSES = "complete_after_successes"
 
@@ -33,13 +33,12 @@ class PolicyDecision:
     reason: str
     #: ``toolCalls.total`` when it fired; calls up to here never fire a policy again.
     at_total: int
+    #: The lease token the decision was made under (the write is fenced on it), if leased.
+    token: int | None = None
 
 
 def _last_fired_total(task: Task) -> int:
-    fired = task.metadata.get(POLICY_METADATA_KEY)
-    if isinstance(fired, dict) and isinstance(fired.get("atTotal"), int):
-        return fired["atTotal"]
-    return 0
+    return task.policy.at_total if task.policy is not None else 0
 
 
 def decide_policy(task: Task, settings: BoardSettings) -> PolicyDecision | None:
@@ -59,6 +58,7 @@ def decide_policy(task: Task, settings: BoardSettings) -> PolicyDecision | None:
             Status.BLOCKED,
             f"policy {BLOCK_AFTER_FAILURES}={block_after}: {calls.consecutive_failures} consecutive failed tool calls",
             calls.total,
+            task.lease.token if task.lease else None,
         )
     complete_after = policies.complete_after_successes
     if complete_after and calls.ok >= complete_after:
@@ -68,29 +68,26 @@ def decide_policy(task: Task, settings: BoardSettings) -> PolicyDecision | None:
             Status.COMPLETED,
             f"policy {COMPLETE_AFTER_SUCCESSES}={complete_after}: {calls.ok} successful tool calls",
             calls.total,
+            task.lease.token if task.lease else None,
         )
     return None
 
 
 def apply_policy(store: Store, decision: PolicyDecision, now: datetime, *, actor: str = "coordinator") -> Task:
-    """Set the status and the ``metadata.policy`` badge in one write.
+    """Set the status and the task's ``policy`` mark in one write.
 
-    The write is fenced on the version the decision was made from being still in progress:
-    if the worker finished the task in between, the transition check refuses it.
+    The coordinator acts with the lease's token as the decision read it: if the agent finished
+    the task or the lease changed hands in between, the write is refused.
     """
 
     def change(task: Task) -> None:
-        check_transition(task.status, decision.status)
-        badge: dict[str, Any] = {
-            "name": decision.policy,
-            "status": str(decision.status),
-            "reason": decision.reason,
-            "firedAt": now.isoformat().replace("+00:00", "Z"),
-            "atTotal": decision.at_total,
-        }
-        task.metadata = {**task.metadata, POLICY_METADATA_KEY: badge}
+        mark = PolicyMark(
+            name=decision.policy, status=decision.status, reason=decision.reason, fired_at=now,
+            at_total=decision.at_total, owner=task.owner, progress=task.progress,
+        )
+        store.apply_status(task, decision.status)
         if decision.status == Status.BLOCKED:
             task.error = decision.reason
-        store.apply_status(task, decision.status)
+        task.policy = mark
 
-    return store.mutate(decision.task, change, op=f"status:{decision.status} ({decision.reason})", actor=actor)
+    return store.mutate(decision.task, change, op=f"status:{decision.status} ({decision.reason})", actor=actor, token=decision.token)

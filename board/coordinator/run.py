@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import IO, Any
 
 import board
+from board import actions
+from board.actions import Who
 from board.agents import read_agent
 from board.config import load_settings
 from board.coordinator.daemon import coordinator_running
@@ -273,7 +275,7 @@ class Supervisor:
             if task.status != Status.IN_PROGRESS or lease is None or lease.owner not in self.worker_names:
                 continue
             try:
-                self.store.release(task.id, token=lease.token, actor="board-run", reason=f"worker {lease.owner} was stopped with the run")
+                actions.release(self.store, task.id, Who("board-run", token=lease.token), reason=f"worker {lease.owner} was stopped with the run")
             except BoardError:
                 continue  # it changed meanwhile: someone else owns it now
 

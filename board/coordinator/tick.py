@@ -25,6 +25,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from board import actions
+from board.actions import Who
 from board.agents import AgentRecord, AgentState, agent_state
 from board.alerts import refresh_alerts
 from board.checkpoints import write_checkpoint
@@ -226,7 +228,7 @@ def assign_ready_tasks(
             while queue:
                 task_id = queue.pop(0)
                 try:
-                    task = store.claim_task(task_id, agent, lease_seconds=settings.lease.seconds, actor=COORDINATOR)
+                    task = actions.assign(store, task_id, agent, Who(COORDINATOR), lease_seconds=settings.lease.seconds)
                 except BoardError as error:
                     if refused is not None:
                         refused.append(f"#{task_id} to {agent}: {error}")

@@ -26,16 +26,17 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
+from board import actions
+from board.actions import Who
 from board.agents import AgentRecord, read_agent, register_agent, write_agent
 from board.checkpoints import write_checkpoint
 from board.config import load_settings
 from board.errors import BoardError, StaleLease
 from board.model import Task, utcnow
-from board.status import Status
 from board.store import Store
 
 #: Placeholders a command template may use; each is replaced inside its own argument only.
@@ -71,16 +72,6 @@ def log_path(state_dir: Path, task_id: str) -> Path:
     return state_dir / "logs" / f"{task_id}.log"
 
 
-def renew_lease(store: Store, task_id: str, token: int, lease_seconds: float, agent: str) -> Task:
-    """Extend one lease, fenced on the token: raises ``StaleLease`` once the task moved on."""
-
-    def change(task: Task) -> None:
-        assert task.lease is not None  # the fence check ran first
-        task.lease.expires_at = store.clock() + timedelta(seconds=lease_seconds)
-
-    return store.mutate(task_id, change, op="heartbeat", actor=agent, token=token)
-
-
 class Worker:
     """The loop shared by every kind of worker; subclasses implement ``perform``."""
 
@@ -107,11 +98,9 @@ class Worker:
         self.log = log or sys.stderr
         self._last_heartbeat = 0.0
         self._record: AgentRecord | None = None
-        self.completed = 0
         #: Tool calls on tasks this worker finished, and the current task's count when taken.
         self._tool_calls_finished = 0
         self._tool_calls_at_start = 0
-        self.failed = 0
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -205,7 +194,7 @@ class Worker:
             if task.lease is None or task.lease.owner != self.name:
                 continue
             try:
-                renew_lease(self.store, task.id, task.lease.token, self.lease_seconds, self.name)
+                self.store.renew_lease(task.id, task.lease.token, actor=self.name)
             except BoardError:  # StaleLease included: it moved on between sync and renewal
                 continue
         if current is None:
@@ -249,16 +238,14 @@ class Worker:
             outcome = self.perform(task, token)
             if outcome is None:  # stopped: say so first (no more assignments), then give it back
                 self._mark_stopped()
-                self.store.release(task.id, token=token, actor=self.name, reason=f"worker {self.name} stopped")
+                actions.release(self.store, task.id, Who(self.name, token=token), reason=f"worker {self.name} stopped")
                 self.say(f"#{task.id} released (worker stopping)")
                 return
             ok, error = outcome
             if ok:
-                self.store.set_status(task.id, Status.COMPLETED, token=token, actor=self.name)
-                self.completed += 1
+                actions.complete(self.store, task.id, Who(self.name, token=token))
             else:
-                self.store.set_status(task.id, Status.FAILED, token=token, actor=self.name, error=error)
-                self.failed += 1
+                actions.fail(self.store, task.id, Who(self.name, token=token), error=error)
             self.say(f"#{task.id} {'completed' if ok else 'failed: ' + (error or '')}")
         except (LeaseLost, StaleLease) as lost:
             self.say(f"#{task.id} abandoned: {lost}")

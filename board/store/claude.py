@@ -44,7 +44,9 @@ CLAUDE_STATUS = {
     Status.WAITING: "in_progress",
     Status.FAILED: "in_progress",  # keeps Claude Code agents from picking it up as new work
     Status.COMPLETED: "completed",
-    Status.CANCELLED: "completed",
+    # Not "completed": Claude Code would then unblock the dependents that board keeps waiting
+    # (a cancelled blocker is not done work). Shown as taken, both agree nothing may start.
+    Status.CANCELLED: "in_progress",
 }
 
 
@@ -87,6 +89,7 @@ class ClaudeTaskListLayout:
     FILE = re.compile(r"([A-Za-z0-9][A-Za-z0-9_-]{0,63})\.json")
 
     def __init__(self, list_dir: Path, *, workspace: Path | None = None) -> None:
+        self._high_water: tuple[tuple[int, int, int] | None, int] = (None, 0)
         self._held = 0
         self._holder = threading.RLock()
         self.tasks_dir = list_dir
@@ -156,11 +159,27 @@ class ClaudeTaskListLayout:
             write_atomic(self.tasks_dir / ".highwatermark", task_id.encode())
 
     def _high_water_mark(self) -> int:
+        """The highest id Claude Code (or board) ever issued in this list; re-read on change."""
+        path = self.tasks_dir / ".highwatermark"
         try:
-            text = (self.tasks_dir / ".highwatermark").read_text().strip()
+            info = os.stat(path)
         except FileNotFoundError:
             return 0
-        return int(text) if text.isdigit() else 0
+        stamp = (info.st_mtime_ns, info.st_size, info.st_ino)
+        if self._high_water[0] == stamp:
+            return self._high_water[1]
+        try:
+            text = path.read_text(errors="replace").strip()
+        except OSError:
+            return 0
+        mark = int(text) if text.isdigit() else 0
+        self._high_water = (stamp, mark)
+        return mark
+
+    def missing_blocker_done(self, task_id: str) -> bool:
+        """Claude Code deletes a task once it is completed and never reuses its id: a missing
+        blocker at or below the high-water mark was done, not forgotten."""
+        return task_id.isdigit() and int(task_id) <= self._high_water_mark()
 
     def exists(self) -> bool:
         return self.tasks_dir.is_dir()

@@ -59,6 +59,16 @@ class HistoryLog:
             return None  # replaced between the stat and the open
         return parse_lines(os.pread(fd, info.st_size - offset, offset), offset)
 
+    def read_prefix(self, end: int) -> bytes:
+        """The log's first ``end`` bytes, as raw lines (b"" when there is no log yet)."""
+        if end <= 0:
+            return b""
+        try:
+            fd = self._reader.descriptor()
+        except FileNotFoundError:
+            return b""
+        return os.pread(fd, end, 0)
+
     def all_records(self) -> list[dict[str, Any]]:
         return read_jsonl(self.path)[0]
 

@@ -41,6 +41,8 @@ class Layout(Protocol):
     def lock(self) -> AbstractContextManager[object]: ...
     def next_id(self, existing: set[str]) -> str: ...
     def note_id_issued(self, task_id: str) -> None: ...
+    #: Whether a blocker with no task file counts as completed (see ``TaskGraph``).
+    def missing_blocker_done(self, task_id: str) -> bool: ...
     def exists(self) -> bool: ...
     def create(self) -> None: ...
 
@@ -100,6 +102,10 @@ class TasksDirLayout:
 
     def note_id_issued(self, task_id: str) -> None:
         """Ids come from the files themselves; nothing else to record."""
+
+    def missing_blocker_done(self, task_id: str) -> bool:
+        """board never deletes a task file in place, so a missing blocker is an open one."""
+        return False
 
     def exists(self) -> bool:
         return self.tasks_dir.is_dir()

@@ -17,22 +17,24 @@ import fcntl
 import gc
 import json
 import os
+import re
 import time
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from board.errors import BoardError, GraphError, InvalidTaskFile, StaleLease, TaskNotFound, VersionConflict
+from board.errors import BoardError, GraphError, InvalidTaskFile, LeaseHeld, NotReady, StaleLease, TaskNotFound, VersionConflict
 from board.graph import TaskGraph, sorted_ids
 from board.model import (
     Lease,
     Priority,
     Task,
     draft_of,
+    live_lease_holder,
     task_from_dict,
     task_to_dict,
     utcnow,
@@ -54,6 +56,8 @@ NOT_COUNTED = 1 << 62
 #: The history line a writer is about to append; empty once it has been appended.
 PENDING_HISTORY = ".history-pending.json"
 Clock = Callable[[], datetime]
+#: The task and version of a history line, as ``json_line`` writes them.
+_LOGGED_VERSION = re.compile(rb'"task":"((?:[^"\\]|\\.)*)","version":(\d+)(?:,"file":"([0-9a-f]+)")?')
 #: Fields that change on every write and would only clutter the history's change lists.
 _UNTRACKED = frozenset({"version", "updatedAt"})
 
@@ -95,12 +99,21 @@ class Store:
         self.layout = layout
         self.clock = clock
         self.actor = actor
-        self.graph = TaskGraph()
+        self.graph = self._new_graph()
         #: Files that failed to parse or validate: path -> one-line reason.
         self.invalid: dict[str, str] = {}
         self._history_offset = 0
         self._file_stamps: dict[str, Stamp] = {}  # keyed by str(path): cheaper than Path in hot loops
         self._paths: dict[str, tuple[Path, str]] = {}  # task id -> its file, as Path and as str
+        #: Each task as this store last knew it accounted for by history (its own writes, lines
+        #: it read, or first sight): what an outside edit is measured against.
+        self._logged: dict[str, Task] = {}
+        #: The highest version history records for each task, and the checksum of the file
+        #: that version wrote; read from the log on first need.
+        self._max_logged: dict[str, int] | None = None
+        self._logged_crc: dict[str, str] = {}
+        #: Checksum of each task file as last read under the lock (``_fresh``).
+        self._read_crc: dict[str, str] = {}
         self._history = HistoryLog(layout.state_dir / "history.jsonl")
         self._pending = PendingNote(layout.state_dir / PENDING_HISTORY)
         self._intents = ClaimIntents(layout.state_dir / ".claiming")
@@ -127,6 +140,9 @@ class Store:
         store = cls(layout, **kwargs)
         store.load()
         return store
+
+    def _new_graph(self) -> TaskGraph:
+        return TaskGraph(missing_blocker_done=self.layout.missing_blocker_done)
 
     def close(self) -> None:
         """Delete this store's spare files now rather than when it is collected or the process
@@ -160,7 +176,7 @@ class Store:
     def load(self) -> None:
         """Read every task file from scratch."""
         self._history_offset = self._history.end()
-        self.graph = TaskGraph()
+        self.graph = self._new_graph()
         self.invalid = {}
         self._file_stamps = {}
         self.read_files(self.layout.task_files())
@@ -196,9 +212,14 @@ class Store:
                     continue
                 if self.invalid and self.invalid.pop(key, None) is not None:
                     result.invalid.add(key)
+                # The disk is the truth: whatever the file says now is the state, whatever its
+                # version (an outside writer may drop it or keep it). Reads under one store are
+                # made one after another, so the last read is the newest.
                 current = tasks.get(task_id)
-                if current is not None and (task.version < current.version or (task.version == current.version and task == current)):
+                if current is not None and task == current:
                     continue
+                if task_id not in self._logged:
+                    self._logged[task_id] = task
                 fresh.append(task)
                 result.changed.add(task_id)
             self.graph.put_many(fresh)
@@ -209,6 +230,8 @@ class Store:
         if read is None:
             return None
         raw, stamp = read
+        if task_id is not None:
+            self._read_crc[task_id] = _checksum(raw)
         try:
             return self.layout.decode(raw, path, task_id), stamp
         except InvalidTaskFile as error:
@@ -233,11 +256,17 @@ class Store:
             return None
         records, self._history_offset = read
         logged: dict[str, list[dict[str, Any]]] = {}
+        versions = self._max_logged
         for record in records:
             task_id = record.get("task")
             if task_id is None:
                 continue
             task_id = str(task_id)
+            version = record.get("version")
+            if versions is not None and type(version) is int and version >= versions.get(task_id, -1):
+                versions[task_id] = version
+                if "file" in record:
+                    self._logged_crc[task_id] = str(record["file"])
             if task_id not in logged:
                 try:
                     validate_id(task_id)  # a hand-edited line must not name a path outside the board
@@ -254,7 +283,16 @@ class Store:
             self.load()
             return ChangeSet(changed=set(self.graph.tasks), removed=before - set(self.graph.tasks))
         files = [(task_id, self._file_of(task_id)[1]) for task_id in task_ids]
-        return self.read_files(files) if files else ChangeSet()
+        if not files:
+            return ChangeSet()
+        result = self.read_files(files)
+        versions = self._max_logged
+        if versions is not None:
+            for task_id, _ in files:
+                task = self.graph.tasks.get(task_id)
+                if task is not None and task.version == versions.get(task_id):
+                    self._logged[task_id] = task  # the version history names is on disk
+        return result
 
     def reread(self, paths: Iterable[Path]) -> ChangeSet:
         """Re-read specific paths (from a file watcher); other paths are ignored."""
@@ -312,6 +350,12 @@ class Store:
 
     def _commit(self, old: Task | None, new: Task, op: str, actor: str | None, extra: dict[str, Any] | None = None) -> Task:
         """Validate, write atomically, log. Called under the lock with ``new`` already changed."""
+        if old is not None:
+            outside = self.outside_edit(old, self._read_crc.get(old.id))
+            if outside is not None:
+                # Say what an outside writer changed before board's own write builds on it.
+                self._log(old.id, old.version, "outside", "outside edit", outside)
+                self._logged[old.id] = old
         prepared = self._prepare(old, new, op, actor, extra)
         temp = self._temp if self._temp is not None and self._temp.empty else self._spares.take()
         temp.fill(prepared.data)
@@ -321,7 +365,7 @@ class Store:
         """Work out a write: the validated new version, its bytes and its history line."""
         now = self.clock()
         data = task_to_dict(new)
-        data["version"] = (old.version if old else new.version) + 1
+        data["version"] = self._next_version(old or new)
         data["updatedAt"] = _iso(now)
         if old is None:
             data["createdAt"] = data.get("createdAt") or _iso(now)
@@ -333,8 +377,67 @@ class Store:
             for key, value in task_to_dict(task).items()
             if key not in _UNTRACKED and before.get(key) != value
         }
-        record = self._history_record(task.id, task.version, actor, op, changes, extra)
-        return PreparedWrite(task, path, self.layout.encode(task), record)
+        encoded = self.layout.encode(task)
+        record = self._history_record(task.id, task.version, actor, op, changes, extra, file_crc=_checksum(encoded))
+        return PreparedWrite(task, path, encoded, record)
+
+    # -- outside edits ------------------------------------------------------------------------
+
+    def _logged_versions(self) -> dict[str, int]:
+        """The highest version history records for each task, from one pass over the log the
+        first time it is needed (a fast scan: only the task and version of each line)."""
+        if self._max_logged is None:
+            versions: dict[str, int] = {}
+            crcs = self._logged_crc
+            for task_id, version, crc in _LOGGED_VERSION.findall(self._history.read_prefix(self._history_offset)):
+                key, number = task_id.decode("utf-8", "replace"), int(version)
+                if number >= versions.get(key, -1):
+                    versions[key] = number
+                    if crc:
+                        crcs[key] = crc.decode()
+                    else:
+                        crcs.pop(key, None)
+            self._max_logged = versions
+        return self._max_logged
+
+    def _note_logged(self, task: Task, crc: str) -> None:
+        self._logged[task.id] = task
+        if self._max_logged is not None and task.version >= self._max_logged.get(task.id, -1):
+            self._max_logged[task.id] = task.version
+            self._logged_crc[task.id] = crc
+
+    def outside_edit(self, task: Task, checksum: str | None = None) -> dict[str, Any] | None:
+        """What an outside writer (an editor, a script, Claude Code) changed in ``task`` as read
+        from disk (``checksum``: of the file's bytes), that history does not account for; None
+        when nothing did.
+
+        Every history line names the checksum of the file it wrote: a file whose bytes are not
+        those was written outside the store. The fields it changed are measured against the task
+        as this store last saw it logged; a process that never saw that version can only say
+        how the version moved.
+        """
+        logged = self._logged_versions().get(task.id)
+        if logged is None:
+            return None  # never written through a store: a file made elsewhere, seen for the first time
+        expected = self._logged_crc.get(task.id)
+        known = self._logged.get(task.id)
+        if checksum is not None and expected is not None:
+            if checksum == expected:
+                return None
+        elif known is not None and known.version == logged:
+            if task == known:
+                return None
+        elif task.version == logged:
+            return None  # a log written before checksums, and nothing else to go by
+        if known is not None and known.version == logged and known != task:
+            before, after = task_to_dict(known), task_to_dict(task)
+            return {key: [before.get(key), value] for key, value in after.items() if key != "updatedAt" and before.get(key) != value}
+        return {"version": [logged, task.version]}
+
+    def _next_version(self, task: Task) -> int:
+        """One above both the file's version and the highest history records: an outside
+        writer that dropped or lowered the version never makes a version number repeat."""
+        return max(task.version, self._logged_versions().get(task.id, 0)) + 1
 
     def _publish(self, prepared: PreparedWrite, temp: TempFile) -> Task:
         """Under the lock: rename the filled temp file into place, log the change, index it."""
@@ -353,11 +456,17 @@ class Store:
         self._append_history(line)
         self._pending.clear()
         self.graph.put(prepared.task)
+        self._note_logged(prepared.task, prepared.record["file"])
         self._file_stamps[self._file_of(prepared.task.id)[1]] = temp.stamp
         return prepared.task
 
-    def _history_record(self, task_id: str, version: int, actor: str | None, op: str, changes: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
-        record = {"ts": _iso(self.clock()), "task": task_id, "version": version, "actor": actor or self.actor, "op": op, "changes": changes}
+    def _history_record(
+        self, task_id: str, version: int, actor: str | None, op: str, changes: dict[str, Any], extra: dict[str, Any] | None = None, *, file_crc: str | None = None,
+    ) -> dict[str, Any]:
+        record: dict[str, Any] = {"ts": _iso(self.clock()), "task": task_id, "version": version}
+        if file_crc is not None:
+            record["file"] = file_crc  # the checksum of the file written: how outside edits are told apart
+        record.update(actor=actor or self.actor, op=op, changes=changes)
         if extra:
             record.update(extra)
         return record
@@ -430,8 +539,13 @@ class Store:
         actor: str | None = None,
         expected_version: int | None = None,
         token: int | None = None,
+        force: bool = False,
     ) -> Task:
-        """Apply ``change`` to a fresh copy of the task under the lock (compare-and-set)."""
+        """Apply ``change`` to a fresh copy of the task under the lock (compare-and-set).
+
+        Fenced for every writer: under a live lease, a change to the status, progress or owner
+        needs the lease's token, or ``force`` (a person overriding the holder; history says so).
+        """
         with self._write_lock():
             self.sync()
             current = self._fresh(task_id)
@@ -446,7 +560,27 @@ class Store:
             change(draft)
             if draft == current:
                 return current
-            return self._commit(current, draft, op, actor)
+            forced = token is None and self._needs_token(current, draft, force)
+            return self._commit(current, draft, op, actor, {"forced": True} if forced else None)
+
+    def lease_is_live(self, task: Task) -> bool:
+        """Whether an agent holds ``task`` right now: in progress, under a lease not yet expired."""
+        if task.status != Status.IN_PROGRESS or task.lease is None:
+            return False  # decided without reading the clock (tests count its readings)
+        return live_lease_holder(task, self.clock()) is not None
+
+    def _needs_token(self, current: Task, draft: Task, force: bool) -> bool:
+        """Refuse a tokenless change to what the lease holder owns; True when ``force`` let it pass."""
+        if not _fenced_change(current, draft) or not self.lease_is_live(current):
+            return False
+        if force:
+            return True
+        assert current.lease is not None
+        until = current.lease.expires_at.astimezone(UTC).strftime("%H:%M:%S")
+        raise LeaseHeld(
+            f"task {current.id} is held by {current.lease.owner} (lease until {until} UTC): only its holder, "
+            "with its lease token, may change its status, progress or owner; a person can override with --force"
+        )
 
     def create(
         self,
@@ -522,16 +656,34 @@ class Store:
 
     def add_dependency(self, task_id: str, blocker_id: str, *, actor: str | None = None) -> Task:
         """Record that ``task_id`` is blocked by ``blocker_id``, on both sides."""
-        with self._write_lock():
-            self.sync()
-            self._fresh(task_id)
-            self._fresh(blocker_id)
-            cycle = self.graph.cycle_if_added(task_id, blocker_id)
+        return self.link([(task_id, blocker_id)], actor=actor)[-1]
+
+    def check_links(self, edges: Iterable[tuple[str, str]]) -> None:
+        """Refuse, before anything is written, dependency edges (task, blocker) naming a missing
+        task or closing a cycle, each edge judged with the ones before it added."""
+        added: list[tuple[str, str]] = []
+        for task_id, blocker_id in edges:
+            for ref in (task_id, blocker_id):
+                if ref not in self.graph.tasks:
+                    self._fresh(ref)  # raises TaskNotFound naming it
+            cycle = _cycle_through(self.graph, added, task_id, blocker_id)
             if cycle is not None:
                 raise GraphError("refused: that would create a dependency cycle " + " -> ".join(f"#{t}" for t in cycle))
-            self._link_side(task_id, "blocked_by", blocker_id, actor)
-            self._link_side(blocker_id, "blocks", task_id, actor)
-            return self.graph.tasks[task_id]
+            added.append((task_id, blocker_id))
+
+    def link(self, edges: Iterable[tuple[str, str]], *, actor: str | None = None) -> list[Task]:
+        """Add dependency edges (task, blocker) on both sides: all of them, or none."""
+        edges = list(edges)
+        with self._write_lock():
+            self.sync()
+            for task_id, blocker_id in edges:
+                self._fresh(task_id)
+                self._fresh(blocker_id)
+            self.check_links(edges)
+            for task_id, blocker_id in edges:
+                self._link_side(task_id, "blocked_by", blocker_id, actor)
+                self._link_side(blocker_id, "blocks", task_id, actor)
+            return [self.graph.tasks[task_id] for task_id, _ in edges]
 
     def remove_dependency(self, task_id: str, blocker_id: str, *, actor: str | None = None) -> Task:
         with self._write_lock():
@@ -541,22 +693,41 @@ class Store:
                 self._link_side(blocker_id, "blocks", task_id, actor, add=False)
             return self.graph.tasks[task_id]
 
-    def update(self, task_id: str, *, actor: str | None = None, expected_version: int | None = None, token: int | None = None, **fields: Any) -> Task:
+    #: Plain fields ``update`` (and a status move, in the same write) may set.
+    PLAIN_FIELDS = frozenset({"subject", "description", "active_form", "owner", "priority", "parent", "files", "progress", "error", "metadata"})
+
+    def update(self, task_id: str, *, actor: str | None = None, expected_version: int | None = None, token: int | None = None, force: bool = False, **fields: Any) -> Task:
         """Change plain fields (subject, description, owner, priority, progress, files, metadata...)."""
-        allowed = {"subject", "description", "active_form", "owner", "priority", "parent", "files", "progress", "error", "metadata"}
-        unknown = set(fields) - allowed
+        fields = self._checked_fields(fields)
+        return self.mutate(task_id, lambda task: self._apply_fields(task, fields), op="update", actor=actor, expected_version=expected_version, token=token, force=force)
+
+    def _checked_fields(self, fields: Mapping[str, Any] | None) -> dict[str, Any]:
+        fields = dict(fields or {})
+        unknown = set(fields) - self.PLAIN_FIELDS
         if unknown:
             raise BoardError(f"cannot set {', '.join(sorted(unknown))} with update (status and dependencies have their own commands)")
-        def change(task: Task) -> None:
-            parent = fields.get("parent")
-            if parent is not None and parent not in self.graph.tasks:
-                raise TaskNotFound(parent)
+        if "priority" in fields:
+            try:
+                fields["priority"] = Priority(fields["priority"])
+            except ValueError:
+                raise BoardError(f"unknown priority {fields['priority']!r}; use one of {', '.join(p.value for p in Priority)}") from None
+        return fields
+
+    def _apply_fields(self, task: Task, fields: Mapping[str, Any]) -> None:
+        parent = fields.get("parent")
+        if parent is not None:
             if parent == task.id:
                 raise GraphError(f"task {task.id} cannot be its own parent")
-            for name, value in fields.items():
-                setattr(task, name, value)
-
-        return self.mutate(task_id, change, op="update", actor=actor, expected_version=expected_version, token=token)
+            if parent not in self.graph.tasks:
+                self._fresh(parent)  # raises TaskNotFound naming it
+            above, seen = parent, set()
+            while above is not None and above not in seen:
+                if above == task.id:
+                    raise GraphError(f"refused: #{parent} is already below #{task.id}, so it cannot be its parent")
+                seen.add(above)
+                above = self.graph.tasks[above].parent if above in self.graph.tasks else None
+        for name, value in fields.items():
+            setattr(task, name, value)
 
     def set_status(
         self,
@@ -568,34 +739,73 @@ class Store:
         token: int | None = None,
         error: str | None = None,
         reason: str | None = None,
+        force: bool = False,
+        owner: str | None = None,
+        lease_seconds: float | None = None,
+        fields: Mapping[str, Any] | None = None,
     ) -> Task:
-        """Move a task along the status machine; illegal moves are refused with the allowed ones."""
+        """Move a task along the status machine; illegal moves are refused with the allowed ones.
+
+        ``owner`` and ``lease_seconds`` apply to a move into ``in_progress`` (see ``_apply_status``);
+        ``fields`` are plain fields set in the same write.
+        """
         target = _status(status)
+        fields = self._checked_fields(fields)
 
         def change(task: Task) -> None:
-            check_transition(task.status, target)
-            self._apply_status(task, target, error=error)
+            if target == Status.IN_PROGRESS and task.status == Status.PENDING:
+                self._refresh_blockers(task)
+            self._apply_fields(task, {k: v for k, v in fields.items() if k != "owner"})
+            self._apply_status(task, target, error=error, owner=owner or fields.get("owner"), lease_seconds=lease_seconds)
+            if "progress" in fields and target != Status.COMPLETED:
+                task.progress = fields["progress"]
 
         op = f"status:{target}" if reason is None else f"status:{target} ({reason})"
-        return self.mutate(task_id, change, op=op, actor=actor, expected_version=expected_version, token=token)
+        return self.mutate(task_id, change, op=op, actor=actor, expected_version=expected_version, token=token, force=force)
+
+    def _refresh_blockers(self, task: Task) -> None:
+        """Under the lock, before a start: read the blockers from disk, so a person or an agent
+        never starts a task on an index that missed an outside writer's change to them."""
+        for blocker in task.blocked_by:
+            try:
+                self._fresh(blocker)
+            except TaskNotFound:
+                continue
+            except BoardError:
+                continue  # an unreadable blocker file stays as the index knew it
 
     def apply_status(self, task: Task, target: Status, *, error: str | None = None) -> None:
-        """Apply a status's side effects to a draft inside ``mutate`` (for writes that change more)."""
+        """Apply a status change to a draft inside ``mutate`` (for writes that change more)."""
         self._apply_status(task, target, error=error)
 
     def _apply_status(self, task: Task, target: Status, *, error: str | None = None, owner: str | None = None, lease_seconds: float | None = None) -> None:
-        """The side effects of each status, in one place."""
+        """Every status change goes through here: the transition table, readiness, an owner for
+        work in progress, and each status's side effects, in one place no writer can skip."""
+        check_transition(task.status, target)
+        self._enter_status(task, target, error=error, owner=owner, lease_seconds=lease_seconds)
+
+    def _enter_status(self, task: Task, target: Status, *, error: str | None = None, owner: str | None = None, lease_seconds: float | None = None) -> None:
         now = self.clock()
-        task.status = target
+        if task.policy is not None and not task.policy.settled:
+            task.policy.settled = True  # the status is no longer the policy's doing
         if target == Status.IN_PROGRESS:
+            if task.status == Status.PENDING:
+                why = self.graph.why_not_ready(task)
+                if why:
+                    raise NotReady(f"task {task.id} is not ready: {why}")
+            owner = owner or task.owner
+            if not owner:
+                raise BoardError(f"task {task.id} needs an owner to be in progress: say who works on it (--owner NAME)")
+            task.owner = owner
             task.started_at = task.started_at or now
             task.error = None
-            if owner is not None:
-                task.owner = owner
-            if task.owner and lease_seconds is not None:
-                task.lease = Lease(owner=task.owner, token=task.version + 1, expires_at=now + timedelta(seconds=lease_seconds))
+            if lease_seconds is not None:
+                task.lease = Lease(owner=owner, token=task.version + 1, expires_at=now + timedelta(seconds=lease_seconds), seconds=lease_seconds)
+            else:
+                task.lease = None  # a person's work: theirs until they change it
         else:
             task.lease = None
+        task.status = target
         if target == Status.COMPLETED:
             task.completed_at = now
             task.progress = 100
@@ -606,6 +816,27 @@ class Store:
             task.completed_at = None
         elif target == Status.FAILED:
             task.error = error or task.error or "failed"
+
+    def undo_policy(self, task_id: str, *, actor: str | None = None, lease_seconds: float = DEFAULT_LEASE_SECONDS, expected_version: int | None = None) -> Task:
+        """Take back the status a policy set: the task returns to progress for the agent that
+        held it (with a fresh lease, so it comes back to the queue if that agent is gone) and
+        the progress it had. The one move allowed out of ``completed``, and only this way."""
+
+        def change(task: Task) -> None:
+            mark = task.policy
+            if mark is None or mark.settled or mark.status != task.status:
+                raise BoardError(f"task {task_id} is {task.status} by a person or its agent, not by a policy; there is nothing to undo")
+            started = sorted_ids(d for d in self.graph.dependents(task_id) if self.graph.tasks[d].status != Status.PENDING)
+            if task.status == Status.COMPLETED and started:
+                raise BoardError(
+                    f"cannot undo the completion of task {task_id}: " + ", ".join(f"#{d}" for d in started) + " already started on it"
+                )
+            progress = mark.progress
+            task.completed_at = None
+            self._enter_status(task, Status.IN_PROGRESS, owner=mark.owner or self.actor, lease_seconds=lease_seconds if mark.owner else None)
+            task.progress = progress
+
+        return self.mutate(task_id, change, op="undo policy", actor=actor, expected_version=expected_version, force=True)
 
     # -- claims and leases --------------------------------------------------------------------
 
@@ -708,8 +939,8 @@ class Store:
                 raise _NotClaimable from None
             if self.graph.tasks.get(task_id) != task:
                 self.graph.put(task)
-            if not self.graph.is_ready(task_id):
-                raise _NotClaimable
+            if not self.graph.is_ready(task_id) or self.outside_edit(task, _checksum(raw)) is not None:
+                raise _NotClaimable  # an outside edit is logged under the lock first
             prepared = self._prepare(task, self._claimed(task, agent, lease_seconds), "claim", actor or agent)
             temp = self._spares.take()
             temp.fill(prepared.data)
@@ -735,19 +966,21 @@ class Store:
         actor: str | None = None,
         expected_version: int | None = None,
         op: str = "status:in_progress",
+        force: bool = False,
+        fields: Mapping[str, Any] | None = None,
     ) -> Task:
         """Put a task in progress for ``owner``: a ready pending task, or resume a paused, blocked
         or waiting one. With ``lease_seconds`` the owner must heartbeat (an agent); without, the
         task stays theirs until they change it (a person)."""
+        fields = self._checked_fields(fields)
 
         def change(task: Task) -> None:
-            if task.status == Status.PENDING and not self.graph.is_ready(task.id):
-                waiting = ", ".join(f"#{b}" for b in self.graph.open_blockers(task))
-                raise BoardError(f"task {task_id} is not ready: it waits on {waiting}")
-            check_transition(task.status, Status.IN_PROGRESS)
+            if task.status == Status.PENDING:
+                self._refresh_blockers(task)
+            self._apply_fields(task, {k: v for k, v in fields.items() if k != "owner"})
             self._apply_status(task, Status.IN_PROGRESS, owner=owner, lease_seconds=lease_seconds)
 
-        return self.mutate(task_id, change, op=op, actor=actor, expected_version=expected_version)
+        return self.mutate(task_id, change, op=op, actor=actor, expected_version=expected_version, force=force)
 
     def _claim_locked(self, task: Task, agent: str, lease_seconds: float, actor: str | None) -> Task:
         return self._commit(task, self._claimed(task, agent, lease_seconds), "claim", actor or agent)
@@ -755,38 +988,56 @@ class Store:
     def _claimed(self, task: Task, agent: str, lease_seconds: float) -> Task:
         """A draft of ``task`` claimed by ``agent``, with a lease."""
         draft = draft_of(task)
-        check_transition(draft.status, Status.IN_PROGRESS)
         self._apply_status(draft, Status.IN_PROGRESS, owner=agent, lease_seconds=lease_seconds)
         return draft
 
     def held_by(self, agent: str) -> list[Task]:
         return [t for t in self.graph.tasks.values() if t.status == Status.IN_PROGRESS and t.owner == agent]
 
-    def heartbeat(self, agent: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> list[Task]:
-        """Renew every lease ``agent`` holds; returns the renewed tasks."""
+    def heartbeat(self, agent: str, *, lease_seconds: float | None = None) -> list[Task]:
+        """Renew every lease ``agent`` holds, each by its own length (or by ``lease_seconds``,
+        which becomes the lease's new length); returns the renewed tasks."""
         _check_agent(agent)
         renewed = []
         with self._write_lock():
             self.sync()
             for task in [t for t in self.graph.tasks.values() if t.lease is not None and t.lease.owner == agent]:
                 fresh = self._fresh(task.id)
-                if fresh.lease is None or fresh.lease.owner != agent:
+                if fresh.lease is None or fresh.lease.owner != agent or fresh.status != Status.IN_PROGRESS:
                     continue
-                draft = draft_of(fresh)
-                assert draft.lease is not None
-                draft.lease.expires_at = self.clock() + timedelta(seconds=lease_seconds)
-                renewed.append(self._commit(fresh, draft, "heartbeat", agent))
+                renewed.append(self._commit(fresh, self._renewed(fresh, lease_seconds), "heartbeat", agent))
         return renewed
 
-    def release(self, task_id: str, *, actor: str | None = None, token: int | None = None, reason: str = "released") -> Task:
+    def renew_lease(self, task_id: str, token: int, *, actor: str | None = None) -> Task:
+        """Extend one lease by its own length, fenced on the token: ``StaleLease`` once the
+        task moved on to another holder (or out of progress)."""
+
+        def change(task: Task) -> None:
+            assert task.lease is not None  # the fence check ran first
+            renewed = self._renewed(task, None)
+            task.lease = renewed.lease
+
+        return self.mutate(task_id, change, op="heartbeat", actor=actor, token=token)
+
+    def _renewed(self, task: Task, lease_seconds: float | None) -> Task:
+        draft = draft_of(task)
+        assert draft.lease is not None
+        seconds = lease_seconds or draft.lease.seconds or DEFAULT_LEASE_SECONDS
+        draft.lease.expires_at = self.clock() + timedelta(seconds=seconds)
+        draft.lease.seconds = seconds
+        return draft
+
+    def release(self, task_id: str, *, actor: str | None = None, token: int | None = None, reason: str = "released", force: bool = False, fields: Mapping[str, Any] | None = None) -> Task:
         """Give an in-progress task back to the pool (owner cleared, lease dropped)."""
+        fields = self._checked_fields(fields)
 
         def change(task: Task) -> None:
             if task.status != Status.IN_PROGRESS:
                 raise BoardError(f"task {task_id} is {task.status}, not in_progress; only a task being worked on can be released")
+            self._apply_fields(task, {k: v for k, v in fields.items() if k != "owner"})
             self._apply_status(task, Status.PENDING)
 
-        return self.mutate(task_id, change, op=f"release ({reason})", actor=actor, token=token)
+        return self.mutate(task_id, change, op=f"release ({reason})", actor=actor, token=token, force=force)
 
     def reclaim_expired(self, *, actor: str = "coordinator") -> list[Task]:
         """Take back in-progress tasks whose lease ran out; history records who went silent."""
@@ -922,12 +1173,46 @@ class Store:
 
 
 def _check_fence(task: Task, token: int) -> None:
+    """A write made with a lease token is refused once that lease is gone. The message names
+    the holder, never the current token: a refusal must not hand out the key."""
     if task.lease is None:
-        raise StaleLease(f"task {task.id} is no longer leased (it is {task.status}); your token {token} is stale")
+        raise StaleLease(f"your lease token for task {task.id} is stale: the task is {task.status} and leased to no one; stop working on it")
     if task.lease.token != token:
-        raise StaleLease(
-            f"task {task.id} is now held by {task.lease.owner} with token {task.lease.token}; your token {token} is stale"
-        )
+        raise StaleLease(f"your lease token for task {task.id} is stale: {task.lease.owner} holds it under a newer lease; stop working on it")
+
+
+#: What only a lease's holder may change while the lease lives.
+def _fenced_change(current: Task, draft: Task) -> bool:
+    return current.status != draft.status or current.progress != draft.progress or current.owner != draft.owner
+
+
+def _checksum(data: bytes) -> str:
+    return f"{zlib.crc32(data):08x}"
+
+
+def _cycle_through(graph: TaskGraph, edges: list[tuple[str, str]], task_id: str, blocker_id: str) -> list[str] | None:
+    """The cycle that (task_id blockedBy blocker_id) would close, following the written edges
+    and ``edges``, which are about to be written; None if there is none."""
+    if task_id == blocker_id:
+        return [task_id, task_id]
+    new: dict[str, set[str]] = {}
+    for task, blocker in edges:
+        new.setdefault(task, set()).add(blocker)
+    parents: dict[str, str | None] = {blocker_id: None}
+    stack = [blocker_id]
+    while stack:
+        node = stack.pop()
+        if node == task_id:
+            path = [node]
+            while parents[path[-1]] is not None:
+                path.append(parents[path[-1]])  # type: ignore[arg-type]
+            return [task_id, *path[::-1]]
+        written = graph.tasks[node].blocked_by if node in graph.tasks else ()
+        for nxt in (*written, *new.get(node, ())):
+            if nxt not in parents:
+                parents[nxt] = node
+                stack.append(nxt)
+    return None
 
 
 def _check_agent(agent: str) -> None:

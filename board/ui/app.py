@@ -22,12 +22,13 @@ from textual.command import Hit, Hits, Provider
 from textual.containers import Horizontal, Vertical
 from textual.widgets import ContentSwitcher, Footer
 
+from board import actions
 from board.agents import AgentRecord, list_agents
 from board.config import BoardSettings, load_settings
 from board.errors import BoardError
 from board.graph import TaskGraph
 from board.model import Task, utcnow
-from board.status import Status, check_transition
+from board.status import Status
 from board.store import Store, detect_layout
 from board.alerts import Alert, Severity, alerts_by_task, read_alerts
 from board.ui.board_alerts import StoreSnapshot, alerts_document_key, coordinator_holds_lock, evaluate_without_git, severity_counts, stat_stamp
@@ -93,12 +94,6 @@ class TaskCommands(Provider):
                         break
 
 
-#: Statuses ``r`` puts back in the queue (pending), for an agent to pick up again: a failed task
-#: is retried, a cancelled one reopened, a blocked or paused one (often left by an agent that
-#: died) handed back. A task in progress must be paused first, so a live agent is not robbed.
-REQUEUABLE = frozenset({Status.FAILED, Status.CANCELLED, Status.BLOCKED, Status.PAUSED})
-
-
 class BoardApp(App[None]):
     """board's dashboard.
 
@@ -107,6 +102,7 @@ class BoardApp(App[None]):
     | arrows / hjkl | move between cards (graph: between waves and nodes) |
     | enter | details of the selected task |
     | s / p / r / c / a | start, pause-resume, retry (back to the queue), cancel, assign |
+    | u | undo the status a policy set |
     | / | filter | g | kanban / graph | t | next theme | ? | help | q | quit |
     | e | into the alerts panel; there enter selects the alert's task, escape goes back |
     """
@@ -118,7 +114,8 @@ class BoardApp(App[None]):
         Binding("enter", "details", "Details", id="task.details"),
         Binding("s", "start", "Start", id="task.start"),
         Binding("p", "pause", "Pause/resume", id="task.pause"),
-        Binding("r", "retry", "Retry", id="task.retry", tooltip="back to the queue: failed, cancelled, blocked or paused"),
+        Binding("r", "retry", "Retry", id="task.retry", tooltip="back to the queue: failed, cancelled, blocked, paused or in progress"),
+        Binding("u", "undo_policy", "Undo policy", show=False, id="task.undo_policy", tooltip="take back a status a policy set"),
         Binding("c", "cancel", "Cancel", id="task.cancel"),
         Binding("a", "assign", "Assign", id="task.assign"),
         Binding("slash", "filter", "Filter", id="view.filter"),
@@ -132,7 +129,7 @@ class BoardApp(App[None]):
         Binding("escape", "clear_filter", "Clear filter", show=False, id="view.clear_filter"),
     ]
     #: Actions that write to the board, disabled with --readonly.
-    WRITE_ACTIONS = frozenset({"start", "pause", "retry", "cancel", "assign"})
+    WRITE_ACTIONS = frozenset({"start", "pause", "retry", "cancel", "assign", "undo_policy"})
 
     def __init__(
         self,
@@ -156,10 +153,11 @@ class BoardApp(App[None]):
         self.store_lock = threading.Lock()
         self._settings_problem: str | None = None
         self.settings = self._load_settings()
-        self.graph = TaskGraph()
+        self.graph = TaskGraph(missing_blocker_done=self.layout_.missing_blocker_done)
         self.lanes = Lanes()
-        self.subtasks: dict[str, set[str]] = {}
-        self.view = CardView(self.graph, now, states=self.lanes.states, children=self.subtasks)
+        self.view = CardView(self.graph, now, states=self.lanes.states)
+        #: For each task, the number of the last message that showed it (``BoardChanged``).
+        self._observed: dict[str, int] = {}
         self.agents: list[AgentRecord] = []
         self.alerts: list[Alert] = []
         #: Whether ``alerts`` came from a running coordinator's ``alerts.json``.
@@ -242,7 +240,8 @@ class BoardApp(App[None]):
         with self.store_lock:
             changes = self.store.read_files(first)
             tasks = [self.store.tasks[i] for i in changes.changed if i in self.store.tasks]
-        self.on_board_changed(BoardChanged(tasks=tasks, loaded=not rest))
+            message = BoardChanged(tasks=tasks, loaded=not rest)
+        self.on_board_changed(message)
         # Start reading the rest once the first frame is out: the reader holds the GIL for most
         # of its work and would otherwise delay that frame by a third of a second.
         self.call_after_refresh(self.feed_board, rest)
@@ -269,7 +268,8 @@ class BoardApp(App[None]):
             with self.store_lock:
                 changes = self.store.read_files(files[start:end])
                 tasks = [self.store.tasks[i] for i in changes.changed if i in self.store.tasks]
-            self.post_message(BoardChanged(tasks=tasks, loaded=end == len(files)))
+                message = BoardChanged(tasks=tasks, loaded=end == len(files))
+            self.post_message(message)
         self._post_agents()
         self._alerts_due.set()
         if not self.watch_files:
@@ -296,8 +296,9 @@ class BoardApp(App[None]):
                 present = [self.store.tasks[i] for i in ids if i in self.store.tasks]
                 gone = [i for i in ids | removed if i not in self.store.tasks]
                 invalid_changed = bool(more.invalid or (changes and changes.invalid))
+                message = BoardChanged(tasks=present, removed=gone)
             if present or gone:
-                self.post_message(BoardChanged(tasks=present, removed=gone))
+                self.post_message(message)
             if present or gone or invalid_changed or batch.reconcile or batch.side_paths:
                 self._alerts_due.set()
             if batch.reconcile or any(p.parent.name == "agents" for p in batch.side_paths):
@@ -362,9 +363,9 @@ class BoardApp(App[None]):
         if not self.loaded and not message.loaded and len(self.graph):
             # Middle of the first read of a big board: the first chunk is on screen already;
             # placing every chunk in the lanes would only slow the read down.
-            self._put_without_layout(message.tasks)
+            self._put_without_layout(message.tasks, message.observed)
         else:
-            self.apply_tasks(message.tasks, message.removed)
+            self.apply_tasks(message.tasks, message.removed, observed=message.observed)
         if message.loaded and not self.loaded:
             self.loaded = True
             # The board read so far lives as long as the app: keep the cyclic garbage collector
@@ -379,43 +380,53 @@ class BoardApp(App[None]):
             if self.view.selected is None:
                 self.kanban.select_first()
 
-    def _put_without_layout(self, tasks: Iterable[Task]) -> None:
+    def _put_without_layout(self, tasks: Iterable[Task], observed: int) -> None:
         for task in tasks:
-            if task.parent:
-                self.subtasks.setdefault(task.parent, set()).add(task.id)
+            self._observed[task.id] = observed
             self.graph.put(task)
         self._layout_stale = True
         self.header_bar.show_counts(self.lanes.counts, f"loading… {len(self.graph):,} tasks read")
 
-    def apply_tasks(self, tasks: Iterable[Task], removed: Iterable[str] = ()) -> set[str]:
-        """Put newer task versions into the displayed board; redraw only the cards they touch."""
+    def apply_tasks(self, tasks: Iterable[Task], removed: Iterable[str] = (), *, observed: int | None = None) -> set[str]:
+        """Put what was read into the displayed board; redraw only the cards it touches.
+
+        What the disk says is shown, whatever its version; only a read made before one already
+        shown (``observed`` is earlier) is dropped, as it is out of date.
+        """
         changed: set[str] = set()
         edges_changed = False
+        parents: set[str] = set()
         for task in tasks:
+            if observed is not None and self._observed.get(task.id, 0) > observed:
+                continue  # a stale read never replaces a newer one
             current = self.graph.tasks.get(task.id)
-            if current is not None and (task.version < current.version or task == current):
-                continue  # a stale read never replaces a newer version
+            if observed is not None:
+                self._observed[task.id] = observed
+            if current is not None and task == current:
+                continue
             if current is None or current.blocked_by != task.blocked_by:
                 edges_changed = True
-            if current is not None and current.parent != task.parent and current.parent:
-                self.subtasks.get(current.parent, set()).discard(task.id)
-            if task.parent:
-                self.subtasks.setdefault(task.parent, set()).add(task.id)
+            if current is not None and current.parent:
+                parents.add(current.parent)
             self.graph.put(task)
             changed.add(task.id)
         for task_id in removed:
+            if observed is not None and self._observed.get(task_id, 0) > observed:
+                continue
+            if observed is not None:
+                self._observed[task_id] = observed
             current = self.graph.tasks.get(task_id)
             if current is None:
                 continue
             if current.parent:
-                self.subtasks.get(current.parent, set()).discard(task_id)
+                parents.add(current.parent)
             self.graph.remove(task_id)
             changed.add(task_id)
             edges_changed = True
         if not changed:
             return changed
         before = self.lanes.lane_index(self.view.selected) if self.view.selected else None
-        affected = set(changed)
+        affected = set(changed) | {p for p in parents if p in self.graph.tasks}
         for task_id in changed:
             affected |= self.graph.dependents(task_id)
             task = self.graph.tasks.get(task_id)
@@ -703,6 +714,7 @@ class BoardApp(App[None]):
                 ("Retry, reopen or requeue the selected task", self.action_retry, "r"),
                 ("Cancel the selected task", self.action_cancel, "c"),
                 ("Assign the selected task to an agent", self.action_assign, "a"),
+                ("Undo the status a policy set on the selected task", self.action_undo_policy, "u"),
             ]
         return actions
 
@@ -719,68 +731,60 @@ class BoardApp(App[None]):
 
     def action_start(self) -> None:
         task = self._target()
-        if task is None:
+        if task is None or self._refused("start", task):
             return
-        if task.status == Status.IN_PROGRESS:
-            self._refuse(f"#{task.id} is already in progress")
+        if task.status == Status.PENDING and not self.graph.is_ready(task.id):
+            self._refuse(f"#{task.id} is not ready: {self.graph.why_not_ready(task)}")
             return
-        if task.status == Status.PENDING:
-            open_ids = self.graph.open_blockers(task)
-            if open_ids:
-                self._refuse(f"#{task.id} is not ready: it waits on " + ", ".join(f"#{b}" for b in open_ids))
-                return
-            self.write(task.id, "start", lambda store: start_task(store, task.id, local_user(), task.version))
-            return
-        self.write(task.id, "resume", lambda store: store.set_status(task.id, Status.IN_PROGRESS, actor=HUMAN_ACTOR, expected_version=task.version))
+        self._act(task, "start", lambda store, who: actions.start(store, task.id, who))
 
     def action_pause(self) -> None:
         task = self._target()
-        if task is None:
+        if task is None or self._refused("resume" if task.status == Status.PAUSED else "pause", task):
             return
-        target = Status.PAUSED if task.status == Status.IN_PROGRESS else Status.IN_PROGRESS
-        if task.status not in (Status.IN_PROGRESS, Status.PAUSED):
-            self._refuse(f"only a task in progress can be paused; #{task.id} is {task.status}")
-            return
-        self.write(task.id, "pause" if target == Status.PAUSED else "resume", lambda store: store.set_status(task.id, target, actor=HUMAN_ACTOR, expected_version=task.version))
+        seconds = self.settings.lease.seconds
+        what = "resume" if task.status == Status.PAUSED else "pause"
+        self._act(task, what, lambda store, who: actions.toggle_pause(store, task.id, who, lease_seconds=seconds))
 
     def action_retry(self) -> None:
         task = self._target()
-        if task is None:
+        if task is None or self._refused("requeue", task):
             return
-        if task.status not in REQUEUABLE:
-            hint = " (pause it first with p)" if task.status == Status.IN_PROGRESS else ""
-            self._refuse(f"only a failed, cancelled, blocked or paused task goes back to the queue; #{task.id} is {task.status}{hint}")
-            return
-        self.write(task.id, "retry", lambda store: store.set_status(task.id, Status.PENDING, actor=HUMAN_ACTOR, expected_version=task.version, reason="retry"))
+        what = actions.REQUEUE_FROM[task.status]
+        self._act(task, what, lambda store, who: actions.requeue(store, task.id, who))
 
     def action_cancel(self) -> None:
         from board.ui.screens.confirm import ConfirmScreen
 
         task = self._target()
-        if task is None:
-            return
-        try:
-            check_transition(task.status, Status.CANCELLED)
-        except BoardError as error:
-            hint = " (pause it first with p, then cancel)" if task.status == Status.IN_PROGRESS else ""
-            self._refuse(f"#{task.id}: {error}{hint}")
+        if task is None or self._refused("cancel", task):
             return
 
         def confirmed(yes: bool | None) -> None:
             if yes:
-                self.write(task.id, "cancel", lambda store: store.set_status(task.id, Status.CANCELLED, actor=HUMAN_ACTOR, expected_version=task.version))
+                self._act(task, "cancel", lambda store, who: actions.cancel(store, task.id, who))
 
         self.push_screen(ConfirmScreen(f"Cancel #{task.id}?", task.subject, confirm_label="Cancel task"), confirmed)
+
+    def action_undo_policy(self) -> None:
+        task = self._target()
+        if task is None:
+            return
+        mark = task.policy
+        if mark is None or mark.settled or mark.status != task.status:
+            self._refuse(f"#{task.id} is {task.status} by a person or its agent, not by a policy; there is nothing to undo")
+            return
+        seconds = self.settings.lease.seconds
+        self._act(task, f"undo {mark.name}", lambda store, who: actions.undo_policy(store, task.id, who, lease_seconds=seconds))
 
     def action_assign(self) -> None:
         from board.ui.screens.assign import AssignScreen
 
         task = self._target()
-        if task is None:
+        if task is None or self._refused("assign", task):
             return
-        if task.status != Status.PENDING or not self.graph.is_ready(task.id):
-            state = self.lanes.states.get(task.id, task.status)
-            self._refuse(f"only a ready task can be assigned; #{task.id} is {state}")
+        if not self.graph.is_ready(task.id):
+            self._refuse(f"only a ready task can be assigned; #{task.id} is not ready: {self.graph.why_not_ready(task)}")
             return
         if not self.agents:
             self._refuse("no agents are registered in .tasks/agents/")
@@ -789,9 +793,35 @@ class BoardApp(App[None]):
         def chosen(agent: str | None) -> None:
             if agent:
                 seconds = self.settings.lease.seconds
-                self.write(task.id, f"assign to {agent}", lambda store: store.claim_task(task.id, agent, lease_seconds=seconds, actor=HUMAN_ACTOR))
+                self._act(task, f"assign to {agent}", lambda store, who: actions.assign(store, task.id, agent, who, lease_seconds=seconds))
 
         self.push_screen(AssignScreen(task.id, self.agents, self.now()), chosen)
+
+    def _refused(self, move: str, task: Task) -> bool:
+        """Say why ``move`` cannot be made on ``task``, if it cannot (no dialog opens then)."""
+        why = actions.refusal(move, task)
+        if why is not None:
+            self._refuse(why)
+        return why is not None
+
+    def _act(self, task: Task, what: str, move: Callable[[Store, actions.Who], Task]) -> None:
+        """Make a move on ``task`` as the person at the keyboard, refused if the task changed
+        since they pressed the key. Overriding an agent's live lease is asked about first, and
+        history records it."""
+        from board.ui.screens.confirm import ConfirmScreen
+
+        person = local_user()
+        holder = actions.needs_override(task, self.now())
+        if holder is None or holder == person:
+            self.write(task.id, what, lambda store: move(store, actions.Who(person, expected_version=task.version)))
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.write(task.id, what, lambda store: move(store, actions.Who(person, force=True, expected_version=task.version)))
+
+        question = f"{holder} is working on it under a live lease; it will lose the task. The board's history records that you overrode it."
+        self.push_screen(ConfirmScreen(f"{what.capitalize()} #{task.id}?", question, confirm_label=f"{what.capitalize()} anyway"), confirmed)
 
     @work(thread=True, group="board-write")
     def write(self, task_id: str, what: str, operation: Callable[[Store], Task]) -> None:
@@ -799,12 +829,10 @@ class BoardApp(App[None]):
         try:
             with self.store_lock:
                 task = operation(self.store)
+                message = BoardChanged(tasks=[task])
         except BoardError as error:
             self.call_from_thread(self._refuse, f"{what} #{task_id}: {error}")
             return
-        self.post_message(BoardChanged(tasks=[task]))
+        self.post_message(message)
 
 
-def start_task(store: Store, task_id: str, owner: str, expected_version: int) -> Task:
-    """A person starts a ready task: in progress, owned by them, with no lease to expire."""
-    return store.start(task_id, owner, actor=HUMAN_ACTOR, expected_version=expected_version)

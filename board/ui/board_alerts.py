@@ -63,7 +63,7 @@ class StoreSnapshot:
 
     @cached_property
     def graph(self) -> TaskGraph:
-        return TaskGraph(self.tasks.values())
+        return TaskGraph(self.tasks.values(), missing_blocker_done=self.layout.missing_blocker_done)
 
 
 def evaluate_without_git(snapshot: StoreSnapshot, *, now: datetime, settings: BoardSettings, previous: list[Alert]) -> list[Alert]:

@@ -72,8 +72,6 @@ class CardView:
     dependents: set[str] = field(default_factory=set)
     #: Display state ("ready", "failed"...) for each task, from ``Lanes``.
     states: Mapping[str, str] = field(default_factory=dict)
-    #: Sub-tasks by parent id, kept by the app so a parent's progress costs O(children).
-    children: Mapping[str, set[str]] = field(default_factory=dict)
     #: Each task's alerts, worst first (``alerts_by_task``).
     alerts: Mapping[str, list[Alert]] = field(default_factory=dict)
 
@@ -81,15 +79,6 @@ class CardView:
         """The card's alert badge: worst severity and how many alerts name the task."""
         named = (self.alerts if alerts is None else alerts).get(task_id)
         return (named[0].severity, len(named)) if named else None
-
-    def progress(self, task: Task, depth: int = 0) -> int:
-        """A parent's progress is the mean of its children's; completed counts as 100."""
-        if task.status == Status.COMPLETED:
-            return 100
-        kids = [self.graph.tasks[k] for k in self.children.get(task.id, ()) if k in self.graph.tasks]
-        if not kids or depth > 8:
-            return task.progress
-        return round(sum(self.progress(kid, depth + 1) for kid in kids) / len(kids))
 
     def relation(self, task_id: str) -> str:
         if task_id == self.selected:
@@ -138,7 +127,7 @@ def card_lines(task: Task, view: CardView, width: int, styles: Mapping[str, Styl
     subject.truncate(width, overflow="ellipsis", pad=True)
 
     foot = Text(no_wrap=True)
-    progress = view.progress(task)
+    progress = view.graph.progress(task)
     calls = task.tool_calls
     tail = Text(no_wrap=True)
     tail.append(f" {progress:>3}%", styles["muted"])

@@ -32,11 +32,6 @@ LANE_TITLES = {
     Lane.DONE: "Done",
 }
 
-#: What a task shows as: its status, with pending split into ready / waiting on dependencies.
-DISPLAY_STATES = (
-    "waiting-deps", "ready", "in_progress", "waiting", "paused", "blocked", "failed", "completed", "cancelled",
-)
-
 _LANE_OF_STATUS = {
     Status.IN_PROGRESS: Lane.IN_PROGRESS,
     Status.WAITING: Lane.IN_PROGRESS,

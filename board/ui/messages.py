@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
+
 from textual.message import Message
 
 from board.agents import AgentRecord
@@ -10,8 +12,17 @@ from board.alerts import Alert
 from board.model import Task
 
 
+#: Observation order across every reader and writer of one dashboard.
+_observations = itertools.count(1)
+
+
 class BoardChanged(Message):
-    """Tasks as read from disk (or returned by a write). Older versions than shown are dropped."""
+    """Tasks as read from disk (or returned by a write).
+
+    Each message is numbered when it is made, which is done under the store's lock right after
+    the read or write it reports: a message made earlier never replaces what a later one
+    showed, whatever the versions say (an outside writer may lower or drop them).
+    """
 
     def __init__(
         self,
@@ -21,6 +32,7 @@ class BoardChanged(Message):
     ) -> None:
         self.tasks = tasks or []
         self.removed = removed or []
+        self.observed = next(_observations)
         #: Set on the last message of the first full read.
         self.loaded = loaded
         super().__init__()

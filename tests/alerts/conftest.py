@@ -110,3 +110,10 @@ def start(workspace: Path, subject: str, agent: str, files: list[str] | None = N
     task = store.create(subject, files=files or [])
     store.claim_task(task.id, agent)
     return task.id
+
+
+def token_of(workspace: Path, task_id: str) -> int:
+    """The lease token of the agent holding ``task_id`` (tests act as that agent)."""
+    lease = Store.open(workspace).get(task_id).lease
+    assert lease is not None
+    return lease.token

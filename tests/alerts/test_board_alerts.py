@@ -11,7 +11,7 @@ from board.alerts import KINDS, alerts_by_task, read_alerts
 from board.checkpoints import write_checkpoint
 from board.model import utcnow
 from board.store import Store
-from tests.alerts.conftest import board, of_kind, refresh, start
+from tests.alerts.conftest import board, of_kind, refresh, start, token_of
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
@@ -109,7 +109,7 @@ def test_failing_agent_warns_until_a_call_succeeds(workspace: Path) -> None:
 def test_waiting_task_is_info_until_resumed(workspace: Path) -> None:
     task = start(workspace, "needs a decision", "alice")
     store = Store.open(workspace)
-    store.set_status(task, "waiting")
+    store.set_status(task, "waiting", token=token_of(workspace, task))
     alerts = of_kind(refresh(workspace), "human.waiting")
     assert [(a.severity, a.tasks) for a in alerts] == [("info", (task,))]
     store.set_status(task, "in_progress")
@@ -145,7 +145,7 @@ def test_file_changed_after_a_checkpoint_not_by_its_owner(workspace: Path) -> No
 
 def test_the_same_condition_is_one_alert_that_keeps_its_first_seen_time(workspace: Path) -> None:
     task = start(workspace, "needs a decision", "alice")
-    Store.open(workspace).set_status(task, "waiting")
+    Store.open(workspace).set_status(task, "waiting", token=token_of(workspace, task))
     first = refresh(workspace, now=T0)
     alerts_file = workspace / ".tasks" / "alerts.json"
     written = alerts_file.stat()
@@ -205,7 +205,7 @@ def test_graph_problems_are_recomputed_only_when_dependencies_change(workspace: 
 
     assert cache.problems(store.tasks, graph) == [] and len(builds) == 1
     store.update("1", progress=50)
-    store.set_status("1", "in_progress")
+    store.set_status("1", "in_progress", owner="ann")
     assert cache.problems(store.tasks, graph) == [] and len(builds) == 1  # nothing structural changed
     write_task(workspace, "2", blockedBy=["1", "9"], version=5)  # a dangling edge, by hand
     store.rescan()  # written behind the store's back

@@ -15,7 +15,7 @@ from board.errors import BoardError
 from board.model import utcnow
 from board.reservations import ReservationConflict, active_reservations, reservation_file, reserve, unreserve
 from board.store import Store
-from tests.alerts.conftest import REPO, Repos, board, of_kind, refresh, start
+from tests.alerts.conftest import REPO, Repos, board, of_kind, refresh, start, token_of
 
 
 def snapshot(directory: Path) -> dict[str, bytes]:
@@ -85,7 +85,7 @@ def test_a_finished_tasks_reservation_no_longer_holds(workspace: Path) -> None:
     bob_task = start(workspace, "two", "bob")
     store = Store.open(workspace)
     reserve(store, alice_task, ["a.py"])
-    store.set_status(alice_task, "completed")
+    store.set_status(alice_task, "completed", token=token_of(workspace, alice_task))
     assert [r.owner for r in reserve(store, bob_task, ["a.py"])] == ["bob"]
 
 
@@ -149,7 +149,7 @@ def test_two_agents_on_one_file_raise_conflict_files_until_one_finishes(workspac
     assert alerts[0].files == ("src/a.py", "src/shared.py")
     assert alerts[0].severity == "warning"
 
-    Store.open(workspace).set_status(bob_task, "completed")
+    Store.open(workspace).set_status(bob_task, "completed", token=token_of(workspace, bob_task))
     assert of_kind(refresh(workspace), "conflict.files") == []
 
 

@@ -293,7 +293,7 @@ def test_the_block_policy_fires_during_a_run_and_the_summary_says_so(workspace):
     assert done.returncode == 1, done.stderr
     assert "#1: blocked: policy block_after_failures=2: 2 consecutive failed tool calls" in done.stdout
     store.sync()
-    assert store.get("1").metadata["policy"]["name"] == "block_after_failures"
+    assert store.get("1").policy.name == "block_after_failures"
 
 
 def test_the_coordinator_reacts_to_changes_without_waiting_for_its_period(workspace):

@@ -166,7 +166,7 @@ def test_block_policy_fires_after_n_consecutive_failures_and_shows_why(board, cl
     assert [(p.task, p.status) for p in report.policies] == [(task.id, Status.BLOCKED)]
     blocked = board.get(task.id)
     assert blocked.status == Status.BLOCKED
-    assert blocked.metadata["policy"]["name"] == "block_after_failures"
+    assert blocked.policy.name == "block_after_failures" and not blocked.policy.settled
     assert "2 consecutive failed tool calls" in blocked.error
     assert any(r["op"].startswith("status:blocked (policy block_after_failures") for r in board.history(task.id))
     assert latest_checkpoint(board.state_dir, task.id).reason == "policy block_after_failures"

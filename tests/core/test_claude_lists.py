@@ -49,7 +49,7 @@ def test_board_writes_keep_claude_codes_shape(task_list: Path) -> None:
     claimed = store.claim("worker-1")
     assert claimed is not None and claimed.id == "2"
     store.record_toolcall("2", "Edit", files=["parser.py"], agent="worker-1")
-    store.set_status("2", "paused")
+    store.set_status("2", "paused", token=claimed.lease.token)
     on_disk = json.loads((task_list / "2.json").read_text())
     assert set(on_disk) <= set(CLAUDE_FIELDS)
     assert on_disk["status"] == "in_progress"  # the nearest status Claude Code knows
@@ -64,8 +64,8 @@ def test_board_writes_keep_claude_codes_shape(task_list: Path) -> None:
 
 def test_a_status_change_made_by_claude_code_wins_and_board_fields_survive(task_list: Path) -> None:
     store = Store.open(task_list)
-    store.claim("worker-1")
-    store.set_status("2", "paused")
+    claimed = store.claim("worker-1")
+    store.set_status("2", "paused", token=claimed.lease.token)
     doc = json.loads((task_list / "2.json").read_text())
     doc["status"] = "completed"
     doc["unknownTopLevel"] = "Claude Code would drop this"

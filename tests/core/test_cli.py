@@ -69,7 +69,10 @@ def test_claim_prints_id_and_token_and_exits_3_when_nothing_is_ready(three: Path
     assert stale.returncode == 2 and "stale" in stale.stderr
     assert board(three, "task", "update", "1", "--status", "completed", "--token", token).returncode == 0
     assert board(three, "claim", "--agent", "bob").stdout.startswith("2\t")
-    assert board(three, "release", "2").stdout.strip() == "#2 pending"
+    refused = board(three, "release", "2")  # bob holds it: no token, no release
+    assert refused.returncode == 2 and "held by bob" in refused.stderr and "token" in refused.stderr
+    assert task_file(three, "2")["owner"] == "bob"
+    assert board(three, "release", "2", "--force").stdout.strip() == "#2 pending"
 
 
 @pytest.mark.parametrize(

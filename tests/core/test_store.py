@@ -131,14 +131,34 @@ def test_stores_keep_following_a_history_log_that_was_emptied_replaced_or_delete
     assert [h["changes"] for h in history(workspace)] == [{"progress": [20, 30]}]
 
 
-def test_a_stale_read_never_replaces_a_newer_version(store: Store, workspace: Path) -> None:
+@pytest.mark.parametrize("version", [None, 2, 1], ids=["no version", "same version", "lower version"])
+@pytest.mark.parametrize("writer", ["this store", "a fresh store"])
+def test_an_outside_rewrite_is_the_state_and_the_next_write_logs_it(store: Store, workspace: Path, version: int | None, writer: str) -> None:
     store.create("v1")
+    store.update("1", description="newer")  # version 2
     path = workspace / ".tasks" / "task_1.json"
-    old = path.read_bytes()
-    store.update("1", description="newer")
-    path.write_bytes(old)  # an old copy reappears (say, a slow external writer)
-    assert not store.reread([path])
-    assert store.tasks["1"].description == "newer"
+    doc = json.loads(path.read_text())
+    doc.update(status="in_progress", owner="claude", description="edited by hand")
+    if version is None:
+        del doc["version"]
+    else:
+        doc["version"] = version
+    path.write_text(json.dumps(doc))  # plain json.dumps, as an editor or script writes it
+    assert store.reread([path]).changed == {"1"}
+    assert (store.tasks["1"].status, store.tasks["1"].description) == (Status.IN_PROGRESS, "edited by hand")
+    writing = store if writer == "this store" else Store.open(workspace)
+    written = writing.update("1", priority="high")
+    assert written.version == 3  # the next version, never a repeat of 1 or 2
+    *_, outside, own = history(workspace)
+    assert (outside["op"], own["op"], own["version"]) == ("outside edit", "update", 3)
+    if writer == "this store":  # it saw version 2 itself, so it can say what changed
+        assert outside["changes"]["status"] == ["pending", "in_progress"]
+        assert outside["changes"]["description"] == ["newer", "edited by hand"]
+    else:  # a fresh process knows only what history recorded
+        assert outside["changes"]["version"] == [2, version or 0]
+    assert own["changes"] == {"priority": ["medium", "high"]}
+    assert Store.open(workspace).update("1", progress=10).version == 4  # and it is not logged twice
+    assert [h["op"] for h in history(workspace)].count("outside edit") == 1
 
 
 def test_readers_keep_the_last_good_copy_of_a_half_written_file(store: Store, workspace: Path) -> None:
@@ -207,7 +227,7 @@ def test_leases_heartbeats_reclaim_and_fencing(workspace: Path) -> None:
     second = store.claim("bob")
     assert second is not None and second.lease is not None
     assert second.lease.token > first.lease.token
-    with pytest.raises(StaleLease, match="held by bob"):
+    with pytest.raises(StaleLease, match="bob holds it"):
         store.set_status("1", "completed", token=first.lease.token)
     with pytest.raises(StaleLease):
         store.record_toolcall("1", "Edit", token=first.lease.token)
@@ -243,8 +263,8 @@ def test_tool_calls_update_counters_and_the_per_task_log(store: Store) -> None:
 
 def test_status_side_effects(store: Store) -> None:
     store.create("t")
-    store.claim("alice")
-    failed = store.set_status("1", "failed", error="tests time out")
+    token = store.claim("alice").lease.token
+    failed = store.set_status("1", "failed", error="tests time out", token=token)
     assert (failed.error, failed.lease, failed.owner) == ("tests time out", None, "alice")
     retried = store.set_status("1", "pending")
     assert (retried.error, retried.owner) == (None, "")

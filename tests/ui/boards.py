@@ -22,7 +22,7 @@ def hostile_board(workspace: Path) -> Path:
     first = store.create(MARKUP_SUBJECT, description="**bold** and [red]not markup[/red]", priority="critical")
     second = store.create(WIDE_SUBJECT, blocked_by=[first.id], priority="high")
     store.create(LONG_SUBJECT[:200], blocked_by=[second.id])
-    store.set_status(first.id, "in_progress", actor="tester")
+    store.set_status(first.id, "in_progress", owner="tester", actor="tester")
     (workspace / ".tasks" / "task_90.json").write_text('{"id": "90", "subject": "half wri')
     (workspace / ".tasks" / "task_91.json").write_text(json.dumps({"id": "91", "subject": "", "status": "nonsense"}))
     return workspace

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from board.status import Status
+from board.ui.app import local_user
 from board.ui.messages import BoardChanged
 from tests.ui.conftest import make_app, settled, wait_for
 
@@ -33,7 +34,8 @@ async def test_start_then_pause_cancel_with_confirmation_and_retry(sample: Path)
         await pilot.press("c")  # in progress cannot be cancelled: refused, nothing written
         await pilot.pause()
         assert on_disk(sample, "32")["status"] == "in_progress"
-        assert any("cannot move a task from in_progress to cancelled" in n.message for n in app._notifications)
+        assert app.screen is app.screen_stack[0]  # no dialog for a move that cannot be made
+        assert any("pause it first" in n.message for n in app._notifications)
 
         await pilot.press("p")
         await wait_for(pilot, lambda: on_disk(sample, "32")["status"] == "paused", message="pause written")
@@ -57,8 +59,8 @@ async def test_start_then_pause_cancel_with_confirmation_and_retry(sample: Path)
         await pilot.press("r")
         await wait_for(pilot, lambda: on_disk(sample, "32")["status"] == "pending", message="reopen written")
         history = [json.loads(line) for line in (sample / ".tasks" / "history.jsonl").read_text().splitlines()]
-        mine = [h for h in history if h["task"] == "32" and h["actor"] == "human"]
-        assert [h["op"] for h in mine] == ["status:in_progress", "status:paused", "status:cancelled", "status:pending (retry)"]
+        mine = [h for h in history if h["task"] == "32" and h["actor"] == local_user()]
+        assert [h["op"] for h in mine] == ["status:in_progress", "status:paused", "status:cancelled", "status:pending (reopen)"]
 
 
 async def test_retry_a_failed_task(sample: Path) -> None:
@@ -71,7 +73,12 @@ async def test_retry_a_failed_task(sample: Path) -> None:
         assert on_disk(sample, "18")["error"] is None
 
 
-async def test_retry_hands_blocked_and_paused_tasks_back_to_the_queue_but_not_a_running_one(sample: Path) -> None:
+async def test_retry_hands_blocked_and_paused_tasks_back_and_a_running_one_only_when_confirmed(sample: Path) -> None:
+    from board.store import Store
+
+    # alice is alive: her lease on #7 was just renewed for ten minutes.
+    renewed = Store.open(sample).heartbeat("alice", lease_seconds=600)
+    assert [t.id for t in renewed] == ["7"]
     app = make_app(sample)
     async with app.run_test(size=(140, 40)) as pilot:
         await settled(pilot)
@@ -84,9 +91,16 @@ async def test_retry_hands_blocked_and_paused_tasks_back_to_the_queue_but_not_a_
         assert running["status"] == "in_progress"
         app.jump_to("7")
         await pilot.press("r")
-        await pilot.pause(0.3)
+        await pilot.pause()
+        assert app.screen.__class__.__name__ == "ConfirmScreen"  # alice would lose her task: ask
+        await pilot.press("n")
+        await pilot.pause(0.2)
         assert on_disk(sample, "7") == running
-        assert any("pause it first" in str(n.message) for n in app._notifications)
+        await pilot.press("r", "y")
+        await wait_for(pilot, lambda: on_disk(sample, "7")["status"] == "pending", message="#7 taken back")
+        last = [json.loads(line) for line in (sample / ".tasks" / "history.jsonl").read_text().splitlines()][-1]
+        assert (last["task"], last["actor"], last.get("forced")) == ("7", local_user(), True)
+        assert last["changes"]["owner"] == ["alice", ""]
 
 
 async def test_start_refuses_a_task_waiting_on_dependencies(sample: Path) -> None:
@@ -141,16 +155,18 @@ async def test_readonly_disables_every_action(sample: Path) -> None:
     assert {p.name: p.read_bytes() for p in (sample / ".tasks").glob("task_*.json")} == before
 
 
-async def test_a_stale_read_never_replaces_a_newer_version(sample: Path) -> None:
+async def test_a_stale_read_never_replaces_a_newer_one(sample: Path) -> None:
     app = make_app(sample)
     async with app.run_test(size=(140, 40)) as pilot:
         await settled(pilot)
         current = app.graph.tasks["7"]
-        newer = current.model_copy(update={"version": current.version + 1, "progress": 90})
-        older = current.model_copy(update={"version": current.version - 1, "progress": 5})
-        app.post_message(BoardChanged(tasks=[newer]))
+        # Read first, delivered last (two readers racing): the earlier read must not win, even
+        # though its version is higher. Versions do not order reads: outside writers lower them.
+        earlier = BoardChanged(tasks=[current.model_copy(update={"version": current.version + 5, "progress": 5})])
+        later = BoardChanged(tasks=[current.model_copy(update={"version": current.version - 1, "progress": 90})])
+        app.post_message(later)
         await pilot.pause()
-        app.post_message(BoardChanged(tasks=[older]))
+        app.post_message(earlier)
         await pilot.pause()
         assert app.graph.tasks["7"].progress == 90
 
@@ -198,7 +214,7 @@ async def test_board_complete_notification(workspace: Path) -> None:
         await settled(pilot)
         await pilot.press("s")
         await wait_for(pilot, lambda: app.graph.tasks[task.id].status == Status.IN_PROGRESS, message="started")
-        done = Store.open(workspace).set_status(task.id, "completed")
+        done = Store.open(workspace).set_status(task.id, "completed")  # the person's own task: no lease
         app.post_message(BoardChanged(tasks=[done]))
         await wait_for(pilot, lambda: any("Every task is done" in n.message for n in app._notifications), message="done notice")
 

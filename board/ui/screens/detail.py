@@ -114,20 +114,20 @@ class DetailScreen(Screen[None]):
         fields = Table.grid(padding=(0, 2))
         fields.add_column(style="dim", no_wrap=True)
         fields.add_column()
-        filled, empty = progress_bar(app.view.progress(task), 20)
+        filled, empty = progress_bar(app.graph.progress(task), 20)
         calls = task.tool_calls
         rows: list[tuple[str, str]] = [
             ("status", str(task.status) if state == str(task.status) else f"{task.status} ({state})"),
             ("priority", str(task.priority)),
             ("owner", task.owner or "—"),
             ("active form", task.active_form or "—"),
-            ("progress", f"{filled}{empty} {app.view.progress(task)}%"),
+            ("progress", f"{filled}{empty} {app.graph.progress(task)}%"),
             ("tool calls", f"{calls.total} total, {calls.ok} ok, {calls.failed} failed ({calls.consecutive_failures} in a row)"
              + (f"; last {calls.last_tool} {_when(calls.last_at, now)}" if calls.last_tool else "")),
             ("lease", f"{task.lease.owner}, token {task.lease.token}, expires {_when(task.lease.expires_at, now)}" if task.lease else "—"),
             ("error", task.error or "—"),
             ("parent", f"#{task.parent}" if task.parent else "—"),
-            ("children", ", ".join(f"#{c}" for c in sorted(app.subtasks.get(task.id, ()))) or "—"),
+            ("children", ", ".join(f"#{c.id}" for c in app.graph.children(task.id)) or "—"),
             ("files", ", ".join(task.files) or "—"),
             ("wave", str(app.lanes.waves.get(task.id, "—"))),
             ("created", _when(task.created_at, now)),

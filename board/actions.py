@@ -1,0 +1,212 @@
+"""Every move a person or an agent makes on a task, defined once.
+
+The command line, the dashboard, the coordinator and the workers call these functions; none of
+them decides on its own what "retry" or "cancel" means. Two kinds of rule meet here:
+
+- the store's, which hold for every writer whatever it calls: the transition table, readiness
+  (blockers completed, sub-tasks finished), an owner for work in progress, and fencing (under a
+  live lease only the holder's token, or a person's ``force``, changes status, progress or
+  owner);
+- the moves' own, written here once: which statuses "retry" takes back to the queue, who owns a
+  resumed task, what to say when a move cannot be made.
+
+Every refusal is a ``BoardError`` with one line a person can act on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from board.errors import BoardError
+from board.model import Task, live_lease_holder
+from board.status import Status
+from board.store import DEFAULT_LEASE_SECONDS, Store
+
+#: Plain fields (``Store.PLAIN_FIELDS``) to set in the same write as a move.
+Fields = Mapping[str, Any] | None
+#: Statuses ``requeue`` puts back in the queue, and what the move is called from each.
+REQUEUE_FROM = {
+    Status.FAILED: "retry",
+    Status.CANCELLED: "reopen",
+    Status.BLOCKED: "requeue",
+    Status.PAUSED: "requeue",
+    Status.IN_PROGRESS: "release",
+}
+#: Statuses ``resume`` takes back into progress.
+RESUMABLE = frozenset({Status.PAUSED, Status.BLOCKED, Status.WAITING})
+
+
+@dataclass(frozen=True)
+class Who:
+    """Who makes a move, and with what right: an agent's lease token, or a person's override."""
+
+    name: str
+    token: int | None = None
+    #: A person overriding a live lease (the dashboard asks first; history records it).
+    force: bool = False
+    #: Refuse the move if the task is no longer at this version (the dashboard acted on it).
+    expected_version: int | None = None
+
+
+def needs_override(task: Task, now: datetime) -> str | None:
+    """The agent whose live lease a tokenless move on ``task`` would override, or None.
+
+    The dashboard asks a person to confirm before it acts with ``force``.
+    """
+    return live_lease_holder(task, now)
+
+
+def refusal(move: str, task: Task) -> str | None:
+    """Why ``move`` ("start", "resume", "pause", "requeue", "cancel", "assign") cannot be made
+    on ``task`` as it stands, or None. Each move checks it; the dashboard asks before it opens
+    a dialog. Readiness and fencing are the store's to judge, at the moment of the write."""
+    status, name = task.status, f"task {task.id}"
+    if move == "start":
+        if status == Status.IN_PROGRESS:
+            return f"{name} is already in progress" + (f" (held by {task.owner})" if task.owner else "")
+        if status in (Status.FAILED, Status.CANCELLED):
+            return f"{name} is {status}: put it back in the queue first ({REQUEUE_FROM[status]})"
+        if status == Status.COMPLETED:
+            return f"{name} is completed, which is final"
+        return None
+    if move == "resume":
+        return None if status in RESUMABLE else f"only a paused, blocked or waiting task can be resumed; {name} is {status}"
+    if move == "pause":
+        return None if status == Status.IN_PROGRESS else f"only a task in progress can be paused; {name} is {status}"
+    if move == "requeue":
+        if status in REQUEUE_FROM:
+            return None
+        if status == Status.PENDING:
+            return f"{name} is already in the queue"
+        if status == Status.COMPLETED:
+            return f"{name} is completed, which is final"
+        return f"{name} is {status}: answer it and resume it, or cancel it; it cannot go straight back to the queue"
+    if move == "cancel":
+        if status == Status.IN_PROGRESS:
+            return f"{name} is in progress: pause it first, then cancel it (or give it back to the queue)"
+        if status in (Status.COMPLETED, Status.CANCELLED):
+            return f"{name} is already {status}"
+        return None
+    if move == "assign":
+        return None if status == Status.PENDING else f"only a ready task can be assigned; {name} is {status}"
+    raise ValueError(f"unknown move {move!r}")
+
+
+def _refuse(move: str, task: Task) -> None:
+    why = refusal(move, task)
+    if why is not None:
+        raise BoardError(why)
+
+
+def start(store: Store, task_id: str, who: Who, *, owner: str | None = None, lease_seconds: float | None = None, fields: Fields = None) -> Task:
+    """Put a ready task in progress for ``owner`` (default: whoever starts it), or resume a
+    paused, blocked or waiting one (see ``resume``). With ``lease_seconds`` the owner must
+    heartbeat, as agents do; without, it stays theirs until they change it, as for a person."""
+    task = store.get(task_id)
+    _refuse("start", task)
+    if task.status in RESUMABLE:
+        return resume(store, task_id, who, lease_seconds=lease_seconds or DEFAULT_LEASE_SECONDS, fields=fields)
+    return store.start(task_id, owner or who.name, lease_seconds=lease_seconds, actor=who.name, expected_version=who.expected_version, force=who.force, fields=fields)
+
+
+def resume(store: Store, task_id: str, who: Who, *, lease_seconds: float = DEFAULT_LEASE_SECONDS, fields: Fields = None) -> Task:
+    """Back to work for the task's owner. When the owner is someone else (an agent), it gets a
+    fresh lease: its worker picks the task up again, or the lease runs out and the coordinator
+    hands the task to another."""
+    task = store.get(task_id)
+    _refuse("resume", task)
+    owner = task.owner or who.name
+    lease = None if owner == who.name else lease_seconds
+    return _move(store, task_id, Status.IN_PROGRESS, who, reason="resume", owner=owner, lease_seconds=lease, fields=fields)
+
+
+def pause(store: Store, task_id: str, who: Who, *, fields: Fields = None) -> Task:
+    _refuse("pause", store.get(task_id))
+    return _move(store, task_id, Status.PAUSED, who, fields=fields)
+
+
+def toggle_pause(store: Store, task_id: str, who: Who, *, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> Task:
+    """Pause a task in progress, resume a paused one (the dashboard's ``p``)."""
+    if store.get(task_id).status == Status.PAUSED:
+        return resume(store, task_id, who, lease_seconds=lease_seconds)
+    return pause(store, task_id, who)
+
+
+def requeue(store: Store, task_id: str, who: Who, *, fields: Fields = None) -> Task:
+    """Back to the queue for any agent to take: retry a failed task, reopen a cancelled one,
+    hand back a blocked, paused or in-progress one."""
+    task = store.get(task_id)
+    _refuse("requeue", task)
+    how = REQUEUE_FROM[task.status]
+    if how == "release":
+        return store.release(task_id, actor=who.name, token=who.token, force=who.force, reason=f"released by {who.name}", fields=fields)
+    return _move(store, task_id, Status.PENDING, who, reason=how, fields=fields)
+
+
+def release(store: Store, task_id: str, who: Who, *, reason: str | None = None) -> Task:
+    """Give a task in progress back to the queue (its worker stopped, or lost interest)."""
+    return store.release(task_id, actor=who.name, token=who.token, force=who.force, reason=reason or f"released by {who.name}")
+
+
+def cancel(store: Store, task_id: str, who: Who, *, fields: Fields = None) -> Task:
+    _refuse("cancel", store.get(task_id))
+    return _move(store, task_id, Status.CANCELLED, who, fields=fields)
+
+
+def complete(store: Store, task_id: str, who: Who, *, fields: Fields = None) -> Task:
+    return _move(store, task_id, Status.COMPLETED, who, fields=fields)
+
+
+def fail(store: Store, task_id: str, who: Who, *, error: str | None = None, fields: Fields = None) -> Task:
+    return _move(store, task_id, Status.FAILED, who, error=error, fields=fields)
+
+
+def block(store: Store, task_id: str, who: Who, *, error: str | None = None, fields: Fields = None) -> Task:
+    return _move(store, task_id, Status.BLOCKED, who, error=error, fields=fields)
+
+
+def wait(store: Store, task_id: str, who: Who, *, fields: Fields = None) -> Task:
+    return _move(store, task_id, Status.WAITING, who, fields=fields)
+
+
+def assign(store: Store, task_id: str, agent: str, who: Who, *, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> Task:
+    """Hand a ready task to ``agent`` under a lease it must renew."""
+    _refuse("assign", store.get(task_id))
+    return store.start(task_id, agent, lease_seconds=lease_seconds, actor=who.name, expected_version=who.expected_version, op="claim")
+
+
+def undo_policy(store: Store, task_id: str, who: Who, *, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> Task:
+    """Take back the status a policy set (the policy can be wrong; seed 002 says so)."""
+    return store.undo_policy(task_id, actor=who.name, lease_seconds=lease_seconds, expected_version=who.expected_version)
+
+
+def move_to(
+    store: Store, task_id: str, target: Status, who: Who, *,
+    owner: str | None = None, error: str | None = None, lease_seconds: float | None = None, fields: Fields = None,
+) -> Task:
+    """The move that brings the task to ``target``: start or resume, pause, block, wait,
+    complete, fail, cancel, or back to the queue. ``fields`` change in the same write."""
+    moves: dict[Status, Callable[[], Task]] = {
+        Status.IN_PROGRESS: lambda: start(store, task_id, who, owner=owner, lease_seconds=lease_seconds, fields=fields),
+        Status.PAUSED: lambda: pause(store, task_id, who, fields=fields),
+        Status.BLOCKED: lambda: block(store, task_id, who, error=error, fields=fields),
+        Status.WAITING: lambda: wait(store, task_id, who, fields=fields),
+        Status.COMPLETED: lambda: complete(store, task_id, who, fields=fields),
+        Status.FAILED: lambda: fail(store, task_id, who, error=error, fields=fields),
+        Status.CANCELLED: lambda: cancel(store, task_id, who, fields=fields),
+        Status.PENDING: lambda: requeue(store, task_id, who, fields=fields),
+    }
+    return moves[target]()
+
+
+def _move(
+    store: Store, task_id: str, target: Status, who: Who, *,
+    reason: str | None = None, error: str | None = None, owner: str | None = None, lease_seconds: float | None = None, fields: Fields = None,
+) -> Task:
+    return store.set_status(
+        task_id, target, actor=who.name, token=who.token, force=who.force, expected_version=who.expected_version,
+        error=error, reason=reason, owner=owner, lease_seconds=lease_seconds, fields=fields,
+    )

@@ -1,0 +1,335 @@
+"""The board's rules hold for every writer: readiness, owners, fencing, leases, parents, policies.
+
+The command line is run in-process (``board.cli.main``) where its exit status and message are
+what is checked; the rules themselves are checked on the files they leave on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from board import actions
+from board.actions import Who
+from board.cli import main
+from board.cli.output import prompt, table, task_json
+from board.config import BoardSettings
+from board.coordinator.policies import apply_policy, decide_policy
+from board.errors import BoardError, LeaseHeld, NotReady, StaleLease
+from board.status import Status
+from board.store import Store
+from tests.conftest import REPO
+from tests.disk import history, snapshot, task_file
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+def cli(workspace: Path, *args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    status = main(["-w", str(workspace), *args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.fixture
+def chain(workspace: Path) -> Store:
+    """#1 <- #2 <- #3: #2 waits on #1, #3 on #2."""
+    store = Store.open(workspace)
+    store.create("schema")
+    store.create("repository", blocked_by=["1"])
+    store.create("api", blocked_by=["2"])
+    return store
+
+
+# -- readiness and owners --------------------------------------------------------------------
+
+
+def test_an_update_cannot_start_a_task_whose_blockers_are_open(chain: Store, workspace: Path, capsys) -> None:
+    before = snapshot(workspace)
+    status, _, err = cli(workspace, "task", "update", "2", "--status", "in_progress", capsys=capsys)
+    assert status == 2
+    assert err.strip() == "board: task 2 is not ready: it waits on #1"
+    assert snapshot(workspace) == before
+
+
+def test_a_task_started_from_the_command_line_has_an_owner(chain: Store, workspace: Path, capsys) -> None:
+    status, out, _ = cli(workspace, "task", "update", "1", "--status", "in_progress", capsys=capsys)
+    assert status == 0 and out.startswith("#1 in_progress")
+    started = task_file(workspace, "1")
+    assert started["owner"]  # the person who ran it, never nobody
+    assert started["lease"] is None  # a person's task: theirs until they change it
+    assert history(workspace)[-1]["actor"] == started["owner"]
+    agent = cli(workspace, "task", "update", "1", "--status", "paused", capsys=capsys)
+    assert agent[0] == 0
+
+
+def test_no_front_end_can_start_a_waiting_task_by_any_route(chain: Store) -> None:
+    person = Who("ann")
+    with pytest.raises(NotReady, match="waits on #1"):
+        actions.start(chain, "2", person)
+    with pytest.raises(NotReady):
+        chain.set_status("2", "in_progress", owner="ann")
+    with pytest.raises(NotReady):
+        chain.claim_task("2", "agent-1")
+    with pytest.raises(NotReady):
+        actions.move_to(chain, "2", Status.IN_PROGRESS, person)
+    assert chain.get("2").status == Status.PENDING
+
+
+def test_a_start_reads_the_blockers_from_disk_not_from_a_stale_index(chain: Store, workspace: Path) -> None:
+    # Another process completes #1 behind this store's back (an outside writer, no history line).
+    doc = task_file(workspace, "1")
+    doc.update(status="completed", progress=100, version=doc["version"] + 1)
+    (workspace / ".tasks" / "task_1.json").write_text(json.dumps(doc))
+    started = actions.start(chain, "2", Who("ann"))
+    assert (started.status, started.owner) == (Status.IN_PROGRESS, "ann")
+
+
+def test_in_progress_always_has_an_owner(chain: Store) -> None:
+    with pytest.raises(BoardError, match="needs an owner"):
+        chain.set_status("1", "in_progress")
+    assert chain.get("1").status == Status.PENDING
+
+
+# -- leases ----------------------------------------------------------------------------------
+
+
+def test_a_heartbeat_renews_a_lease_by_its_own_length(workspace: Path) -> None:
+    clock = FakeClock()
+    store = Store.open(workspace, clock=clock)
+    store.create("long job")
+    claimed = store.claim("alice", lease_seconds=600)
+    assert claimed.lease.seconds == 600
+    clock.advance(100)
+    [renewed] = store.heartbeat("alice")
+    assert renewed.lease.expires_at == clock.now + timedelta(seconds=600)
+    clock.advance(500)
+    assert store.reclaim_expired() == []  # 30 s leases would have been reclaimed long ago
+    clock.advance(101)
+    assert [t.id for t in store.reclaim_expired()] == ["1"]
+
+
+def test_the_heartbeat_command_keeps_each_lease_length(workspace: Path, capsys) -> None:
+    Store.open(workspace).create("long job")
+    assert cli(workspace, "claim", "--agent", "alice", "--lease", "600", capsys=capsys)[0] == 0
+    assert cli(workspace, "heartbeat", "--agent", "alice", capsys=capsys)[0] == 0
+    lease = task_file(workspace, "1")["lease"]
+    left = datetime.fromisoformat(lease["expiresAt"].replace("Z", "+00:00")) - datetime.now(UTC)
+    assert lease["seconds"] == 600 and left > timedelta(seconds=500)
+
+
+# -- fencing ---------------------------------------------------------------------------------
+
+
+def test_only_the_lease_holder_finishes_a_leased_task(workspace: Path, capsys) -> None:
+    store = Store.open(workspace)
+    store.create("t")
+    token = store.claim("alice", lease_seconds=300).lease.token
+    before = snapshot(workspace)
+    for args in (
+        ["task", "update", "1", "--status", "completed"],
+        ["task", "update", "1", "--progress", "90"],
+        ["task", "update", "1", "--owner", "mallory"],
+        ["release", "1"],
+    ):
+        status, _, err = cli(workspace, *args, capsys=capsys)
+        assert status == 2 and err.count("\n") == 1
+        assert "held by alice" in err and re.search(rf"\b{token}\b", err) is None  # the key is never handed out
+    assert snapshot(workspace) == before
+    # What is not the holder's to decide may change: a person re-prioritises a running task.
+    assert cli(workspace, "task", "update", "1", "--priority", "high", capsys=capsys)[0] == 0
+    status, _, _ = cli(workspace, "task", "update", "1", "--status", "completed", "--token", str(token), capsys=capsys)
+    assert status == 0 and task_file(workspace, "1")["status"] == "completed"
+
+
+def test_a_person_may_force_and_history_says_who(workspace: Path, capsys) -> None:
+    store = Store.open(workspace)
+    store.create("t")
+    store.claim("alice", lease_seconds=300)
+    status, _, _ = cli(workspace, "task", "update", "1", "--status", "failed", "--error", "wrong approach", "--force", capsys=capsys)
+    assert status == 0
+    last = history(workspace)[-1]
+    assert last["forced"] is True and last["changes"]["status"] == ["in_progress", "failed"]
+    assert task_file(workspace, "1")["error"] == "wrong approach"
+
+
+def test_a_stale_token_is_refused_without_revealing_the_current_one(workspace: Path) -> None:
+    clock = FakeClock()
+    store = Store.open(workspace, clock=clock)
+    store.create("t")
+    old = store.claim("alice", lease_seconds=30).lease.token
+    clock.advance(31)
+    store.reclaim_expired()
+    new = store.claim("bob", lease_seconds=30).lease.token
+    with pytest.raises(StaleLease) as refused:
+        actions.complete(store, "1", Who("alice", token=old))
+    assert "bob" in str(refused.value) and str(new) not in str(refused.value).replace(f"task {store.get('1').id}", "")
+    assert store.get("1").owner == "bob"
+
+
+def test_a_worker_command_acts_with_the_token_its_worker_gave_it(workspace: Path, capsys, monkeypatch) -> None:
+    store = Store.open(workspace)
+    store.create("t")
+    token = store.claim("worker-1", lease_seconds=300).lease.token
+    monkeypatch.setenv("BOARD_TASK_ID", "1")
+    monkeypatch.setenv("BOARD_LEASE_TOKEN", str(token))
+    monkeypatch.setenv("BOARD_AGENT", "worker-1")
+    assert cli(workspace, "task", "update", "1", "--progress", "50", capsys=capsys)[0] == 0
+    assert task_file(workspace, "1")["progress"] == 50
+    assert history(workspace)[-1]["actor"] == "worker-1"
+
+
+def test_an_expired_lease_no_longer_fences(workspace: Path) -> None:
+    clock = FakeClock()
+    store = Store.open(workspace, clock=clock)
+    store.create("t")
+    store.claim("alice", lease_seconds=30)
+    clock.advance(31)
+    released = actions.requeue(store, "1", Who("ann"))
+    assert (released.status, released.owner) == (Status.PENDING, "")
+    assert "forced" not in history(workspace)[-1]
+
+
+def test_the_dashboard_override_is_only_needed_under_a_live_lease(workspace: Path) -> None:
+    clock = FakeClock()
+    store = Store.open(workspace, clock=clock)
+    store.create("t")
+    task = store.claim("alice", lease_seconds=30)
+    assert actions.needs_override(task, clock.now) == "alice"
+    assert actions.needs_override(task, clock.now + timedelta(seconds=31)) is None
+    with pytest.raises(LeaseHeld):
+        actions.pause(store, "1", Who("ann"))
+    assert actions.pause(store, "1", Who("ann", force=True)).status == Status.PAUSED
+
+
+# -- parents ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def family(workspace: Path) -> Store:
+    """#1 is the parent of #2 and #3."""
+    store = Store.open(workspace)
+    store.create("release")
+    store.create("code", parent="1")
+    store.create("docs", parent="1")
+    return store
+
+
+def test_a_parent_with_open_children_is_neither_claimable_nor_startable(family: Store) -> None:
+    assert family.graph.ready_ids() == {"2", "3"}
+    with pytest.raises(NotReady, match="sub-tasks #2, #3 are not finished"):
+        actions.start(family, "1", Who("ann"))
+    first, second = family.claim("a"), family.claim("b")
+    assert {first.id, second.id} == {"2", "3"}
+    assert family.claim("c") is None
+    actions.complete(family, "2", Who("a", token=first.lease.token))
+    actions.complete(family, "3", Who("b", token=second.lease.token))
+    assert family.graph.is_ready("1")
+    assert family.claim("c").id == "1"
+
+
+def test_every_output_shows_a_parents_derived_progress(family: Store, workspace: Path, capsys) -> None:
+    token = family.claim_task("2", "a").lease.token
+    family.update("2", progress=50, token=token)
+    # #2 at 50 %, #3 at 0 %: the parent is at 25 %, though its own file says 0.
+    assert task_file(workspace, "1")["progress"] == 0
+    parent = family.get("1")
+    assert family.graph.progress(parent) == 25
+    assert task_json(parent, family.graph)["derived"]["progress"] == 25
+    assert " 25% " in table([parent], family.graph)
+    assert "25%" in prompt([parent], family.graph)
+    _, out, _ = cli(workspace, "task", "show", "1", capsys=capsys)
+    assert "progress   25%" in out
+    _, out, _ = cli(workspace, "task", "list", capsys=capsys)
+    assert out.splitlines()[1].split()[4] == "25%"
+    # A cancelled sub-task is not work to do: it leaves the mean.
+    actions.cancel(family, "3", Who("ann"))
+    assert family.graph.progress(family.get("1")) == 50
+
+
+# -- policy marks ----------------------------------------------------------------------------
+
+
+def _fire(store: Store, settings: BoardSettings) -> None:
+    decision = decide_policy(store.get("1"), settings)
+    assert decision is not None
+    apply_policy(store, decision, store.clock())
+
+
+def test_a_policy_status_carries_its_mark_and_a_person_can_undo_it(workspace: Path) -> None:
+    store = Store.open(workspace)
+    store.create("flaky")
+    token = store.claim("alice", lease_seconds=300).lease.token
+    for _ in range(2):
+        store.record_toolcall("1", "test", ok=False, token=token)
+    _fire(store, BoardSettings.model_validate({"policies": {"block_after_failures": 2}}))
+    blocked = store.get("1")
+    assert (blocked.status, blocked.policy.name, blocked.policy.owner) == (Status.BLOCKED, "block_after_failures", "alice")
+    assert "2 consecutive failed tool calls" in blocked.policy.reason
+    undone = actions.undo_policy(store, "1", Who("ann"))
+    assert (undone.status, undone.owner, undone.lease.owner) == (Status.IN_PROGRESS, "alice", "alice")
+    assert undone.policy.settled and history(workspace)[-1]["op"] == "undo policy"
+    with pytest.raises(BoardError, match="nothing to undo"):
+        actions.undo_policy(store, "1", Who("ann"))
+
+
+def test_a_policy_completion_can_be_undone_until_a_dependent_starts(workspace: Path) -> None:
+    store = Store.open(workspace)
+    store.create("guessed done")
+    store.create("next", blocked_by=["1"])
+    token = store.claim("alice", lease_seconds=300).lease.token
+    store.record_toolcall("1", "edit", token=token, progress=40)
+    settings = BoardSettings.model_validate({"policies": {"complete_after_successes": 1}})
+    _fire(store, settings)
+    assert store.get("1").status == Status.COMPLETED and store.graph.is_ready("2")
+    undone = actions.undo_policy(store, "1", Who("ann"))
+    assert (undone.status, undone.progress, undone.completed_at) == (Status.IN_PROGRESS, 40, None)
+    assert not store.graph.is_ready("2")
+    # Fired again and this time #2 starts on it: the completion now stands.
+    store.record_toolcall("1", "edit", token=undone.lease.token)
+    _fire(store, settings)
+    store.claim("bob")
+    with pytest.raises(BoardError, match="#2 already started"):
+        actions.undo_policy(store, "1", Who("ann"))
+
+
+def test_a_status_a_person_sets_is_not_a_policys(workspace: Path) -> None:
+    store = Store.open(workspace)
+    store.create("t")
+    token = store.claim("alice", lease_seconds=300).lease.token
+    for _ in range(2):
+        store.record_toolcall("1", "test", ok=False, token=token)
+    _fire(store, BoardSettings.model_validate({"policies": {"block_after_failures": 2}}))
+    actions.requeue(store, "1", Who("ann"))
+    assert store.get("1").policy.settled
+    with pytest.raises(BoardError, match="nothing to undo"):
+        actions.undo_policy(store, "1", Who("ann"))
+
+
+# -- hygiene ---------------------------------------------------------------------------------
+
+
+def test_the_command_line_prints_no_library_warnings(workspace: Path) -> None:
+    Store.open(workspace).create("t")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONWARNINGS": "default"}
+    done = subprocess.run(
+        [sys.executable, "-m", "board", "-w", str(workspace), "task", "update", "1", "--priority", "high"],
+        capture_output=True, text=True, env=env, timeout=60,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert task_file(workspace, "1")["priority"] == "high"
