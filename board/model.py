@@ -47,6 +47,12 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def by_policy(task: Task) -> bool:
+    """Whether a policy, not a person or the agent, chose the task's current status."""
+    mark = task.policy
+    return mark is not None and not mark.settled and mark.status == task.status
+
+
 def live_lease_holder(task: Task, now: datetime) -> str | None:
     """The agent holding ``task`` under a lease that has not run out, or None."""
     lease = task.lease
@@ -138,6 +144,9 @@ class Task(_Document):
     #: Set when a policy (not a person or the agent) chose the current status.
     policy: PolicyMark | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    #: The file wrote its ids as JSON integers (seed 001 does): written back the same way, so
+    #: code that compares ``1 in task["blockedBy"]`` keeps working. Not a field of the file.
+    integer_ids: bool = Field(False, exclude=True)
     created_at: datetime | None = None
     updated_at: datetime | None = None
     started_at: datetime | None = None
@@ -163,7 +172,28 @@ def dump_task(task: Task) -> bytes:
     pydantic's own encoder writes the same bytes as ``json.dumps(..., ensure_ascii=False,
     indent=2)`` five times faster (the standard library encodes indented JSON in Python).
     """
+    if task.integer_ids:
+        return (json.dumps(with_integer_ids(task_to_dict(task)), ensure_ascii=False, indent=2) + "\n").encode("utf-8")
     return task.model_dump_json(by_alias=True, indent=2).encode("utf-8") + b"\n"
+
+
+def with_integer_ids(data: dict[str, Any]) -> dict[str, Any]:
+    """A task document with its numeric ids as JSON integers, as its file had them."""
+
+    def number(value: Any) -> Any:
+        return int(value) if isinstance(value, str) and value.isdigit() and value == str(int(value)) else value
+
+    data["id"] = number(data["id"])
+    data["blockedBy"] = [number(b) for b in data.get("blockedBy", [])]
+    data["blocks"] = [number(b) for b in data.get("blocks", [])]
+    if data.get("parent") is not None:
+        data["parent"] = number(data["parent"])
+    return data
+
+
+def _wrote_integer_id(raw: bytes, task: Task) -> bool:
+    """Whether the file gave the task's own id as a JSON integer (``"id": 7``, not ``"id": "7"``)."""
+    return task.id.isdigit() and re.search(rb'"id"\s*:\s*' + task.id.encode() + rb"\b", raw) is not None
 
 
 def draft_of(document: _D) -> _D:
@@ -194,9 +224,13 @@ def parse_task(raw: bytes, source: str | os.PathLike[str]) -> Task:
     try:
         # pydantic's own JSON parser is several times faster than json.loads + validate;
         # on any failure, redo it the slow way for a message that names the problem.
-        return Task.model_validate_json(raw)
+        task = Task.model_validate_json(raw)
     except (ValidationError, ValueError):
         pass
+    else:
+        if task.id.isdigit() and _wrote_integer_id(raw, task):
+            task.integer_ids = True
+        return task
     source = str(source)
     try:
         data = json.loads(raw.decode("utf-8"))
@@ -204,7 +238,10 @@ def parse_task(raw: bytes, source: str | os.PathLike[str]) -> Task:
         raise InvalidTaskFile(source, "not UTF-8 text") from None
     except json.JSONDecodeError as error:
         raise InvalidTaskFile(source, f"not valid JSON ({error.msg} at line {error.lineno} column {error.colno})") from None
-    return task_from_dict(data, source)
+    task = task_from_dict(data, source)
+    if isinstance(data.get("id"), int) and not isinstance(data.get("id"), bool):
+        task.integer_ids = True
+    return task
 
 
 def task_from_dict(data: Any, source: str) -> Task:

@@ -19,7 +19,7 @@ from typing import Any
 from board.alerts.model import Alert, Severity, list_files, one_line
 from board.times import iso, parse_time
 from board.gitstate import GitState
-from board.graph import GraphProblem, sorted_ids
+from board.graph import GraphProblem, cancelled_blockers, sorted_ids
 from board.model import Task
 from board.reservations import Reservation
 from board.status import ACTIVE, Status
@@ -499,6 +499,26 @@ def detect_waiting(tasks: Mapping[str, Task]) -> list[Alert]:
         for task in active_tasks(tasks)
         if task.status == Status.WAITING
     ]
+
+
+def detect_cancelled_blockers(tasks: Mapping[str, Task]) -> list[Alert]:
+    """``graph.cancelled_blocker``: pending tasks wait on a blocker that was cancelled, so they
+    can never start until a person drops the dependency or reopens the blocker."""
+    alerts = []
+    for problem in cancelled_blockers(tasks):
+        blocker, *waiting = problem.tasks
+        drop = " ".join(f"board task update {w} --remove-blocked-by {blocker};" for w in waiting[:3]).rstrip(";")
+        alerts.append(
+            Alert(
+                key=f"graph.cancelled_blocker:{blocker}",
+                kind="graph.cancelled_blocker",
+                severity=Severity.WARNING,
+                message=one_line(problem.message),
+                action=f"drop the dependency ({drop}) or reopen #{blocker} (board task update {blocker} --status pending)",
+                tasks=problem.tasks,
+            )
+        )
+    return alerts
 
 
 def _span(window: timedelta) -> str:

@@ -35,6 +35,7 @@ from board.alerts.detectors import (
     detect_upstream_drift,
     detect_waiting,
     detect_write_conflicts,
+    detect_cancelled_blockers,
     held_files,
 )
 from board.alerts.model import Alert
@@ -43,7 +44,7 @@ from board.config import BoardSettings
 from board.gitstate import GitState, GitUnavailable, gather_git_state, last_fetched_at
 from board.graph import GraphProblem, TaskGraph
 from board.model import Task
-from board.status import ACTIVE
+from board.status import ACTIVE, Status
 from board.reservations import Reservation, active_reservations, normalise_path
 from board.store import Layout, Store
 from board.store.atomic import read_jsonl, write_atomic
@@ -105,6 +106,7 @@ def detect_all(inputs: AlertInputs, *, now: datetime, settings: BoardSettings) -
         *detect_invalid_files(inputs.invalid),
         *detect_failing_agents(tasks, settings.alerts.failing_after),
         *detect_waiting(tasks),
+        *detect_cancelled_blockers(inputs.tasks),
     ]
     unique: dict[str, Alert] = {}
     for alert in found:
@@ -379,7 +381,8 @@ class _FileHashes:
 class _GraphProblemsCache:
     """``TaskGraph.problems()`` recomputed only when the board's dependency structure changed.
 
-    Problems depend on each task's ``blockedBy``, ``blocks`` and ``parent`` alone, so progress,
+    Problems depend on each task's ``blockedBy``, ``blocks``, ``parent`` and whether it is
+    completed alone, so progress,
     status and tool-call updates (nearly every change) reuse the last answer; the graph is asked
     for (and, from a snapshot, built) only when a recomputation is due. On a 10,000-task board
     this is most of the cost of an evaluation.
@@ -406,6 +409,8 @@ class _GraphProblemsCache:
                 continue
             if known is None or known.blocked_by != task.blocked_by or known.blocks != task.blocks or known.parent != task.parent:
                 return False
+            if (known.status == Status.COMPLETED) != (task.status == Status.COMPLETED):
+                return False  # a completed blocker's one-sided edge is seed 001's unblocking, not a problem
         return True
 
 

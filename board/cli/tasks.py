@@ -13,7 +13,7 @@ from board import actions
 from board.cli import add_command
 from board.cli.output import print_json, prompt, table, task_json
 from board.errors import BoardError
-from board.graph import by_id
+from board.graph import by_id, is_hidden
 from board.model import Priority, validate_id
 from board.status import Status
 from board.store import Store
@@ -108,6 +108,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     update.add_argument("--files", nargs="+", metavar="PATH")
     update.add_argument("--add-blocked-by", nargs="+", type=task_id, default=[], metavar="ID")
     update.add_argument("--add-blocks", nargs="+", type=task_id, default=[], metavar="ID")
+    update.add_argument("--remove-blocked-by", nargs="+", type=task_id, default=[], metavar="ID", help="drop these dependencies (both sides)")
+    update.add_argument("--remove-blocks", nargs="+", type=task_id, default=[], metavar="ID", help="stop blocking these tasks (both sides)")
     update.add_argument("--expect-version", type=int, help="refuse the change unless the task is at this version")
     update.add_argument("--token", type=int, help="your lease token (default: $BOARD_LEASE_TOKEN when $BOARD_TASK_ID is this task); refused once it is no longer current")
     update.add_argument("--force", action="store_true", help="as a person, override the agent whose live lease holds the task (history records it)")
@@ -116,6 +118,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     listing = add_command(task_commands, "list", "list tasks")
     listing.add_argument("--status", choices=[s.value for s in Status])
     listing.add_argument("--ready", action="store_true", help="only tasks that can start now")
+    listing.add_argument("--all", action="store_true", help="include tasks Claude Code keeps internal (metadata._internal)")
     listing.add_argument("--format", choices=["table", "json", "prompt"], default="table")
     listing.set_defaults(handler=cmd_list)
 
@@ -169,8 +172,13 @@ def cmd_update(args: argparse.Namespace) -> int:
     if args.error is not None and args.status not in ("failed", "blocked"):
         fields["error"] = args.error
     edges = [(args.id, blocker) for blocker in args.add_blocked_by] + [(dependent, args.id) for dependent in args.add_blocks]
-    if not fields and not args.status and not edges:
+    dropped = [(args.id, blocker) for blocker in args.remove_blocked_by] + [(dependent, args.id) for dependent in args.remove_blocks]
+    if not fields and not args.status and not edges and not dropped:
         raise BoardError("nothing to change: pass --status, --owner, --progress, --add-blocked-by, ...")
+    for dependent, blocker in dropped:
+        other = store.tasks.get(blocker)
+        if blocker not in store.get(dependent).blocked_by and (other is None or dependent not in other.blocks):
+            raise BoardError(f"task {dependent} is not blocked by {blocker}; nothing to drop")
     # Everything is checked before the first write, so a refused change leaves the board as it was.
     store.check_links(edges)
     acting = who(args, args.id)
@@ -178,6 +186,8 @@ def cmd_update(args: argparse.Namespace) -> int:
         actions.move_to(store, args.id, Status(args.status), acting, owner=args.owner, error=args.error, fields=fields)
     elif fields:
         store.update(args.id, actor=acting.name, expected_version=acting.expected_version, token=acting.token, force=acting.force, **fields)
+    for dependent, blocker in dropped:
+        store.remove_dependency(dependent, blocker, actor=acting.name)
     if edges:
         store.link(edges, actor=acting.name)
     task = store.get(args.id)
@@ -191,6 +201,8 @@ def cmd_update(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     store = open_store(args)
     tasks = by_id(store.tasks)
+    if not args.all:
+        tasks = [t for t in tasks if not is_hidden(t)]
     if args.status:
         tasks = [t for t in tasks if t.status == args.status]
     if args.ready:

@@ -30,7 +30,7 @@ from board.config import load_settings
 from board.coordinator.daemon import coordinator_running
 from board.coordinator.workers import COMMAND_GROUP_FIELD, KILL_GRACE_SECONDS, die_with_parent, kill_process_group
 from board.errors import BoardError
-from board.graph import TaskGraph, sorted_ids
+from board.graph import TaskGraph, is_hidden, sorted_ids
 from board.status import FINISHED, Status
 from board.store import Store
 from board.store.atomic import read_jsonl
@@ -75,21 +75,24 @@ class Progress:
 
 def board_progress(graph: TaskGraph) -> Progress:
     """A pure summary of a task graph."""
-    counts = Counter(str(t.status) for t in graph.tasks.values())
+    shown = {task_id: task for task_id, task in graph.tasks.items() if not is_hidden(task)}
+    counts = Counter(str(t.status) for t in shown.values())
     unfinished: dict[str, str] = {}
-    for task_id in sorted_ids(graph.tasks):
-        task = graph.tasks[task_id]
+    for task_id in sorted_ids(shown):
+        task = shown[task_id]
         if task.status in DONE:
             continue
         if task.status == Status.PENDING:
-            waiting = graph.open_blockers(task)
-            why = "waits on " + ", ".join(f"#{b}" for b in waiting) if waiting else "ready"
+            why = graph.why_not_ready(task).removeprefix("it ") or "ready"
+            cancelled = [b for b in graph.open_blockers(task) if b in graph.tasks and graph.tasks[b].status == Status.CANCELLED]
+            if cancelled:
+                why += f": it can never start; drop the dependency (board task update {task_id} --remove-blocked-by {' '.join(cancelled)}) or reopen " + ", ".join(f"#{b}" for b in cancelled)
         elif task.status in FINISHED or task.status in (Status.BLOCKED,):
             why = f"{task.status}" + (f": {task.error}" if task.error else "")
         else:
             why = f"{task.status}" + (f" by {task.owner}" if task.owner else "")
         unfinished[task_id] = why
-    return Progress(dict(counts), len(graph.ready_ids()), len(graph.tasks), unfinished)
+    return Progress(dict(counts), len(graph.ready_ids()), len(shown), unfinished)
 
 
 @dataclass

@@ -28,12 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from board.errors import BoardError, GraphError, InvalidTaskFile, LeaseHeld, NotReady, StaleLease, TaskNotFound, VersionConflict
-from board.graph import TaskGraph, sorted_ids
+from board.graph import TaskGraph, cancelled_blockers, sorted_ids
 from board.model import (
     Lease,
     Priority,
     Task,
     draft_of,
+    by_policy,
     live_lease_holder,
     task_from_dict,
     task_to_dict,
@@ -371,6 +372,7 @@ class Store:
             data["createdAt"] = data.get("createdAt") or _iso(now)
         path, file_key = self._file_of(new.id)
         task = task_from_dict(data, file_key)
+        task.integer_ids = new.integer_ids  # ids keep the JSON type their file gave them
         before = task_to_dict(old) if old else {}
         changes = {
             key: [before.get(key), value]
@@ -637,6 +639,8 @@ class Store:
                 },
                 f"new task {subject!r}",
             )
+            # A board whose files give ids as integers (seed 001's) gets integer ids from board too.
+            task.integer_ids = task.id.isdigit() and any(t.integer_ids for t in self.graph.tasks.values())
             created = self._commit(None, task, "create", actor)
             self.layout.note_id_issued(created.id)
             for blocker in blocked_by:
@@ -824,7 +828,7 @@ class Store:
 
         def change(task: Task) -> None:
             mark = task.policy
-            if mark is None or mark.settled or mark.status != task.status:
+            if mark is None or not by_policy(task):
                 raise BoardError(f"task {task_id} is {task.status} by a person or its agent, not by a policy; there is nothing to undo")
             started = sorted_ids(d for d in self.graph.dependents(task_id) if self.graph.tasks[d].status != Status.PENDING)
             if task.status == Status.COMPLETED and started:
@@ -1065,7 +1069,7 @@ class Store:
         """Everything on disk that breaks the file format or the dependency rules."""
         self.rescan()
         problems = [Problem("file.invalid", path, reason) for path, reason in sorted(self.invalid.items())]
-        for found in self.graph.problems():
+        for found in [*self.graph.problems(), *cancelled_blockers(self.graph.tasks)]:
             where = str(self.layout.task_path(found.tasks[0]))
             problems.append(Problem(found.kind, where, found.message, found.tasks))
         for path in self.stray_temp_files():
@@ -1114,6 +1118,8 @@ class Store:
                     if blocker in self.graph.tasks and task.id not in self.graph.tasks[blocker].blocks:
                         self._link_side(blocker, "blocks", task.id, actor)
                         fixed.append(f"#{blocker} now lists #{task.id} in blocks")
+                if task.status == Status.COMPLETED:
+                    continue  # a completed blocker dropped from blockedBy: seed 001's unblocking, not a broken edge
                 for dependent in task.blocks:
                     other = self.graph.tasks.get(dependent)
                     if other is not None and task.id not in other.blocked_by:

@@ -27,7 +27,7 @@ from board.agents import AgentRecord, list_agents
 from board.config import BoardSettings, load_settings
 from board.errors import BoardError
 from board.graph import TaskGraph
-from board.model import Task, utcnow
+from board.model import Task, by_policy, utcnow
 from board.status import Status
 from board.store import Store, detect_layout
 from board.alerts import Alert, Severity, alerts_by_task, read_alerts
@@ -496,7 +496,7 @@ class BoardApp(App[None]):
 
     def _announce_if_done(self) -> None:
         counts = self.lanes.counts
-        counted = len(self.graph) - counts.get("cancelled", 0)
+        counted = sum(counts.values()) - counts.get("cancelled", 0)
         all_done = counted > 0 and counts.get("completed", 0) == counted
         if all_done and not self._all_done_announced:
             self.notify(f"Every task is done ({counted:,} completed).", title="Board complete", timeout=10)
@@ -771,7 +771,7 @@ class BoardApp(App[None]):
         if task is None:
             return
         mark = task.policy
-        if mark is None or mark.settled or mark.status != task.status:
+        if mark is None or not by_policy(task):
             self._refuse(f"#{task.id} is {task.status} by a person or its agent, not by a policy; there is nothing to undo")
             return
         seconds = self.settings.lease.seconds

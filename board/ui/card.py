@@ -14,7 +14,7 @@ from rich.text import Text
 
 from board.alerts import Alert, Severity
 from board.graph import TaskGraph
-from board.model import Priority, Task
+from board.model import Priority, Task, by_policy
 from board.status import Status
 
 #: Lines per card, including the spacer line under it.
@@ -106,6 +106,8 @@ def card_lines(task: Task, view: CardView, width: int, styles: Mapping[str, Styl
     badge = BADGES.get(task.status)
     if badge:
         head.append(f" {badge}", status_style + Style(bold=True))
+    if by_policy(task):
+        head.append("⚙", status_style + Style(bold=True))  # a policy chose this status (u undoes it)
     if relation == "blocker":
         head.append(" ▲needed", styles["blocker"])
     elif relation == "dependent":

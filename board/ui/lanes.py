@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from enum import IntEnum
 
-from board.graph import TaskGraph, id_sort_key
+from board.graph import TaskGraph, id_sort_key, is_hidden
 from board.model import PRIORITY_RANK, Task
 from board.status import Status
 
@@ -106,6 +106,8 @@ class Lanes:
         placed: dict[Lane, list[tuple[SortKey, str]]] = {lane: [] for lane in Lane}
         self._placed = {}
         for task in graph.tasks.values():
+            if is_hidden(task):
+                continue  # internal to Claude Code: not shown, not counted
             state = display_state(task, graph)
             self._state[task.id] = state
             self.counts[state] += 1
@@ -128,7 +130,7 @@ class Lanes:
             old = self._placed.pop(task_id, None)
             task = graph.tasks.get(task_id)
             new: tuple[Lane, SortKey] | None = None
-            if task is not None:
+            if task is not None and not is_hidden(task):
                 state = display_state(task, graph)
                 self._state[task_id] = state
                 self.counts[state] += 1

@@ -215,3 +215,23 @@ def test_graph_problems_are_recomputed_only_when_dependencies_change(workspace: 
     store.rescan()  # written behind the store's back
     problems = cache.problems(store.tasks, graph)
     assert len(builds) == 3 and len(problems) == 2
+
+
+def test_a_cancelled_blocker_raises_an_alert_naming_who_waits_until_someone_acts(workspace: Path) -> None:
+    from board import actions
+    from board.actions import Who
+
+    store = Store.open(workspace)
+    store.create("schema")
+    store.create("repository", blocked_by=["1"])
+    store.create("api", blocked_by=["1"])
+    assert of_kind(refresh(workspace), "graph.cancelled_blocker") == []
+    actions.cancel(store, "1", Who("ann"))
+    [alert] = of_kind(refresh(workspace), "graph.cancelled_blocker")
+    assert (alert.severity, alert.tasks) == ("warning", ("1", "2", "3"))
+    assert "#2, #3 wait on #1, which was cancelled" in alert.message
+    assert "--remove-blocked-by 1" in alert.action and "reopen #1" in alert.action
+    store.remove_dependency("2", "1")
+    assert of_kind(refresh(workspace), "graph.cancelled_blocker")[0].tasks == ("1", "3")
+    actions.requeue(store, "1", Who("ann"))  # reopened: #3 waits on open work again, as it should
+    assert of_kind(refresh(workspace), "graph.cancelled_blocker") == []

@@ -132,3 +132,54 @@ def test_the_command_line_finds_claude_code_lists(task_list: Path, tmp_path: Pat
     assert latest.stdout.startswith("2\t")
     missing = board(tmp_path, "--claude", "nope", "task", "list")
     assert missing.returncode == 2 and "there are: 3f2a-list" in missing.stderr
+
+
+def claude_ready(directory: Path) -> set[str]:
+    """What Claude Code counts as unblocked: pending, and every blocker's file says completed
+    (a blocker whose file is gone was completed and deleted)."""
+    files = {p.stem: json.loads(p.read_text()) for p in directory.glob("*.json")}
+    return {
+        task_id for task_id, doc in files.items()
+        if doc["status"] == "pending" and not doc.get("metadata", {}).get("_internal")
+        and all(b not in files or files[b]["status"] == "completed" for b in doc.get("blockedBy", []))
+    }
+
+
+def test_internal_tasks_are_hidden_and_never_handed_out(task_list: Path, capsys) -> None:
+    from board.cli import main
+
+    claude_writes(task_list, {"id": "8", "subject": "teammate bookkeeping", "status": "pending", "blocks": [], "blockedBy": [], "metadata": {"_internal": True}})
+    store = Store.open(task_list)
+    assert "8" not in store.graph.ready_ids()
+    assert store.claim("a").id == "2"
+    assert store.claim("b") is None  # #8 is pending with no blockers, but internal
+    assert main(["-w", str(task_list), "task", "list"]) == 0
+    listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()[1:]]
+    assert listed == ["1", "2", "3"]
+    assert main(["-w", str(task_list), "task", "list", "--all"]) == 0
+    assert "8" in [line.split()[0] for line in capsys.readouterr().out.splitlines()[1:]]
+
+
+def test_a_blocker_claude_code_deleted_after_completing_it_counts_as_completed(task_list: Path) -> None:
+    (task_list / "1.json").unlink()  # Claude Code deletes completed tasks; 1 <= .highwatermark (7)
+    store = Store.open(task_list)
+    assert store.graph.ready_ids() == {"2"} == claude_ready(task_list)
+    assert [p.kind for p in store.check()] == []  # not a dangling blocker either
+    # An id never issued is still a dangling, open blocker.
+    doc = json.loads((task_list / "3.json").read_text())
+    doc["blockedBy"] = ["2", "99"]
+    claude_writes(task_list, doc)
+    store.rescan()
+    assert [p.kind for p in store.check()] == ["graph.dangling"]
+
+
+def test_claude_code_and_board_agree_on_what_a_cancelled_blocker_unblocks(task_list: Path) -> None:
+    from board import actions
+    from board.actions import Who
+
+    store = Store.open(task_list)
+    actions.cancel(store, "2", Who("ann"))
+    assert json.loads((task_list / "2.json").read_text())["status"] != "completed"
+    assert store.graph.ready_ids() == set() == claude_ready(task_list)  # #3 waits, for both
+    assert [p.kind for p in store.check()] == ["graph.cancelled_blocker"]
+    assert Store.open(task_list).tasks["2"].status == Status.CANCELLED  # board reads its own status back

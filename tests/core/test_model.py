@@ -12,12 +12,19 @@ def doc(**fields) -> bytes:
     return json.dumps(base).encode()
 
 
-def test_integer_ids_are_read_and_written_back_as_strings() -> None:
+def test_integer_ids_are_read_as_strings_and_written_back_as_integers() -> None:
     task = parse_task(doc(id=7, blockedBy=[1, 2], blocks=[3], parent=4), "task_7.json")
-    assert task.id == "7"
+    assert task.id == "7"  # one type inside board
     assert task.blocked_by == ["1", "2"] and task.blocks == ["3"] and task.parent == "4"
+    written = json.loads(dump_task(task))  # the file's own type on disk
+    assert written["id"] == 7 and written["blockedBy"] == [1, 2] and written["blocks"] == [3] and written["parent"] == 4
+    assert "integerIds" not in written
+
+
+def test_string_ids_stay_strings_even_when_numeric() -> None:
+    task = parse_task(doc(id="7", blockedBy=["1"], metadata={"id": 3}), "task_7.json")
     written = json.loads(dump_task(task))
-    assert written["id"] == "7" and written["blockedBy"] == ["1", "2"] and written["parent"] == "4"
+    assert written["id"] == "7" and written["blockedBy"] == ["1"]
 
 
 def test_unknown_fields_survive_a_rewrite_at_every_level() -> None:

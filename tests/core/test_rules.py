@@ -333,3 +333,67 @@ def test_the_command_line_prints_no_library_warnings(workspace: Path) -> None:
     )
     assert (done.returncode, done.stderr) == (0, "")
     assert task_file(workspace, "1")["priority"] == "high"
+
+
+# -- cancelled blockers ----------------------------------------------------------------------
+
+
+def test_board_check_and_the_run_summary_name_a_cancelled_blocker(chain: Store, workspace: Path, capsys) -> None:
+    from board.coordinator.run import board_progress, final_summary
+
+    actions.cancel(chain, "1", Who("ann"))
+    status, out, _ = cli(workspace, "check", capsys=capsys)
+    assert status == 1 and "#2 waits on #1, which was cancelled: drop the dependency or reopen #1" in out
+    summary = "\n".join(final_summary(board_progress(Store.open(workspace).graph)))
+    assert "#2: waits on #1 (cancelled): it can never start; drop the dependency (board task update 2 --remove-blocked-by 1)" in summary
+    status, _, _ = cli(workspace, "task", "update", "2", "--remove-blocked-by", "1", capsys=capsys)
+    assert status == 0 and task_file(workspace, "2")["blockedBy"] == [] and task_file(workspace, "1")["blocks"] == []
+    assert cli(workspace, "check", capsys=capsys)[0] == 0
+    assert Store.open(workspace).graph.is_ready("2")
+
+
+# -- seed 001's files ------------------------------------------------------------------------
+
+
+def seed_001_write(workspace: Path, task: dict) -> None:
+    """How seed 001's TaskManager saves a task: plain json.dumps, integer ids, no version."""
+    (workspace / ".tasks" / f"task_{task['id']}.json").write_text(json.dumps(task, indent=2))
+
+
+def seed_001_complete(workspace: Path, task_id: int) -> None:
+    """Seed 001's unblocking: mark it completed and remove it from every dependent's blockedBy."""
+    for path in (workspace / ".tasks").glob("task_*.json"):
+        task = json.loads(path.read_text())
+        if task["id"] == task_id:
+            task["status"] = "completed"
+        if task_id in task.get("blockedBy", []):
+            task["blockedBy"].remove(task_id)
+        path.write_text(json.dumps(task, indent=2))
+
+
+def test_a_seed_001_board_keeps_integer_ids_and_its_own_unblocking_works(workspace: Path, capsys) -> None:
+    seed_001_write(workspace, {"id": 1, "subject": "schema", "status": "pending", "blockedBy": [], "blocks": [2], "owner": ""})
+    seed_001_write(workspace, {"id": 2, "subject": "repository", "status": "pending", "blockedBy": [1], "blocks": [], "owner": ""})
+    # board works on it: a claim, a tool call, a new task blocked by #2.
+    assert cli(workspace, "claim", "--agent", "alice", capsys=capsys)[0] == 0
+    status, out, _ = cli(workspace, "task", "create", "api", "--blocked-by", "2", capsys=capsys)
+    assert (status, out.strip()) == (0, "3")
+    for task_id in (1, 2, 3):
+        doc = task_file(workspace, str(task_id))
+        assert doc["id"] == task_id and all(type(i) is int for i in doc["blockedBy"] + doc["blocks"])
+    assert task_file(workspace, "2")["blocks"] == [3] and task_file(workspace, "3")["blockedBy"] == [2]
+    # Seed 001's own code keeps working on what board wrote: it completes #1 its way.
+    seed_001_complete(workspace, 1)
+    assert task_file(workspace, "2")["blockedBy"] == [] and task_file(workspace, "1")["blocks"] == [2]
+    status, out, _ = cli(workspace, "check", capsys=capsys)
+    assert status == 0, out  # one-sided because #1 is completed: seed 001's unblocking, not an error
+    before = snapshot(workspace)
+    assert cli(workspace, "check", "--fix", capsys=capsys)[0] == 0
+    assert snapshot(workspace) == before  # --fix never undoes it
+    assert Store.open(workspace).graph.is_ready("2")
+
+
+def test_an_open_blocker_missing_from_blocked_by_is_still_a_broken_edge(workspace: Path) -> None:
+    seed_001_write(workspace, {"id": 1, "subject": "schema", "status": "pending", "blockedBy": [], "blocks": [2], "owner": ""})
+    seed_001_write(workspace, {"id": 2, "subject": "repository", "status": "pending", "blockedBy": [], "blocks": [], "owner": ""})
+    assert [p.kind for p in Store.open(workspace).check()] == ["graph.asymmetric"]

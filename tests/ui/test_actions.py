@@ -239,3 +239,37 @@ async def test_graph_view_shares_the_selection(sample: Path) -> None:
         await pilot.pause()
         assert app.view.selected == chosen and app.kanban.has_focus
         assert "30" in app.graph_view.graph_layout.critical  # the release ends the longest open chain
+
+
+async def test_a_policy_status_has_a_badge_and_u_undoes_it(workspace: Path) -> None:
+    from board.config import BoardSettings
+    from board.coordinator.policies import apply_policy, decide_policy
+    from board.store import Store
+    from board.ui.lanes import Lane
+    from tests.ui.test_live import column_text
+
+    store = Store.open(workspace)
+    store.create("flaky tests")
+    token = store.claim("alice", lease_seconds=300).lease.token
+    for _ in range(2):
+        store.record_toolcall("1", "pytest", ok=False, token=token)
+    apply_policy(store, decide_policy(store.get("1"), BoardSettings.model_validate({"policies": {"block_after_failures": 2}})), store.clock())
+    app = make_app(workspace)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        assert "BLOCKED⚙" in column_text(app, Lane.ATTENTION)
+        await pilot.press("enter")
+        await pilot.pause()
+        fields = app.screen.query_one("#detail-fields")
+        shown = "\n".join(fields.render_line(y).text for y in range(fields.size.height))
+        assert "block_after_failures set blocked" in shown and "u undoes it" in shown
+        await pilot.press("u")
+        await wait_for(pilot, lambda: on_disk(workspace, "1")["status"] == "in_progress", message="undo written")
+        undone = on_disk(workspace, "1")
+        assert (undone["owner"], undone["lease"]["owner"], undone["policy"]["settled"]) == ("alice", "alice", True)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.lanes.lane_index("1")[0] == Lane.IN_PROGRESS, message="undo shown")
+        assert "⚙" not in column_text(app, Lane.IN_PROGRESS)
+        await pilot.press("u")  # nothing left to undo: said, not done
+        await pilot.pause()
+        assert any("nothing to undo" in n.message for n in app._notifications)

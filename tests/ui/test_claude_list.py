@@ -42,3 +42,20 @@ async def test_a_claude_code_list_updates_live_and_keys_write_its_format(claude_
         claude_writes(claude_list, written)
         await wait_for(pilot, lambda: app.lanes.lane_index("2")[0] == Lane.DONE, message="Claude Code's completion")
         assert app.lanes.lane_index("3")[0] == Lane.READY
+
+
+async def test_a_claude_rewrite_that_drops_boards_fields_shows_at_once(claude_list: Path) -> None:
+    from board.store import Store
+
+    Store.open(claude_list).set_status("2", "in_progress", owner="board-agent")  # version 2 in metadata.board
+    app = make_app(claude_list, watch=True, reconcile_seconds=30)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        assert app.lanes.lane_index("2")[0] == Lane.IN_PROGRESS
+        doc = json.loads((claude_list / "2.json").read_text())
+        doc["status"] = "pending"
+        doc["owner"] = ""
+        doc["metadata"].pop("board")  # Claude Code rewrote it: board's version is gone with its fields
+        claude_writes(claude_list, doc)
+        await wait_for(pilot, lambda: app.lanes.lane_index("2")[0] == Lane.READY, message="Claude Code's rewrite on screen")
+        assert app.graph.tasks["2"].version == 0

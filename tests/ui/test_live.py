@@ -109,3 +109,30 @@ async def test_a_new_error_is_notified_once_and_its_key_jumps_to_its_task(sample
             await pilot.press("e", "enter")
             await pilot.pause()
             assert app.view.selected == "7" and app.focused is app.kanban
+
+
+OUTSIDE_WRITER = """
+import json, sys
+path, version = sys.argv[1], sys.argv[2]
+doc = json.load(open(path))
+doc.update(status="in_progress", owner="outsider", progress=42)
+if version == "none":
+    del doc["version"]
+else:
+    doc["version"] = doc["version"] + int(version)
+open(path, "w").write(json.dumps(doc))
+"""
+
+
+@pytest.mark.parametrize("version", ["none", "0", "-1"], ids=["no version", "same version", "lower version"])
+async def test_an_outside_rewrite_shows_whatever_its_version(sample: Path, version: str) -> None:
+    app = make_app(sample, watch=True, reconcile_seconds=30)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        assert app.lanes.lane_index("26")[0] == Lane.READY
+        path = sample / ".tasks" / "task_26.json"
+        subprocess.run([sys.executable, "-c", OUTSIDE_WRITER, str(path), version], check=True, timeout=60)
+        await wait_for(pilot, lambda: app.lanes.lane_index("26")[0] == Lane.IN_PROGRESS, message="the outside edit on screen")
+        shown = app.graph.tasks["26"]
+        assert (shown.owner, shown.progress) == ("outsider", 42)
+        assert "42%" in column_text(app, Lane.IN_PROGRESS)

@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Markdown, OptionList, Static
 from textual.widgets.option_list import Option
 
-from board.model import Task
+from board.model import Task, by_policy
 from board.ui.card import format_age, progress_bar
 from board.ui.lanes import display_state
 from board.ui.widgets.alerts_panel import SEVERITY_MARK
@@ -126,6 +126,7 @@ class DetailScreen(Screen[None]):
              + (f"; last {calls.last_tool} {_when(calls.last_at, now)}" if calls.last_tool else "")),
             ("lease", f"{task.lease.owner}, token {task.lease.token}, expires {_when(task.lease.expires_at, now)}" if task.lease else "—"),
             ("error", task.error or "—"),
+            ("policy", _policy_line(task, now)),
             ("parent", f"#{task.parent}" if task.parent else "—"),
             ("children", ", ".join(f"#{c.id}" for c in app.graph.children(task.id)) or "—"),
             ("files", ", ".join(task.files) or "—"),
@@ -275,3 +276,13 @@ class DetailScreen(Screen[None]):
         self.app.pop_screen()
         board = self.board_app
         board.kanban.reveal_selection()
+
+
+def _policy_line(task: Task, now: datetime) -> str:
+    """Which policy set the status and why, and how to take it back; or when it was undone."""
+    mark = task.policy
+    if mark is None:
+        return "—"
+    if not by_policy(task):
+        return f"{mark.name} set {mark.status} {_when(mark.fired_at, now)}; no longer in force"
+    return f"{mark.name} set {mark.status} {_when(mark.fired_at, now)}: {mark.reason} (u undoes it)"

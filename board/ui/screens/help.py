@@ -47,7 +47,8 @@ class HelpScreen(ModalScreen[None]):
         lanes = Text(
             "\nColumns: Waiting on deps · Ready · In progress (paused, needs-you badges) · Blocked/Failed · Done.\n"
             "Cards: #id, priority (‼ critical ! high · medium ↓ low), owner, age; progress, ⚒ tool calls, "
-            "✗ failed calls, ⧗ open dependencies, ⚠ alerts (coloured by the worst; a count when several). "
+            "✗ failed calls, ⧗ open dependencies, ⚠ alerts (coloured by the worst; a count when several); "
+            "⚙ after a status: a policy set it (u takes it back). "
             "▲ marks the selected task's blockers, ▼ its dependents.\n"
             "Alerts (e): worst first with their age; enter on one selects its task, on a group lists it; escape goes back.\n\n"
             + FILTER_HELP
