@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from board.errors import BoardError
-from board.model import Task, live_lease_holder
+from board.model import Seen, Task, live_lease_holder
 from board.status import Status
 from board.store import DEFAULT_LEASE_SECONDS, Store
 
@@ -47,8 +47,9 @@ class Who:
     token: int | None = None
     #: A person overriding a live lease (the dashboard asks first; history records it).
     force: bool = False
-    #: Refuse the move if the task is no longer at this version (the dashboard acted on it).
-    expected_version: int | None = None
+    #: Refuse the move if the task moved on: a version number, or what the person saw
+    #: (``Seen``) when they pressed the key.
+    expected_version: int | Seen | None = None
 
 
 def needs_override(task: Task, now: datetime) -> str | None:
@@ -142,7 +143,7 @@ def requeue(store: Store, task_id: str, who: Who, *, fields: Fields = None) -> T
     _refuse("requeue", task)
     how = REQUEUE_FROM[task.status]
     if how == "release":
-        return store.release(task_id, actor=who.name, token=who.token, force=who.force, reason=f"released by {who.name}", fields=fields)
+        return store.release(task_id, actor=who.name, token=who.token, force=who.force, reason=f"released by {who.name}", fields=fields, expected_version=who.expected_version)
     return _move(store, task_id, Status.PENDING, who, reason=how, fields=fields)
 
 

@@ -10,6 +10,7 @@ import json
 import os
 import re
 from copy import deepcopy
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, TypeVar
@@ -45,6 +46,28 @@ PRIORITY_RANK = {Priority.CRITICAL: 0, Priority.HIGH: 1, Priority.MEDIUM: 2, Pri
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What a person saw of a task when they pressed a key: a move made on it is refused if any
+    of this changed meanwhile (an agent's tool calls and progress in between do not count)."""
+
+    status: str
+    owner: str
+    holder: str | None
+    token: int | None
+
+    @classmethod
+    def of(cls, task: Task) -> Seen:
+        return cls(str(task.status), task.owner, task.lease.owner if task.lease else None, task.lease.token if task.lease else None)
+
+    def differs(self, task: Task) -> str | None:
+        """How ``task`` moved on from what was seen, in words; None if it did not."""
+        now = Seen.of(task)
+        if now == self:
+            return None
+        return f"it is now {task.status}" + (f", held by {task.owner}" if task.owner else "")
 
 
 def by_policy(task: Task) -> bool:
@@ -191,9 +214,20 @@ def with_integer_ids(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+_ID_KEY = re.compile(rb'"id"\s*:\s*')
+
+
 def _wrote_integer_id(raw: bytes, task: Task) -> bool:
-    """Whether the file gave the task's own id as a JSON integer (``"id": 7``, not ``"id": "7"``)."""
-    return task.id.isdigit() and re.search(rb'"id"\s*:\s*' + task.id.encode() + rb"\b", raw) is not None
+    """Whether the file gave the task's own id as a JSON integer (``"id": 7``, not ``"id": "7"``).
+
+    Looks at the first ``"id"`` key only, where every writer puts the task's own id: a full
+    parse of each file would cost more than the rest of loading a board."""
+    found = _ID_KEY.search(raw)
+    if found is None:
+        return False
+    digits = task.id.encode()
+    end = found.end() + len(digits)
+    return raw[found.end():end] == digits and not raw[end:end + 1].isdigit()
 
 
 def draft_of(document: _D) -> _D:

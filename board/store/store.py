@@ -32,6 +32,7 @@ from board.graph import TaskGraph, cancelled_blockers, sorted_ids
 from board.model import (
     Lease,
     Priority,
+    Seen,
     Task,
     draft_of,
     by_policy,
@@ -539,11 +540,12 @@ class Store:
         *,
         op: str,
         actor: str | None = None,
-        expected_version: int | None = None,
+        expected_version: int | Seen | None = None,
         token: int | None = None,
         force: bool = False,
     ) -> Task:
-        """Apply ``change`` to a fresh copy of the task under the lock (compare-and-set).
+        """Apply ``change`` to a fresh copy of the task under the lock (compare-and-set on
+        ``expected_version``: a version number, or what a person saw of the task).
 
         Fenced for every writer: under a live lease, a change to the status, progress or owner
         needs the lease's token, or ``force`` (a person overriding the holder; history says so).
@@ -551,7 +553,12 @@ class Store:
         with self._write_lock():
             self.sync()
             current = self._fresh(task_id)
-            if expected_version is not None and current.version != expected_version:
+            if isinstance(expected_version, Seen):
+                moved = expected_version.differs(current)
+                if moved is not None:
+                    self._log(task_id, current.version, actor, "conflict", {}, {"expected": expected_version.status})
+                    raise VersionConflict(f"task {task_id} changed since you pressed the key ({moved}); nothing was done")
+            elif expected_version is not None and current.version != expected_version:
                 self._log(task_id, current.version, actor, "conflict", {}, {"expected": expected_version})
                 raise VersionConflict(
                     f"task {task_id} changed underneath you: you expected version {expected_version}, it is at {current.version}; re-read and try again"
@@ -700,7 +707,7 @@ class Store:
     #: Plain fields ``update`` (and a status move, in the same write) may set.
     PLAIN_FIELDS = frozenset({"subject", "description", "active_form", "owner", "priority", "parent", "files", "progress", "error", "metadata"})
 
-    def update(self, task_id: str, *, actor: str | None = None, expected_version: int | None = None, token: int | None = None, force: bool = False, **fields: Any) -> Task:
+    def update(self, task_id: str, *, actor: str | None = None, expected_version: int | Seen | None = None, token: int | None = None, force: bool = False, **fields: Any) -> Task:
         """Change plain fields (subject, description, owner, priority, progress, files, metadata...)."""
         fields = self._checked_fields(fields)
         return self.mutate(task_id, lambda task: self._apply_fields(task, fields), op="update", actor=actor, expected_version=expected_version, token=token, force=force)
@@ -739,7 +746,7 @@ class Store:
         status: Status | str,
         *,
         actor: str | None = None,
-        expected_version: int | None = None,
+        expected_version: int | Seen | None = None,
         token: int | None = None,
         error: str | None = None,
         reason: str | None = None,
@@ -818,10 +825,11 @@ class Store:
             task.owner = ""
             task.error = None
             task.completed_at = None
+            task.started_at = None  # the next start is a new one: its age counts from then
         elif target == Status.FAILED:
             task.error = error or task.error or "failed"
 
-    def undo_policy(self, task_id: str, *, actor: str | None = None, lease_seconds: float = DEFAULT_LEASE_SECONDS, expected_version: int | None = None) -> Task:
+    def undo_policy(self, task_id: str, *, actor: str | None = None, lease_seconds: float = DEFAULT_LEASE_SECONDS, expected_version: int | Seen | None = None) -> Task:
         """Take back the status a policy set: the task returns to progress for the agent that
         held it (with a fresh lease, so it comes back to the queue if that agent is gone) and
         the progress it had. The one move allowed out of ``completed``, and only this way."""
@@ -968,7 +976,7 @@ class Store:
         *,
         lease_seconds: float | None = None,
         actor: str | None = None,
-        expected_version: int | None = None,
+        expected_version: int | Seen | None = None,
         op: str = "status:in_progress",
         force: bool = False,
         fields: Mapping[str, Any] | None = None,
@@ -1031,7 +1039,10 @@ class Store:
         draft.lease.seconds = seconds
         return draft
 
-    def release(self, task_id: str, *, actor: str | None = None, token: int | None = None, reason: str = "released", force: bool = False, fields: Mapping[str, Any] | None = None) -> Task:
+    def release(
+        self, task_id: str, *, actor: str | None = None, token: int | None = None, reason: str = "released", force: bool = False,
+        fields: Mapping[str, Any] | None = None, expected_version: int | Seen | None = None,
+    ) -> Task:
         """Give an in-progress task back to the pool (owner cleared, lease dropped)."""
         fields = self._checked_fields(fields)
 
@@ -1041,7 +1052,7 @@ class Store:
             self._apply_fields(task, {k: v for k, v in fields.items() if k != "owner"})
             self._apply_status(task, Status.PENDING)
 
-        return self.mutate(task_id, change, op=f"release ({reason})", actor=actor, token=token, force=force)
+        return self.mutate(task_id, change, op=f"release ({reason})", actor=actor, token=token, force=force, expected_version=expected_version)
 
     def reclaim_expired(self, *, actor: str = "coordinator") -> list[Task]:
         """Take back in-progress tasks whose lease ran out; history records who went silent."""

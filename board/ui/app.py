@@ -27,7 +27,7 @@ from board.agents import AgentRecord, list_agents
 from board.config import BoardSettings, load_settings
 from board.errors import BoardError
 from board.graph import TaskGraph
-from board.model import Task, by_policy, utcnow
+from board.model import Seen, Task, by_policy, utcnow
 from board.status import Status
 from board.store import Store, detect_layout
 from board.alerts import Alert, Severity, alerts_by_task, read_alerts
@@ -811,14 +811,15 @@ class BoardApp(App[None]):
         from board.ui.screens.confirm import ConfirmScreen
 
         person = local_user()
+        seen = Seen.of(task)  # an agent's tool calls meanwhile do not make the key act on something else
         holder = actions.needs_override(task, self.now())
         if holder is None or holder == person:
-            self.write(task.id, what, lambda store: move(store, actions.Who(person, expected_version=task.version)))
+            self.write(task.id, what, lambda store: move(store, actions.Who(person, expected_version=seen)))
             return
 
         def confirmed(yes: bool | None) -> None:
             if yes:
-                self.write(task.id, what, lambda store: move(store, actions.Who(person, force=True, expected_version=task.version)))
+                self.write(task.id, what, lambda store: move(store, actions.Who(person, force=True, expected_version=seen)))
 
         question = f"{holder} is working on it under a live lease; it will lose the task. The board's history records that you overrode it."
         self.push_screen(ConfirmScreen(f"{what.capitalize()} #{task.id}?", question, confirm_label=f"{what.capitalize()} anyway"), confirmed)

@@ -115,19 +115,32 @@ async def test_start_refuses_a_task_waiting_on_dependencies(sample: Path) -> Non
         assert any("not ready" in n.message for n in app._notifications)
 
 
-async def test_write_conflict_is_a_notification_and_changes_nothing(sample: Path) -> None:
+async def test_a_key_refuses_to_act_on_a_task_that_changed_since_it_was_seen(sample: Path) -> None:
+    from board.store import Store
+
     app = make_app(sample)
     async with app.run_test(size=(140, 40)) as pilot:
         await settled(pilot)
         app.jump_to("26")
-        # Someone else writes the task; the dashboard (no watcher here) still shows version 1.
-        from board.store import Store
-
-        Store.open(sample).update("26", progress=10, actor="someone")
+        # An agent takes the task; the dashboard (no watcher here) still shows it ready.
+        Store.open(sample).claim_task("26", "zoe", lease_seconds=300)
         written = on_disk(sample, "26")
         await pilot.press("s")
-        await wait_for(pilot, lambda: any("changed underneath you" in n.message for n in app._notifications), message="conflict")
+        await wait_for(pilot, lambda: any("changed since you pressed the key" in n.message for n in app._notifications), message="conflict")
+        assert any("held by zoe" in n.message for n in app._notifications)
         assert on_disk(sample, "26") == written
+
+
+async def test_an_agents_tool_calls_meanwhile_do_not_stop_a_key(sample: Path) -> None:
+    from board.store import Store
+
+    app = make_app(sample)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        app.jump_to("19")  # paused, erin's
+        Store.open(sample).update("19", description="notes added by erin", actor="erin")  # not what the key is about
+        await pilot.press("r")
+        await wait_for(pilot, lambda: on_disk(sample, "19")["status"] == "pending", message="requeued")
 
 
 async def test_assign_claims_for_the_chosen_agent(sample: Path) -> None:
