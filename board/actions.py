@@ -179,6 +179,15 @@ def assign(store: Store, task_id: str, agent: str, who: Who, *, lease_seconds: f
     return store.start(task_id, agent, lease_seconds=lease_seconds, actor=who.name, expected_version=who.expected_version, op="claim")
 
 
+def delete(store: Store, task_id: str, who: Who) -> Task:
+    """Move a task to the archive; every dependency on it is dropped. ``restore`` undoes it."""
+    return store.delete(task_id, actor=who.name, token=who.token, force=who.force, expected_version=who.expected_version)
+
+
+def restore(store: Store, task_id: str, who: Who) -> Task:
+    return store.restore(task_id, actor=who.name)
+
+
 def undo_policy(store: Store, task_id: str, who: Who, *, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> Task:
     """Take back the status a policy set (the policy can be wrong; seed 002 says so)."""
     return store.undo_policy(task_id, actor=who.name, lease_seconds=lease_seconds, expected_version=who.expected_version)

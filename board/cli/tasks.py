@@ -126,6 +126,16 @@ def register(commands: argparse._SubParsersAction) -> None:
     show.add_argument("id", type=task_id)
     show.set_defaults(handler=cmd_show)
 
+    delete = add_command(task_commands, "delete", "move a task to the archive (dependencies on it are dropped); restore brings it back")
+    delete.add_argument("id", type=task_id)
+    delete.add_argument("--token", type=int, help="your lease token, if you hold the task")
+    delete.add_argument("--force", action="store_true", help="as a person, delete a task an agent holds under a live lease")
+    delete.set_defaults(handler=cmd_delete)
+
+    restore = add_command(task_commands, "restore", "bring a deleted task back from the archive")
+    restore.add_argument("id", type=task_id)
+    restore.set_defaults(handler=cmd_restore)
+
     check = add_command(commands, "check", "find broken files and graph problems (exit 1 when any)")
     check.add_argument("--fix", action="store_true", help="repair one-sided dependency edges and remove temp files left by killed writers")
     check.set_defaults(handler=cmd_check)
@@ -195,6 +205,20 @@ def cmd_update(args: argparse.Namespace) -> int:
         print_json(task_json(task, store.graph))
     else:
         print(f"#{task.id} {task.status} (version {task.version})")
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    task = actions.delete(store, args.id, who(args, args.id))
+    print(f"deleted #{task.id} ({task.subject}); 'board task restore {task.id}' brings it back")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    task = actions.restore(store, args.id, who(args, args.id))
+    print(f"#{task.id} {task.status} (restored)")
     return 0
 
 

@@ -43,7 +43,7 @@ from board.model import (
     validate_id,
 )
 from board.status import Status, check_transition
-from board.store.atomic import KeptOpen, SharedDirectorySync, SparePool, Stamp, TempFile, append_line, json_line, made_by_running_process, read_bytes_retrying, read_jsonl
+from board.store.atomic import fsync_directory, write_atomic, KeptOpen, SharedDirectorySync, SparePool, Stamp, TempFile, append_line, json_line, made_by_running_process, read_bytes_retrying, read_jsonl
 from board.store.history import HistoryLog
 from board.store.layout import Layout, detect_layout
 
@@ -584,12 +584,7 @@ class Store:
             return False
         if force:
             return True
-        assert current.lease is not None
-        until = current.lease.expires_at.astimezone(UTC).strftime("%H:%M:%S")
-        raise LeaseHeld(
-            f"task {current.id} is held by {current.lease.owner} (lease until {until} UTC): only its holder, "
-            "with its lease token, may change its status, progress or owner; a person can override with --force"
-        )
+        raise _lease_held(current)
 
     def create(
         self,
@@ -617,7 +612,7 @@ class Store:
             if task_id is None:
                 # File names, not just the index: files written behind the store's back count too.
                 on_disk = {tid for tid, _ in self.layout.task_files()}
-                task_id = self.layout.next_id(set(self.graph.tasks) | on_disk)
+                task_id = self.layout.next_id(set(self.graph.tasks) | on_disk | self.archived_ids())  # a deleted id is never reused
             elif self.layout.task_path(validate_id(task_id)).exists():
                 raise BoardError(f"task {task_id} already exists")
             overlap = set(blocked_by) & set(blocks)
@@ -828,6 +823,98 @@ class Store:
             task.started_at = None  # the next start is a new one: its age counts from then
         elif target == Status.FAILED:
             task.error = error or task.error or "failed"
+
+    # -- deleting -----------------------------------------------------------------------------
+
+    @property
+    def archive_dir(self) -> Path:
+        """Where deleted tasks go, restorable: ``archive/`` in the board's own folder."""
+        return self.state_dir / "archive"
+
+    def _archived_path(self, task_id: str) -> Path:
+        return self.archive_dir / self.layout.task_path(validate_id(task_id)).name
+
+    def archived_ids(self) -> set[str]:
+        try:
+            names = os.listdir(self.archive_dir)
+        except FileNotFoundError:
+            return set()
+        return {task_id for name in names if (task_id := self.layout.task_id_for(self.layout.tasks_dir / name)) is not None}
+
+    def delete(self, task_id: str, *, actor: str | None = None, token: int | None = None, force: bool = False, expected_version: int | Seen | None = None) -> Task:
+        """Move a task to the archive, from where ``restore`` brings it back. Every other task's
+        reference to it goes with it (each unlink in history), so nothing waits on a task that
+        is gone; a live lease fences a delete like any change to the task."""
+        with self._write_lock():
+            self.sync()
+            current = self._fresh(task_id)
+            if isinstance(expected_version, Seen) and expected_version.differs(current):
+                raise VersionConflict(f"task {task_id} changed since you pressed the key ({expected_version.differs(current)}); nothing was done")
+            if isinstance(expected_version, int) and current.version != expected_version:
+                raise VersionConflict(f"task {task_id} changed underneath you: you expected version {expected_version}, it is at {current.version}")
+            forced = False
+            if token is not None:
+                _check_fence(current, token)
+            elif self.lease_is_live(current):
+                if not force:
+                    raise _lease_held(current, "delete it")
+                forced = True
+            for dependent in sorted_ids(self.graph.dependents(task_id) | {d for d in current.blocks if d in self.graph.tasks}):
+                self._link_side(dependent, "blocked_by", task_id, actor, add=False)
+            for blocker in current.blocked_by:
+                if blocker in self.graph.tasks:
+                    self._link_side(blocker, "blocks", task_id, actor, add=False)
+            for child in self.graph.children(task_id):
+                fresh = self._fresh(child.id)
+                draft = draft_of(fresh)
+                draft.parent = None
+                self._commit(fresh, draft, "unlink", actor)
+            current = self._fresh(task_id)
+            outside = self.outside_edit(current, self._read_crc.get(task_id))
+            if outside is not None:
+                self._log(task_id, current.version, "outside", "outside edit", outside)
+            self.archive_dir.mkdir(parents=True, exist_ok=True)
+            write_atomic(self._archived_path(task_id), self.layout.encode(current))
+            path, key = self._file_of(task_id)
+            os.unlink(path)
+            fsync_directory(path.parent)
+            self._log(task_id, self._next_version(current), actor, "delete", {"status": [str(current.status), None]}, {"forced": True} if forced else None)
+            self.graph.remove(task_id)
+            self._file_stamps.pop(key, None)
+            return current
+
+    def restore(self, task_id: str, *, actor: str | None = None) -> Task:
+        """Bring a deleted task back from the archive, with the dependencies it had on tasks that
+        still exist (unless one would now close a cycle). A task deleted while in progress comes
+        back to the queue: whoever held it has stopped."""
+        with self._write_lock():
+            self.sync()
+            archived = self._archived_path(task_id)
+            if self.layout.task_path(task_id).exists():
+                raise BoardError(f"task {task_id} is on the board; only a deleted task can be restored")
+            try:
+                raw = archived.read_bytes()
+            except FileNotFoundError:
+                raise BoardError(f"no deleted task {task_id} to restore (the archive is {self.archive_dir})") from None
+            task = self.layout.decode(raw, archived, task_id)
+            draft = draft_of(task)
+            if draft.status == Status.IN_PROGRESS:
+                self._enter_status(draft, Status.PENDING)
+            draft.lease = None
+            draft.blocked_by = [b for b in task.blocked_by if b in self.graph.tasks and self.graph.path_between(b, task_id) is None]
+            draft.blocks = [
+                d for d in task.blocks
+                if d in self.graph.tasks and d not in draft.blocked_by and not any(self.graph.path_between(b, d) for b in draft.blocked_by)
+            ]
+            if draft.parent is not None and draft.parent not in self.graph.tasks:
+                draft.parent = None
+            restored = self._commit(None, draft, "restore", actor)
+            for blocker in restored.blocked_by:
+                self._link_side(blocker, "blocks", task_id, actor)
+            for dependent in restored.blocks:
+                self._link_side(dependent, "blocked_by", task_id, actor)
+            archived.unlink()
+            return self.graph.tasks[task_id]
 
     def undo_policy(self, task_id: str, *, actor: str | None = None, lease_seconds: float = DEFAULT_LEASE_SECONDS, expected_version: int | Seen | None = None) -> Task:
         """Take back the status a policy set: the task returns to progress for the agent that
@@ -1196,6 +1283,15 @@ def _check_fence(task: Task, token: int) -> None:
         raise StaleLease(f"your lease token for task {task.id} is stale: the task is {task.status} and leased to no one; stop working on it")
     if task.lease.token != token:
         raise StaleLease(f"your lease token for task {task.id} is stale: {task.lease.owner} holds it under a newer lease; stop working on it")
+
+
+def _lease_held(task: Task, what: str = "change its status, progress or owner") -> LeaseHeld:
+    assert task.lease is not None
+    until = task.lease.expires_at.astimezone(UTC).strftime("%H:%M:%S")
+    return LeaseHeld(
+        f"task {task.id} is held by {task.lease.owner} (lease until {until} UTC): only its holder, "
+        f"with its lease token, may {what}; a person can override with --force"
+    )
 
 
 #: What only a lease's holder may change while the lease lives.

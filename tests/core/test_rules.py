@@ -397,3 +397,37 @@ def test_an_open_blocker_missing_from_blocked_by_is_still_a_broken_edge(workspac
     seed_001_write(workspace, {"id": 1, "subject": "schema", "status": "pending", "blockedBy": [], "blocks": [2], "owner": ""})
     seed_001_write(workspace, {"id": 2, "subject": "repository", "status": "pending", "blockedBy": [], "blocks": [], "owner": ""})
     assert [p.kind for p in Store.open(workspace).check()] == ["graph.asymmetric"]
+
+
+# -- delete and restore ----------------------------------------------------------------------
+
+
+def test_delete_archives_a_task_drops_what_waits_on_it_and_restore_brings_it_back(chain: Store, workspace: Path, capsys) -> None:
+    status, out, _ = cli(workspace, "task", "delete", "2", capsys=capsys)
+    assert status == 0 and "board task restore 2" in out
+    assert not (workspace / ".tasks" / "task_2.json").exists()
+    assert (workspace / ".tasks" / "archive" / "task_2.json").exists()
+    assert task_file(workspace, "1")["blocks"] == [] and task_file(workspace, "3")["blockedBy"] == []
+    assert Store.open(workspace).graph.is_ready("3")  # nothing waits on a task that is gone
+    assert cli(workspace, "check", capsys=capsys)[0] == 0
+    assert cli(workspace, "task", "create", "next", capsys=capsys)[1].strip() == "4"  # the id is not reused
+    status, out, _ = cli(workspace, "task", "restore", "2", capsys=capsys)
+    assert status == 0 and out.startswith("#2 pending")
+    assert task_file(workspace, "2")["blockedBy"] == ["1"] and task_file(workspace, "1")["blocks"] == ["2"]
+    assert task_file(workspace, "3")["blockedBy"] == ["2"]
+    assert [h["op"] for h in history(workspace) if h["task"] == "2"][-2:] == ["delete", "restore"]
+    assert cli(workspace, "task", "restore", "2", capsys=capsys)[0] == 2  # nothing left to restore
+
+
+def test_a_leased_task_is_deleted_only_by_its_holder_or_with_force(workspace: Path, capsys) -> None:
+    store = Store.open(workspace)
+    store.create("t")
+    store.claim("alice", lease_seconds=300)
+    before = snapshot(workspace)
+    status, _, err = cli(workspace, "task", "delete", "1", capsys=capsys)
+    assert status == 2 and "held by alice" in err and snapshot(workspace) == before
+    assert cli(workspace, "task", "delete", "1", "--force", capsys=capsys)[0] == 0
+    assert history(workspace)[-1]["forced"] is True
+    cli(workspace, "task", "restore", "1", capsys=capsys)
+    restored = task_file(workspace, "1")
+    assert (restored["status"], restored["owner"], restored["lease"]) == ("pending", "", None)  # alice stopped
