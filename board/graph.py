@@ -251,8 +251,9 @@ class TaskGraph:
         seen.discard(start)
         return seen
 
-    def path_between(self, start: str, goal: str) -> list[str] | None:
-        """A chain start -> ... -> goal following ``blockedBy``, or None."""
+    def path_between(self, start: str, goal: str, also: Mapping[str, Iterable[str]] | None = None) -> list[str] | None:
+        """A chain start -> ... -> goal following ``blockedBy`` (and the edges in ``also``,
+        blockers by task, not yet written), or None."""
         parents: dict[str, str | None] = {start: None}
         stack = [start]
         while stack:
@@ -263,7 +264,7 @@ class TaskGraph:
                     path.append(parents[path[-1]])  # type: ignore[arg-type]
                 return path[::-1]
             task = self.tasks.get(node)
-            for nxt in task.blocked_by if task else ():
+            for nxt in [*(task.blocked_by if task else ()), *((also or {}).get(node, ()))]:
                 if nxt not in parents:
                     parents[nxt] = node
                     stack.append(nxt)

@@ -1308,24 +1308,11 @@ def _cycle_through(graph: TaskGraph, edges: list[tuple[str, str]], task_id: str,
     and ``edges``, which are about to be written; None if there is none."""
     if task_id == blocker_id:
         return [task_id, task_id]
-    new: dict[str, set[str]] = {}
+    new: dict[str, list[str]] = {}
     for task, blocker in edges:
-        new.setdefault(task, set()).add(blocker)
-    parents: dict[str, str | None] = {blocker_id: None}
-    stack = [blocker_id]
-    while stack:
-        node = stack.pop()
-        if node == task_id:
-            path = [node]
-            while parents[path[-1]] is not None:
-                path.append(parents[path[-1]])  # type: ignore[arg-type]
-            return [task_id, *path[::-1]]
-        written = graph.tasks[node].blocked_by if node in graph.tasks else ()
-        for nxt in (*written, *new.get(node, ())):
-            if nxt not in parents:
-                parents[nxt] = node
-                stack.append(nxt)
-    return None
+        new.setdefault(task, []).append(blocker)
+    path = graph.path_between(blocker_id, task_id, also=new)
+    return None if path is None else [task_id, *path]
 
 
 def _check_agent(agent: str) -> None:

@@ -26,18 +26,8 @@ from board.errors import BoardError, LeaseHeld, NotReady, StaleLease
 from board.status import Status
 from board.store import Store
 from tests.conftest import REPO
+from tests.core.test_store import FakeClock
 from tests.disk import history, snapshot, task_file
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
 
 
 def cli(workspace: Path, *args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -431,3 +421,12 @@ def test_a_leased_task_is_deleted_only_by_its_holder_or_with_force(workspace: Pa
     cli(workspace, "task", "restore", "1", capsys=capsys)
     restored = task_file(workspace, "1")
     assert (restored["status"], restored["owner"], restored["lease"]) == ("pending", "", None)  # alice stopped
+
+
+def test_edges_added_together_are_checked_together_for_a_cycle(chain: Store, workspace: Path, capsys) -> None:
+    chain.create("docs")
+    before = snapshot(workspace)
+    # Each edge alone is fine; together they close 1 -> 4 -> 3 -> 2 -> 1.
+    status, _, err = cli(workspace, "task", "update", "4", "--add-blocked-by", "3", "--add-blocks", "1", capsys=capsys)
+    assert status == 2 and "cycle" in err and "#4" in err
+    assert snapshot(workspace) == before

@@ -237,6 +237,8 @@ class DetailScreen(Screen[None]):
             timeline.append(f"v{record.get('version', '?')} ", style="dim")
             timeline.append(f"{record.get('actor', '?')}: ", style="bold")
             timeline.append(str(record.get("op", "")))
+            if record.get("forced"):
+                timeline.append(" (overrode the lease)", style="bold")
             changes = record.get("changes")
             if isinstance(changes, dict) and changes and record.get("op") != "create":
                 shown = []
