@@ -13,6 +13,18 @@ REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "sample_workspace"
 
 
+@pytest.fixture(autouse=True)
+def no_process_outlives_its_test():
+    """Every process a test starts through ``tests.coordinator.helpers`` is killed by pid when
+    the test ends, passed or failed."""
+    from tests.coordinator.helpers import kill_started
+
+    try:
+        yield
+    finally:
+        kill_started()
+
+
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     """An initialised, empty workspace."""

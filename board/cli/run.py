@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -170,9 +171,17 @@ def _run_log(workspace: Path):
     return open(directory / "run.log", "ab")
 
 
+def stop_on_ctrl_c() -> None:
+    """Ctrl-C (SIGINT) ends a run even when the shell that started it ignored SIGINT, as shells
+    do for background jobs: the run's children are in their own sessions, so the signal is
+    always meant for the run itself."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from board.coordinator.run import Supervisor, final_summary
 
+    stop_on_ctrl_c()
     command = _command(args)
     workspace = Path(args.workspace).resolve()
     Store.open(workspace)  # no board there is one clear error, and nothing gets created
@@ -202,6 +211,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from board.coordinator.demo import prepare_demo_workspace
     from board.coordinator.run import Supervisor, final_summary
 
+    stop_on_ctrl_c()
     run_dashboard = None if args.no_ui else _dashboard()
     if run_dashboard is None and not args.no_ui:
         print("the dashboard is not part of this build: showing the run as text instead (board demo --no-ui)")
@@ -210,7 +220,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     worker_args = ["--simulate", "--seed", str(args.seed), "--fail-rate", "0.08", "--toolcall-fail-rate", "0.1", "--task-seconds", str(5 * args.pace), str(14 * args.pace)]
     output = _run_log(workspace)
     supervisor = Supervisor(workspace, workers=args.workers, worker_args=worker_args, name_prefix="sim", child_output=output)
-    print(f"demo board: {workspace}")
+    print(f"demo board: {workspace}", flush=True)
     status = 0
     try:
         supervisor.start()

@@ -2,12 +2,16 @@
 
 Only one coordinator runs per board: it holds ``.tasks/.coordinator.lock`` for its lifetime
 (the operating system drops the lock when the process dies, so a killed coordinator can be
-restarted at once). The tick keeps no state, so a restarted coordinator simply carries on.
+restarted at once; ``CoordinatorLock``). The tick keeps no state, so a restarted coordinator simply carries on.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
+import os
 import signal
+import struct
 import sys
 import threading
 import time
@@ -17,7 +21,6 @@ from pathlib import Path
 from typing import IO, Any
 
 import watchfiles
-from filelock import FileLock, Timeout
 
 from board.agents import list_agents
 from board.config import FILE_NAME, BoardSettings, load_settings
@@ -37,19 +40,52 @@ ALERTS_EVERY_SECONDS = 1.0
 _QUIET_DIRS = frozenset({"checkpoints", "toolcalls", "logs", "reservations"})
 
 
-def coordinator_lock(state_dir: Path) -> FileLock:
-    return FileLock(state_dir / LOCK_NAME, timeout=0, thread_local=False)
+#: ``struct flock`` as Linux lays it out on 64-bit machines (two shorts, two off_t, a pid_t).
+_FLOCK = struct.Struct("@hhqqixxxx")
+
+
+class CoordinatorLock:
+    """The lock a coordinator holds for its lifetime: an open-file-description lock on
+    ``.coordinator.lock`` (never deleted). The kernel drops it when the holder dies, closing
+    another descriptor of the file never drops it, and ``coordinator_running`` can test it
+    without taking it, so a probe never makes a coordinator that starts at that instant give up.
+    """
+
+    def __init__(self, state_dir: Path) -> None:
+        self.path = state_dir / LOCK_NAME
+        self._fd: int | None = None
+
+    def acquire(self) -> bool:
+        """Take the lock; False when another coordinator holds it."""
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.fcntl(fd, fcntl.F_OFD_SETLK, _FLOCK.pack(fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0))
+        except OSError as error:
+            os.close(fd)
+            if error.errno in (errno.EAGAIN, errno.EACCES):
+                return False
+            raise
+        self._fd = fd
+        return True
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the only descriptor of the description drops the lock
+            self._fd = None
 
 
 def coordinator_running(state_dir: Path) -> bool:
-    """Does some process hold this board's coordinator lock right now?"""
-    lock = coordinator_lock(state_dir)
+    """Does some process hold this board's coordinator lock right now? Tests the lock with
+    ``F_OFD_GETLK``, which reports a conflicting holder and takes nothing."""
     try:
-        lock.acquire()
-    except Timeout:
-        return True
-    lock.release()
-    return False
+        fd = os.open(state_dir / LOCK_NAME, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    try:
+        answer = fcntl.fcntl(fd, fcntl.F_OFD_GETLK, _FLOCK.pack(fcntl.F_RDLCK, os.SEEK_SET, 0, 0, 0))
+    finally:
+        os.close(fd)
+    return _FLOCK.unpack(answer)[0] != fcntl.F_UNLCK
 
 
 def _matters(change: watchfiles.Change, path: str) -> bool:
@@ -105,11 +141,9 @@ class Coordinator:
     def run(self, stop: threading.Event | None = None) -> int:
         """Tick on changes and on the period until ``stop`` is set (or SIGTERM/SIGINT)."""
         stop = stop or threading.Event()
-        lock = coordinator_lock(self.state_dir)
-        try:
-            lock.acquire()
-        except Timeout:
-            raise BoardError(f"another coordinator is already running on {self.store.layout.workspace} (it holds {lock.lock_file})") from None
+        lock = CoordinatorLock(self.state_dir)
+        if not lock.acquire():
+            raise BoardError(f"another coordinator is already running on {self.store.layout.workspace} (it holds {lock.path})")
         try:
             self.say(f"coordinating {self.store.layout.workspace} (lease {self.settings.lease.seconds:g} s, tick {self.settings.coordinator.tick_seconds:g} s)")
             self.tick_once()

@@ -17,7 +17,7 @@ from pathlib import Path
 from board.alerts import Alert, Severity, detect_all, gather_inputs
 from board.alerts.evaluate import carry_since
 from board.config import BoardSettings
-from board.coordinator.daemon import LOCK_NAME, coordinator_running
+from board.coordinator.daemon import coordinator_running
 from board.graph import TaskGraph
 from board.model import Task
 from board.store import Layout, Store
@@ -28,22 +28,8 @@ SEVERITY_LABELS = ((Severity.ERROR, "error", "errors"), (Severity.WARNING, "warn
 
 
 def coordinator_holds_lock(state_dir: Path) -> bool:
-    """Does a coordinator run on this board (so its ``alerts.json`` is current)?
-
-    Read from ``/proc/locks`` where there is one: taking the lock to test it, as
-    ``coordinator_running`` does, would make a coordinator starting at that instant give up.
-    """
-    try:
-        inode = (state_dir / LOCK_NAME).stat().st_ino
-    except OSError:
-        return False
-    try:
-        table = Path("/proc/locks").read_text()
-    except OSError:
-        return coordinator_running(state_dir)
-    # Lines read "1: FLOCK  ADVISORY  WRITE 4242 fe:00:10813441 0 EOF"; the inode ends the 6th field.
-    suffix = f":{inode}"
-    return any(field.endswith(suffix) for line in table.splitlines() for field in line.split()[4:7])
+    """Does a coordinator run on this board (so its ``alerts.json`` is current)?"""
+    return coordinator_running(state_dir)
 
 
 @dataclass(frozen=True)

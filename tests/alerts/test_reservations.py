@@ -16,6 +16,7 @@ from board.model import utcnow
 from board.reservations import ReservationConflict, active_reservations, reservation_file, reserve, unreserve
 from board.store import Store
 from tests.alerts.conftest import REPO, Repos, board, of_kind, refresh, start, token_of
+from tests.coordinator.helpers import started
 
 
 def snapshot(directory: Path) -> dict[str, bytes]:
@@ -184,7 +185,7 @@ def test_racing_writers_exactly_one_reservation_wins(workspace: Path) -> None:
     ids = [start(workspace, f"racer {n}", f"agent{n}") for n in range(4)]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     racers = [
-        subprocess.Popen([sys.executable, "-m", "board", "-w", str(workspace), "reserve", task_id, "hot.py"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        started(subprocess.Popen([sys.executable, "-m", "board", "-w", str(workspace), "reserve", task_id, "hot.py"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
         for task_id in ids
     ]
     outcomes = [(r.wait(timeout=60), r.stderr.read()) for r in racers]

@@ -10,6 +10,22 @@ from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+#: Processes tests started; whatever is still running when a test ends is killed (conftest).
+STARTED: list[subprocess.Popen] = []
+
+
+def started(process: subprocess.Popen) -> subprocess.Popen:
+    """Register a process a test started, so it is killed by pid however the test ends."""
+    STARTED.append(process)
+    return process
+
+
+def kill_started() -> None:
+    while STARTED:
+        process = STARTED.pop()
+        if process.poll() is None:
+            process.kill()
+        process.wait()
 
 
 def board_cli(workspace: Path, *args: str, **popen) -> subprocess.Popen:
@@ -22,7 +38,7 @@ def board_cli(workspace: Path, *args: str, **popen) -> subprocess.Popen:
         args = (*args[:cut], "-w", str(workspace), *args[cut:])
     else:
         args = (*args, "-w", str(workspace))
-    return subprocess.Popen([sys.executable, "-m", "board", *args], env=env, cwd=workspace, **popen)
+    return started(subprocess.Popen([sys.executable, "-m", "board", *args], env=env, cwd=workspace, **popen))
 
 
 def alive(pid: int) -> bool:

@@ -14,7 +14,7 @@ from board.coordinator.run import board_progress
 from board.status import Status
 from board.store import Store
 
-from .helpers import REPO, alive, board_cli, wait_for, write_settings
+from .helpers import REPO, alive, board_cli, started, wait_for, write_settings
 
 FAST = ["--simulate", "--task-seconds", "0.05", "0.15", "--fail-rate", "0"]
 
@@ -112,8 +112,9 @@ def test_a_killed_supervisor_takes_its_children_with_it(workspace):
 def test_only_one_coordinator_runs_per_board_and_a_killed_one_can_be_restarted(workspace):
     first = board_cli(workspace, "coordinator", stderr=subprocess.PIPE)
     try:
-        wait_for(lambda: (workspace / ".tasks" / ".coordinator.lock").exists(), what="the coordinator lock")
-        time.sleep(0.3)
+        from board.coordinator.daemon import coordinator_running
+
+        wait_for(lambda: coordinator_running(workspace / ".tasks"), timeout=60, what="the coordinator to hold its lock")
         second = subprocess.run([sys.executable, "-m", "board", "coordinator", "-w", str(workspace)], env={"PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=30)
         assert second.returncode == 2 and "another coordinator is already running" in second.stderr
     finally:
@@ -159,13 +160,13 @@ def test_the_demo_board_is_moved_to_the_present(tmp_path):
 
 
 def test_demo_without_ui_runs_the_sample_to_a_settled_board_and_leaves_no_process():
-    demo = subprocess.Popen(
+    demo = started(subprocess.Popen(
         [sys.executable, "-m", "board", "demo", "--no-ui", "--keep", "--workers", "4", "--pace", "0.05"],
         env={"PYTHONPATH": str(REPO)},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-    )
+    ))
     try:
         output, _ = demo.communicate(timeout=90)
     finally:
@@ -220,10 +221,11 @@ def test_quitting_the_demo_dashboard_stops_every_child(monkeypatch, capsys):
 
 
 def test_ctrl_c_in_the_demo_stops_every_child():
-    demo = subprocess.Popen([sys.executable, "-m", "board", "demo", "--no-ui"], env={"PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    demo = started(subprocess.Popen([sys.executable, "-m", "board", "demo", "--no-ui"], env={"PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
     wait_for(lambda: len(children_of(demo.pid)) == 5, what="coordinator and 4 workers")
     children = children_of(demo.pid)
-    time.sleep(1.5)
+    workspace = Path(demo.stdout.readline().split("demo board: ", 1)[1].strip())
+    wait_for(lambda: board_progress(Store.open(workspace).graph).running > 0, timeout=60, what="the demo's workers to start work")
     demo.send_signal(signal.SIGINT)
     output, _ = demo.communicate(timeout=30)
     assert demo.returncode == 130, output
@@ -301,14 +303,19 @@ def test_the_coordinator_reacts_to_changes_without_waiting_for_its_period(worksp
     store = Store.open(workspace)
     coordinator = board_cli(workspace, "coordinator")
     try:
-        time.sleep(1.0)  # started and past its first tick
         from board.agents import register_agent
 
+        # Its first tick writes alerts.json; it watches the board right after.
+        wait_for(lambda: (workspace / ".tasks" / "alerts.json").exists(), timeout=60, what="the coordinator's first tick")
         store.create("new work")
-        register_agent(store.state_dir, "idle-agent", kind="test")
         started = time.monotonic()
-        wait_for(lambda: store.sync() is not None and store.get("1").owner == "idle-agent", timeout=10, what="the assignment")
-        assert time.monotonic() - started < 5  # the period is 60 s: only the file change explains this
+
+        def assigned() -> bool:
+            register_agent(store.state_dir, "idle-agent", kind="test")  # each write is a file event
+            return store.sync() is not None and store.get("1").owner == "idle-agent"
+
+        wait_for(assigned, timeout=40, what="the assignment")
+        assert time.monotonic() - started < 40  # the period is 60 s: only the file events explain this
     finally:
         coordinator.send_signal(signal.SIGTERM)
         coordinator.wait(timeout=10)

@@ -227,6 +227,7 @@ def test_the_tick_is_deterministic(tmp_path, clock):
     from board.store import Store
 
     reports = []
+    files = []
     for name in ("one", "two"):
         Store.open(tmp_path / name, create=True)
         store = Store.open(tmp_path / name, clock=clock)
@@ -237,8 +238,15 @@ def test_the_tick_is_deterministic(tmp_path, clock):
         agents = [agent(store, f"w{i}", clock) for i in range(3)]
         report = tick(store, agents, settings(), checkpoints=False)
         reports.append((report.reclaimed, report.assigned))
+        files.append({p.name: p.read_bytes() for p in sorted((tmp_path / name / ".tasks").glob("task_*.json"))})
         clock.now -= timedelta(seconds=2)
+    reclaimed, assigned = reports[0]
+    # It did something: took back w9's expired claim and handed out three tasks in claim
+    # order (the two high-priority tasks first, then the best medium one).
+    assert [(r.task, r.previous_owner) for r in reclaimed] == [("2", "w9")]
+    assert [(a.task, a.agent) for a in assigned] == [("2", "w0"), ("5", "w1"), ("3", "w2")]
     assert reports[0] == reports[1]
+    assert files[0] == files[1]  # and wrote the same bytes
 
 
 def test_a_task_claimed_behind_the_coordinators_back_is_not_given_twice(board, clock):

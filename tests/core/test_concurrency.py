@@ -16,15 +16,16 @@ from board.model import parse_task
 from board.store import Store
 
 from tests.conftest import REPO
+from tests.coordinator.helpers import started
 from tests.disk import history
 
 
 def spawn(*args: str, stdin=None) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    return subprocess.Popen(
+    return started(subprocess.Popen(
         [sys.executable, "-m", "tests.core.writer_process", *args],
         cwd=REPO, env=env, stdin=stdin, stdout=subprocess.PIPE, text=True,
-    )
+    ))
 
 
 def test_no_update_is_lost_when_eight_processes_read_modify_write_the_same_tasks(store: Store, workspace: Path) -> None:

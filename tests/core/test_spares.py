@@ -13,6 +13,7 @@ import pytest
 
 from board.store import Store, atomic
 from board.store.claude import ClaudeTaskListLayout
+from tests.coordinator.helpers import started
 
 
 @pytest.fixture
@@ -55,11 +56,11 @@ def test_a_version_someone_still_has_open_is_never_written_over(store: Store, wo
     """A reader in another process opens the task file and reads it only after many writes:
     it must get the whole version it opened, not a later one written into the same inode."""
     store.create("job", description="the version the reader opened")
-    reader = subprocess.Popen(
+    reader = started(subprocess.Popen(
         [sys.executable, "-c", "import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); print('open', flush=True); sys.stdin.readline(); sys.stdout.write(os.read(fd, 1 << 20).decode())",
          str(workspace / ".tasks" / "task_1.json")],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )
+    ))
     try:
         assert reader.stdout is not None and reader.stdout.readline() == "open\n"
         for n in range(30):
@@ -136,16 +137,28 @@ def counters(path: Path) -> tuple[int, int]:
         os.close(fd)
 
 
-def test_a_writer_skips_its_directory_fsync_only_when_a_later_one_covers_it(tmp_path: Path) -> None:
+def test_a_writer_skips_its_directory_fsync_only_when_a_later_one_covers_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fsynced: list[str] = []
+
+    def directory_fsync(directory: Path) -> None:
+        fsynced.append(directory.name)
+        os_fsync_directory(directory)
+
+    os_fsync_directory = atomic.fsync_directory
+    monkeypatch.setattr(atomic, "fsync_directory", directory_fsync)
     first = atomic.SharedDirectorySync(tmp_path / ".synced")
     second = atomic.SharedDirectorySync(tmp_path / ".synced")
     mine = first.note_rename()
     theirs = second.note_rename()
     assert (mine, theirs) == (1, 2)
     second.make_durable(tmp_path, theirs)  # began after both renames: covers both
-    assert counters(tmp_path / ".synced") == (2, 2)
+    assert fsynced == [tmp_path.name] and counters(tmp_path / ".synced") == (2, 2)
+    first.make_durable(tmp_path, mine)  # covered by the other writer's fsync: skipped
+    assert fsynced == [tmp_path.name]
     later = first.note_rename()
     assert later == 3 and counters(tmp_path / ".synced")[1] == 2
+    first.make_durable(tmp_path, later)  # nobody covered this one: fsynced
+    assert fsynced == [tmp_path.name] * 2 and counters(tmp_path / ".synced") == (3, 3)
     # A damaged file that claims more durable renames than were ever made is not believed.
     (tmp_path / ".synced").write_bytes((5).to_bytes(8, "little") + (99).to_bytes(8, "little"))
     assert counters(tmp_path / ".synced") == (5, 5)

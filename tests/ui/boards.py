@@ -72,10 +72,10 @@ def write_alerts_file(workspace: Path, alerts: list[dict[str, object]]) -> None:
 @contextmanager
 def coordinator_lock_held(workspace: Path) -> Iterator[None]:
     """Hold the coordinator's lock as a running coordinator does, so ``alerts.json`` counts as current."""
-    from board.coordinator.daemon import coordinator_lock
+    from board.coordinator.daemon import CoordinatorLock
 
-    lock = coordinator_lock(workspace / ".tasks")
-    lock.acquire()
+    lock = CoordinatorLock(workspace / ".tasks")
+    assert lock.acquire()
     try:
         yield
     finally:

@@ -28,8 +28,10 @@ def test_lanes_order_by_wave_then_priority_and_update_in_place(sample: Path) -> 
         assert keys == sorted(keys)
     assert "29" not in lanes.placed_ids()  # cancelled, hidden
     assert lanes.counts["cancelled"] == 1 and lanes.counts["ready"] == 4
+    before_counts = dict(lanes.counts)
+    assert lanes.ids[Lane.READY] == ["32", "26", "27", "14"]  # waves 0, 1, 2, 3: wave first, whatever the priority
     before = {lane: list(ids) for lane, ids in lanes.ids.items()}
-    done = store.set_status("7", "completed")
+    store.set_status("7", "completed", force=True)
     touched = lanes.update(store.graph, {"7", *store.graph.dependents("7")})
     assert set(touched) == {Lane.IN_PROGRESS, Lane.DONE, Lane.WAITING_DEPS, Lane.READY}
     for lane, first in touched.items():  # nothing before the reported index moved
@@ -38,7 +40,11 @@ def test_lanes_order_by_wave_then_priority_and_update_in_place(sample: Path) -> 
     fresh = Lanes()
     fresh.rebuild(store.graph)
     assert fresh.ids == lanes.ids and +fresh.counts == +lanes.counts
-    assert done.version > 0
+    # #7 landed in Done in its place by wave, and #21 (which waited only on #7) joined Ready.
+    done_keys = [(waves[t], t) for t in lanes.ids[Lane.DONE]]
+    assert "7" in lanes.ids[Lane.DONE] and [w for w, _ in done_keys] == sorted(w for w, _ in done_keys)
+    assert "21" in lanes.ids[Lane.READY] and "21" not in before[Lane.READY]
+    assert lanes.counts["completed"] == before_counts["completed"] + 1
 
 
 def test_filter_terms() -> None:
