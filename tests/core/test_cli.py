@@ -1,7 +1,14 @@
-"""The ``board`` command as people and agents run it: a real subprocess per call."""
+"""The ``board`` command as people and agents run it.
+
+Most tests call the command in this process (``board``), which is the same code a process
+runs, minus a second of start-up each; ``board_process`` runs a real one where the process
+itself is what is checked (exit status, output streams).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -10,13 +17,25 @@ from pathlib import Path
 
 import pytest
 
+from board.cli import main
 from tests.conftest import REPO
 from tests.disk import snapshot, task_file
 
 
-def board(workspace: Path, *args: str) -> subprocess.CompletedProcess:
+def board_process(workspace: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     return subprocess.run([sys.executable, "-m", "board", "-w", str(workspace), *args], capture_output=True, text=True, env=env, timeout=60)
+
+
+def board(workspace: Path, *args: str) -> subprocess.CompletedProcess:
+    """``board -w WORKSPACE ARGS`` run in this process; its exit status, stdout and stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(["-w", str(workspace), *args])
+        except SystemExit as exit:  # argparse: a usage mistake, or --help
+            status = exit.code if isinstance(exit.code, int) else 2
+    return subprocess.CompletedProcess(["board", *args], status, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture
@@ -58,11 +77,11 @@ def test_prompt_format_is_the_compact_list_agents_read(three: Path) -> None:
 
 
 def test_claim_prints_id_and_token_and_exits_3_when_nothing_is_ready(three: Path) -> None:
-    claimed = board(three, "claim", "--agent", "alice", "--lease", "60")
+    claimed = board_process(three, "claim", "--agent", "alice", "--lease", "60")
     assert claimed.returncode == 0
     task_id, token, subject = claimed.stdout.rstrip("\n").split("\t")
     assert (task_id, subject) == ("1", "Design schema") and int(token) == task_file(three, "1")["lease"]["token"]
-    nothing = board(three, "claim", "--agent", "bob")
+    nothing = board_process(three, "claim", "--agent", "bob")
     assert nothing.returncode == 3 and nothing.stdout.strip() == "nothing is ready"
     assert board(three, "heartbeat", "--agent", "alice").stdout.startswith("renewed 1 lease")
     stale = board(three, "task", "update", "1", "--status", "completed", "--token", str(int(token) - 1))
