@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from board.config import load_settings
 from board.errors import BoardError
 from board.model import Seen, Task, live_lease_holder
 from board.status import Status
@@ -50,6 +51,14 @@ class Who:
     #: Refuse the move if the task moved on: a version number, or what the person saw
     #: (``Seen``) when they pressed the key.
     expected_version: int | Seen | None = None
+
+
+def board_lease_seconds(store: Store) -> float:
+    """The board's lease length (``[lease] seconds`` in board.toml), for leases a person hands out."""
+    try:
+        return load_settings(store.state_dir).lease.seconds
+    except BoardError:
+        return DEFAULT_LEASE_SECONDS
 
 
 def needs_override(task: Task, now: datetime) -> str | None:
@@ -109,18 +118,18 @@ def start(store: Store, task_id: str, who: Who, *, owner: str | None = None, lea
     task = store.get(task_id)
     _refuse("start", task)
     if task.status in RESUMABLE:
-        return resume(store, task_id, who, lease_seconds=lease_seconds or DEFAULT_LEASE_SECONDS, fields=fields)
+        return resume(store, task_id, who, lease_seconds=lease_seconds, fields=fields)
     return store.start(task_id, owner or who.name, lease_seconds=lease_seconds, actor=who.name, expected_version=who.expected_version, force=who.force, fields=fields)
 
 
-def resume(store: Store, task_id: str, who: Who, *, lease_seconds: float = DEFAULT_LEASE_SECONDS, fields: Fields = None) -> Task:
+def resume(store: Store, task_id: str, who: Who, *, lease_seconds: float | None = None, fields: Fields = None) -> Task:
     """Back to work for the task's owner. When the owner is someone else (an agent), it gets a
-    fresh lease: its worker picks the task up again, or the lease runs out and the coordinator
-    hands the task to another."""
+    fresh lease (``lease_seconds``, else the board's lease length): its worker picks the task up
+    again, or the lease runs out and the coordinator hands the task to another."""
     task = store.get(task_id)
     _refuse("resume", task)
     owner = task.owner or who.name
-    lease = None if owner == who.name else lease_seconds
+    lease = None if owner == who.name else (lease_seconds or board_lease_seconds(store))
     return _move(store, task_id, Status.IN_PROGRESS, who, reason="resume", owner=owner, lease_seconds=lease, fields=fields)
 
 
@@ -129,7 +138,7 @@ def pause(store: Store, task_id: str, who: Who, *, fields: Fields = None) -> Tas
     return _move(store, task_id, Status.PAUSED, who, fields=fields)
 
 
-def toggle_pause(store: Store, task_id: str, who: Who, *, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> Task:
+def toggle_pause(store: Store, task_id: str, who: Who, *, lease_seconds: float | None = None) -> Task:
     """Pause a task in progress, resume a paused one (the dashboard's ``p``)."""
     if store.get(task_id).status == Status.PAUSED:
         return resume(store, task_id, who, lease_seconds=lease_seconds)
@@ -173,10 +182,10 @@ def wait(store: Store, task_id: str, who: Who, *, fields: Fields = None) -> Task
     return _move(store, task_id, Status.WAITING, who, fields=fields)
 
 
-def assign(store: Store, task_id: str, agent: str, who: Who, *, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> Task:
-    """Hand a ready task to ``agent`` under a lease it must renew."""
+def assign(store: Store, task_id: str, agent: str, who: Who, *, lease_seconds: float | None = None) -> Task:
+    """Hand a ready task to ``agent`` under a lease it must renew (default: the board's length)."""
     _refuse("assign", store.get(task_id))
-    return store.start(task_id, agent, lease_seconds=lease_seconds, actor=who.name, expected_version=who.expected_version, op="claim")
+    return store.start(task_id, agent, lease_seconds=lease_seconds or board_lease_seconds(store), actor=who.name, expected_version=who.expected_version, op="claim")
 
 
 def delete(store: Store, task_id: str, who: Who) -> Task:
@@ -188,9 +197,9 @@ def restore(store: Store, task_id: str, who: Who) -> Task:
     return store.restore(task_id, actor=who.name)
 
 
-def undo_policy(store: Store, task_id: str, who: Who, *, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> Task:
+def undo_policy(store: Store, task_id: str, who: Who, *, lease_seconds: float | None = None) -> Task:
     """Take back the status a policy set (the policy can be wrong; seed 002 says so)."""
-    return store.undo_policy(task_id, actor=who.name, lease_seconds=lease_seconds, expected_version=who.expected_version)
+    return store.undo_policy(task_id, actor=who.name, lease_seconds=lease_seconds or board_lease_seconds(store), expected_version=who.expected_version)
 
 
 def move_to(

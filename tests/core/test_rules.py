@@ -430,3 +430,24 @@ def test_edges_added_together_are_checked_together_for_a_cycle(chain: Store, wor
     status, _, err = cli(workspace, "task", "update", "4", "--add-blocked-by", "3", "--add-blocks", "1", capsys=capsys)
     assert status == 2 and "cycle" in err and "#4" in err
     assert snapshot(workspace) == before
+
+
+def test_a_person_resuming_an_agents_task_hands_it_back_under_the_boards_lease(workspace: Path) -> None:
+    from board.coordinator.tick import tick
+
+    (workspace / ".tasks" / "board.toml").write_text("[lease]\nseconds = 45\n")
+    clock = FakeClock()
+    store = Store.open(workspace, clock=clock)
+    store.create("needs an answer")
+    token = store.claim("dave", lease_seconds=45).lease.token
+    actions.wait(store, "1", Who("dave", token=token))
+    resumed = actions.resume(store, "1", Who("ann"))
+    assert (resumed.owner, resumed.lease.owner) == ("dave", "dave")
+    assert resumed.lease.expires_at == clock.now + timedelta(seconds=45)
+    clock.advance(46)  # dave is gone: nobody renews it
+    report = tick(store, [], BoardSettings.model_validate({"lease": {"seconds": 45}}), checkpoints=False)
+    assert [r.task for r in report.reclaimed] == ["1"] and store.graph.is_ready("1")
+    # A person resuming their own task keeps it, with no lease to run out.
+    store.claim_task("1", "ann")
+    actions.pause(store, "1", Who("ann", token=store.get("1").lease.token))
+    assert actions.resume(store, "1", Who("ann")).lease is None
