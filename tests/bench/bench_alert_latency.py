@@ -96,14 +96,14 @@ def main() -> None:
                 path = f"src/pkg000/mod{round_:05d}.py"
                 first = store.create(f"a{round_}", files=[path])
                 second = store.create(f"b{round_}")
-                store.claim_task(first.id, f"alice{round_}")
-                store.claim_task(second.id, f"bob{round_}")
+                first_token = store.claim_task(first.id, f"alice{round_}").lease.token
+                second_token = store.claim_task(second.id, f"bob{round_}").lease.token
                 reserve(store, first.id, [path])
                 store.record_toolcall(second.id, "Edit", files=[path], agent=f"bob{round_}")
                 samples["conflict.files"].append(wait_for(state, f"conflict.files:{first.id},{second.id}"))
                 samples["conflict.reservation"].append(wait_for(state, f"conflict.reservation:{path}:bob{round_}"))
-                store.set_status(first.id, "completed")
-                store.set_status(second.id, "completed")
+                store.set_status(first.id, "completed", token=first_token)
+                store.set_status(second.id, "completed", token=second_token)
         finally:
             ticker.terminate()
             ticker.wait(timeout=10)

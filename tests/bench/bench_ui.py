@@ -55,10 +55,10 @@ class TimedApp(BoardApp):
             self.frames.append(time.perf_counter())
         super()._display(screen, renderable)
 
-    def apply_tasks(self, tasks, removed=()):  # type: ignore[override]
+    def apply_tasks(self, tasks, removed=(), *, observed=None):  # type: ignore[override]
         tasks = list(tasks)
         started = time.perf_counter()
-        changed = super().apply_tasks(tasks, removed)
+        changed = super().apply_tasks(tasks, removed, observed=observed)
         ended = time.perf_counter()
         self.apply_seconds.append(ended - started)
         if self.first_cards_at is None and len(self.lanes):
