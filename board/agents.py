@@ -14,6 +14,7 @@ from pydantic.alias_generators import to_camel
 
 from board.model import utcnow, validate_id
 from board.store.atomic import write_atomic
+from board.store.lifetime_lock import LifetimeLock, held_elsewhere
 
 
 class AgentState(StrEnum):
@@ -39,6 +40,22 @@ class AgentRecord(BaseModel):
 
 def agents_dir(state_dir: Path) -> Path:
     return state_dir / "agents"
+
+
+def name_lock(state_dir: Path, name: str) -> LifetimeLock:
+    """The lock a process holds on an agent name while it works under it.
+
+    Leases and tokens are per name: two live processes under one name would both pass every
+    fence and run the same task at once. Holding this lock makes the name one process's.
+    """
+    directory = agents_dir(state_dir)
+    directory.mkdir(exist_ok=True)
+    return LifetimeLock(directory / f".{validate_id(name)}.lock")
+
+
+def name_in_use(state_dir: Path, name: str) -> bool:
+    """Does a live process hold agent name ``name`` on this board?"""
+    return held_elsewhere(agents_dir(state_dir) / f".{validate_id(name)}.lock")
 
 
 def write_agent(state_dir: Path, record: AgentRecord) -> None:

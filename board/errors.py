@@ -46,3 +46,9 @@ class NotReady(BoardError):
 
 class GraphError(BoardError):
     """A dependency change that would create a cycle or name a missing task."""
+
+
+class AgentNameInUse(BoardError):
+    """An agent name another live process holds: one process per name, so no task runs twice."""
+
+    exit_code = 3

@@ -7,11 +7,7 @@ restarted at once; ``CoordinatorLock``). The tick keeps no state, so a restarted
 
 from __future__ import annotations
 
-import errno
-import fcntl
-import os
 import signal
-import struct
 import sys
 import threading
 import time
@@ -27,6 +23,7 @@ from board.config import FILE_NAME, BoardSettings, load_settings
 from board.coordinator.tick import TickReport, tick
 from board.errors import BoardError
 from board.store import Store
+from board.store.lifetime_lock import LifetimeLock, held_elsewhere
 
 LOCK_NAME = ".coordinator.lock"
 #: Changes closer together than this are handled by one tick.
@@ -40,52 +37,16 @@ ALERTS_EVERY_SECONDS = 1.0
 _QUIET_DIRS = frozenset({"checkpoints", "toolcalls", "logs", "reservations"})
 
 
-#: ``struct flock`` as Linux lays it out on 64-bit machines (two shorts, two off_t, a pid_t).
-_FLOCK = struct.Struct("@hhqqixxxx")
-
-
-class CoordinatorLock:
-    """The lock a coordinator holds for its lifetime: an open-file-description lock on
-    ``.coordinator.lock`` (never deleted). The kernel drops it when the holder dies, closing
-    another descriptor of the file never drops it, and ``coordinator_running`` can test it
-    without taking it, so a probe never makes a coordinator that starts at that instant give up.
-    """
+class CoordinatorLock(LifetimeLock):
+    """The lock a coordinator holds for its lifetime, on ``.coordinator.lock``."""
 
     def __init__(self, state_dir: Path) -> None:
-        self.path = state_dir / LOCK_NAME
-        self._fd: int | None = None
-
-    def acquire(self) -> bool:
-        """Take the lock; False when another coordinator holds it."""
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        try:
-            fcntl.fcntl(fd, fcntl.F_OFD_SETLK, _FLOCK.pack(fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0))
-        except OSError as error:
-            os.close(fd)
-            if error.errno in (errno.EAGAIN, errno.EACCES):
-                return False
-            raise
-        self._fd = fd
-        return True
-
-    def release(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)  # closing the only descriptor of the description drops the lock
-            self._fd = None
+        super().__init__(state_dir / LOCK_NAME)
 
 
 def coordinator_running(state_dir: Path) -> bool:
-    """Does some process hold this board's coordinator lock right now? Tests the lock with
-    ``F_OFD_GETLK``, which reports a conflicting holder and takes nothing."""
-    try:
-        fd = os.open(state_dir / LOCK_NAME, os.O_RDONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return False
-    try:
-        answer = fcntl.fcntl(fd, fcntl.F_OFD_GETLK, _FLOCK.pack(fcntl.F_RDLCK, os.SEEK_SET, 0, 0, 0))
-    finally:
-        os.close(fd)
-    return _FLOCK.unpack(answer)[0] != fcntl.F_UNLCK
+    """Does some process hold this board's coordinator lock right now? (A probe: takes nothing.)"""
+    return held_elsewhere(state_dir / LOCK_NAME)
 
 
 def _matters(change: watchfiles.Change, path: str) -> bool:
@@ -147,20 +108,27 @@ class Coordinator:
         try:
             self.say(f"coordinating {self.store.layout.workspace} (lease {self.settings.lease.seconds:g} s, tick {self.settings.coordinator.tick_seconds:g} s)")
             self.tick_once()
-            period_ms = int(self.settings.coordinator.tick_seconds * 1000)
+            last_tick = time.monotonic()
+            # Every batch of file events comes back here, wanted or not, and so does a quiet
+            # period: the tick's period holds however much the directory churns (a filter in
+            # the watcher would restart its timeout on every unwanted event, and a worker
+            # polling for work makes a temp file many times a second).
             for changes in watchfiles.watch(
                 self.state_dir,
-                watch_filter=_matters,
+                watch_filter=None,
                 debounce=DEBOUNCE_MS,
                 step=10,
-                rust_timeout=period_ms,
+                rust_timeout=int(self.settings.coordinator.tick_seconds * 1000),
                 yield_on_timeout=True,
                 stop_event=stop,
                 raise_interrupt=False,
             ):
                 if stop.is_set():
                     break
-                self.tick_once({path for _, path in changes})
+                wanted = {path for change, path in changes if _matters(change, path)}
+                if wanted or time.monotonic() - last_tick >= self.settings.coordinator.tick_seconds:
+                    self.tick_once(wanted)
+                    last_tick = time.monotonic()
         finally:
             lock.release()
             self.say("coordinator stopped")

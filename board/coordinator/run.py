@@ -25,11 +25,11 @@ from typing import IO, Any
 import board
 from board import actions
 from board.actions import Who
-from board.agents import read_agent
+from board.agents import name_in_use, read_agent
 from board.config import load_settings
 from board.coordinator.daemon import coordinator_running
-from board.coordinator.workers import COMMAND_GROUP_FIELD, KILL_GRACE_SECONDS, die_with_parent, kill_process_group
-from board.errors import BoardError
+from board.coordinator.workers import COMMAND_GROUP_FIELD, KILL_GRACE_SECONDS, die_with_parent, end_commands_of, kill_process_group
+from board.errors import AgentNameInUse, BoardError
 from board.graph import TaskGraph, is_hidden, sorted_ids
 from board.status import FINISHED, Status
 from board.store import Store
@@ -37,8 +37,11 @@ from board.store.atomic import read_jsonl
 
 #: Statuses that count as "done" for the exit status: nothing left to do.
 DONE = frozenset({Status.COMPLETED, Status.CANCELLED})
-#: Replacements allowed per worker slot before the run gives up on that slot.
+#: Deaths allowed per worker slot (or for the coordinator) within ``RESTART_WINDOW_SECONDS``
+#: before the run gives up on it; older deaths no longer count, so a long run that loses a
+#: worker now and then keeps its slots.
 MAX_RESTARTS_PER_SLOT = 5
+RESTART_WINDOW_SECONDS = 300.0
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,8 @@ class Supervisor:
         self.children: list[Child] = []
         #: Every worker name this run used, live or dead.
         self.worker_names: set[str] = set()
+        #: When each worker slot (and the coordinator) died, for the restart budget.
+        self._deaths: dict[object, list[float]] = {}
         self.stopped = False
 
     # -- starting -----------------------------------------------------------------------------
@@ -167,16 +172,48 @@ class Supervisor:
                 self.say("a coordinator is already running on this board; using it")
             else:
                 self._spawn("coordinator", "coordinator", ["coordinator", "-w", str(self.workspace)])
-        for slot in range(1, self.worker_count + 1):
+        taken = [slot for slot in range(1, self.worker_count + 1) if not self._free(f"{self.name_prefix}-{slot}")]
+        slots = self._free_slots(self.worker_count)
+        if taken:
+            names = ", ".join(f"{self.name_prefix}-{n}" for n in slots)
+            self.say(f"another run's workers are on this board; this run adds its own: {names}")
+        for slot in slots:
             self._start_worker(slot, 0)
 
-    def _worker_name(self, slot: int, restarts: int) -> str:
+    def _free(self, name: str) -> bool:
+        """A name no worker of this run had and no live process holds on this board."""
+        return name not in self.worker_names and not name_in_use(self.store.state_dir, name)
+
+    def _worker_name(self, slot: int, restarts: int) -> tuple[str, int]:
+        """``worker-3``, its replacements ``worker-3r1``, ``worker-3r2``...: always a name
+        nobody holds. Two runs on one board get distinct slots, so each runs its own workers
+        and no task runs twice (a worker holds its name for as long as it lives)."""
         base = f"{self.name_prefix}-{slot}"
-        return base if restarts == 0 else f"{base}r{restarts}"
+        for attempt in range(restarts, restarts + 1000):
+            name = base if attempt == 0 else f"{base}r{attempt}"
+            if self._free(name):
+                return name, attempt
+        raise BoardError(f"no free worker name for slot {slot} on this board")
+
+    def _free_slots(self, count: int) -> list[int]:
+        """The first ``count`` slot numbers whose first name nobody holds (a second run on
+        the same board takes the numbers after the first run's)."""
+        slots, slot = [], 0
+        while len(slots) < count:
+            slot += 1
+            if self._free(f"{self.name_prefix}-{slot}"):
+                slots.append(slot)
+        return slots
 
     def _start_worker(self, slot: int, restarts: int) -> Child:
-        name = self._worker_name(slot, restarts)
+        name, restarts = self._worker_name(slot, restarts)
         return self._spawn("worker", name, ["worker", "--name", name, "-w", str(self.workspace), *self.worker_args], slot, restarts)
+
+    def _gives_up(self, key: object, now: float) -> bool:
+        """Count a death of slot ``key``; True when too many came too close together."""
+        deaths = [t for t in self._deaths.get(key, []) if now - t < RESTART_WINDOW_SECONDS] + [now]
+        self._deaths[key] = deaths
+        return len(deaths) > MAX_RESTARTS_PER_SLOT
 
     # -- watching -----------------------------------------------------------------------------
 
@@ -190,11 +227,17 @@ class Supervisor:
             self.children.remove(child)
             how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
             self._kill_recorded_command(child)
+            if child.role == "worker" and code == AgentNameInUse.exit_code and self.restart_dead_workers:
+                # Another run took this name between our check and the worker's start: not a
+                # death, just another name.
+                self._start_worker(child.slot, child.restarts + 1)
+                continue
+            now = time.monotonic()
             if child.role == "coordinator":
                 if coordinator_running(self.store.state_dir):
                     self.say(f"the coordinator (pid {child.process.pid}) {how}; another coordinator runs this board now")
-                elif child.restarts >= MAX_RESTARTS_PER_SLOT:
-                    fatal.append(f"the coordinator died {child.restarts + 1} times (see .tasks/logs/run.log); giving up")
+                elif self._gives_up("coordinator", now):
+                    fatal.append(f"the coordinator died {MAX_RESTARTS_PER_SLOT + 1} times in {RESTART_WINDOW_SECONDS:g} s (see .tasks/logs/run.log); giving up")
                 else:
                     self.say(f"the coordinator (pid {child.process.pid}) {how}; restarting it")
                     self._spawn("coordinator", "coordinator", child.argv[3:], restarts=child.restarts + 1)
@@ -202,8 +245,8 @@ class Supervisor:
             if not self.restart_dead_workers:
                 self.say(f"worker {child.name} (pid {child.process.pid}) {how}")
                 continue
-            if child.restarts >= MAX_RESTARTS_PER_SLOT:
-                fatal.append(f"worker slot {child.slot} died {child.restarts + 1} times; giving up on it")
+            if self._gives_up(child.slot, now):
+                fatal.append(f"worker slot {child.slot} died {MAX_RESTARTS_PER_SLOT + 1} times in {RESTART_WINDOW_SECONDS:g} s; giving up on it")
                 continue
             replacement = self._start_worker(child.slot, child.restarts + 1)
             self.say(f"worker {child.name} (pid {child.process.pid}) {how}; its task comes back when its lease expires; started {replacement.name} in its place")
@@ -281,6 +324,7 @@ class Supervisor:
                 actions.release(self.store, task.id, Who("board-run", token=lease.token), reason=f"worker {lease.owner} was stopped with the run")
             except BoardError:
                 continue  # it changed meanwhile: someone else owns it now
+            end_commands_of(self.workspace, task.id, up_to_token=lease.token)
 
     def _kill_recorded_command(self, child: Child) -> None:
         """End the command a (possibly dead) worker was running, from its agent record."""

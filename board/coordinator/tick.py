@@ -31,6 +31,7 @@ from board.agents import AgentRecord, AgentState, agent_state
 from board.alerts import refresh_alerts
 from board.checkpoints import write_checkpoint
 from board.config import BoardSettings
+from board.coordinator.workers import end_commands_of
 from board.coordinator.policies import PolicyDecision, apply_policy, decide_policy
 from board.errors import BoardError
 from board.graph import TaskGraph, id_sort_key
@@ -56,6 +57,8 @@ class Reclaim:
     reason: str
     #: When the lease ran out (None if unknown).
     expired_at: datetime | None = None
+    #: The fencing token of the lease that ran out.
+    token: int | None = None
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,10 @@ def tick(
 
     for reclaim in reclaim_expired_leases(store):
         report.reclaimed.append(reclaim)
+        if reclaim.token is not None:
+            # A command whose worker died may still run; the task is about to be handed out
+            # again, and must not run twice at once. Newer leases' commands are left alone.
+            end_commands_of(store.layout.workspace.resolve(), reclaim.task, up_to_token=reclaim.token)
         if checkpoints:
             _checkpoint(store, report, reclaim.task, "reclaim", reclaim.reason)
 
@@ -153,6 +160,7 @@ def reclaim_expired_leases(store: Store) -> list[Reclaim]:
     """Take back tasks whose lease ran out, with the reason the store logged for each."""
     holders = {t.id: t.lease.owner for t in store.tasks.values() if t.lease is not None}
     expiries = {t.id: t.lease.expires_at for t in store.tasks.values() if t.lease is not None}
+    tokens = {t.id: t.lease.token for t in store.tasks.values() if t.lease is not None}
     now = store.clock()
     if not any(t.status == Status.IN_PROGRESS and t.lease is not None and t.lease.expires_at <= now for t in store.tasks.values()):
         return []  # judged on the freshly synced index: no need to make every writer wait on the lock
@@ -163,10 +171,14 @@ def reclaim_expired_leases(store: Store) -> list[Reclaim]:
     # One fact, one place: the reason is the one in the history line, read from where we began.
     records, _ = read_jsonl(store.history_path, log_size)
     reasons = {(str(r.get("task")), r.get("version")): str(r.get("reason", "")) for r in records if r.get("op") == "reclaim"}
+    for record in records:
+        lease_before = ((record.get("changes") or {}).get("lease") or [None])[0]
+        if record.get("op") == "reclaim" and isinstance(lease_before, dict) and isinstance(lease_before.get("token"), int):
+            tokens[str(record.get("task"))] = lease_before["token"]
     found = []
     for task in sorted(reclaimed, key=lambda t: id_sort_key(t.id)):
         reason = reasons.get((task.id, task.version)) or f"lease of {holders.get(task.id, 'its holder')} expired"
-        found.append(Reclaim(task.id, holders.get(task.id, ""), reason, expiries.get(task.id)))
+        found.append(Reclaim(task.id, holders.get(task.id, ""), reason, expiries.get(task.id), tokens.get(task.id)))
     return found
 
 

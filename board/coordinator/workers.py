@@ -32,10 +32,10 @@ from typing import IO, Any
 
 from board import actions
 from board.actions import Who
-from board.agents import AgentRecord, read_agent, register_agent, write_agent
+from board.agents import AgentRecord, name_lock, read_agent, register_agent, write_agent
 from board.checkpoints import write_checkpoint
 from board.config import load_settings
-from board.errors import BoardError, StaleLease
+from board.errors import AgentNameInUse, BoardError, StaleLease
 from board.model import Task, utcnow
 from board.store import Store
 
@@ -113,7 +113,16 @@ class Worker:
         self.stopping = True
 
     def run(self, *, max_tasks: int | None = None) -> int:
-        """Work until stopped (or after ``max_tasks`` tasks). Returns an exit status."""
+        """Work until stopped (or after ``max_tasks`` tasks). Returns an exit status.
+
+        The agent name is this process's for as long as it runs (``AgentNameInUse`` otherwise):
+        a task leased to the name is then this process's to resume, and no one else's.
+        """
+        name_held = name_lock(self.store.state_dir, self.name)
+        if not name_held.acquire():
+            record = read_agent(self.store.state_dir, self.name)
+            holder = f" (pid {record.pid} on {record.host})" if record is not None and record.pid else ""
+            raise AgentNameInUse(f"agent name {self.name!r} is in use by another live process on this board{holder}; pick another --name")
         self._record = register_agent(self.store.state_dir, self.name, kind=self.kind, now=utcnow())
         try:
             done = 0
@@ -128,6 +137,7 @@ class Worker:
                 done += 1
         finally:
             self._mark_stopped()
+            name_held.release()
         return 0
 
     def _mark_stopped(self) -> None:
@@ -232,9 +242,15 @@ class Worker:
         self.say(f"#{task.id} started (token {token}): {task.subject}")
         self._tool_calls_at_start = task.tool_calls.total
         try:
-            # The claim just set a fresh lease: only the agent record needs to say what we do.
-            self._write_record(task.id)
+            # Renewed before anything runs: a lease left by this name's previous process (or an
+            # assignment made a while ago) may be about to run out, and the coordinator would
+            # hand the task to someone else while this command runs. Then, holding the current
+            # lease, whatever still runs the task (a command that outlived its dead worker) is
+            # ended: a task runs once at a time.
+            self.store.renew_lease(task.id, token, actor=self.name, unexpired=True, lease_seconds=self.lease_seconds)
+            end_commands_of(self.workspace, task.id)
             self._last_heartbeat = time.monotonic()
+            self._write_record(task.id)
             outcome = self.perform(task, token)
             if outcome is None:  # stopped: say so first (no more assignments), then give it back
                 self._mark_stopped()
@@ -487,6 +503,56 @@ def kill_process_group(pgid: int, *, process: subprocess.Popen[Any] | None = Non
         pass
     if process is not None:
         process.wait()
+
+
+def commands_of(workspace: Path, task_id: str, *, up_to_token: int | None = None) -> list[int]:
+    """The pids of processes running ``task_id`` of this workspace's board: every command a
+    worker starts, and everything it starts in turn, carries ``BOARD_TASK_ID``,
+    ``BOARD_WORKSPACE`` and ``BOARD_LEASE_TOKEN`` in its environment. With ``up_to_token``,
+    only those started under that lease or an older one. Processes of other users are not
+    visible (Linux)."""
+    wanted = {b"BOARD_TASK_ID=" + task_id.encode(), b"BOARD_WORKSPACE=" + os.fsencode(str(workspace))}
+    me = os.getpid()
+    found = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as handle:
+                environment = handle.read()
+        except OSError:
+            continue  # gone, or not ours to read
+        variables = environment.split(b"\0")
+        if not wanted.issubset(variables):
+            continue
+        if up_to_token is not None:
+            tokens = [v.removeprefix(b"BOARD_LEASE_TOKEN=") for v in variables if v.startswith(b"BOARD_LEASE_TOKEN=")]
+            if not (tokens and tokens[0].isdigit() and int(tokens[0]) <= up_to_token):
+                continue
+        found.append(int(entry))
+    return found
+
+
+def end_commands_of(workspace: Path, task_id: str, *, up_to_token: int | None = None) -> list[int]:
+    """SIGKILL whatever still runs ``task_id`` of this board: a command whose worker died (its
+    group leader dies with the worker, the leader's children do not) must not run beside the
+    next execution of the task. Called by whoever is about to let the task run again."""
+    ended: list[int] = []
+    for _ in range(5):  # a dying parent may still fork: look again until nothing is left
+        pids = [pid for pid in commands_of(workspace, task_id, up_to_token=up_to_token) if pid not in ended]
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                continue
+            ended.append(pid)
+    return ended
 
 
 def _group_alive(pgid: int) -> bool:

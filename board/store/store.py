@@ -1107,13 +1107,18 @@ class Store:
                 renewed.append(self._commit(fresh, self._renewed(fresh, lease_seconds), "heartbeat", agent))
         return renewed
 
-    def renew_lease(self, task_id: str, token: int, *, actor: str | None = None) -> Task:
+    def renew_lease(self, task_id: str, token: int, *, actor: str | None = None, unexpired: bool = False, lease_seconds: float | None = None) -> Task:
         """Extend one lease by its own length, fenced on the token: ``StaleLease`` once the
-        task moved on to another holder (or out of progress)."""
+        task moved on to another holder (or out of progress). With ``unexpired``, also once
+        the lease ran out, taken back or not: a task about to be started must not run on a
+        lease the coordinator may already be reclaiming. ``lease_seconds`` becomes the
+        lease's new length."""
 
         def change(task: Task) -> None:
             assert task.lease is not None  # the fence check ran first
-            renewed = self._renewed(task, None)
+            if unexpired and task.lease.expires_at <= self.clock():
+                raise StaleLease(f"the lease on task {task_id} ran out at {_iso(task.lease.expires_at.replace(microsecond=0))}")
+            renewed = self._renewed(task, lease_seconds)
             task.lease = renewed.lease
 
         return self.mutate(task_id, change, op="heartbeat", actor=actor, token=token)

@@ -30,7 +30,7 @@ def kill_started() -> None:
 
 def board_cli(workspace: Path, *args: str, **popen) -> subprocess.Popen:
     """Start ``python -m board ARGS -w WORKSPACE`` from this checkout."""
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(popen.pop("env", os.environ), PYTHONPATH=str(REPO))
     popen.setdefault("stdout", subprocess.DEVNULL)
     popen.setdefault("stderr", subprocess.DEVNULL)
     if "--" in args:
