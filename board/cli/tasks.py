@@ -173,6 +173,19 @@ def cmd_create(args: argparse.Namespace) -> int:
 
 def cmd_update(args: argparse.Namespace) -> int:
     store = open_store(args)
+    # One transaction: every part is checked against the board as it is under the lock, so a
+    # refused update writes nothing, and no other writer slips in between its parts.
+    with store.transaction():
+        _update(store, args)
+    task = store.get(args.id)
+    if args.json:
+        print_json(task_json(task, store.graph))
+    else:
+        print(f"#{task.id} {task.status} (version {task.version})")
+    return 0
+
+
+def _update(store: Store, args: argparse.Namespace) -> None:
     store.get(args.id)
     fields = {
         name: getattr(args, name)
@@ -200,12 +213,6 @@ def cmd_update(args: argparse.Namespace) -> int:
         store.remove_dependency(dependent, blocker, actor=acting.name)
     if edges:
         store.link(edges, actor=acting.name)
-    task = store.get(args.id)
-    if args.json:
-        print_json(task_json(task, store.graph))
-    else:
-        print(f"#{task.id} {task.status} (version {task.version})")
-    return 0
 
 
 def cmd_delete(args: argparse.Namespace) -> int:

@@ -533,6 +533,14 @@ class Store:
                 self._read_into_index(self.layout.task_path(task_id), task_id)
         self._pending.clear()
 
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Hold the board lock across several changes, with the index read fresh under it:
+        what is checked inside cannot be changed by another writer before it is written."""
+        with self._write_lock():
+            self.sync()
+            yield
+
     def mutate(
         self,
         task_id: str,

@@ -173,3 +173,48 @@ def test_init_and_a_missing_board(tmp_path: Path) -> None:
     assert board(tmp_path, "init").returncode == 0
     assert (tmp_path / ".tasks" / ".lock").exists()
     assert board(tmp_path, "task", "list").stdout.strip() == "no tasks"
+
+
+def test_a_refused_update_writes_none_of_its_parts_even_when_the_board_changed_while_it_waited(three: Path) -> None:
+    """The update waits for the board lock, held by another board writer that, before letting
+    go, makes the update's new edge a cycle. The update must judge its edge on the board it
+    finds under the lock and write nothing: not its progress, not the edge."""
+    from tests.coordinator.helpers import board_cli, started, wait_for
+
+    assert board(three, "task", "create", "Docs").returncode == 0
+    go, holding = three / "go", three / "holding"
+    writer = started(subprocess.Popen([sys.executable, "-c", HOLD_THEN_LINK, str(three), str(go), str(holding)], env={**os.environ, "PYTHONPATH": str(REPO)}))
+    wait_for(holding.exists, timeout=60, what="the other writer to hold the board lock")
+    update = board_cli(three, "task", "update", "4", "--progress", "7", "--add-blocked-by", "3", stderr=subprocess.PIPE)
+    lock, fd_dir = str(three / ".tasks" / ".lock"), Path(f"/proc/{update.pid}/fd")
+
+    def waits_for_the_lock() -> bool:
+        try:
+            return any(os.readlink(fd) == lock for fd in fd_dir.iterdir())
+        except OSError:
+            return False
+
+    wait_for(waits_for_the_lock, timeout=60, what="the update to wait for the board lock")
+    go.touch()
+    _, err = update.communicate(timeout=60)
+    assert writer.wait(timeout=60) == 0
+    assert update.returncode == 2
+    assert err.decode().strip() == "board: refused: that would create a dependency cycle #4 -> #3 -> #2 -> #1 -> #4"
+    assert task_file(three, "4")["progress"] == 0
+    assert task_file(three, "4")["blockedBy"] == []
+    assert "4" not in task_file(three, "3")["blocks"]
+    assert task_file(three, "1")["blockedBy"] == ["4"]  # the other writer's edge stands
+
+
+HOLD_THEN_LINK = """
+import sys, time
+from pathlib import Path
+from board.store import Store
+workspace, go, holding = (Path(a) for a in sys.argv[1:])
+store = Store.open(workspace)
+with store.transaction():
+    holding.touch()
+    while not go.exists():
+        time.sleep(0.02)
+    store.link([("1", "4")])
+"""
