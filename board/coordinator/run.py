@@ -250,6 +250,11 @@ class Supervisor:
                 continue
             replacement = self._start_worker(child.slot, child.restarts + 1)
             self.say(f"worker {child.name} (pid {child.process.pid}) {how}; its task comes back when its lease expires; started {replacement.name} in its place")
+        if self.with_coordinator and not any(c.role == "coordinator" for c in self.children) and not coordinator_running(self.store.state_dir):
+            # The coordinator this run used belonged to another run, which has ended: without
+            # one, leases of dead workers would never be taken back.
+            self.say("no coordinator is running on this board any more; starting one")
+            self._spawn("coordinator", "coordinator", ["coordinator", "-w", str(self.workspace)])
         if not any(c.role == "worker" for c in self.children) and self.worker_count:
             fatal.append("no worker is left running")
         return fatal

@@ -46,6 +46,8 @@ _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 KILL_GRACE_SECONDS = 2.0
 #: How long output is still read after a command exited (its children may keep the pipes open).
 OUTPUT_DRAIN_SECONDS = 0.5
+#: How long a worker asked to stop waits for a command that may be finishing, before ending it.
+FINISHING_SECONDS = 0.1
 #: How much of a command's stderr is kept to find its last line (the task's error).
 STDERR_TAIL_BYTES = 4096
 #: Agent record field naming the process group of the command a worker is running, so a
@@ -434,8 +436,20 @@ class CommandWorker(Worker):
                 # A background child may hold the pipes open forever; stop reading soon after exit.
                 if not open_streams or time.monotonic() - exited_at > OUTPUT_DRAIN_SECONDS:
                     break
-            if self.stopping:
+            if self.stopping and exited_at is None:
+                # A command that is exiting (its output closed a moment before its exit status
+                # can be read) is judged by that status: its work is done, and handing the task
+                # back would run it again.
+                try:
+                    process.wait(timeout=FINISHING_SECONDS)
+                    continue
+                except subprocess.TimeoutExpired:
+                    pass
                 _end_group(process)
+                if process.returncode == 0:
+                    # It finished its work before the stop reached it (or chose to finish it
+                    # first, ignoring SIGTERM): the task is done, not to be run again.
+                    break
                 log.write(b"--- stopped: the worker was asked to stop\n")
                 return None
             if self.timeout is not None and time.monotonic() - started > self.timeout:
