@@ -8,19 +8,22 @@ corrupt, and no process may outlive the run.
 from __future__ import annotations
 
 import json
+import os
 import random
+import sys
 import signal
 import subprocess
 import time
 from collections import Counter
+from pathlib import Path
 
 from board.checkpoints import list_checkpoints, read_checkpoint
 from board.coordinator.run import Supervisor, board_progress
-from board.agents import list_agents
+from board.agents import list_agents, read_agent
 from board.status import Status
 from board.store import Store
 
-from .helpers import alive, write_settings
+from .helpers import alive, board_cli, write_settings
 
 TASKS = 200
 WORKERS = 8
@@ -125,3 +128,120 @@ def test_chaos_every_task_done_exactly_once_despite_random_sigkills(workspace):
     for pid in every_pid:
         assert not alive(pid), f"pid {pid} outlived the run"
     assert all(t.status == Status.COMPLETED and t.lease is None for t in store.tasks.values())
+
+
+COMMAND = """\
+exec 9>>"$SIDE/lock.$1"
+flock -n 9 || echo "concurrent $1 $BOARD_AGENT" >> "$SIDE/log"
+echo "start $1 $BOARD_AGENT $(date +%s.%N)" >> "$SIDE/log"
+sleep 0.3 && { trap '' TERM; echo "end $1 $BOARD_AGENT" >> "$SIDE/log"; }
+"""
+
+
+def test_chaos_runs_restarted_and_doubled_every_command_runs_exactly_once(workspace, tmp_path):
+    """Two ``board run`` on one board (the second started mid-way), workers SIGKILLed while
+    their command runs, coordinators and whole runs SIGKILLed and runs started again: every
+    task's command completes exactly once (counted in a log the commands write), never two at
+    once, no process of the board outlives the runs, and no file is corrupt or left behind."""
+    write_settings(workspace, "[lease]\nseconds = 2\n[coordinator]\ntick_seconds = 0.2\n")
+    rng = random.Random(SEED + 1)
+    store = Store.open(workspace)
+    build_random_dag(store, TASKS, rng)
+    side = tmp_path / "side"
+    side.mkdir()
+    (side / "log").touch()
+    (tmp_path / "command.sh").write_text(COMMAND)
+    env = dict(os.environ, SIDE=str(side))
+    argv = ["run", "--workers", str(WORKERS // 2), "--", "sh", str(tmp_path / "command.sh"), "{id}"]
+
+    def lines() -> list[list[str]]:
+        return [line.split() for line in (side / "log").read_text().splitlines()]
+
+    def completed() -> int:
+        return sum(1 for line in lines() if line[0] == "end")
+
+    runs = [board_cli(workspace, *argv, env=env)]
+    every_pid: list[int] = []
+    done_kinds: Counter[str] = Counter()
+    deadline = time.monotonic() + 240
+    second_started = False
+    while time.monotonic() < deadline and any(run.poll() is None for run in runs):
+        live = [run for run in runs if run.poll() is None]
+        for run in live:
+            every_pid += [pid for pid in descendants(run.pid) if pid not in every_pid]
+        done = completed()
+        if not second_started and done >= TASKS * 0.2:
+            runs.append(board_cli(workspace, *argv, env=env))
+            second_started = True
+        if done < TASKS * 0.8 and rng.random() < 0.15:
+            kind = rng.choice(["worker", "worker", "worker", "coordinator", "run"])
+            if kind == "worker":
+                # A worker dies while its command sleeps: the command dies with it, unfinished.
+                fresh = [line for line in lines()[-WORKERS:] if line[0] == "start" and time.time() - float(line[3]) < 0.12]
+                record = read_agent(workspace / ".tasks", fresh[-1][2]) if fresh else None
+                if record is not None and record.pid and alive(record.pid) and not record.stopped:
+                    os.kill(record.pid, signal.SIGKILL)
+                    done_kinds[kind] += 1
+            elif kind == "coordinator":
+                for pid in [p for run in live for p in descendants(run.pid) if b"coordinator" in _cmdline(p)][:1]:
+                    os.kill(pid, signal.SIGKILL)
+                    done_kinds[kind] += 1
+            elif second_started and len(live) > 1:
+                # A whole run dies at once (its workers stop and hand back their tasks); another is started.
+                victim = rng.choice(live)
+                victim.send_signal(signal.SIGKILL)
+                victim.wait(timeout=60)
+                runs.append(board_cli(workspace, *argv, env=env))
+                done_kinds[kind] += 1
+        time.sleep(0.05)
+    for run in runs:
+        if run.poll() is None:
+            run.send_signal(signal.SIGINT)
+            run.wait(timeout=60)
+    assert time.monotonic() < deadline, "the runs did not finish the board in time"
+
+    log = lines()
+    assert [line for line in log if line[0] == "concurrent"] == [], "two executions of one task ran at once"
+    ends = Counter(line[1] for line in log if line[0] == "end")
+    store.sync()
+    twice = [t for t, n in ends.items() if n != 1] + [t for t in store.tasks if t not in ends]
+    if twice:
+        print("DOUBLE", [l for l in log if l[1] == twice[0]])
+        for r in store.history(twice[0]):
+            print(r["ts"][11:23], r["op"], r["actor"], r.get("reason", ""), (r["changes"].get("lease") or [None, None]))
+    assert ends == Counter({task_id: 1 for task_id in store.tasks}), {t: n for t, n in ends.items() if n != 1}
+    assert all(task.status == Status.COMPLETED for task in store.tasks.values())
+    assert done_kinds["worker"] >= 3 and done_kinds["run"] >= 1, done_kinds  # the chaos happened
+
+    for pid in every_pid:
+        assert not alive(pid), f"pid {pid} ({_cmdline(pid)!r}) outlived the runs"
+    fixed = subprocess.run([sys.executable, "-m", "board", "check", "--fix", "-w", str(workspace)], env=env, capture_output=True, text=True, timeout=60)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert Store.open(workspace).check() == []
+    print("CHAOS", done_kinds, len(runs))
+    for path in (workspace / ".tasks").rglob("*"):
+        assert not path.name.endswith(".tmp"), f"stray temp file {path}"
+    for line in (workspace / ".tasks" / "history.jsonl").read_text().splitlines():
+        json.loads(line)
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process under ``pid``."""
+    found, frontier = [], [pid]
+    while frontier:
+        parent = frontier.pop()
+        try:
+            children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+        except OSError:
+            continue
+        for child in map(int, children):
+            found.append(child)
+            frontier.append(child)
+    return found
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+    except OSError:
+        return b""
