@@ -21,6 +21,7 @@ import watchfiles
 from board.agents import list_agents
 from board.config import FILE_NAME, BoardSettings, load_settings
 from board.coordinator.tick import TickReport, tick
+from board.coordinator.workers import end_stale_commands
 from board.errors import BoardError
 from board.store import Store
 from board.store.lifetime_lock import LifetimeLock, held_elsewhere
@@ -68,7 +69,7 @@ class Coordinator:
         self.state_dir = self.store.state_dir
         self.settings: BoardSettings = load_settings(self.state_dir)
         self.log = log or sys.stderr
-        self._last_rescan = time.monotonic()
+        self._last_rescan = float("-inf")  # the first tick rescans (and looks for leftover commands)
         self._last_alerts = float("-inf")
 
     def reload_settings(self) -> None:
@@ -88,6 +89,9 @@ class Coordinator:
             if time.monotonic() - self._last_rescan > RESCAN_SECONDS:
                 self.store.rescan()
                 self._last_rescan = time.monotonic()
+                ended = end_stale_commands(self.store.layout.workspace.resolve(), self.store.tasks)
+                if ended:
+                    self.say(f"ended {len(ended)} process(es) still running tasks that finished or moved to another holder: pids {', '.join(map(str, ended))}")
             alerts_due = time.monotonic() - self._last_alerts >= min(ALERTS_EVERY_SECONDS, self.settings.coordinator.tick_seconds)
             report = tick(self.store, list_agents(self.state_dir), self.settings, self.store.clock(), alerts=alerts_due)
             if report.alerts_ran:

@@ -24,7 +24,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -37,6 +37,7 @@ from board.checkpoints import write_checkpoint
 from board.config import load_settings
 from board.errors import AgentNameInUse, BoardError, StaleLease
 from board.model import Task, utcnow
+from board.status import FINISHED, Status
 from board.store import Store
 
 #: Placeholders a command template may use; each is replaced inside its own argument only.
@@ -519,15 +520,14 @@ def kill_process_group(pgid: int, *, process: subprocess.Popen[Any] | None = Non
         process.wait()
 
 
-def commands_of(workspace: Path, task_id: str, *, up_to_token: int | None = None) -> list[int]:
-    """The pids of processes running ``task_id`` of this workspace's board: every command a
-    worker starts, and everything it starts in turn, carries ``BOARD_TASK_ID``,
-    ``BOARD_WORKSPACE`` and ``BOARD_LEASE_TOKEN`` in its environment. With ``up_to_token``,
-    only those started under that lease or an older one. Processes of other users are not
-    visible (Linux)."""
-    wanted = {b"BOARD_TASK_ID=" + task_id.encode(), b"BOARD_WORKSPACE=" + os.fsencode(str(workspace))}
+def board_commands(workspace: Path) -> list[tuple[int, str, int | None]]:
+    """(pid, task id, lease token) of every process running a task of this workspace's board:
+    every command a worker starts, and everything it starts in turn, carries
+    ``BOARD_TASK_ID``, ``BOARD_WORKSPACE`` and ``BOARD_LEASE_TOKEN`` in its environment.
+    Processes of other users are not visible (Linux)."""
+    workspace_variable = b"BOARD_WORKSPACE=" + os.fsencode(str(workspace))
     me = os.getpid()
-    found = []
+    found: list[tuple[int, str, int | None]] = []
     try:
         entries = os.listdir("/proc")
     except OSError:
@@ -540,15 +540,47 @@ def commands_of(workspace: Path, task_id: str, *, up_to_token: int | None = None
                 environment = handle.read()
         except OSError:
             continue  # gone, or not ours to read
-        variables = environment.split(b"\0")
-        if not wanted.issubset(variables):
+        if workspace_variable not in environment:
             continue
-        if up_to_token is not None:
-            tokens = [v.removeprefix(b"BOARD_LEASE_TOKEN=") for v in variables if v.startswith(b"BOARD_LEASE_TOKEN=")]
-            if not (tokens and tokens[0].isdigit() and int(tokens[0]) <= up_to_token):
-                continue
-        found.append(int(entry))
+        variables = dict(v.partition(b"=")[::2] for v in environment.split(b"\0") if v.startswith(b"BOARD_"))
+        task_id, token = variables.get(b"BOARD_TASK_ID"), variables.get(b"BOARD_LEASE_TOKEN", b"")
+        if variables.get(b"BOARD_WORKSPACE") == workspace_variable.partition(b"=")[2] and task_id:
+            found.append((int(entry), task_id.decode(errors="replace"), int(token) if token.isdigit() else None))
     return found
+
+
+def commands_of(workspace: Path, task_id: str, *, up_to_token: int | None = None) -> list[int]:
+    """The pids of processes running ``task_id`` of this workspace's board; with
+    ``up_to_token``, only those started under that lease or an older one."""
+    return [
+        pid
+        for pid, task, token in board_commands(workspace)
+        if task == task_id and (up_to_token is None or (token is not None and token <= up_to_token))
+    ]
+
+
+def stale_commands(workspace: Path, tasks: Mapping[str, Task]) -> list[int]:
+    """Processes still running a task that finished, or under a lease older than the task's
+    current one: left behind by a worker that died with its run."""
+    stale = []
+    for pid, task_id, token in board_commands(workspace):
+        task = tasks.get(task_id)
+        if task is None or token is None:
+            continue  # a task this process cannot see: leave it to the task's next start
+        if task.status in FINISHED or (task.status == Status.IN_PROGRESS and task.lease is not None and task.lease.token > token):
+            stale.append(pid)
+    return stale
+
+
+def _kill(pids: Iterable[int]) -> list[int]:
+    ended = []
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            continue
+        ended.append(pid)
+    return ended
 
 
 def end_commands_of(workspace: Path, task_id: str, *, up_to_token: int | None = None) -> list[int]:
@@ -560,13 +592,13 @@ def end_commands_of(workspace: Path, task_id: str, *, up_to_token: int | None = 
         pids = [pid for pid in commands_of(workspace, task_id, up_to_token=up_to_token) if pid not in ended]
         if not pids:
             break
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                continue
-            ended.append(pid)
+        ended += _kill(pids)
     return ended
+
+
+def end_stale_commands(workspace: Path, tasks: Mapping[str, Task]) -> list[int]:
+    """SIGKILL the ``stale_commands`` of this board."""
+    return _kill(stale_commands(workspace, tasks))
 
 
 def _group_alive(pgid: int) -> bool:

@@ -200,3 +200,32 @@ while True:
     n += 1
     time.sleep(0.02)
 """
+
+
+def test_the_coordinator_ends_commands_left_running_on_finished_or_moved_tasks(workspace):
+    """Processes started for tasks of this board (they carry its variables) outlived their
+    worker: the coordinator ends those whose task finished or moved to a newer lease, and leaves
+    the current holder's command and other boards' processes alone."""
+    store = Store.open(workspace)
+    finished, moved, current = (store.create(name).id for name in ("finished", "moved", "current"))
+    store.claim("a", lease_seconds=300)
+    actions_token = store.get(finished).lease.token
+    store.set_status(finished, Status.COMPLETED, actor="a", token=actions_token)
+    old = store.claim("b", lease_seconds=300)
+    store.release(moved, actor="b", token=old.lease.token)
+    newer = store.claim("c", lease_seconds=300)
+    holder = store.claim("d", lease_seconds=300)
+    assert (newer.id, holder.id) == (moved, current)
+    root = str(workspace.resolve())
+
+    def command(task_id: str, token: int, board_root: str = root) -> subprocess.Popen:
+        env = dict(os.environ, BOARD_TASK_ID=task_id, BOARD_WORKSPACE=board_root, BOARD_LEASE_TOKEN=str(token))
+        return started(subprocess.Popen(["sleep", "300"], env=env))
+
+    leftover_finished = command(finished, actions_token)
+    leftover_moved = command(moved, old.lease.token)
+    running = command(current, holder.lease.token)
+    elsewhere = command(finished, actions_token, board_root=root + "-other")
+    board_cli(workspace, "coordinator")
+    wait_for(lambda: leftover_finished.poll() is not None and leftover_moved.poll() is not None, timeout=60, what="the leftover commands to be ended")
+    assert running.poll() is None and elsewhere.poll() is None
