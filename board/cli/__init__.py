@@ -13,6 +13,7 @@ import importlib
 import pkgutil
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from types import ModuleType
 
 from board import __version__
@@ -73,7 +74,12 @@ def add_command(commands: argparse._SubParsersAction, name: str, help: str, **kw
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    args.workspace = getattr(args, "workspace", ".")
+    if not hasattr(args, "workspace"):
+        # From anywhere inside a workspace, as git works from any subdirectory of a repository
+        # ('board init' makes a board where it is asked to).
+        from board.store.layout import find_board
+
+        args.workspace = "." if getattr(args, "command", None) == "init" else str(find_board(Path.cwd()))
     args.json = getattr(args, "json", False)
     handler = getattr(args, "handler", None)
     if handler is None:

@@ -218,3 +218,27 @@ with store.transaction():
         time.sleep(0.02)
     store.link([("1", "4")])
 """
+
+
+def test_the_board_is_found_from_any_subdirectory_of_its_workspace(three: Path, monkeypatch, capsys) -> None:
+    deep = three / "src" / "app"
+    deep.mkdir(parents=True)
+    monkeypatch.chdir(deep)
+    assert main(["task", "update", "1", "--progress", "40"]) == 0
+    assert task_file(three, "1")["progress"] == 40
+    capsys.readouterr()
+    assert main(["task", "list", "--json"]) == 0
+    assert [t["id"] for t in json.loads(capsys.readouterr().out)] == ["1", "2", "3"]
+    # 'init' makes a board where it is asked, never upward.
+    assert main(["init"]) == 0
+    assert (deep / ".tasks").is_dir()
+    capsys.readouterr()
+    assert main(["task", "list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+
+
+def test_outside_any_workspace_the_error_names_where_you_are(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["task", "list"]) == 2
+    assert capsys.readouterr().err.strip() == f"board: no board in {tmp_path}: run 'board init' there or pass --workspace"
+    assert list(tmp_path.iterdir()) == []
