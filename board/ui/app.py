@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.command import Hit, Hits, Provider
@@ -221,7 +221,7 @@ class BoardApp(App[None]):
         self.alerts_panel = self.query_one(AlertsPanel)
         self.graph_view.visible_ids = self.lanes.placed_ids
         self.kanban.focus()
-        self.on_resize()
+        self._fit_to_width(self.size.width)
         self._update_header()
         for problem in self._theme_problems:
             self.notify(problem, title="Theme", severity="warning", timeout=8)
@@ -610,7 +610,7 @@ class BoardApp(App[None]):
             self.kanban.reveal_selection()
             self.graph_view.visible_ids = self.lanes.placed_ids
         self.kanban.focus()
-        self.on_resize()
+        self._fit_to_width(self.size.width)
         self._update_header()
 
     def action_toggle_cancelled(self) -> None:
@@ -653,9 +653,13 @@ class BoardApp(App[None]):
         else:
             self.kanban.focus()
 
-    def on_resize(self) -> None:
+    def on_resize(self, event: events.Resize) -> None:
+        # Judged by the new size: ``self.size`` still holds the old one while this runs.
+        self._fit_to_width(event.size.width)
+
+    def _fit_to_width(self, width: int) -> None:
         """Narrow terminals give the columns the room; ``i`` still shows the panels."""
-        narrow = self.size.width < PANELS_MIN_WIDTH
+        narrow = width < PANELS_MIN_WIDTH
         if self._panels_hidden_by_user is None:
             self.query_one("#side").set_class(narrow, "hidden")
         self.query_one(Footer).compact = narrow

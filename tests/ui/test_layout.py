@@ -1,0 +1,45 @@
+"""How the dashboard lays itself out as the terminal changes size."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from board.ui.app import PANELS_MIN_WIDTH
+from tests.ui.conftest import make_app, settled
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_the_side_panels_follow_the_new_size_both_ways(sample: Path) -> None:
+    app = make_app(sample)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settled(pilot)
+        side = app.query_one("#side")
+        assert side.display and not side.has_class("hidden")
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert side.has_class("hidden"), "shrunk below the panels' width, the panels still take room"
+        from board.ui.widgets.task_column import TaskColumn
+
+        lane_widths = [column.size.width for column in app.query(TaskColumn)]
+        assert lane_widths and min(lane_widths) >= 14, lane_widths
+        await pilot.resize_terminal(160, 45)
+        await pilot.pause()
+        assert not side.has_class("hidden"), "grown past the panels' width, the panels stay hidden"
+        await pilot.resize_terminal(PANELS_MIN_WIDTH - 1, 40)
+        await pilot.pause()
+        assert side.has_class("hidden")
+
+
+async def test_panels_the_person_toggled_stay_as_they_chose_across_resizes(sample: Path) -> None:
+    app = make_app(sample)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settled(pilot)
+        side = app.query_one("#side")
+        await pilot.press("i")
+        assert side.has_class("hidden")
+        await pilot.resize_terminal(170, 45)
+        await pilot.pause()
+        assert side.has_class("hidden")
