@@ -51,6 +51,8 @@ LOAD_CHUNK = 4000
 HUMAN_ACTOR = "human"
 #: Below this width the agents and alerts panels start hidden, so the five columns stay legible.
 PANELS_MIN_WIDTH = 130
+#: How often ages and heartbeats on screen are brought up to date.
+CLOCK_SECONDS = 1.0
 #: Alerts are re-checked this often without any file event (a coordinator started or stopped).
 ALERTS_RECHECK_SECONDS = 2.0
 #: Without a coordinator, alerts are re-evaluated this often even when nothing changed on disk
@@ -228,7 +230,7 @@ class BoardApp(App[None]):
         if self._settings_problem:
             self.notify(self._settings_problem, title="Settings", severity="warning", timeout=8)
         if self.live_clock:
-            self.set_interval(15, self._tick)
+            self.set_interval(CLOCK_SECONDS, self._tick)
         self._read_first_chunk()
         self.follow_alerts()
 
@@ -253,10 +255,14 @@ class BoardApp(App[None]):
             self._watcher.stop()
 
     def _tick(self) -> None:
-        """Ages and heartbeat ages move with the clock."""
-        self.kanban.refresh_all()
-        self.query_one(AgentsPanel).refresh()
-        self.alerts_panel.show_alerts(self.alerts, self.now(), from_coordinator=self.alerts_from_coordinator)
+        """Ages and heartbeat ages move with the clock, on an idle board too: only what is on
+        screen, and of that only what reads differently now."""
+        if self.kanban.display:
+            self.kanban.refresh_aged_cards()
+        side = self.query_one("#side")
+        if side.display and not side.has_class("hidden"):
+            self.query_one(AgentsPanel).refresh()
+            self.alerts_panel.show_alerts(self.alerts, self.now(), from_coordinator=self.alerts_from_coordinator)
 
     # -- reading the board (worker thread) ----------------------------------------------------
 

@@ -43,3 +43,23 @@ async def test_panels_the_person_toggled_stay_as_they_chose_across_resizes(sampl
         await pilot.resize_terminal(170, 45)
         await pilot.pause()
         assert side.has_class("hidden")
+
+
+async def test_ages_and_heartbeats_move_on_an_idle_board(sample: Path) -> None:
+    from datetime import timedelta
+
+    from board.ui.widgets.agents_panel import AgentsPanel
+    from board.ui.widgets.task_column import TaskColumn
+    from tests.ui.conftest import FIXED_NOW, wait_for
+
+    clock = [FIXED_NOW]
+    app = make_app(sample, now=lambda: clock[0], live_clock=True)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settled(pilot)
+        agents = app.query_one(AgentsPanel)
+        column = next(c for c in app.query(TaskColumn) if c.ids and "#7 " in c.render_line(0).text)
+        assert "♥20s" in str(agents.render())
+        card_head = column.render_line(0).text
+        assert card_head.rstrip().endswith("alice 2h"), card_head
+        clock[0] = FIXED_NOW + timedelta(days=3)
+        await wait_for(pilot, lambda: "♥3d" in str(agents.render()) and column.render_line(0).text.rstrip().endswith("alice 3d"), message="ages to move on with no change on disk")

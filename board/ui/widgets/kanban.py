@@ -75,6 +75,11 @@ class KanbanBoard(Horizontal, can_focus=True):
                 lane, index = placed
                 self.columns[lane].refresh_card(index)
 
+    def refresh_aged_cards(self) -> None:
+        for column in self.columns.values():
+            if column.display:
+                column.refresh_aged_cards()
+
     def refresh_all(self) -> None:
         for column in self.columns.values():
             column.refresh()

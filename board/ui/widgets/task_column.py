@@ -11,7 +11,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from board.ui.card import CARD_HEIGHT, STYLE_NAMES, CardView, card_lines, component_class
+from board.ui.card import CARD_HEIGHT, STYLE_NAMES, CardView, card_lines, component_class, task_age
 from board.ui.lanes import LANE_TITLES, Lane
 from board.ui.widgets.component_styles import component_styles
 
@@ -45,6 +45,8 @@ class TaskColumn(ScrollView, can_focus=False):
         self._base: Style | None = None
         self._count_pending = False
         self._cache: LRUCache[tuple[object, ...], list[Strip]] = LRUCache(512)
+        #: The age each card showed when last drawn (``refresh_aged_cards``).
+        self._ages_shown: dict[str, str] = {}
         self.border_title = LANE_TITLES[lane]
 
     # -- attributes set by the board ----------------------------------------------------------
@@ -96,6 +98,21 @@ class TaskColumn(ScrollView, can_focus=False):
         self._count_pending = False
         self.border_subtitle = f"{len(self.ids):,}"
 
+    def refresh_aged_cards(self) -> None:
+        """Redraw the visible cards whose age, as shown, moved on (once a second on an idle
+        board, this is usually none, and never the whole column)."""
+        now = self.view.now()
+        first = self.first_visible_card()
+        last = min(len(self.ids), first + self.size.height // CARD_HEIGHT + 2)
+        for index in range(first, last):
+            task = self.view.graph.tasks.get(self.ids[index])
+            if task is None:
+                continue
+            age = task_age(task, now)
+            if self._ages_shown.get(task.id) != age:
+                self._ages_shown[task.id] = age
+                self.refresh_card(index)
+
     def refresh_card(self, index: int) -> None:
         self.refresh_lines(index * CARD_HEIGHT, CARD_HEIGHT)
 
@@ -139,9 +156,10 @@ class TaskColumn(ScrollView, can_focus=False):
         if task is None:
             return Strip.blank(width, base)
         relation = self.view.relation(task_id)
+        age = self._ages_shown[task_id] = task_age(task, self.view.now())
         key = (
             task_id, task.version, id(task), width, relation, self.focused_board,
-            self.view.now().replace(second=0, microsecond=0), self.view.states.get(task_id),
+            age, self.view.states.get(task_id),
             self.view.badge(task_id),
         )
         strips = self._cache.get(key)
