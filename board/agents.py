@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from board.model import utcnow, validate_id
-from board.store.atomic import write_atomic
+from board.store.atomic import read_regular, write_atomic
 from board.store.lifetime_lock import LifetimeLock, held_elsewhere
 
 
@@ -75,9 +75,9 @@ def register_agent(state_dir: Path, name: str, *, kind: str = "agent", pid: int 
 
 def read_agent(state_dir: Path, name: str) -> AgentRecord | None:
     try:
-        raw = (agents_dir(state_dir) / f"{validate_id(name)}.json").read_bytes()
+        raw = read_regular(agents_dir(state_dir) / f"{validate_id(name)}.json")
         return AgentRecord.model_validate_json(raw)
-    except (FileNotFoundError, ValidationError, ValueError):
+    except (OSError, ValidationError, ValueError):
         return None
 
 
@@ -89,7 +89,7 @@ def list_agents(state_dir: Path) -> list[AgentRecord]:
     records = []
     for path in sorted(directory.glob("*.json")):
         try:
-            records.append(AgentRecord.model_validate_json(path.read_bytes()))
+            records.append(AgentRecord.model_validate_json(read_regular(path)))
         except (OSError, ValidationError, ValueError):
             continue
     return records

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -18,7 +19,7 @@ from board import gitstate
 from board.errors import BoardError
 from board.model import task_to_dict, validate_id
 from board.store import Store
-from board.store.atomic import write_atomic
+from board.store.atomic import SpecialFile, open_regular, read_regular, write_atomic
 
 KEEP = 20
 _HASH_CHUNK = 1 << 20
@@ -65,10 +66,11 @@ def hash_file(path: Path) -> str | None:
     """SHA-256 of a file's bytes, or None when it does not exist (or is not a regular file)."""
     digest = hashlib.sha256()
     try:
-        with open(path, "rb") as handle:
+        # A workspace file may be a link (followed) but never a FIFO or device (it would hang).
+        with os.fdopen(open_regular(path, follow=True), "rb") as handle:
             while chunk := handle.read(_HASH_CHUNK):
                 digest.update(chunk)
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+    except (FileNotFoundError, NotADirectoryError, SpecialFile):
         return None
     return digest.hexdigest()
 
@@ -134,7 +136,7 @@ def _prune(state_dir: Path, task_id: str) -> None:
 
 def read_checkpoint(path: Path) -> Checkpoint:
     try:
-        data = json.loads(path.read_bytes())
+        data = json.loads(read_regular(path))
         content = {key: data[key] for key in ("seq", "task", "createdAt", "actor", "reason", "note", "gitHead", "fileHashes", "document")}
         stored = data["checksum"]
     except (OSError, ValueError, KeyError, TypeError) as error:

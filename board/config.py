@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from board.errors import BoardError
+from board.store.atomic import SpecialFile, read_regular
 
 FILE_NAME = "board.toml"
 
@@ -72,9 +73,11 @@ def load_settings(state_dir: Path) -> BoardSettings:
     """Read ``board.toml`` from a board's state directory; a broken file is one clear error."""
     path = state_dir / FILE_NAME
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path)
     except FileNotFoundError:
         return BoardSettings()
+    except SpecialFile as special:
+        raise BoardError(str(special)) from None
     try:
         return BoardSettings.model_validate(tomllib.loads(raw.decode("utf-8")))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+
 
 class BoardError(Exception):
     """Base class: bad input or a refused operation. The CLI prints it and exits 2."""
@@ -52,3 +54,17 @@ class AgentNameInUse(BoardError):
     """An agent name another live process holds: one process per name, so no task runs twice."""
 
     exit_code = 3
+
+
+def os_error_line(error: OSError) -> str:
+    """One line a person can act on, for a system error met reading or writing a board."""
+    where = f" ({error.filename})" if error.filename else ""
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"no space left on the device{where}: free some space and try again"
+    if error.errno == errno.EROFS:
+        return f"the file system is read-only{where}"
+    if error.errno in (errno.EACCES, errno.EPERM) and not error.filename:
+        return "permission denied"
+    if error.strerror and error.filename:
+        return f"{error.filename}: {error.strerror[0].lower() + error.strerror[1:]}"
+    return str(error)

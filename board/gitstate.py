@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from board.store.atomic import write_json_atomic
+from board.store.atomic import read_regular, write_json_atomic
 
 DEFAULT_TIMEOUT = 5.0
 
@@ -262,7 +262,7 @@ def _not_a_repository(message: str) -> bool:
 
 def _read_remembered(state_dir: Path) -> dict[str, Any]:
     try:
-        data = json.loads((state_dir / STATE_FILE).read_bytes())
+        data = json.loads(read_regular(state_dir / STATE_FILE))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

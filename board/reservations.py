@@ -26,7 +26,7 @@ from board.errors import BoardError
 from board.model import Task, validate_id
 from board.status import FINISHED
 from board.store import Store
-from board.store.atomic import write_json_atomic
+from board.store.atomic import read_regular, write_json_atomic
 from board.times import iso, parse_time
 
 MODES = ("write", "read")
@@ -102,7 +102,7 @@ def reservation_file(state_dir: Path, path: str) -> Path:
 def read_holders(file: Path) -> list[Reservation]:
     """Every holder a reservation file names (expired ones included); unreadable files hold nothing."""
     try:
-        data = json.loads(file.read_bytes())
+        data = json.loads(read_regular(file))
     except (OSError, ValueError):
         return []
     if not isinstance(data, dict) or not isinstance(data.get("path"), str):

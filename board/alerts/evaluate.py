@@ -47,7 +47,7 @@ from board.model import Task
 from board.status import ACTIVE, Status
 from board.reservations import Reservation, active_reservations, normalise_path
 from board.store import Layout, Store
-from board.store.atomic import read_jsonl, write_atomic
+from board.store.atomic import open_regular, read_jsonl, read_regular, write_atomic
 from board.times import iso, parse_time
 
 ALERTS_FILE = "alerts.json"
@@ -227,7 +227,7 @@ def write_alerts(state_dir: Path, alerts: list[Alert]) -> bool:
     data = alerts_document(alerts)
     path = state_dir / ALERTS_FILE
     try:
-        if path.read_bytes() == data:
+        if read_regular(path) == data:
             return False
     except OSError:
         pass
@@ -238,7 +238,7 @@ def write_alerts(state_dir: Path, alerts: list[Alert]) -> bool:
 def read_alerts(state_dir: Path) -> list[Alert]:
     """The alerts last written to ``alerts.json``; none when it is missing or unreadable."""
     try:
-        data = json.loads((state_dir / ALERTS_FILE).read_bytes())
+        data = json.loads(read_regular(state_dir / ALERTS_FILE))
     except (OSError, ValueError):
         return []
     alerts = []
@@ -344,7 +344,7 @@ def _line_start(path: Path, offset: int) -> int:
     """The first line boundary at or after ``offset``, so a tail read never starts mid-line."""
     if offset == 0:
         return 0
-    with open(path, "rb") as handle:
+    with os.fdopen(open_regular(path), "rb") as handle:
         handle.seek(offset - 1)
         chunk = handle.read(1 << 16)
     newline = chunk.find(b"\n")

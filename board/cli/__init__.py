@@ -17,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 
 from board import __version__
-from board.errors import BoardError
+from board.errors import BoardError, os_error_line
 
 
 
@@ -95,7 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BoardError as error:
         sys.stderr.write(f"board: {error}\n")
         return error.exit_code
+    except OSError as error:  # a full disk, a read-only mount, a file board will not touch
+        if isinstance(error, BrokenPipeError):
+            return 0
+        sys.stderr.write(f"board: {os_error_line(error)}\n")
+        return 2
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        return 0

@@ -13,6 +13,7 @@ from pathlib import Path
 from board.cli import add_command
 from board.cli.output import print_json
 from board.errors import BoardError
+from board.store.atomic import open_regular
 from board.store import Store
 
 #: Position of these commands in --help.
@@ -168,7 +169,7 @@ def _run_log(workspace: Path):
 
     directory = detect_layout(workspace.resolve()).state_dir / "logs"
     directory.mkdir(parents=True, exist_ok=True)
-    return open(directory / "run.log", "ab")
+    return os.fdopen(open_regular(directory / "run.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND), "ab")
 
 
 def stop_on_ctrl_c() -> None:

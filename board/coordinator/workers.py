@@ -39,6 +39,7 @@ from board.errors import AgentNameInUse, BoardError, StaleLease
 from board.model import Task, utcnow
 from board.status import FINISHED, Status
 from board.store import Store
+from board.store.atomic import open_regular
 
 #: Placeholders a command template may use; each is replaced inside its own argument only.
 PLACEHOLDERS = ("id", "subject", "description", "workspace")
@@ -396,7 +397,7 @@ class CommandWorker(Worker):
         argv = substitute(self.template, task, self.workspace)
         path = log_path(self.store.state_dir, task.id)
         path.parent.mkdir(exist_ok=True)
-        with open(path, "ab") as log:
+        with os.fdopen(open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND), "ab") as log:
             log.write(f"--- {utcnow().isoformat()} {self.name} runs #{task.id} (token {token}): {argv!r}\n".encode())
             log.flush()
             try:

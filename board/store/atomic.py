@@ -9,6 +9,7 @@ import json
 import os
 import secrets
 import signal
+import stat
 import sys
 import threading
 import time
@@ -32,6 +33,86 @@ SPARE_IDLE_SECONDS = 60.0
 Stamp = tuple[int, int, int]
 
 _pid = os.getpid()
+
+#: Added to every open of a file in a board's folders. Never through a symbolic link: a link
+#: planted in ``.tasks/`` would make board read, truncate or append to any file its user can.
+#: Never blocking: opening a FIFO for reading waits for a writer, forever, and then reading it
+#: does too. Never inherited by the commands workers start.
+SAFE_OPEN = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+#: What board reads of one small file (a task, an agent record, a reservation...) at most.
+SMALL_FILE_LIMIT = 1024 * 1024
+
+
+class SpecialFile(OSError):
+    """An entry board will not read or write: not a regular file (a FIFO, a directory, a
+    device, a symbolic link), unreadable, or larger than board reads. ``reason`` says which."""
+
+    def __init__(self, path: Path | str, reason: str, code: int = errno.EINVAL) -> None:
+        super().__init__(code, reason, str(path))
+        self.path = str(path)
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+_KINDS = {
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFDIR: "a directory",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def open_regular(path: Path | str, flags: int = os.O_RDONLY, mode: int = 0o644, *, follow: bool = False) -> int:
+    """Open ``path`` with ``SAFE_OPEN``; a descriptor of a regular file, or ``SpecialFile``.
+    FileNotFoundError (and FileExistsError with O_EXCL) pass through untouched. ``follow``
+    lets a link be followed (a workspace's own files, never a board's)."""
+    try:
+        fd = os.open(path, flags | (SAFE_OPEN & ~os.O_NOFOLLOW if follow else SAFE_OPEN), mode)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise SpecialFile(path, "a symbolic link (board never follows links in its folders)", errno.ELOOP) from None
+        if error.errno in (errno.EACCES, errno.EPERM):
+            raise SpecialFile(path, "unreadable: permission denied" if flags & os.O_ACCMODE == os.O_RDONLY else "permission denied", error.errno) from None
+        if error.errno in (errno.EISDIR, errno.ENXIO, errno.ENODEV, errno.EOPNOTSUPP):
+            raise SpecialFile(path, describe_entry(path), error.errno) from None
+        raise
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise SpecialFile(path, _KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file"))
+    return fd
+
+
+def describe_entry(path: Path | str) -> str:
+    """What kind of entry ``path`` is, without following it or opening it."""
+    try:
+        info = os.lstat(path)
+    except OSError as error:
+        return error.strerror or "unreadable"
+    if stat.S_ISLNK(info.st_mode):
+        return "a symbolic link (board never follows links in its folders)"
+    return _KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file")
+
+
+def read_regular(path: Path | str, limit: int | None = SMALL_FILE_LIMIT) -> bytes:
+    """The bytes of a regular file, at most ``limit`` of them (``SpecialFile`` beyond)."""
+    fd = open_regular(path)
+    try:
+        size = os.fstat(fd).st_size
+        if limit is not None and size > limit:
+            raise SpecialFile(path, f"file is {size:,} bytes; the limit is {limit:,}", errno.EFBIG)
+        chunks, total = [], 0
+        while chunk := os.read(fd, 65536 if limit is None else min(65536, limit + 1 - total)):
+            chunks.append(chunk)
+            total += len(chunk)
+            if limit is not None and total > limit:
+                raise SpecialFile(path, f"file is over {limit:,} bytes; the limit is {limit:,}", errno.EFBIG)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def current_pid() -> int:
@@ -57,7 +138,7 @@ class TempFile:
 
     def __init__(self, directory: Path) -> None:
         self.path = str(directory / f".write.{current_pid()}-{secrets.token_hex(6)}.tmp")
-        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | SAFE_OPEN, 0o644)
         self._recycled = False
         self._state = "empty"  # -> "filled" -> "moved", or "discarded" / "pooled"
 
@@ -204,9 +285,14 @@ class SparePool:
 
     def _reopen_unread(self, path: str) -> TempFile | None:
         try:
-            fd = os.open(path, os.O_WRONLY)
+            fd = open_regular(path, os.O_WRONLY)
         except FileNotFoundError:
             return None  # removed by hand or by 'board check --fix'
+        except SpecialFile:
+            return None  # replaced by something else (a link, a FIFO): never written through, left for 'board check'
+        if os.fstat(fd).st_nlink != 1:
+            os.close(fd)  # another name points at it: writing would change that file too
+            return None
         try:
             # A lease break signals the holder, SIGIO by default, which would end this process;
             # SIGURG is ignored unless handled. Only opening the spare by its own name while
@@ -343,12 +429,12 @@ class KeptOpen:
             fd = None
         if fd is None:
             try:
-                fd = os.open(self.path, self._flags, 0o644)
+                fd = open_regular(self.path, self._flags)
             except FileNotFoundError:
                 if not (self._make_parent and self._flags & os.O_CREAT):
                     raise
                 self.path.parent.mkdir(exist_ok=True)
-                fd = os.open(self.path, self._flags, 0o644)
+                fd = open_regular(self.path, self._flags)
             held = os.fstat(fd)
             self._fd, self._pid, self._identity = fd, current_pid(), (held.st_ino, held.st_dev)
             self._closer = weakref.finalize(self, close_if_mine, fd, self._pid)
@@ -450,7 +536,7 @@ def write_json_atomic(path: Path, value: Any) -> None:
 
 
 def fsync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         os.fsync(fd)
     finally:
@@ -465,7 +551,7 @@ def append_line(path: Path, record: dict[str, Any], *, durable: bool = False) ->
     Logs are not fsynced by default: the task files are the durable truth, and running
     processes see appended lines through the page cache whether or not they reached the disk.
     """
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    fd = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     try:
         end = append_to(fd, json_line(record))
         if durable:
@@ -481,23 +567,33 @@ def json_line(record: dict[str, Any]) -> bytes:
 
 
 def append_to(fd: int, line: bytes) -> range:
-    """Append ``line`` with one write() to an O_APPEND descriptor; where it went in the file."""
-    os.write(fd, line)
+    """Append ``line`` with one write() to an O_APPEND descriptor; where it went in the file.
+
+    All of it or none: a write cut short (a full disk, a quota) is taken back by truncating to
+    where the line began, and raises ENOSPC, so a reader never sees a torn line nor a line
+    spliced with the next writer's. Callers append under the board lock, so nobody appends
+    after it meanwhile.
+    """
+    written = os.write(fd, line)
     end = os.lseek(fd, 0, os.SEEK_CUR)
+    if written != len(line):
+        os.ftruncate(fd, end - written)
+        raise OSError(errno.ENOSPC, f"only {written} of {len(line)} bytes could be written (disk full?); the line was taken back")
     return range(end - len(line), end)
 
 
-def read_bytes_retrying(path: Path | str, *, attempts: int = 3, pause: float = 0.002) -> tuple[bytes, Stamp] | None:
+def read_bytes_retrying(path: Path | str, *, attempts: int = 3, pause: float = 0.002, limit: int = SMALL_FILE_LIMIT) -> tuple[bytes, Stamp] | None:
     """Read a whole file without locking, with the (mtime, size, inode) of what was read.
 
     None when it stays missing. Writers rename complete files into place, so a read sees a
     whole version; the retry covers the moment between an external writer's unlink and
     create. A file whose inode changed while it was read (ctime) is read again. The stamp
-    comes from the open descriptor, so it describes exactly these bytes.
+    comes from the open descriptor, so it describes exactly these bytes. Anything but a
+    regular file of at most ``limit`` bytes raises ``SpecialFile``.
     """
     for attempt in range(attempts):
         try:
-            fd = os.open(path, os.O_RDONLY)
+            fd = open_regular(path)
         except FileNotFoundError:
             if attempt == attempts - 1:
                 return None
@@ -505,12 +601,17 @@ def read_bytes_retrying(path: Path | str, *, attempts: int = 3, pause: float = 0
             continue
         try:
             info = os.fstat(fd)
+            if info.st_size > limit:
+                raise SpecialFile(path, f"file is {info.st_size:,} bytes; the limit is {limit:,}", errno.EFBIG)
             want = info.st_size + 1
             data = os.read(fd, want)
             if len(data) == want:  # it grew since the fstat: read on to the end
-                chunks = [data]
+                chunks, total = [data], len(data)
                 while chunk := os.read(fd, 65536):
                     chunks.append(chunk)
+                    total += len(chunk)
+                    if total > limit:
+                        raise SpecialFile(path, f"file is over {limit:,} bytes; the limit is {limit:,}", errno.EFBIG)
                 data = b"".join(chunks)
             changed = os.fstat(fd).st_ctime_ns != info.st_ctime_ns
         finally:
@@ -524,11 +625,12 @@ def read_bytes_retrying(path: Path | str, *, attempts: int = 3, pause: float = 0
 def read_jsonl(path: Path, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
     """Complete lines from ``offset``; returns the records and the offset after the last full line."""
     try:
-        with open(path, "rb") as handle:
-            handle.seek(offset)
-            chunk = handle.read()
+        fd = open_regular(path)
     except FileNotFoundError:
         return [], 0
+    with os.fdopen(fd, "rb") as handle:
+        handle.seek(offset)
+        chunk = handle.read()
     return parse_lines(chunk, offset)
 
 

@@ -26,7 +26,7 @@ from typing import Any
 from board.errors import BoardError, InvalidTaskFile
 from board.model import MAX_FILE_BYTES, Task, task_from_dict, task_to_dict
 from board.status import Status
-from board.store.atomic import write_atomic
+from board.store.atomic import read_regular, write_atomic
 from board.store.layout import next_integer_id
 from board.store.lock import LOCK_TIMEOUT_SECONDS
 
@@ -162,14 +162,14 @@ class ClaudeTaskListLayout:
         """The highest id Claude Code (or board) ever issued in this list; re-read on change."""
         path = self.tasks_dir / ".highwatermark"
         try:
-            info = os.stat(path)
+            info = os.lstat(path)
         except FileNotFoundError:
             return 0
         stamp = (info.st_mtime_ns, info.st_size, info.st_ino)
         if self._high_water[0] == stamp:
             return self._high_water[1]
         try:
-            text = path.read_text(errors="replace").strip()
+            text = read_regular(path).decode(errors="replace").strip()
         except OSError:
             return 0
         mark = int(text) if text.isdigit() else 0

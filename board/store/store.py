@@ -43,7 +43,7 @@ from board.model import (
     validate_id,
 )
 from board.status import Status, check_transition
-from board.store.atomic import fsync_directory, write_atomic, KeptOpen, SharedDirectorySync, SparePool, Stamp, TempFile, append_line, json_line, made_by_running_process, read_bytes_retrying, read_jsonl
+from board.store.atomic import fsync_directory, write_atomic, KeptOpen, SharedDirectorySync, SparePool, SpecialFile, Stamp, TempFile, append_line, json_line, made_by_running_process, read_bytes_retrying, read_jsonl
 from board.store.history import HistoryLog
 from board.store.layout import Layout, detect_layout
 
@@ -194,7 +194,14 @@ class Store:
         tasks = self.graph.tasks
         with _collection_paused():
             for task_id, key in files:
-                read = read_bytes_retrying(key)
+                try:
+                    read = read_bytes_retrying(key)
+                except SpecialFile as special:
+                    # A FIFO, a link, a directory...: reported like a broken file, never read.
+                    if self.invalid.get(key) != special.reason:
+                        self.invalid[key] = special.reason
+                        result.invalid.add(key)
+                    continue
                 if read is None:
                     self._file_stamps.pop(key, None)
                     if self.invalid.pop(key, None) is not None:
@@ -228,7 +235,10 @@ class Store:
         return result
 
     def _read_path(self, path: Path, task_id: str | None = None, key: str | None = None) -> tuple[Task | InvalidTaskFile, Stamp] | None:
-        read = read_bytes_retrying(key or str(path))
+        try:
+            read = read_bytes_retrying(key or str(path))
+        except SpecialFile as special:
+            return InvalidTaskFile(str(path), special.reason), (0, 0, 0)
         if read is None:
             return None
         raw, stamp = read
@@ -966,7 +976,10 @@ class Store:
                 with self._write_lock(make_temp=False):
                     later = self._catch_up_for_claim(attempt.prepared.task, agent, max_held)
                     self._check_holding(agent, max_held)
-                    now = read_bytes_retrying(attempt.key)
+                    try:
+                        now = read_bytes_retrying(attempt.key)
+                    except SpecialFile:
+                        now = None
                     if now is not None and now[0] == attempt.raw and self.graph.is_ready(attempt.prepared.task.id):
                         return self._publish(attempt.prepared, attempt.temp)
             finally:
@@ -1036,7 +1049,10 @@ class Store:
             return None
         try:
             key = self._file_of(task_id)[1]
-            read = read_bytes_retrying(key)
+            try:
+                read = read_bytes_retrying(key)
+            except SpecialFile:
+                raise _NotClaimable from None
             if read is None:
                 raise _NotClaimable
             raw = read[0]
@@ -1278,10 +1294,13 @@ class Store:
             if progress is not None:
                 task.progress = progress
 
-        task = self.mutate(task_id, change, op="toolcall", actor=agent, token=token)
-        self.toolcalls_path(task_id).parent.mkdir(exist_ok=True)
-        record = {"ts": _iso(now), "agent": agent or task.owner or self.actor, "tool": tool, "ok": ok, "ms": ms, "files": files}
-        append_line(self.toolcalls_path(task_id), record)
+        # The line is appended under the lock too: a full disk's short write is then taken back
+        # before anyone else appends (``append_to``).
+        with self._write_lock():
+            task = self.mutate(task_id, change, op="toolcall", actor=agent, token=token)
+            self.toolcalls_path(task_id).parent.mkdir(exist_ok=True)
+            record = {"ts": _iso(now), "agent": agent or task.owner or self.actor, "tool": tool, "ok": ok, "ms": ms, "files": files}
+            append_line(self.toolcalls_path(task_id), record)
         return task
 
     def toolcalls(self, task_id: str) -> list[dict[str, Any]]:
@@ -1445,7 +1464,7 @@ def _collection_paused() -> Iterator[None]:
 
 def _stamp(path: Path | str) -> Stamp | None:
     try:
-        info = os.stat(path)
+        info = os.lstat(path)  # of the entry itself: a link is never followed
     except FileNotFoundError:
         return None
     return (info.st_mtime_ns, info.st_size, info.st_ino)

@@ -25,7 +25,7 @@ from textual.widgets import ContentSwitcher, Footer
 from board import actions
 from board.agents import AgentRecord, list_agents
 from board.config import BoardSettings, load_settings
-from board.errors import BoardError
+from board.errors import BoardError, os_error_line
 from board.graph import TaskGraph
 from board.model import Seen, Task, by_policy, utcnow
 from board.status import Status
@@ -843,6 +843,9 @@ class BoardApp(App[None]):
                 message = BoardChanged(tasks=[task])
         except BoardError as error:
             self.call_from_thread(self._refuse, f"{what} #{task_id}: {error}")
+            return
+        except OSError as error:  # a full disk, a read-only mount: the dashboard lives on
+            self.call_from_thread(self._refuse, f"{what} #{task_id}: {os_error_line(error)}")
             return
         self.post_message(message)
 
