@@ -288,8 +288,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.fix:
         for line in store.repair_symmetry():
             print(f"fixed: {line}")
-        for path in store.remove_stray_temp_files():
+        removed = store.remove_stray_temp_files()
+        for path in removed[:10]:
             print(f"fixed: removed {path.name}, a temp file left by a writer killed mid-write")
+        if len(removed) > 10:
+            print(f"fixed: removed {len(removed) - 10:,} more temp files left by writers killed mid-write")
     problems = store.check()
     if args.json:
         print_json([p.as_dict() for p in problems])

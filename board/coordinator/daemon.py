@@ -89,6 +89,9 @@ class Coordinator:
             if time.monotonic() - self._last_rescan > RESCAN_SECONDS:
                 self.store.rescan()
                 self._last_rescan = time.monotonic()
+                swept = self.store.remove_stray_temp_files()
+                if swept:
+                    self.say(f"removed {len(swept)} temp file(s) left by writers killed mid-write")
                 ended = end_stale_commands(self.store.layout.workspace.resolve(), self.store.tasks)
                 if ended:
                     self.say(f"ended {len(ended)} process(es) still running tasks that finished or moved to another holder: pids {', '.join(map(str, ended))}")

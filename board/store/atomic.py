@@ -380,6 +380,14 @@ def _unlink_quietly(path: str) -> None:
         pass
 
 
+def name_names_a_process(name: str) -> bool:
+    """Whether a temp file's name carries the pid of the process that made it."""
+    if not (name.startswith(".write.") and name.endswith(".tmp")):
+        return False
+    pid, dash, _ = name[len(".write."):-len(".tmp")].partition("-")
+    return bool(dash and pid.isdigit())
+
+
 def made_by_running_process(name: str) -> bool:
     """Whether a temp file's name (``.write.<pid>-<random>.tmp``) names a process that is
     running, whose file (a write in progress or a spare) it may still be."""

@@ -43,7 +43,7 @@ from board.model import (
     validate_id,
 )
 from board.status import Status, check_transition
-from board.store.atomic import fsync_directory, write_atomic, KeptOpen, SharedDirectorySync, SparePool, SpecialFile, Stamp, TempFile, append_line, json_line, made_by_running_process, read_bytes_retrying, read_jsonl
+from board.store.atomic import fsync_directory, write_atomic, KeptOpen, SharedDirectorySync, SparePool, SpecialFile, Stamp, TempFile, append_line, json_line, made_by_running_process, name_names_a_process, read_bytes_retrying, read_jsonl
 from board.store.history import HistoryLog
 from board.store.layout import Layout, detect_layout
 
@@ -53,6 +53,8 @@ OPTIMISTIC_CLAIM_ATTEMPTS = 3
 #: A temp file this old cannot belong to a live writer (it would have given up waiting for the
 #: lock long before), so it was left by one that was killed.
 STRAY_TEMP_AGE_SECONDS = 600.0
+#: Stray temp files ``board check`` names one by one; past this, the rest are counted.
+STRAY_TEMP_LISTED = 10
 #: A rename not (yet) counted by ``SharedDirectorySync``: the writer fsyncs the directory itself.
 NOT_COUNTED = 1 << 62
 #: The history line a writer is about to append; empty once it has been appended.
@@ -1199,29 +1201,55 @@ class Store:
         for found in [*self.graph.problems(), *cancelled_blockers(self.graph.tasks)]:
             where = str(self.layout.task_path(found.tasks[0]))
             problems.append(Problem(found.kind, where, found.message, found.tasks))
-        for path in self.stray_temp_files():
+        stray = self.stray_temp_files()
+        for path in stray[:STRAY_TEMP_LISTED]:
             problems.append(Problem("file.stray_temp", str(path), "a temp file left by a writer killed mid-write ('board check --fix' removes it)"))
+        if len(stray) > STRAY_TEMP_LISTED:
+            size = sum(_size_of(p) for p in stray[STRAY_TEMP_LISTED:])
+            problems.append(Problem("file.stray_temp", str(self.layout.tasks_dir), f"{len(stray) - STRAY_TEMP_LISTED:,} more temp files ({size / 1024:,.0f} KiB) left by writers killed mid-write ('board check --fix' removes them)"))
         return problems
 
     def stray_temp_files(self) -> list[Path]:
-        """Temp files no live writer can still be using: not named after a running process
-        (whose spares they may be), and older than any wait for the lock."""
-        try:
-            names = [name for name in os.listdir(self.layout.tasks_dir) if name.startswith(".") and name.endswith(".tmp")]
-        except FileNotFoundError:
-            return []
+        """Temp files no live writer can still be using, in every folder board writes.
+
+        A temp file is named after the process that made it (``.write.<pid>-<random>.tmp``):
+        once that process is gone, its file is stray at once. A temp file named otherwise
+        (another tool's, or an older board's) counts as stray only once it is older than any
+        wait for the lock.
+        """
         now = time.time()
         stray = []
-        for name in sorted(names):
-            if made_by_running_process(name):
-                continue
-            path = self.layout.tasks_dir / name
+        for directory in self._written_folders():
             try:
-                if now - path.stat().st_mtime > STRAY_TEMP_AGE_SECONDS:
-                    stray.append(path)
-            except FileNotFoundError:
+                names = sorted(name for name in os.listdir(directory) if name.startswith(".") and name.endswith(".tmp"))
+            except (FileNotFoundError, NotADirectoryError):
                 continue
+            for name in names:
+                path = directory / name
+                if name_names_a_process(name):
+                    if not made_by_running_process(name):
+                        stray.append(path)
+                    continue
+                try:
+                    if now - path.lstat().st_mtime > STRAY_TEMP_AGE_SECONDS:
+                        stray.append(path)
+                except FileNotFoundError:
+                    continue
         return stray
+
+    def _written_folders(self) -> list[Path]:
+        """Every folder board writes files into with temp files and renames."""
+        folders = dict.fromkeys([self.layout.tasks_dir, self.state_dir])
+        for name in ("agents", "reservations", "archive"):
+            folders[self.state_dir / name] = None
+        try:
+            with os.scandir(self.state_dir / "checkpoints") as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        folders[Path(entry.path)] = None
+        except FileNotFoundError:
+            pass
+        return list(folders)
 
     def remove_stray_temp_files(self) -> list[Path]:
         removed = []
@@ -1460,6 +1488,13 @@ def _collection_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def _size_of(path: Path) -> int:
+    try:
+        return path.lstat().st_size
+    except FileNotFoundError:
+        return 0
 
 
 def _stamp(path: Path | str) -> Stamp | None:

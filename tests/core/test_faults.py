@@ -256,3 +256,39 @@ def test_a_read_only_board_is_one_line(small_disk: Path) -> None:
     refused = run_board(workspace, "task", "update", "1", "--progress", "5")
     assert refused.returncode == 2
     assert refused.stderr.startswith("board: the file system is read-only") and refused.stderr.count("\n") == 1, refused.stderr
+
+
+def test_temp_files_of_killed_writers_are_reported_at_once_and_removed_in_every_folder(workspace: Path) -> None:
+    """Writers SIGKILLed mid-write leave temp files in each folder board writes; they are
+    reported as soon as their writer is gone, and 'check --fix' (or the coordinator) removes
+    them all, leaving the board whole."""
+    import signal
+
+    store = Store.open(workspace)
+    task_id = store.create("busy").id
+    register_agent(store.state_dir, "alice")
+    reserve(store, task_id, ["src/a.py"], agent="alice")
+    from board.checkpoints import write_checkpoint
+
+    write_checkpoint(store, task_id, reason="test", note="first", actor="alice")
+    folders = [store.state_dir, store.state_dir / "agents", store.state_dir / "reservations", next((store.state_dir / "checkpoints").iterdir())]
+    for folder in folders:
+        # A real process that made a temp file the way board does, then was SIGKILLed.
+        maker = started(subprocess.Popen(
+            [sys.executable, "-c", "import sys, time; from pathlib import Path; from board.store.atomic import TempFile; TempFile(Path(sys.argv[1])); print('made', flush=True); time.sleep(300)", str(folder)],
+            env=ENV, stdout=subprocess.PIPE,
+        ))
+        assert maker.stdout.readline() == b"made\n"
+        maker.send_signal(signal.SIGKILL)
+        maker.wait(timeout=60)
+    strays = [p for folder in folders for p in folder.iterdir() if p.name.startswith(".write.") and p.name.endswith(".tmp")]
+    assert len(strays) == len(folders)
+
+    check = run_board(workspace, "check")
+    assert check.returncode == 1
+    for stray in strays:
+        assert f"{stray}: a temp file left by a writer killed mid-write" in check.stdout
+    fixed = run_board(workspace, "check", "--fix")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert not any(stray.exists() for stray in strays)
+    assert run_board(workspace, "task", "show", task_id).returncode == 0
