@@ -20,6 +20,7 @@ from pydantic.alias_generators import to_camel
 
 from board.errors import InvalidTaskFile
 from board.status import Status
+from board.text import shortened
 
 MAX_FILE_BYTES = 1024 * 1024
 ID_REGEX = r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}"
@@ -91,7 +92,7 @@ def validate_id(value: Any) -> str:
     if isinstance(value, int):
         value = str(value)
     if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
-        raise ValueError(f"{value!r} is not a valid id ({ID_RULE})")
+        raise ValueError(f"'{shortened(str(value))}' is not a valid id ({ID_RULE})")
     return value
 
 
@@ -295,5 +296,5 @@ def _readable(error: Any) -> str:
     if error["type"] == "string_pattern_mismatch":
         if error["loc"][0] == "subject":
             return "must be a single line that is not blank"
-        return f"{error['input']!r} is not a valid id ({ID_RULE})"
+        return f"'{shortened(str(error['input']))}' is not a valid id ({ID_RULE})"
     return str(error["msg"]).removeprefix("Value error, ")

@@ -28,6 +28,7 @@ from board.status import FINISHED
 from board.store import Store
 from board.store.atomic import read_regular, write_json_atomic
 from board.times import iso, parse_time
+from board.text import shortened
 
 MODES = ("write", "read")
 DIRECTORY = "reservations"
@@ -74,7 +75,7 @@ def workspace_path(workspace: Path, raw: str) -> str:
     """A path as reservations and alerts compare it: relative to the workspace, POSIX, normalised."""
     normal = normalise_path(workspace, raw)
     if normal is None:
-        raise BoardError(f"{raw!r} is not a file inside the workspace {workspace}; give a path relative to it")
+        raise BoardError(f"'{shortened(str(raw))}' is not a file inside the workspace {workspace}; give a path relative to it")
     return normal
 
 
@@ -240,4 +241,4 @@ def _agent_for(task: Task, agent: str | None) -> str:
     try:
         return validate_id(name)
     except ValueError:
-        raise BoardError(f"{name!r} is not a valid agent name (letters, digits, '_' or '-', at most 64)") from None
+        raise BoardError(f"'{shortened(str(name))}' is not a valid agent name (letters, digits, '_' or '-', at most 64)") from None

@@ -18,6 +18,7 @@ from types import ModuleType
 
 from board import __version__
 from board.errors import BoardError, os_error_line
+from board.text import EscapingStream
 
 
 
@@ -72,6 +73,14 @@ def add_command(commands: argparse._SubParsersAction, name: str, help: str, **kw
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    for position, value in enumerate(argv, start=1):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            # Bytes that are not UTF-8 arrive as lone surrogates and could never be stored.
+            sys.stderr.write(f"board: argument {position} is not valid UTF-8 text; nothing was changed\n")
+            return 2
     parser = build_parser()
     args = parser.parse_args(argv)
     if not hasattr(args, "workspace"):
@@ -86,6 +95,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         from board.cli.dashboard import open_dashboard
 
         handler = open_dashboard
+    # Text from task files never reaches the terminal as control characters. (The dashboard
+    # draws on the terminal through its own stream, and escapes task text itself.)
+    streams = sys.stdout, sys.stderr
+    sys.stdout = EscapingStream(sys.stdout, json=args.json)  # type: ignore[assignment]
+    sys.stderr = EscapingStream(sys.stderr)  # type: ignore[assignment]
+    try:
+        return _run(handler, args)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _run(handler: object, args: argparse.Namespace) -> int:
     try:
         if hasattr(args, "claude"):
             from board.store.claude import find_claude_list

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from board.alerts import Alert, refresh_alerts
+from board.cli.arguments import agent_name
 from board.cli import add_command
 from board.cli.output import print_json
 from board.cli.tasks import open_store, task_id
@@ -34,7 +35,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     reserve_cmd = add_command(commands, "reserve", "reserve files for a task (one writer or many readers per file)")
     reserve_cmd.add_argument("id", type=task_id)
     reserve_cmd.add_argument("paths", nargs="+", metavar="PATH")
-    reserve_cmd.add_argument("--agent", help="who reserves (default: the task's owner)")
+    reserve_cmd.add_argument("--agent", type=agent_name, help="who reserves (default: the task's owner)")
     reserve_cmd.add_argument("--mode", choices=MODES, default="write")
     reserve_cmd.add_argument("--ttl", type=ttl_seconds, metavar="SEC", help="how long it lasts (default: alerts.reservation_ttl_seconds, 300)")
     reserve_cmd.set_defaults(handler=cmd_reserve)
@@ -45,7 +46,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     unreserve_cmd = add_command(commands, "unreserve", "drop a task's reservations (all of them when no PATH is given)")
     unreserve_cmd.add_argument("id", type=task_id)
     unreserve_cmd.add_argument("paths", nargs="*", metavar="PATH")
-    unreserve_cmd.add_argument("--agent", help="only this agent's holdings")
+    unreserve_cmd.add_argument("--agent", type=agent_name, help="only this agent's holdings")
     unreserve_cmd.set_defaults(handler=cmd_unreserve)
 
 

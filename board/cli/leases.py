@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from board.cli import add_command
+from board.cli.arguments import agent_name, positive_int
 from board.cli.output import print_json, task_json
 from board.cli.tasks import cli_actor, lease_token, open_store, task_id
 from board.store import DEFAULT_LEASE_SECONDS
@@ -28,13 +29,13 @@ def lease_seconds(value: str) -> float:
 
 def register(commands: argparse._SubParsersAction) -> None:
     claim = add_command(commands, "claim", f"take the best ready task (exit {NOTHING_READY} when nothing is ready)")
-    claim.add_argument("--agent", required=True)
+    claim.add_argument("--agent", type=agent_name, required=True, help="the agent taking the task")
     claim.add_argument("--lease", type=lease_seconds, default=DEFAULT_LEASE_SECONDS, metavar="SEC")
-    claim.add_argument("--max", type=int, default=1, help="how many tasks the agent may hold at once (default 1)")
+    claim.add_argument("--max", type=positive_int, default=1, metavar="N", help="how many tasks the agent may hold at once (default 1)")
     claim.set_defaults(handler=cmd_claim)
 
     heartbeat = add_command(commands, "heartbeat", "renew the leases an agent holds")
-    heartbeat.add_argument("--agent", required=True)
+    heartbeat.add_argument("--agent", type=agent_name, required=True, help="the agent whose leases to renew")
     heartbeat.add_argument("--lease", type=lease_seconds, metavar="SEC", help="a new length for the leases (default: each keeps its own)")
     heartbeat.set_defaults(handler=cmd_heartbeat)
 
@@ -50,7 +51,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     toolcall.add_argument("--failed", action="store_true")
     toolcall.add_argument("--file", dest="files", action="append", default=[], metavar="PATH")
     toolcall.add_argument("--ms", type=int)
-    toolcall.add_argument("--agent")
+    toolcall.add_argument("--agent", type=agent_name, help="who made the call (default: the task's owner)")
     toolcall.add_argument("--token", type=int)
     toolcall.set_defaults(handler=cmd_toolcall)
 

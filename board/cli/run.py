@@ -11,23 +11,15 @@ import threading
 from pathlib import Path
 
 from board.cli import add_command
+from board.cli.arguments import agent_name, positive_int
 from board.cli.output import print_json
 from board.errors import BoardError
 from board.store.atomic import open_regular
 from board.store import Store
+from board.text import shortened
 
 #: Position of these commands in --help.
 ORDER = 30
-
-
-def positive_int(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return number
 
 
 def seconds(value: str) -> float:
@@ -71,7 +63,7 @@ def _command(args: argparse.Namespace) -> list[str]:
     if not args.simulate and not command:
         raise BoardError("nothing to run: give a command after '--' (e.g. board run -- python agent.py {id}) or use --simulate")
     if command and shutil.which(command[0]) is None and not Path(args.workspace, command[0]).exists():
-        raise BoardError(f"command not found: {command[0]!r}")
+        raise BoardError(f"command not found: '{shortened(str(command[0]))}'")
     return command
 
 
@@ -98,7 +90,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     run.set_defaults(handler=cmd_run)
 
     worker = add_command(commands, "worker", "one worker: take tasks (assigned or claimed) and run them until stopped")
-    worker.add_argument("--name", help="agent name (default worker-<pid>)")
+    worker.add_argument("--name", type=agent_name, help="agent name (default worker-<pid>)")
     worker.add_argument("--max-tasks", type=positive_int, metavar="N", help="stop after N tasks")
     worker.add_argument("--no-self-claim", action="store_true", help="only run tasks the coordinator assigns")
     _worker_options(worker)

@@ -46,6 +46,7 @@ from board.status import Status, check_transition
 from board.store.atomic import fsync_directory, write_atomic, KeptOpen, SharedDirectorySync, SparePool, SpecialFile, Stamp, TempFile, append_line, json_line, made_by_running_process, name_names_a_process, read_bytes_retrying, read_jsonl
 from board.store.history import HistoryLog
 from board.store.layout import Layout, detect_layout
+from board.text import shortened
 
 DEFAULT_LEASE_SECONDS = 30.0
 #: Optimistic claims tried before one is made wholly under the lock (see ``Store.claim``).
@@ -659,7 +660,7 @@ class Store:
                     "owner": owner,
                     "metadata": metadata or {},
                 },
-                f"new task {subject!r}",
+                f"new task '{shortened(str(subject))}'",
             )
             # A board whose files give ids as integers (seed 001's) gets integer ids from board too.
             task.integer_ids = task.id.isdigit() and any(t.integer_ids for t in self.graph.tasks.values())
@@ -736,7 +737,7 @@ class Store:
             try:
                 fields["priority"] = Priority(fields["priority"])
             except ValueError:
-                raise BoardError(f"unknown priority {fields['priority']!r}; use one of {', '.join(p.value for p in Priority)}") from None
+                raise BoardError(f"unknown priority '{shortened(str(fields['priority']))}'; use one of {', '.join(p.value for p in Priority)}") from None
         return fields
 
     def _apply_fields(self, task: Task, fields: Mapping[str, Any]) -> None:
@@ -1301,6 +1302,8 @@ class Store:
         progress: int | None = None,
     ) -> Task:
         """Count a tool call on the task (and, optionally, its new progress, in the same write)."""
+        if agent is not None:
+            _check_agent(agent)
         if not tool or "\n" in tool or len(tool) > 100:
             raise BoardError("a tool name must be one line of 1-100 characters")
         if progress is not None and not 0 <= progress <= 100:
@@ -1379,14 +1382,14 @@ def _check_agent(agent: str) -> None:
     try:
         validate_id(agent)
     except ValueError:
-        raise BoardError(f"{agent!r} is not a valid agent name (letters, digits, '_' or '-', at most 64)") from None
+        raise BoardError(f"'{shortened(str(agent))}' is not a valid agent name (letters, digits, '_' or '-', at most 64)") from None
 
 
 def _status(value: Status | str) -> Status:
     try:
         return Status(value)
     except ValueError:
-        raise BoardError(f"unknown status {value!r}; use one of {', '.join(s.value for s in Status)}") from None
+        raise BoardError(f"unknown status '{shortened(str(value))}'; use one of {', '.join(s.value for s in Status)}") from None
 
 
 def _iso(moment: datetime) -> str:

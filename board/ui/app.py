@@ -20,6 +20,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.command import Hit, Hits, Provider
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.widgets import ContentSwitcher, Footer
 
 from board import actions
@@ -43,6 +44,7 @@ from board.ui.widgets.board_header import BoardHeader
 from board.ui.widgets.graph_view import GraphView
 from board.ui.widgets.kanban import KanbanBoard
 from board.watch import BoardWatcher
+from board.text import printable
 
 #: The first read posts this many tasks first, so a huge board shows something at once, then
 #: posts the rest in chunks this size (each chunk re-sorts the lanes, so not too many).
@@ -87,10 +89,11 @@ class TaskCommands(Provider):
         if len(query) >= 1:
             shown = 0
             for task in app.graph.tasks.values():
-                label = f"#{task.id} {task.subject}"
+                label = f"#{task.id} {printable(task.subject)}"
                 score = matcher.match(label)
                 if score > 0:
-                    yield Hit(score * 0.9, matcher.highlight(label), lambda t=task.id: app.jump_to(t), help="go to task")
+                    # Plain content: a subject is text, never markup (highlighting parses markup).
+                    yield Hit(score * 0.9, Content(label), lambda t=task.id: app.jump_to(t), help="go to task")
                     shown += 1
                     if shown >= 50:
                         break
@@ -226,9 +229,9 @@ class BoardApp(App[None]):
         self._fit_to_width(self.size.width)
         self._update_header()
         for problem in self._theme_problems:
-            self.notify(problem, title="Theme", severity="warning", timeout=8)
+            self.notify(printable(problem), title="Theme", severity="warning", timeout=8, markup=False)
         if self._settings_problem:
-            self.notify(self._settings_problem, title="Settings", severity="warning", timeout=8)
+            self.notify(printable(self._settings_problem), title="Settings", severity="warning", timeout=8, markup=False)
         if self.live_clock:
             self.set_interval(CLOCK_SECONDS, self._tick)
         self._read_first_chunk()
@@ -497,7 +500,7 @@ class BoardApp(App[None]):
         if self.readonly:
             parts.append("READ-ONLY")
         self.header_bar.show_alert_counts(severity_counts(self.alerts))
-        self.header_bar.title_text = self.workspace.name or str(self.workspace)
+        self.header_bar.title_text = printable(self.workspace.name or str(self.workspace))
         self.header_bar.detail_text = " · ".join(parts) + " "
 
     def _announce_if_done(self) -> None:
@@ -538,10 +541,10 @@ class BoardApp(App[None]):
         if not new:
             return
         if first and len(new) > 1:
-            self.notify(f"{new[0].message} (and {len(new) - 1} more: press e for the alerts)", title=f"{len(new)} errors on this board", severity="error", timeout=10)
+            self.notify(printable(f"{new[0].message} (and {len(new) - 1} more: press e for the alerts)"), title=f"{len(new)} errors on this board", severity="error", timeout=10, markup=False)
             return
         for alert in new[:ERROR_NOTIFICATIONS]:
-            self.notify(alert.message, title=alert.kind, severity="error", timeout=10)
+            self.notify(printable(alert.message), title=alert.kind, severity="error", timeout=10, markup=False)
         if len(new) > ERROR_NOTIFICATIONS:
             self.notify("press e for the alerts", title=f"{len(new) - ERROR_NOTIFICATIONS} more new errors", severity="error", timeout=10)
 
@@ -577,7 +580,7 @@ class BoardApp(App[None]):
         """Select a task wherever it is (clearing a filter or showing cancelled if needed)."""
         task = self.graph.tasks.get(task_id)
         if task is None:
-            self.notify(f"no task #{task_id} on this board", severity="warning")
+            self.notify(printable(f"no task #{task_id} on this board"), severity="warning", markup=False)
             return
         if self.lanes.lane_index(task_id) is None:
             if task.status == Status.CANCELLED:
@@ -737,7 +740,7 @@ class BoardApp(App[None]):
         return task
 
     def _refuse(self, message: str) -> None:
-        self.notify(message, title="Not changed", severity="error", timeout=6)
+        self.notify(printable(message), title="Not changed", severity="error", timeout=6, markup=False)
 
     def action_start(self) -> None:
         task = self._target()
@@ -774,7 +777,7 @@ class BoardApp(App[None]):
             if yes:
                 self._act(task, "cancel", lambda store, who: actions.cancel(store, task.id, who))
 
-        self.push_screen(ConfirmScreen(f"Cancel #{task.id}?", task.subject, confirm_label="Cancel task"), confirmed)
+        self.push_screen(ConfirmScreen(f"Cancel #{task.id}?", printable(task.subject), confirm_label="Cancel task"), confirmed)
 
     def action_undo_policy(self) -> None:
         task = self._target()

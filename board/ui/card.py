@@ -16,6 +16,7 @@ from board.alerts import Alert, Severity
 from board.graph import TaskGraph
 from board.model import Priority, Task, by_policy
 from board.status import Status
+from board.text import printable
 
 #: Lines per card, including the spacer line under it.
 CARD_HEIGHT = 4
@@ -114,7 +115,7 @@ def card_lines(task: Task, view: CardView, width: int, styles: Mapping[str, Styl
         head.append(" ▼waits", styles["dependent"])
     right = Text(no_wrap=True)
     if task.owner:
-        right.append(task.owner, styles["owner"])
+        right.append(printable(task.owner), styles["owner"])
     age = task_age(task, view.now())
     if age:
         right.append((" " if right else "") + age, styles["muted"])
@@ -125,7 +126,7 @@ def card_lines(task: Task, view: CardView, width: int, styles: Mapping[str, Styl
         head.append_text(right)
     head.truncate(width, overflow="ellipsis", pad=True)
 
-    subject = Text(task.subject, styles["subject"], no_wrap=True, overflow="ellipsis")
+    subject = Text(printable(task.subject), styles["subject"], no_wrap=True, overflow="ellipsis")
     subject.truncate(width, overflow="ellipsis", pad=True)
 
     foot = Text(no_wrap=True)

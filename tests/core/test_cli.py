@@ -111,6 +111,12 @@ def test_claim_prints_id_and_token_and_exits_3_when_nothing_is_ready(three: Path
         (["claim", "--agent", "a", "--lease", "0"], "between 1 and 86400"),
         (["release", "1"], "only a task being worked on can be released"),
         (["frobnicate"], "invalid choice"),
+        (["task", "update", "1", "--description", "\udcff"], "is not valid UTF-8 text; nothing was changed"),
+        (["worker", "--name", "../x", "--simulate"], "'../x' is not a valid agent name"),
+        (["claim", "--agent", "a", "--max", "0"], "argument --max: must be at least 1"),
+        (["toolcall", "1", "Edit", "--agent", "../x"], "'../x' is not a valid agent name"),
+        (["reserve", "1", "src/a.py", "--agent", "../x"], "'../x' is not a valid agent name"),
+        (["task", "create", "x" * 10_000], "new task 'xxxxxxxx"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_changes_nothing(three: Path, args: list[str], expected: str) -> None:
@@ -119,6 +125,7 @@ def test_bad_input_is_one_line_exit_2_and_changes_nothing(three: Path, args: lis
     assert result.returncode == 2
     assert expected in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+    assert len(result.stderr) < 300, "user text is quoted shortened"
     assert snapshot(three) == before
 
 
@@ -242,3 +249,25 @@ def test_outside_any_workspace_the_error_names_where_you_are(tmp_path: Path, mon
     assert main(["task", "list"]) == 2
     assert capsys.readouterr().err.strip() == f"board: no board in {tmp_path}: run 'board init' there or pass --workspace"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_task_text_reaches_the_terminal_as_visible_escapes(workspace: Path) -> None:
+    """A subject, owner or description holding terminal escapes is printed with them shown,
+    never as control bytes, by every command; --json stays valid and round-trips."""
+    evil = "title \x1b]0;pwned\x07 clear \x1b[2J csi \x9b bidi \u202e del \x7f"
+    assert board(workspace, "task", "create", evil, "--description", "two\nlines \x1b[31mred").returncode == 0
+    assert board(workspace, "task", "update", "1", "--owner", "mal\x1blory").returncode == 0
+    for args in (["task", "list"], ["task", "show", "1"], ["task", "list", "--format", "prompt"], ["check"], ["alerts"], ["task", "list", "--json"], ["task", "show", "1", "--json"]):
+        done = board_process(workspace, *args)
+        for raw in (done.stdout, done.stderr):
+            assert not any(ch in raw for ch in "\x1b\x07\x9b\u202e\x7f"), (args, raw)
+        if "--json" in args:
+            data = json.loads(done.stdout)
+            first = data[0] if isinstance(data, list) else data
+            assert first["subject"] == evil and first["owner"] == "mal\x1blory"
+        elif args[:2] != ["check"] and args[:1] != ["alerts"]:
+            assert "\\x1b" in done.stdout, (args, done.stdout)
+    shown = board_process(workspace, "task", "show", "1").stdout
+    assert "two\nlines \\x1b[31mred" in shown  # a description keeps its lines
+    refused = board_process(workspace, "task", "create", "x" * 10_000)
+    assert refused.returncode == 2 and len(refused.stderr) < 300, refused.stderr

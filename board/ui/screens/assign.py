@@ -14,6 +14,7 @@ from textual.widgets.option_list import Option
 
 from board.agents import AgentRecord
 from board.ui.card import format_age
+from board.text import printable
 
 
 class AssignScreen(ModalScreen[str | None]):
@@ -28,7 +29,7 @@ class AssignScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         options = []
         for agent in self.agents:
-            label = Text(agent.name, style="bold")
+            label = Text(printable(agent.name), style="bold")
             label.append(f"  {agent.kind}", style="dim")
             label.append(f"  {'on #' + agent.task if agent.task else 'idle'}")
             label.append(f"  heartbeat {format_age((self.now - agent.heartbeat_at).total_seconds())} ago", style="dim")

@@ -21,6 +21,7 @@ from board.model import Task, by_policy
 from board.ui.card import format_age, progress_bar
 from board.ui.lanes import display_state
 from board.ui.widgets.alerts_panel import SEVERITY_MARK
+from board.text import printable
 
 if TYPE_CHECKING:
     from board.ui.app import BoardApp
@@ -107,7 +108,7 @@ class DetailScreen(Screen[None]):
         state = display_state(task, graph)
         heading = Text()
         heading.append(f"#{task.id} ", style="bold")
-        heading.append(task.subject, style="bold")
+        heading.append(printable(task.subject), style="bold")
         heading.append(f"   {state}", style="italic")
         title.update(heading)
 
@@ -119,24 +120,24 @@ class DetailScreen(Screen[None]):
         rows: list[tuple[str, str]] = [
             ("status", str(task.status) if state == str(task.status) else f"{task.status} ({state})"),
             ("priority", str(task.priority)),
-            ("owner", task.owner or "—"),
-            ("active form", task.active_form or "—"),
+            ("owner", printable(task.owner) or "—"),
+            ("active form", printable(task.active_form) or "—"),
             ("progress", f"{filled}{empty} {app.graph.progress(task)}%"),
             ("tool calls", f"{calls.total} total, {calls.ok} ok, {calls.failed} failed ({calls.consecutive_failures} in a row)"
              + (f"; last {calls.last_tool} {_when(calls.last_at, now)}" if calls.last_tool else "")),
-            ("lease", f"{task.lease.owner}, token {task.lease.token}, expires {_when(task.lease.expires_at, now)}" if task.lease else "—"),
-            ("error", task.error or "—"),
+            ("lease", f"{printable(task.lease.owner)}, token {task.lease.token}, expires {_when(task.lease.expires_at, now)}" if task.lease else "—"),
+            ("error", printable(task.error or "", multiline=True) or "—"),
             ("policy", _policy_line(task, now)),
             ("parent", f"#{task.parent}" if task.parent else "—"),
             ("children", ", ".join(f"#{c.id}" for c in app.graph.children(task.id)) or "—"),
-            ("files", ", ".join(task.files) or "—"),
+            ("files", printable(", ".join(task.files)) or "—"),
             ("wave", str(app.lanes.waves.get(task.id, "—"))),
             ("created", _when(task.created_at, now)),
             ("updated", _when(task.updated_at, now)),
             ("started", _when(task.started_at, now)),
             ("completed", _when(task.completed_at, now)),
             ("version", str(task.version)),
-            ("metadata", json.dumps(task.metadata, ensure_ascii=False) if task.metadata else "—"),
+            ("metadata", printable(json.dumps(task.metadata, ensure_ascii=False)) if task.metadata else "—"),
         ]
         extra = task.model_extra or {}
         rows += [(key, json.dumps(value, ensure_ascii=False)) for key, value in sorted(extra.items())]
@@ -144,7 +145,7 @@ class DetailScreen(Screen[None]):
             fields.add_row(Text(label), Text(value))
         self.query_one("#detail-fields", Static).update(fields)
         self._render_alerts()
-        self.query_one("#detail-description", Markdown).update(task.description or "*No description.*")
+        self.query_one("#detail-description", Markdown).update(printable(task.description, multiline=True) or "*No description.*")
         self._render_dependencies(task)
 
     def _render_alerts(self) -> None:
@@ -167,8 +168,8 @@ class DetailScreen(Screen[None]):
             head.append(alert.kind, style=colour)
             head.append(f"  since {_when(alert.since, now)}", style="dim")
             rows.add_row(Text(SEVERITY_MARK[alert.severity], style=colour + Style(bold=True)), head)
-            rows.add_row(Text(""), Text(alert.message))
-            rows.add_row(Text(""), Text(f"→ {alert.action}", style="italic"))
+            rows.add_row(Text(""), Text(printable(alert.message)))
+            rows.add_row(Text(""), Text(f"→ {printable(alert.action)}", style="italic"))
         panel.update(rows)
 
     def _render_dependencies(self, task: Task) -> None:
@@ -187,7 +188,7 @@ class DetailScreen(Screen[None]):
             else:
                 label.append(f"#{other_id} ", style="bold")
                 label.append(f"[{display_state(other, graph)}] ")
-                label.append(other.subject)
+                label.append(printable(other.subject))
             return Option(label, id=f"{prefix.strip()}:{other_id}")
 
         blockers = task.blocked_by
@@ -262,13 +263,13 @@ class DetailScreen(Screen[None]):
             ok = call.get("ok", True)
             recent.append("✓ " if ok else "✗ ", style=self._theme_colour("success" if ok else "error"))
             recent.append(f"{str(call.get('ts', ''))[11:19]} ", style="dim")
-            recent.append(f"{call.get('tool', '?')}", style="bold")
+            recent.append(printable(f"{call.get('tool', '?')}"), style="bold")
             recent.append(f" {call.get('agent', '')}")
             if call.get("ms") is not None:
                 recent.append(f" {call['ms']}ms", style="dim")
             files = call.get("files") or []
             if files:
-                recent.append(" " + ", ".join(str(f) for f in files[:2]), style="dim")
+                recent.append(printable(" " + ", ".join(str(f) for f in files[:2])), style="dim")
             recent.append("\n")
         if not calls:
             recent.append("none recorded\n", style="dim")
@@ -287,4 +288,4 @@ def _policy_line(task: Task, now: datetime) -> str:
         return "—"
     if not by_policy(task):
         return f"{mark.name} set {mark.status} {_when(mark.fired_at, now)}; no longer in force"
-    return f"{mark.name} set {mark.status} {_when(mark.fired_at, now)}: {mark.reason} (u undoes it)"
+    return printable(f"{mark.name} set {mark.status} {_when(mark.fired_at, now)}: {mark.reason} (u undoes it)")

@@ -11,6 +11,7 @@ from textual.widget import Widget
 from board.agents import AgentRecord, AgentState, agent_state
 from board.ui.card import format_age
 from board.ui.widgets.component_styles import component_style
+from board.text import printable
 
 STATE_MARK = {AgentState.WORKING: "●", AgentState.IDLE: "○", AgentState.STALE: "✗"}
 
@@ -48,8 +49,8 @@ class AgentsPanel(Widget):
             muted = component_style(self, "agents-panel--muted")
             line = Text(no_wrap=True, overflow="ellipsis")
             line.append(STATE_MARK[state] + " ", style)
-            line.append(agent.name, component_style(self, "agents-panel--name"))
-            line.append(f" #{agent.task}" if agent.task else " idle", style)
+            line.append(printable(agent.name), component_style(self, "agents-panel--name"))
+            line.append(f" #{printable(agent.task)}" if agent.task else " idle", style)
             right = Text(f"♥{format_age((now - agent.heartbeat_at).total_seconds())} ⚒{agent.tool_calls}", muted)
             gap = width - line.cell_len - right.cell_len
             if gap >= 1:

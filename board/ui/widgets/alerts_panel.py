@@ -16,6 +16,7 @@ from board.alerts import Alert, Severity
 from board.ui.board_alerts import AlertGroup, main_task, panel_rows
 from board.ui.card import format_age
 from board.ui.widgets.component_styles import component_style
+from board.text import printable
 
 SEVERITY_MARK = {Severity.ERROR: "✗", Severity.WARNING: "⚠", Severity.INFO: "i"}
 
@@ -125,7 +126,7 @@ class AlertsPanel(Vertical):
         text.append(f"{indent}{SEVERITY_MARK[row.severity]} ", style)
         if self.now is not None and row.since is not None:
             text.append(f"{format_age(row.age(self.now).total_seconds())} ", self._style("muted"))
-        text.append(row.message)
+        text.append(printable(row.message))
         return text
 
     def _show_action(self, row: Alert | AlertGroup | None) -> None:
@@ -144,7 +145,7 @@ class AlertsPanel(Vertical):
             if row.tasks:
                 text.append("  " + " ".join(f"#{t}" for t in row.tasks), self._style("muted"))
             text.append("\n→ ")
-            text.append(row.action)
+            text.append(printable(row.action))
         action.update(text)
 
     # -- input --------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from board.graph import TaskGraph
 from board.ui.card import STYLE_NAMES, CardView, component_class
 from board.ui.graph_layout import NODE_WIDTH, GraphLayout, layout_graph
 from board.ui.widgets.component_styles import component_styles
+from board.text import printable
 
 
 #: Up to this many tasks, any change relayouts the graph (up to ~0.2 s); above, only new edges do.
@@ -193,7 +194,7 @@ class GraphView(ScrollView, can_focus=True):
         badge = self.view.badge(task_id)
         if badge:
             text.append("⚠ ", styles[f"alert-{badge[0]}"])
-        text.append(task.subject, state_style)
+        text.append(printable(task.subject), state_style)
         text.truncate(NODE_WIDTH - 1, overflow="ellipsis", pad=True)
         if relation == "selected":
             text.stylize(styles["selected"])
