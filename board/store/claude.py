@@ -31,6 +31,10 @@ from board.store.layout import next_integer_id
 from board.store.lock import LOCK_TIMEOUT_SECONDS
 
 STALE_AFTER_SECONDS = 10.0
+#: Where board keeps its fields in a Claude Code task's metadata, and where it keeps them
+#: when the task's own ``metadata.board`` is a user's value that is not an object.
+BOARD_KEY = "board"
+BOARD_KEY_BESIDE_USERS = "boardTask"
 REFRESH_EVERY_SECONDS = 5.0
 
 #: Fields Claude Code keeps at the top level of a task file.
@@ -91,6 +95,7 @@ class ClaudeTaskListLayout:
     def __init__(self, list_dir: Path, *, workspace: Path | None = None) -> None:
         self._high_water: tuple[tuple[int, int, int] | None, int] = (None, 0)
         self._held = 0
+        self._lock: HeldDirectoryLock | None = None
         self._holder = threading.RLock()
         self.tasks_dir = list_dir
         self.state_dir = list_dir / ".board"
@@ -144,12 +149,17 @@ class ClaudeTaskListLayout:
                 finally:
                     self._held -= 1
                 return
-            with directory_lock(self.tasks_dir / ".lock"):
-                self._held = 1
+            with directory_lock(self.tasks_dir / ".lock") as held:
+                self._held, self._lock = 1, held
                 try:
                     yield self
                 finally:
-                    self._held = 0
+                    self._held, self._lock = 0, None
+
+    def confirm_lock(self) -> None:
+        """Just before a write is published: the list's lock must still be ours."""
+        if self._lock is not None:
+            self._lock.confirm()
 
     def next_id(self, existing: set[str]) -> str:
         return next_integer_id(existing, floor=self._high_water_mark())
@@ -193,8 +203,10 @@ class ClaudeTaskListLayout:
 def from_claude(data: dict[str, Any]) -> dict[str, Any]:
     """A Claude Code task document as a board task document."""
     metadata = dict(data.get("metadata") or {})
-    extra = metadata.pop("board", None)
-    extra = dict(extra) if isinstance(extra, dict) else {}
+    # A user's own non-object ``metadata.board`` stays theirs; board's fields are then kept
+    # under ``metadata.boardTask`` instead.
+    key = BOARD_KEY if isinstance(metadata.get(BOARD_KEY), dict) or BOARD_KEY_BESIDE_USERS not in metadata else BOARD_KEY_BESIDE_USERS
+    extra = metadata.pop(key) if isinstance(metadata.get(key), dict) else {}
     doc = {key: value for key, value in data.items() if key != "metadata"}
     stored_status = extra.pop("status", None)
     claude_status = doc.get("status", "pending")
@@ -214,12 +226,64 @@ def to_claude(task: Task) -> dict[str, Any]:
     out = {key: data.pop(key) for key in CLAUDE_FIELDS if key in data}
     out["status"] = CLAUDE_STATUS[task.status]
     board_fields = {"status": str(task.status), **data}
-    out["metadata"] = {**out.get("metadata", {}), "board": board_fields}
+    metadata = dict(out.get("metadata", {}))
+    users_own = BOARD_KEY in metadata and not isinstance(metadata[BOARD_KEY], dict)
+    metadata[BOARD_KEY_BESIDE_USERS if users_own else BOARD_KEY] = board_fields
+    out["metadata"] = metadata
     return out
 
 
+class HeldDirectoryLock:
+    """A ``.lock.lock`` directory this process made. After a stall (a stopped process, a
+    swapped-out machine) longer than ``STALE_AFTER_SECONDS``, Claude Code may have broken it
+    and made its own under the same name, perhaps on the same inode; so, as proper-lockfile
+    does, the lock is known by the modification time this process last gave it."""
+
+    def __init__(self, lock_dir: Path) -> None:
+        self.lock_dir = lock_dir
+        self._guard = threading.Lock()
+        self._identity = self._look()
+
+    def _look(self) -> tuple[int, int, int] | None:
+        try:
+            info = os.lstat(self.lock_dir)
+        except FileNotFoundError:
+            return None
+        return (info.st_dev, info.st_ino, info.st_mtime_ns)
+
+    def is_ours(self) -> bool:
+        return self._identity is not None and self._look() == self._identity
+
+    def refresh(self) -> bool:
+        """Touch the lock if it is still ours (so nobody judges it stale); False if it is not."""
+        with self._guard:
+            if not self.is_ours():
+                return False
+            try:
+                os.utime(self.lock_dir)
+            except FileNotFoundError:
+                return False
+            self._identity = self._look()
+            return self._identity is not None
+
+    def confirm(self) -> None:
+        """Raise unless the lock is still ours, refreshed: called just before a write is published."""
+        if not self.refresh():
+            raise BoardError(
+                "the task list's lock was broken by another writer while this one was stalled; nothing was written: try again"
+            )
+
+    def release(self) -> None:
+        """Remove the lock, only if it is still ours: never another writer's."""
+        if self.is_ours():
+            try:
+                os.rmdir(self.lock_dir)
+            except FileNotFoundError:
+                pass
+
+
 @contextmanager
-def directory_lock(lock_file: Path, *, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
+def directory_lock(lock_file: Path, *, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[HeldDirectoryLock]:
     """Hold ``<lock_file>.lock`` (a directory), the way Claude Code locks its task lists."""
     lock_dir = lock_file.with_name(lock_file.name + ".lock")
     deadline = time.monotonic() + timeout
@@ -230,7 +294,7 @@ def directory_lock(lock_file: Path, *, timeout: float = LOCK_TIMEOUT_SECONDS) ->
             break
         except FileExistsError:
             try:
-                age = time.time() - lock_dir.stat().st_mtime
+                age = time.time() - lock_dir.lstat().st_mtime
             except FileNotFoundError:
                 continue
             if age > STALE_AFTER_SECONDS:
@@ -240,25 +304,21 @@ def directory_lock(lock_file: Path, *, timeout: float = LOCK_TIMEOUT_SECONDS) ->
                 raise BoardError(f"the task list is locked ({lock_dir} is held by another writer); try again") from None
             time.sleep(pause)
             pause = min(pause * 2, 0.02)
+    held = HeldDirectoryLock(lock_dir)
     stop = threading.Event()
-    refresher = threading.Thread(target=_keep_fresh, args=(lock_dir, stop), daemon=True)
+    refresher = threading.Thread(target=_keep_fresh, args=(held, stop), daemon=True)
     refresher.start()
     try:
-        yield
+        yield held
     finally:
         stop.set()
         refresher.join()
-        try:
-            os.rmdir(lock_dir)
-        except FileNotFoundError:
-            pass
+        held.release()
 
 
-def _keep_fresh(lock_dir: Path, stop: threading.Event) -> None:
+def _keep_fresh(held: HeldDirectoryLock, stop: threading.Event) -> None:
     while not stop.wait(REFRESH_EVERY_SECONDS):
-        try:
-            os.utime(lock_dir)
-        except FileNotFoundError:
+        if not held.refresh():
             return
 
 

@@ -44,6 +44,8 @@ class Layout(Protocol):
     #: Whether a blocker with no task file counts as completed (see ``TaskGraph``).
     def missing_blocker_done(self, task_id: str) -> bool: ...
     def exists(self) -> bool: ...
+    #: Raise unless the lock taken by ``lock()`` is still held (a lock others can break).
+    def confirm_lock(self) -> None: ...
     def create(self) -> None: ...
 
 
@@ -109,6 +111,9 @@ class TasksDirLayout:
 
     def exists(self) -> bool:
         return self.tasks_dir.is_dir()
+
+    def confirm_lock(self) -> None:
+        """``flock`` is dropped only with the process: held for as long as we hold it."""
 
     def create(self) -> None:
         self.tasks_dir.mkdir(parents=True, exist_ok=True)

@@ -463,6 +463,7 @@ class Store:
         self._pending.write(b'{"historySize":%d,"record":%s}' % (self._history.size(), line.rstrip()))
         self._last_rename = NOT_COUNTED  # until counted, this rename is covered by no one's fsync
         try:
+            self.layout.confirm_lock()
             self._spares.move(temp, prepared.path)
         except BaseException:
             self._pending.clear()

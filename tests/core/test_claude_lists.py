@@ -183,3 +183,75 @@ def test_claude_code_and_board_agree_on_what_a_cancelled_blocker_unblocks(task_l
     assert store.graph.ready_ids() == set() == claude_ready(task_list)  # #3 waits, for both
     assert [p.kind for p in store.check()] == ["graph.cancelled_blocker"]
     assert Store.open(task_list).tasks["2"].status == Status.CANCELLED  # board reads its own status back
+
+
+STALLING_WRITER = """
+import sys, time
+from pathlib import Path
+from board.errors import BoardError
+from board.store import Store
+list_dir, holding, go = (Path(a) for a in sys.argv[1:])
+store = Store.open(list_dir)
+try:
+    with store.transaction():
+        holding.touch()
+        while not go.exists():
+            time.sleep(0.02)
+        store.update("2", progress=55)
+except BoardError as error:
+    print(error, flush=True)
+    sys.exit(5)
+"""
+
+
+def test_a_stalled_board_writer_never_overwrites_claude_nor_removes_its_lock(task_list: Path, tmp_path: Path) -> None:
+    """board holds the list's lock and is stopped (SIGSTOP) past the stale threshold. Claude
+    Code breaks the stale lock, takes its own and edits the task. When board resumes, its
+    write is refused, Claude's edit stands, and Claude's lock is left to Claude."""
+    import signal
+    import subprocess
+    import sys
+
+    from board.store.claude import STALE_AFTER_SECONDS
+    from tests.conftest import REPO
+    from tests.coordinator.helpers import started, wait_for
+
+    holding, go = tmp_path / "holding", tmp_path / "go"
+    writer = started(subprocess.Popen(
+        [sys.executable, "-c", STALLING_WRITER, str(task_list), str(holding), str(go)],
+        env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE, text=True,
+    ))
+    wait_for(holding.exists, timeout=60, what="board to hold the list's lock")
+    writer.send_signal(signal.SIGSTOP)
+    try:
+        lock_dir = task_list / ".lock.lock"
+        assert lock_dir.is_dir()
+        # Claude Code, later: the lock has not been refreshed for longer than the stale threshold.
+        old = time.time() - STALE_AFTER_SECONDS - 5
+        os.utime(lock_dir, (old, old))
+        os.rmdir(lock_dir)  # broken as stale
+        os.mkdir(lock_dir)  # and taken
+        claudes_lock = os.lstat(lock_dir).st_ino
+        claude_writes(task_list, {"id": "2", "subject": "Write the parser (Claude's edit)", "description": "", "status": "in_progress", "owner": "claude", "blocks": ["3"], "blockedBy": ["1"]})
+        go.touch()
+    finally:
+        writer.send_signal(signal.SIGCONT)
+    out, _ = writer.communicate(timeout=60)
+    assert writer.returncode == 5, out
+    assert "lock was broken by another writer" in out
+    data = json.loads((task_list / "2.json").read_text())
+    assert data["subject"] == "Write the parser (Claude's edit)" and data["owner"] == "claude"
+    assert "board" not in data.get("metadata", {}) or data["metadata"]["board"].get("progress") != 55
+    assert lock_dir.is_dir() and os.lstat(lock_dir).st_ino == claudes_lock, "board removed the lock Claude holds"
+    os.rmdir(lock_dir)
+
+
+def test_a_users_own_metadata_board_value_is_kept(task_list: Path) -> None:
+    claude_writes(task_list, {"id": "3", "subject": "Test the parser", "description": "", "status": "pending", "blocks": [], "blockedBy": ["2"], "metadata": {"board": "frontend team", "mine": [1, 2]}})
+    assert board(task_list, "task", "update", "3", "--priority", "high").returncode == 0
+    assert board(task_list, "task", "update", "3", "--progress", "30").returncode == 0
+    metadata = json.loads((task_list / "3.json").read_text())["metadata"]
+    assert metadata["board"] == "frontend team" and metadata["mine"] == [1, 2]
+    assert metadata["boardTask"]["priority"] == "high" and metadata["boardTask"]["progress"] == 30
+    task = Store.open(task_list).get("3")
+    assert task.priority == "high" and task.progress == 30 and task.metadata == {"board": "frontend team", "mine": [1, 2]}
