@@ -126,10 +126,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     show.add_argument("id", type=task_id)
     show.set_defaults(handler=cmd_show)
 
-    delete = add_command(task_commands, "delete", "move a task to the archive (dependencies on it are dropped); restore brings it back")
+    delete = add_command(task_commands, "delete", "move a task to the archive; 'task restore' brings it back (refused while other tasks depend on it)")
     delete.add_argument("id", type=task_id)
     delete.add_argument("--token", type=int, help="your lease token, if you hold the task")
-    delete.add_argument("--force", action="store_true", help="as a person, delete a task an agent holds under a live lease")
+    delete.add_argument("--force", action="store_true", help="delete it even though tasks wait on it or are its sub-tasks (those links are dropped on both sides), or an agent holds it under a live lease")
     delete.set_defaults(handler=cmd_delete)
 
     restore = add_command(task_commands, "restore", "bring a deleted task back from the archive")

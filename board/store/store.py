@@ -881,6 +881,15 @@ class Store:
                 if not force:
                     raise _lease_held(current, "delete it")
                 forced = True
+            waiting = sorted_ids(self.graph.dependents(task_id) | {d for d in current.blocks if d in self.graph.tasks})
+            children = sorted_ids(child.id for child in self.graph.children(task_id))
+            if (waiting or children) and not force:
+                parts = []
+                if waiting:
+                    parts.append(f"{', '.join('#' + t for t in waiting)} {'waits' if len(waiting) == 1 else 'wait'} on it")
+                if children:
+                    parts.append(f"{', '.join('#' + t for t in children)} {'is its sub-task' if len(children) == 1 else 'are its sub-tasks'}")
+                raise BoardError(f"task {task_id} is not deleted: {' and '.join(parts)}; --force deletes it and drops those links on both sides")
             for dependent in sorted_ids(self.graph.dependents(task_id) | {d for d in current.blocks if d in self.graph.tasks}):
                 self._link_side(dependent, "blocked_by", task_id, actor, add=False)
             for blocker in current.blocked_by:

@@ -392,8 +392,18 @@ def test_an_open_blocker_missing_from_blocked_by_is_still_a_broken_edge(workspac
 # -- delete and restore ----------------------------------------------------------------------
 
 
+def test_delete_refuses_while_tasks_depend_on_it_and_changes_nothing(chain: Store, workspace: Path, capsys) -> None:
+    chain.create("sub-task", parent="3")
+    before = snapshot(workspace)
+    status, _, err = cli(workspace, "task", "delete", "2", capsys=capsys)
+    assert status == 2 and err.strip() == "board: task 2 is not deleted: #3 waits on it; --force deletes it and drops those links on both sides"
+    status, _, err = cli(workspace, "task", "delete", "3", capsys=capsys)
+    assert status == 2 and "#4 is its sub-task" in err
+    assert snapshot(workspace) == before
+
+
 def test_delete_archives_a_task_drops_what_waits_on_it_and_restore_brings_it_back(chain: Store, workspace: Path, capsys) -> None:
-    status, out, _ = cli(workspace, "task", "delete", "2", capsys=capsys)
+    status, out, _ = cli(workspace, "task", "delete", "2", "--force", capsys=capsys)
     assert status == 0 and "board task restore 2" in out
     assert not (workspace / ".tasks" / "task_2.json").exists()
     assert (workspace / ".tasks" / "archive" / "task_2.json").exists()
