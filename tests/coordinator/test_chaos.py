@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import sys
 import signal
 import subprocess
@@ -18,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 from board.checkpoints import list_checkpoints, read_checkpoint
-from board.coordinator.run import Supervisor, board_progress
+from board.coordinator.run import MAX_RESTARTS_PER_SLOT, Supervisor, board_progress
 from board.agents import list_agents, read_agent
 from board.status import Status
 from board.store import Store
@@ -163,45 +164,65 @@ def test_chaos_runs_restarted_and_doubled_every_command_runs_exactly_once(worksp
     def completed() -> int:
         return sum(1 for line in lines() if line[0] == "end")
 
-    runs = [board_cli(workspace, *argv, env=env)]
+    def start_run() -> subprocess.Popen:
+        output = open(tmp_path / f"run{len(runs)}.out", "w")
+        return board_cli(workspace, *argv, env=env, stdout=output, stderr=subprocess.STDOUT)
+
+    def outputs() -> str:
+        return "\n".join(path.read_text() for path in sorted(tmp_path.glob("run*.out")))
+
+    runs: list[subprocess.Popen] = []
+    runs.append(start_run())
     every_pid: list[int] = []
     done_kinds: Counter[str] = Counter()
+    deaths: Counter[tuple[int, str]] = Counter()  # kills per run and worker slot (or its coordinator)
     deadline = time.monotonic() + 240
     second_started = False
+    run_deaths = [0.35, 0.55]  # the share of tasks done when a whole run is killed and started again
     while time.monotonic() < deadline and any(run.poll() is None for run in runs):
         live = [run for run in runs if run.poll() is None]
         for run in live:
             every_pid += [pid for pid in descendants(run.pid) if pid not in every_pid]
         done = completed()
         if not second_started and done >= TASKS * 0.2:
-            runs.append(board_cli(workspace, *argv, env=env))
+            runs.append(start_run())
             second_started = True
-        if done < TASKS * 0.8 and rng.random() < 0.15:
-            kind = rng.choice(["worker", "worker", "worker", "coordinator", "run"])
+        if run_deaths and done >= TASKS * run_deaths[0] and len(live) > 1:
+            # A whole run dies at once (its workers stop and hand back their tasks); another is started.
+            run_deaths.pop(0)
+            victim = rng.choice(live)
+            victim.send_signal(signal.SIGKILL)
+            victim.wait(timeout=60)
+            runs.append(start_run())
+            done_kinds["run"] += 1
+        elif done < TASKS * 0.8 and rng.random() < 0.15:
+            kind = rng.choice(["worker", "worker", "worker", "coordinator"])
             if kind == "worker":
                 # A worker dies while its command sleeps: the command dies with it, unfinished.
                 fresh = [line for line in lines()[-WORKERS:] if line[0] == "start" and time.time() - float(line[3]) < 0.12]
                 record = read_agent(workspace / ".tasks", fresh[-1][2]) if fresh else None
                 if record is not None and record.pid and alive(record.pid) and not record.stopped:
-                    os.kill(record.pid, signal.SIGKILL)
-                    done_kinds[kind] += 1
+                    slot = (parent_of(record.pid), re.sub(r"r\d+$", "", record.name))  # worker-3r2 fills slot worker-3
+                    if deaths[slot] < MAX_RESTARTS_PER_SLOT - 1:  # a run gives up on a slot that keeps dying
+                        os.kill(record.pid, signal.SIGKILL)
+                        deaths[slot] += 1
+                        done_kinds[kind] += 1
             elif kind == "coordinator":
-                for pid in [p for run in live for p in descendants(run.pid) if b"coordinator" in _cmdline(p)][:1]:
-                    os.kill(pid, signal.SIGKILL)
-                    done_kinds[kind] += 1
-            elif second_started and len(live) > 1:
-                # A whole run dies at once (its workers stop and hand back their tasks); another is started.
-                victim = rng.choice(live)
-                victim.send_signal(signal.SIGKILL)
-                victim.wait(timeout=60)
-                runs.append(board_cli(workspace, *argv, env=env))
-                done_kinds[kind] += 1
+                for run in live:
+                    coordinators = [p for p in descendants(run.pid) if b"coordinator" in _cmdline(p)]
+                    if coordinators and deaths[(run.pid, "coordinator")] < MAX_RESTARTS_PER_SLOT - 1:
+                        os.kill(coordinators[0], signal.SIGKILL)
+                        deaths[(run.pid, "coordinator")] += 1
+                        done_kinds[kind] += 1
+                        break
         time.sleep(0.05)
     for run in runs:
         if run.poll() is None:
             run.send_signal(signal.SIGINT)
             run.wait(timeout=60)
     assert time.monotonic() < deadline, "the runs did not finish the board in time"
+    killed = [run for run in runs if run.returncode == -signal.SIGKILL]
+    assert len(killed) == done_kinds["run"] and all(run.returncode == 0 for run in runs if run not in killed), outputs()
 
     log = lines()
     assert [line for line in log if line[0] == "concurrent"] == [], "two executions of one task ran at once"
@@ -209,7 +230,7 @@ def test_chaos_runs_restarted_and_doubled_every_command_runs_exactly_once(worksp
     store.sync()
     assert ends == Counter({task_id: 1 for task_id in store.tasks}), {t: n for t, n in ends.items() if n != 1}
     assert all(task.status == Status.COMPLETED for task in store.tasks.values())
-    assert done_kinds["worker"] >= 3 and done_kinds["run"] >= 1, done_kinds  # the chaos happened
+    assert done_kinds["worker"] >= 3 and done_kinds["run"] == 2, done_kinds  # the chaos happened
 
     for pid in every_pid:
         assert not alive(pid), f"pid {pid} ({_cmdline(pid)!r}) outlived the runs"
@@ -236,6 +257,13 @@ def descendants(pid: int) -> list[int]:
             found.append(child)
             frontier.append(child)
     return found
+
+
+def parent_of(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
 
 
 def _cmdline(pid: int) -> bytes:
