@@ -32,6 +32,9 @@ ID_RULE = "letters, digits, '_' or '-', at most 64, not starting with '_' or '-'
 TaskId = Annotated[str, StringConstraints(pattern=f"^{ID_REGEX}$")]
 Subject = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"^[^\r\n]*\S[^\r\n]*$")]
 FilePath = Annotated[str, StringConstraints(min_length=1)]
+#: A label: one word of up to 40 characters (no spaces or commas, so lists and filters stay plain).
+LABEL_RULE = "1-40 characters, no spaces or commas"
+Label = Annotated[str, StringConstraints(min_length=1, max_length=40, pattern=r"^[^\s,]+$")]
 
 
 class Priority(StrEnum):
@@ -161,6 +164,7 @@ class Task(_Document):
     priority: Priority = Priority.MEDIUM
     parent: TaskId | None = None
     files: list[FilePath] = Field(default_factory=list)
+    labels: list[Label] = Field(default_factory=list)
     progress: int = Field(0, ge=0, le=100)
     tool_calls: ToolCalls = Field(default_factory=_no_tool_calls)
     lease: Lease | None = None
@@ -177,7 +181,7 @@ class Task(_Document):
     completed_at: datetime | None = None
     version: int = Field(0, ge=0)
 
-    @field_validator("blocked_by", "blocks", "files")
+    @field_validator("blocked_by", "blocks", "files", "labels")
     @classmethod
     def _no_repeats(cls, value: list[str]) -> list[str]:
         return value if len(set(value)) == len(value) else list(dict.fromkeys(value))

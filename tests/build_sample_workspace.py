@@ -64,6 +64,12 @@ TASKS: list[tuple[str, str, str, list[str], str | None, list[str], str]] = [
     ("32", "Benchmark the JSON serializer", "low", [], None, ["bench/serializer.py"], "Compare the stdlib encoder with orjson on our payloads."),
 ]
 
+LABELS = {
+    "3": ["db"], "4": ["db"], "5": ["db", "test"], "7": ["db"], "11": ["api"], "13": ["api"], "17": ["api"],
+    "18": ["api", "perf"], "20": ["ops"], "21": ["test"], "27": ["ops"], "28": ["ops"], "30": ["release"],
+    "31": ["docs"], "32": ["perf"],
+}
+
 # What happened, in order: (id, agent, tool calls ok, tool calls failed, final status, progress, note)
 WORK = [
     ("1", "alice", 12, 0, "completed", 100, None),
@@ -92,7 +98,7 @@ def build(target: Path) -> None:
     clock = StepClock()
     store = Store.open(target, create=True, clock=clock, actor="alice")
     for task_id, subject, priority, _, parent, files, description in sorted(TASKS, key=lambda t: int(t[0])):
-        store.create(subject, task_id=task_id, priority=priority, files=files, description=description, actor="alice")
+        store.create(subject, task_id=task_id, priority=priority, files=files, labels=LABELS.get(task_id, []), description=description, actor="alice")
     for task_id, _, _, blocked_by, parent, _, _ in TASKS:
         for blocker in blocked_by:
             store.add_dependency(task_id, blocker, actor="alice")

@@ -90,6 +90,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         args.workspace = "." if getattr(args, "command", None) == "init" else str(find_board(Path.cwd()))
     args.json = getattr(args, "json", False)
+    if args.json and getattr(args, "no_json", None):
+        sys.stderr.write(f"board {args.command}: --json is not available here: {args.no_json}\n")
+        return 2
     handler = getattr(args, "handler", None)
     if handler is None:
         from board.cli.dashboard import open_dashboard

@@ -33,10 +33,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     alerts.set_defaults(handler=cmd_alerts)
 
     reserve_cmd = add_command(commands, "reserve", "reserve files for a task (one writer or many readers per file)")
-    reserve_cmd.add_argument("id", type=task_id)
-    reserve_cmd.add_argument("paths", nargs="+", metavar="PATH")
+    reserve_cmd.add_argument("id", type=task_id, help="the task the reservation is for")
+    reserve_cmd.add_argument("paths", nargs="+", metavar="PATH", help="files to reserve, relative to the workspace")
     reserve_cmd.add_argument("--agent", type=agent_name, help="who reserves (default: the task's owner)")
-    reserve_cmd.add_argument("--mode", choices=MODES, default="write")
+    reserve_cmd.add_argument("--mode", choices=MODES, default="write", help="write: one writer and no readers (default); read: any number of readers")
     reserve_cmd.add_argument("--ttl", type=ttl_seconds, metavar="SEC", help="how long it lasts (default: alerts.reservation_ttl_seconds, 300)")
     reserve_cmd.set_defaults(handler=cmd_reserve)
 
@@ -44,8 +44,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     listing.set_defaults(handler=cmd_reservations)
 
     unreserve_cmd = add_command(commands, "unreserve", "drop a task's reservations (all of them when no PATH is given)")
-    unreserve_cmd.add_argument("id", type=task_id)
-    unreserve_cmd.add_argument("paths", nargs="*", metavar="PATH")
+    unreserve_cmd.add_argument("id", type=task_id, help="the task whose reservations go")
+    unreserve_cmd.add_argument("paths", nargs="*", metavar="PATH", help="only these files (default: all of the task's)")
     unreserve_cmd.add_argument("--agent", type=agent_name, help="only this agent's holdings")
     unreserve_cmd.set_defaults(handler=cmd_unreserve)
 

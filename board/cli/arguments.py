@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from board.model import validate_id
+import re
+
+from board.model import LABEL_RULE, validate_id
 from board.text import shortened
 
 
@@ -14,6 +16,12 @@ def agent_name(value: str) -> str:
         return validate_id(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{shortened(value)}' is not a valid agent name (letters, digits, '_' or '-', at most 64)") from None
+
+
+def label(value: str) -> str:
+    if not re.fullmatch(r"[^\s,]{1,40}", value):
+        raise argparse.ArgumentTypeError(f"'{shortened(value)}' is not a valid label ({LABEL_RULE})")
+    return value
 
 
 def positive_int(value: str) -> int:

@@ -21,13 +21,13 @@ _COMPARED = ("status", "owner", "progress", "subject", "priority", "blockedBy", 
 
 def register(commands: argparse._SubParsersAction) -> None:
     checkpoint = add_command(commands, "checkpoint", "record where a task stands (document, git HEAD, file hashes, a resume note)")
-    checkpoint.add_argument("id", type=task_id)
+    checkpoint.add_argument("id", type=task_id, help="the task to checkpoint")
     checkpoint.add_argument("--note", default="", help="what to do next, for whoever resumes the task")
     checkpoint.add_argument("--list", action="store_true", help="list the task's checkpoints instead, saying which are corrupt")
     checkpoint.set_defaults(handler=cmd_checkpoint)
 
     resume = add_command(commands, "resume", "print a task's resume note and what changed since its checkpoint")
-    resume.add_argument("id", type=task_id)
+    resume.add_argument("id", type=task_id, help="the task to resume")
     resume.add_argument("--seq", type=int, help="resume from this checkpoint instead of the newest")
     resume.set_defaults(handler=cmd_resume)
 

@@ -15,7 +15,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     ui = add_command(commands, "ui", "open the live dashboard")
     ui.add_argument("dir", nargs="?", help="workspace to open (default: --workspace or the current directory)")
     ui.add_argument("--readonly", action="store_true", help="watch only: disable every action")
-    ui.set_defaults(handler=open_dashboard)
+    ui.set_defaults(handler=open_dashboard, no_json="it opens the dashboard; 'board task list --json' prints the board")
 
 
 def open_dashboard(args: argparse.Namespace) -> int:

@@ -30,7 +30,7 @@ def lease_seconds(value: str) -> float:
 def register(commands: argparse._SubParsersAction) -> None:
     claim = add_command(commands, "claim", f"take the best ready task (exit {NOTHING_READY} when nothing is ready)")
     claim.add_argument("--agent", type=agent_name, required=True, help="the agent taking the task")
-    claim.add_argument("--lease", type=lease_seconds, default=DEFAULT_LEASE_SECONDS, metavar="SEC")
+    claim.add_argument("--lease", type=lease_seconds, default=DEFAULT_LEASE_SECONDS, metavar="SEC", help=f"how long the claim holds without a heartbeat (default {DEFAULT_LEASE_SECONDS:g} s)")
     claim.add_argument("--max", type=positive_int, default=1, metavar="N", help="how many tasks the agent may hold at once (default 1)")
     claim.set_defaults(handler=cmd_claim)
 
@@ -40,19 +40,19 @@ def register(commands: argparse._SubParsersAction) -> None:
     heartbeat.set_defaults(handler=cmd_heartbeat)
 
     release = add_command(commands, "release", "give an in-progress task back to the pool")
-    release.add_argument("id", type=task_id)
+    release.add_argument("id", type=task_id, help="the task to give back")
     release.add_argument("--token", type=int, help="your lease token (default: $BOARD_LEASE_TOKEN for $BOARD_TASK_ID)")
     release.add_argument("--force", action="store_true", help="as a person, take the task back from the agent whose live lease holds it")
     release.set_defaults(handler=cmd_release)
 
     toolcall = add_command(commands, "toolcall", "record a tool call an agent made for a task")
-    toolcall.add_argument("id", type=task_id)
-    toolcall.add_argument("tool")
-    toolcall.add_argument("--failed", action="store_true")
-    toolcall.add_argument("--file", dest="files", action="append", default=[], metavar="PATH")
-    toolcall.add_argument("--ms", type=int)
+    toolcall.add_argument("id", type=task_id, help="the task the call was made for")
+    toolcall.add_argument("tool", help="the tool's name (Edit, Bash, ...)")
+    toolcall.add_argument("--failed", action="store_true", help="the call failed (counts toward the failure policy)")
+    toolcall.add_argument("--file", dest="files", action="append", default=[], metavar="PATH", help="a file the call touched (repeat for more; conflict alerts watch them)")
+    toolcall.add_argument("--ms", type=int, help="how long the call took, in milliseconds")
     toolcall.add_argument("--agent", type=agent_name, help="who made the call (default: the task's owner)")
-    toolcall.add_argument("--token", type=int)
+    toolcall.add_argument("--token", type=int, help="your lease token (default: $BOARD_LEASE_TOKEN for $BOARD_TASK_ID)")
     toolcall.set_defaults(handler=cmd_toolcall)
 
 
@@ -86,7 +86,10 @@ def cmd_heartbeat(args: argparse.Namespace) -> int:
 def cmd_release(args: argparse.Namespace) -> int:
     store = open_store(args)
     task = store.release(args.id, token=lease_token(args, args.id), force=args.force, actor=cli_actor(), reason=f"released by {cli_actor()}")
-    print(f"#{task.id} {task.status}")
+    if args.json:
+        print_json(task_json(task, store.graph))
+    else:
+        print(f"#{task.id} {task.status}")
     return 0
 
 

@@ -47,7 +47,9 @@ def display_status(task: Task, graph: TaskGraph) -> str:
 
 
 def table(tasks: Iterable[Task], graph: TaskGraph) -> str:
-    rows = [("ID", "STATUS", "PRI", "OWNER", "PROG", "CALLS", "BLOCKED BY", "SUBJECT")]
+    tasks = list(tasks)
+    labelled = any(task.labels for task in tasks)  # the column shows only where labels are used
+    rows = [("ID", "STATUS", "PRI", "OWNER", "PROG", "CALLS", "BLOCKED BY", *(("LABELS",) if labelled else ()), "SUBJECT")]
     for task in tasks:
         calls = str(task.tool_calls.total) + (f" ({task.tool_calls.failed} failed)" if task.tool_calls.failed else "")
         open_ids = graph.open_blockers(task) if task.status == Status.PENDING else []
@@ -60,6 +62,7 @@ def table(tasks: Iterable[Task], graph: TaskGraph) -> str:
                 f"{graph.progress(task)}%",
                 calls,
                 ",".join(open_ids) or "-",
+                *((",".join(task.labels) or "-",) if labelled else ()),
                 task.subject,
             )
         )

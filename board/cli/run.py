@@ -87,14 +87,14 @@ def register(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--events", action="store_true", help="print a line for every start, completion, failure and reclaim")
     run.add_argument("--verbose", "-v", action="store_true", help="show the coordinator's and workers' log lines (always kept in .tasks/logs/run.log)")
     _worker_options(run)
-    run.set_defaults(handler=cmd_run)
+    run.set_defaults(handler=cmd_run, no_json="it prints a live log; 'board task list --json' reads the board")
 
     worker = add_command(commands, "worker", "one worker: take tasks (assigned or claimed) and run them until stopped")
     worker.add_argument("--name", type=agent_name, help="agent name (default worker-<pid>)")
     worker.add_argument("--max-tasks", type=positive_int, metavar="N", help="stop after N tasks")
     worker.add_argument("--no-self-claim", action="store_true", help="only run tasks the coordinator assigns")
     _worker_options(worker)
-    worker.set_defaults(handler=cmd_worker)
+    worker.set_defaults(handler=cmd_worker, no_json="it prints a live log")
 
     coordinator = add_command(commands, "coordinator", "the coordinator alone: reclaim expired leases, assign ready tasks, fire policies")
     coordinator.add_argument("--once", action="store_true", help="run one tick, print what it did and exit")
@@ -102,11 +102,11 @@ def register(commands: argparse._SubParsersAction) -> None:
 
     demo = add_command(commands, "demo", "copy the sample board to a temp dir, run 4 simulated workers on it and open the dashboard")
     demo.add_argument("--no-ui", action="store_true", help="print progress lines instead of opening the dashboard; exit when the board settles")
-    demo.add_argument("--workers", type=positive_int, default=4, metavar="N")
-    demo.add_argument("--seed", type=int, default=2)
+    demo.add_argument("--workers", type=positive_int, default=4, metavar="N", help="simulated agents to start (default 4)")
+    demo.add_argument("--seed", type=int, default=2, help="seed of the simulated agents' choices (the same seed, the same run)")
     demo.add_argument("--pace", type=seconds, default=1.0, metavar="F", help="scale every simulated task's length (0.2 = five times faster)")
     demo.add_argument("--keep", action="store_true", help="keep the temp workspace afterwards (its path is printed)")
-    demo.set_defaults(handler=cmd_demo)
+    demo.set_defaults(handler=cmd_demo, no_json="it opens the dashboard")
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
@@ -128,6 +128,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
 def cmd_coordinator(args: argparse.Namespace) -> int:
     from board.coordinator.daemon import Coordinator, stop_on_signals
 
+    if args.json and not args.once:
+        raise BoardError("--json prints one tick's report: use it with --once")
     log = (sys.stderr if args.json else sys.stdout) if args.once else None
     coordinator = Coordinator(args.workspace, log=log)
     if args.once:

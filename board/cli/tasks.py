@@ -7,14 +7,16 @@ import argparse
 import getpass
 import os
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 from board import actions
 from board.cli import add_command
+from board.cli.arguments import label
 from board.cli.output import print_json, prompt, table, task_json
 from board.errors import BoardError
 from board.graph import by_id, is_hidden
-from board.model import Priority, validate_id
+from board.model import Priority, Task, validate_id
 from board.status import Status
 from board.store import Store
 
@@ -84,30 +86,33 @@ def register(commands: argparse._SubParsersAction) -> None:
     task_commands.common = commands.common  # type: ignore[attr-defined]
 
     create = add_command(task_commands, "create", "create a task and print its id")
-    create.add_argument("subject")
-    create.add_argument("--description", default="")
-    create.add_argument("--active-form", default="")
-    create.add_argument("--blocked-by", nargs="+", type=task_id, default=[], metavar="ID")
-    create.add_argument("--blocks", nargs="+", type=task_id, default=[], metavar="ID")
-    create.add_argument("--priority", choices=[p.value for p in Priority], default="medium")
-    create.add_argument("--parent", type=task_id)
-    create.add_argument("--files", nargs="+", default=[], metavar="PATH")
+    create.add_argument("subject", help="one line saying what is to be done")
+    create.add_argument("--description", default="", help="the details (any length, several lines)")
+    create.add_argument("--active-form", default="", help="what an agent shows while doing it ('Writing the parser')")
+    create.add_argument("--blocked-by", nargs="+", type=task_id, default=[], metavar="ID", help="tasks that must be completed first")
+    create.add_argument("--blocks", nargs="+", type=task_id, default=[], metavar="ID", help="tasks that wait on this one")
+    create.add_argument("--priority", choices=[p.value for p in Priority], default="medium", help="claim order comes first from this (default medium)")
+    create.add_argument("--parent", type=task_id, help="make it a sub-task of this task")
+    create.add_argument("--files", nargs="+", default=[], metavar="PATH", help="files the task will change (conflict alerts watch them)")
+    create.add_argument("--label", dest="labels", action="append", type=label, default=[], metavar="LABEL", help="a label (repeat for more)")
     create.add_argument("--id", dest="new_id", type=task_id, help="use this id instead of the next number")
     create.set_defaults(handler=cmd_create)
 
     update = add_command(task_commands, "update", "change a task")
-    update.add_argument("id", type=task_id)
-    update.add_argument("--status", choices=[s.value for s in Status])
-    update.add_argument("--owner")
-    update.add_argument("--progress", type=progress_value)
-    update.add_argument("--subject")
-    update.add_argument("--description")
-    update.add_argument("--active-form")
-    update.add_argument("--priority", choices=[p.value for p in Priority])
+    update.add_argument("id", type=task_id, help="the task to change")
+    update.add_argument("--status", choices=[s.value for s in Status], help="move it (the transition rules apply)")
+    update.add_argument("--owner", help="who works on it")
+    update.add_argument("--progress", type=progress_value, help="0-100")
+    update.add_argument("--subject", help="a new subject")
+    update.add_argument("--description", help="a new description")
+    update.add_argument("--active-form", help="what an agent shows while doing it")
+    update.add_argument("--priority", choices=[p.value for p in Priority], help="a new priority")
     update.add_argument("--error", help="why it failed (with --status failed)")
-    update.add_argument("--files", nargs="+", metavar="PATH")
-    update.add_argument("--add-blocked-by", nargs="+", type=task_id, default=[], metavar="ID")
-    update.add_argument("--add-blocks", nargs="+", type=task_id, default=[], metavar="ID")
+    update.add_argument("--files", nargs="+", metavar="PATH", help="replace the files it will change")
+    update.add_argument("--label", dest="labels", action="append", type=label, default=[], metavar="LABEL", help="add a label (repeat for more)")
+    update.add_argument("--remove-label", dest="drop_labels", action="append", type=label, default=[], metavar="LABEL", help="remove a label (repeat for more)")
+    update.add_argument("--add-blocked-by", nargs="+", type=task_id, default=[], metavar="ID", help="add dependencies: these must be completed first")
+    update.add_argument("--add-blocks", nargs="+", type=task_id, default=[], metavar="ID", help="make these tasks wait on this one")
     update.add_argument("--remove-blocked-by", nargs="+", type=task_id, default=[], metavar="ID", help="drop these dependencies (both sides)")
     update.add_argument("--remove-blocks", nargs="+", type=task_id, default=[], metavar="ID", help="stop blocking these tasks (both sides)")
     update.add_argument("--expect-version", type=int, help="refuse the change unless the task is at this version")
@@ -116,24 +121,29 @@ def register(commands: argparse._SubParsersAction) -> None:
     update.set_defaults(handler=cmd_update)
 
     listing = add_command(task_commands, "list", "list tasks")
-    listing.add_argument("--status", choices=[s.value for s in Status])
+    _listing_options(listing)
     listing.add_argument("--ready", action="store_true", help="only tasks that can start now")
     listing.add_argument("--all", action="store_true", help="include tasks Claude Code keeps internal (metadata._internal)")
-    listing.add_argument("--format", choices=["table", "json", "prompt"], default="table")
+    listing.add_argument("--format", choices=["table", "json", "prompt"], default="table", help="table (default), json, or the compact list an agent keeps in its context")
     listing.set_defaults(handler=cmd_list)
 
+    search = add_command(task_commands, "search", "find tasks whose subject or description holds every word given (completed ones too)")
+    search.add_argument("words", nargs="+", metavar="WORD", help="words to find, case-insensitively")
+    _listing_options(search)
+    search.set_defaults(handler=cmd_search, all=False, ready=False, format="table")
+
     show = add_command(task_commands, "show", "show one task")
-    show.add_argument("id", type=task_id)
+    show.add_argument("id", type=task_id, help="the task to show")
     show.set_defaults(handler=cmd_show)
 
     delete = add_command(task_commands, "delete", "move a task to the archive; 'task restore' brings it back (refused while other tasks depend on it)")
-    delete.add_argument("id", type=task_id)
+    delete.add_argument("id", type=task_id, help="the task to archive")
     delete.add_argument("--token", type=int, help="your lease token, if you hold the task")
     delete.add_argument("--force", action="store_true", help="delete it even though tasks wait on it or are its sub-tasks (those links are dropped on both sides), or an agent holds it under a live lease")
     delete.set_defaults(handler=cmd_delete)
 
     restore = add_command(task_commands, "restore", "bring a deleted task back from the archive")
-    restore.add_argument("id", type=task_id)
+    restore.add_argument("id", type=task_id, help="the archived task to bring back")
     restore.set_defaults(handler=cmd_restore)
 
     check = add_command(commands, "check", "find broken files and graph problems (exit 1 when any)")
@@ -147,7 +157,10 @@ def cmd_init(args: argparse.Namespace) -> int:
         raise BoardError(f"{workspace} is not a directory")
     existed = (workspace / ".tasks").is_dir()
     store = Store.open(workspace, create=True)
-    print(f"{'board already initialised' if existed else 'initialised'} {store.layout.tasks_dir}")
+    if args.json:
+        print_json({"board": str(store.layout.tasks_dir), "created": not existed})
+    else:
+        print(f"{'board already initialised' if existed else 'initialised'} {store.layout.tasks_dir}")
     return 0
 
 
@@ -162,6 +175,7 @@ def cmd_create(args: argparse.Namespace) -> int:
         priority=args.priority,
         parent=args.parent,
         files=args.files,
+        labels=args.labels,
         task_id=args.new_id,
     )
     if args.json:
@@ -194,6 +208,12 @@ def _update(store: Store, args: argparse.Namespace) -> None:
     }
     if args.error is not None and args.status not in ("failed", "blocked"):
         fields["error"] = args.error
+    if args.labels or args.drop_labels:
+        current = store.get(args.id).labels
+        missing = [name for name in args.drop_labels if name not in current]
+        if missing:
+            raise BoardError(f"task {args.id} has no label {missing[0]!r}; nothing was changed")
+        fields["labels"] = [name for name in dict.fromkeys([*current, *args.labels]) if name not in args.drop_labels]
     edges = [(args.id, blocker) for blocker in args.add_blocked_by] + [(dependent, args.id) for dependent in args.add_blocks]
     dropped = [(args.id, blocker) for blocker in args.remove_blocked_by] + [(dependent, args.id) for dependent in args.remove_blocks]
     if not fields and not args.status and not edges and not dropped:
@@ -218,26 +238,59 @@ def _update(store: Store, args: argparse.Namespace) -> None:
 def cmd_delete(args: argparse.Namespace) -> int:
     store = open_store(args)
     task = actions.delete(store, args.id, who(args, args.id))
-    print(f"deleted #{task.id} ({task.subject}); 'board task restore {task.id}' brings it back")
+    if args.json:
+        print_json(task_json(task, store.graph))
+    else:
+        print(f"deleted #{task.id} ({task.subject}); 'board task restore {task.id}' brings it back")
     return 0
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
     store = open_store(args)
     task = actions.restore(store, args.id, who(args, args.id))
-    print(f"#{task.id} {task.status} (restored)")
+    if args.json:
+        print_json(task_json(task, store.graph))
+    else:
+        print(f"#{task.id} {task.status} (restored)")
     return 0
 
 
-def cmd_list(args: argparse.Namespace) -> int:
-    store = open_store(args)
-    tasks = by_id(store.tasks)
+#: ``--sort`` orders: most urgent first, by id, most recently changed first.
+SORTS = ("priority", "id", "updated")
+_URGENCY = {p: -n for n, p in enumerate(Priority)}  # Priority runs low to critical
+
+
+def _listing_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--status", choices=[s.value for s in Status], help="only tasks in this status")
+    parser.add_argument("--owner", help="only tasks this agent or person owns")
+    parser.add_argument("--label", dest="labels", action="append", type=label, default=[], metavar="LABEL", help="only tasks with this label (repeat: all of them)")
+    parser.add_argument("--sort", choices=SORTS, default="id", help="order: priority (most urgent first), id (default), updated (latest first)")
+
+
+def _selected(store: Store, args: argparse.Namespace, tasks: list[Task]) -> list[Task]:
     if not args.all:
         tasks = [t for t in tasks if not is_hidden(t)]
     if args.status:
         tasks = [t for t in tasks if t.status == args.status]
+    if args.owner:
+        tasks = [t for t in tasks if t.owner == args.owner]
+    if args.labels:
+        in_use = sorted({name for t in store.tasks.values() for name in t.labels})
+        unknown = [name for name in args.labels if name not in in_use]
+        if unknown:
+            raise BoardError(f"no task on this board has the label {unknown[0]!r} (labels in use: {', '.join(in_use) or 'none'})")
+    for wanted in args.labels:
+        tasks = [t for t in tasks if wanted in t.labels]
     if args.ready:
         tasks = [t for t in tasks if store.graph.is_ready(t.id)]
+    if args.sort == "priority":
+        tasks = sorted(tasks, key=lambda t: _URGENCY[t.priority])  # stable: by id within a priority
+    elif args.sort == "updated":
+        tasks = sorted(tasks, key=lambda t: t.updated_at or t.created_at or datetime.min.replace(tzinfo=UTC), reverse=True)
+    return tasks
+
+
+def _print_tasks(store: Store, args: argparse.Namespace, tasks: list[Task], none: str) -> None:
     fmt = "json" if args.json else args.format
     if fmt == "json":
         print_json([task_json(t, store.graph) for t in tasks])
@@ -246,9 +299,23 @@ def cmd_list(args: argparse.Namespace) -> int:
     elif tasks:
         print(table(tasks, store.graph))
     else:
-        print("no tasks")
+        print(none)
     for path, reason in sorted(store.invalid.items()):
         sys.stderr.write(f"board: skipped {path}: {reason}\n")
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    tasks = _selected(store, args, by_id(store.tasks))
+    _print_tasks(store, args, tasks, "no tasks")
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    words = [word.casefold() for word in args.words]
+    found = [t for t in by_id(store.tasks) if all(word in f"{t.subject}\n{t.description}".casefold() for word in words)]
+    _print_tasks(store, args, _selected(store, args, found), f"no task holds {' '.join(args.words)!r}")
     return 0
 
 
@@ -271,6 +338,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         f"  blocks     {', '.join('#' + b for b in task.blocks) or '-'}",
         f"  parent     {('#' + task.parent) if task.parent else '-'}",
         f"  files      {', '.join(task.files) or '-'}",
+        f"  labels     {', '.join(task.labels) or '-'}",
         f"  version    {task.version}",
     ]
     if task.lease:

@@ -619,6 +619,7 @@ class Store:
         priority: Priority | str = Priority.MEDIUM,
         parent: str | None = None,
         files: Iterable[str] = (),
+        labels: Iterable[str] = (),
         owner: str = "",
         metadata: dict[str, Any] | None = None,
         task_id: str | None = None,
@@ -658,6 +659,7 @@ class Store:
                     "priority": str(priority),
                     "parent": parent,
                     "files": list(files),
+                    "labels": list(labels),
                     "owner": owner,
                     "metadata": metadata or {},
                 },
@@ -722,7 +724,7 @@ class Store:
             return self.graph.tasks[task_id]
 
     #: Plain fields ``update`` (and a status move, in the same write) may set.
-    PLAIN_FIELDS = frozenset({"subject", "description", "active_form", "owner", "priority", "parent", "files", "progress", "error", "metadata"})
+    PLAIN_FIELDS = frozenset({"subject", "description", "active_form", "owner", "priority", "parent", "files", "labels", "progress", "error", "metadata"})
 
     def update(self, task_id: str, *, actor: str | None = None, expected_version: int | Seen | None = None, token: int | None = None, force: bool = False, **fields: Any) -> Task:
         """Change plain fields (subject, description, owner, priority, progress, files, metadata...)."""

@@ -186,6 +186,7 @@ class BoardApp(App[None]):
         #: follow the terminal width).
         self._panels_hidden_by_user: bool | None = None
         self._board_themes: list[str] = []
+        self._selected_before_filter: str | None = None
         self._register_themes()
 
     # -- setup --------------------------------------------------------------------------------
@@ -676,7 +677,8 @@ class BoardApp(App[None]):
     def action_filter(self) -> None:
         from board.ui.screens.filter import FilterScreen
 
-        self.push_screen(FilterScreen(self.task_query.text), self.set_filter)
+        labels = {name for task in self.graph.tasks.values() for name in task.labels}
+        self.push_screen(FilterScreen(self.task_query.text, labels), self.set_filter)
 
     def action_clear_filter(self) -> None:
         if self.task_query.text:
@@ -685,12 +687,19 @@ class BoardApp(App[None]):
     def set_filter(self, text: str | None) -> None:
         if text is None:
             return
+        if not self.task_query and text.strip():
+            self._selected_before_filter = self.view.selected  # what esc, clearing it, goes back to
         self.task_query = TaskQuery(text, state_of=lambda task: display_state(task, self.graph))
         self.lanes.task_filter = self.task_query.matches if self.task_query else None
         self.lanes.rebuild(self.graph)
         self.kanban.show_lanes()
         self.graph_view.board_changed(structure=True, task_ids=set())
         self._update_header()
+        if not self.task_query and self._selected_before_filter is not None:
+            before, self._selected_before_filter = self._selected_before_filter, None
+            if self.lanes.lane_index(before) is not None:
+                self.select(before)
+                self.kanban.reveal_selection()
         self._reselect_if_gone()
 
     def action_next_theme(self) -> None:

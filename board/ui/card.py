@@ -127,6 +127,11 @@ def card_lines(task: Task, view: CardView, width: int, styles: Mapping[str, Styl
     head.truncate(width, overflow="ellipsis", pad=True)
 
     subject = Text(printable(task.subject), styles["subject"], no_wrap=True, overflow="ellipsis")
+    if task.labels:
+        # Labels follow a subject short enough to leave them room; the detail view lists them all.
+        tags = Text(" " + " ".join(f"#{printable(name)}" for name in task.labels), styles["muted"])
+        if subject.cell_len + tags.cell_len <= width:
+            subject.append_text(tags)
     subject.truncate(width, overflow="ellipsis", pad=True)
 
     foot = Text(no_wrap=True)

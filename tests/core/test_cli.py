@@ -271,3 +271,106 @@ def test_task_text_reaches_the_terminal_as_visible_escapes(workspace: Path) -> N
     assert "two\nlines \\x1b[31mred" in shown  # a description keeps its lines
     refused = board_process(workspace, "task", "create", "x" * 10_000)
     assert refused.returncode == 2 and len(refused.stderr) < 300, refused.stderr
+
+
+def test_labels_are_added_removed_listed_and_refused_plainly(three: Path) -> None:
+    assert board(three, "task", "create", "Rate limits", "--label", "api", "--label", "perf").returncode == 0
+    assert task_file(three, "4")["labels"] == ["api", "perf"]
+    assert board(three, "task", "update", "1", "--label", "db", "--label", "api").returncode == 0
+    assert board(three, "task", "update", "4", "--remove-label", "perf", "--label", "urgent").returncode == 0
+    assert task_file(three, "4")["labels"] == ["api", "urgent"]
+    assert [t["id"] for t in json.loads(board(three, "task", "list", "--label", "api", "--json").stdout)] == ["1", "4"]
+    assert [t["id"] for t in json.loads(board(three, "task", "list", "--label", "api", "--label", "db", "--json").stdout)] == ["1"]
+    listing = board(three, "task", "list").stdout.splitlines()
+    assert "LABELS" in listing[0] and "api,urgent" in listing[4]
+    assert "labels     db, api" in board(three, "task", "show", "1").stdout
+    history_ops = [r for r in __import__("tests.disk", fromlist=["history"]).history(three) if r["task"] == "4"]
+    assert history_ops[-1]["changes"]["labels"] == [["api", "perf"], ["api", "urgent"]]
+
+    before = snapshot(three)
+    for args, expected in (
+        (["task", "list", "--label", "nope"], "no task on this board has the label 'nope' (labels in use: api, db, urgent)"),
+        (["task", "update", "4", "--remove-label", "perf"], "task 4 has no label 'perf'; nothing was changed"),
+        (["task", "update", "4", "--label", "two words"], "'two words' is not a valid label"),
+        (["task", "create", "x", "--label", "a,b"], "'a,b' is not a valid label"),
+    ):
+        refused = board(three, *args)
+        assert refused.returncode == 2 and expected in refused.stderr, (args, refused.stderr)
+    assert snapshot(three) == before
+
+
+def test_a_label_in_a_file_board_did_not_write_is_kept_and_an_unknown_field_beside_it_too(three: Path) -> None:
+    path = three / ".tasks" / "task_2.json"
+    document = json.loads(path.read_text())
+    path.write_text(json.dumps({**document, "labels": ["imported"], "team": {"name": "core"}}))
+    assert board(three, "task", "update", "2", "--label", "db").returncode == 0
+    assert task_file(three, "2")["labels"] == ["imported", "db"] and task_file(three, "2")["team"] == {"name": "core"}
+
+
+def test_search_finds_words_in_subject_and_description_completed_tasks_included(three: Path) -> None:
+    assert board(three, "task", "create", "Write the changelog", "--description", "Mention the REPOSITORY move").returncode == 0
+    assert board(three, "task", "update", "1", "--status", "in_progress", "--owner", "me").returncode == 0
+    assert board(three, "task", "update", "1", "--status", "completed", "--owner", "me").returncode == 0
+    assert [t["id"] for t in json.loads(board(three, "task", "search", "schema", "--json").stdout)] == ["1"]
+    assert [t["id"] for t in json.loads(board(three, "task", "search", "repository", "--json").stdout)] == ["2", "4"]
+    assert [t["id"] for t in json.loads(board(three, "task", "search", "repository", "move", "--json").stdout)] == ["4"]
+    assert [t["id"] for t in json.loads(board(three, "task", "search", "repository", "--status", "pending", "--json").stdout)] == ["2", "4"]
+    nothing = board(three, "task", "search", "kubernetes")
+    assert nothing.returncode == 0 and nothing.stdout.strip() == "no task holds 'kubernetes'"
+
+
+def test_list_filters_by_owner_and_sorts_by_priority_id_or_latest_change(three: Path) -> None:
+    assert board(three, "task", "create", "Urgent fix", "--priority", "critical").returncode == 0
+    assert board(three, "task", "update", "2", "--owner", "bob").returncode == 0  # the latest change
+    ids = lambda *args: [t["id"] for t in json.loads(board(three, "task", "list", "--json", *args).stdout)]  # noqa: E731
+    assert ids() == ids("--sort", "id") == ["1", "2", "3", "4"]
+    assert ids("--sort", "priority") == ["4", "1", "2", "3"]  # critical, high, then medium by id
+    assert ids("--sort", "updated")[0] == "2"
+    assert ids("--owner", "bob") == ["2"]
+    assert board(three, "task", "list", "--sort", "size").returncode == 2
+
+
+def test_every_option_of_every_command_says_what_it_is_for() -> None:
+    import argparse
+
+    from board.cli import build_parser
+
+    silent = []
+
+    def walk(parser: argparse.ArgumentParser, path: str) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    assert sub.description, f"{path} {name} has no description"
+                    walk(sub, f"{path} {name}")
+            elif not action.help and not isinstance(action, argparse._HelpAction):
+                silent.append(f"{path} {'/'.join(action.option_strings) or action.dest}")
+
+    walk(build_parser(), "board")
+    assert silent == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["init"], ["task", "create", "Docs"], ["task", "update", "1", "--progress", "5"], ["task", "list"], ["task", "search", "schema"],
+     ["task", "show", "1"], ["check"], ["claim", "--agent", "a"], ["heartbeat", "--agent", "a"], ["toolcall", "1", "Edit"],
+     ["checkpoint", "1"], ["resume", "1"], ["alerts"], ["reserve", "1", "a.py"], ["reservations"], ["unreserve", "1"],
+     ["release", "1", "--force"], ["task", "delete", "4"], ["task", "restore", "4"], ["coordinator", "--once"]],
+)
+def test_json_is_honoured_by_every_command_that_prints(three: Path, args: list[str]) -> None:
+    assert board(three, "task", "create", "Docs").returncode == 0
+    if args[0] in ("heartbeat", "toolcall", "release", "reserve", "unreserve", "checkpoint", "resume") or args[:2] == ["task", "restore"]:
+        assert board(three, "claim", "--agent", "a").returncode == 0
+        board(three, "checkpoint", "1")
+        board(three, "task", "delete", "4")
+    done = board(three, "--json", *args)
+    assert done.returncode == 0, done.stderr
+    json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("args", [["run"], ["worker", "--simulate"], ["demo"], ["ui"], ["coordinator"]])
+def test_json_is_refused_plainly_where_a_command_prints_a_live_log_or_a_screen(three: Path, args: list[str]) -> None:
+    before = snapshot(three)
+    refused = board(three, "--json", *args)
+    assert refused.returncode == 2 and "--json" in refused.stderr and len(refused.stderr.splitlines()) == 1, refused.stderr
+    assert snapshot(three) == before

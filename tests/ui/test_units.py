@@ -125,3 +125,16 @@ def test_watcher_reports_task_files_quickly(workspace: Path) -> None:
     thread.join(5)
     changed = set().union(*(b.task_paths for b in batches))
     assert workspace / ".tasks" / "task_1.json" in changed
+
+
+def test_filter_labels_and_terms_that_can_match_nothing() -> None:
+    from board.model import Task
+
+    task = Task(id="7", subject="Rate limits", labels=["api", "Perf"])
+    assert TaskQuery("label:api").matches(task) and TaskQuery("label:perf l:api").matches(task)
+    assert not TaskQuery("label:db").matches(task)
+    assert TaskQuery("status:fail priority:hi label:api").problems({"api"}) == []
+    problems = TaskQuery("status:finished priority:urgent label:nope").problems({"api", "db"})
+    assert problems[0].startswith("no status 'finished': use one of ") and "waiting-deps" in problems[0]
+    assert problems[1] == "no priority 'urgent': use one of low, medium, high, critical"
+    assert problems[2] == "no task has the label 'nope' (in use: api, db)"

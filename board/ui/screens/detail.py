@@ -131,6 +131,7 @@ class DetailScreen(Screen[None]):
             ("parent", f"#{task.parent}" if task.parent else "—"),
             ("children", ", ".join(f"#{c.id}" for c in app.graph.children(task.id)) or "—"),
             ("files", printable(", ".join(task.files)) or "—"),
+            ("labels", printable(", ".join(task.labels)) or "—"),
             ("wave", str(app.lanes.waves.get(task.id, "—"))),
             ("created", _when(task.created_at, now)),
             ("updated", _when(task.updated_at, now)),

@@ -1,4 +1,4 @@
-"""Type a filter: text, ``@owner``, ``status:failed``, ``priority:high``, ``#id``."""
+"""Type a filter: text, ``@owner``, ``status:failed``, ``priority:high``, ``label:api``, ``#id``."""
 
 from __future__ import annotations
 
@@ -8,21 +8,27 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
+from board.ui.task_filter import TaskQuery
+
+
+HINT = "enter: apply (empty clears) · escape: keep the current filter"
+
 
 class FilterScreen(ModalScreen[str | None]):
     """Enter applies (empty clears), escape leaves the filter as it was."""
 
     BINDINGS = [Binding("escape", "dismiss_unchanged", "Keep filter", id="filter.cancel")]
 
-    def __init__(self, current: str) -> None:
+    def __init__(self, current: str, labels_in_use: set[str] | None = None) -> None:
         super().__init__()
         self.current = current
+        self.labels_in_use = labels_in_use or set()
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label("Filter tasks", id="question")
-            yield Input(self.current, placeholder="text  @owner  status:ready  priority:high  #12", id="filter-input")
-            yield Label("enter: apply (empty clears) · escape: keep the current filter", id="detail")
+            yield Input(self.current, placeholder="text  @owner  status:ready  priority:high  label:api  #12", id="filter-input")
+            yield Label(HINT, id="detail", markup=False)
 
     def on_mount(self) -> None:
         field = self.query_one(Input)
@@ -30,6 +36,12 @@ class FilterScreen(ModalScreen[str | None]):
         field.focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
+        problems = TaskQuery(event.value).problems(self.labels_in_use)
+        if problems:
+            # Said here, with the text kept to correct, instead of an empty board.
+            self.query_one("#detail", Label).update("; ".join(problems))
+            self.query_one("#detail", Label).add_class("problem")
+            return
         self.dismiss(event.value)
 
     def action_dismiss_unchanged(self) -> None:
