@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -43,3 +46,20 @@ def sample(tmp_path: Path) -> Path:
     target = tmp_path / "sample"
     shutil.copytree(SAMPLE, target)
     return target
+
+
+@pytest.fixture
+def small_disk():
+    """A 2 MiB tmpfs of its own (root only), unmounted at the end."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a small tmpfs needs root")
+    mount_point = Path(tempfile.mkdtemp(prefix="board-small-disk-"))
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount_point)], capture_output=True, text=True)
+    if mounted.returncode != 0:
+        mount_point.rmdir()
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], capture_output=True)
+        mount_point.rmdir()

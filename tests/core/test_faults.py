@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -165,23 +163,6 @@ def test_reading_never_follows_a_link_nor_blocks_on_a_fifo(tmp_path: Path) -> No
         for read in (read_regular, read_bytes_retrying):
             with pytest.raises(SpecialFile, match=reason):
                 read(path)
-
-
-@pytest.fixture
-def small_disk():
-    """A 2 MiB tmpfs of its own (root only), unmounted at the end."""
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a small tmpfs needs root")
-    mount_point = Path(tempfile.mkdtemp(prefix="board-small-disk-"))
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount_point)], capture_output=True, text=True)
-    if mounted.returncode != 0:
-        mount_point.rmdir()
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
-    try:
-        yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], capture_output=True)
-        mount_point.rmdir()
 
 
 FILL = """

@@ -1,0 +1,63 @@
+"""The dashboard on a hostile board: special entries in .tasks/ and a disk that refuses writes.
+
+A FIFO or a link to /dev/zero used to freeze the dashboard (it could not even be quit); a
+write refused by the disk used to end it with a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from board.ui.lanes import Lane
+from tests.conftest import REPO, SAMPLE
+from tests.ui.conftest import make_app, settled, wait_for
+
+pytestmark = pytest.mark.anyio
+
+
+def error_notifications(app) -> list[str]:
+    return [n.message for n in app._notifications if n.severity == "error"]
+
+
+async def test_a_fifo_and_a_link_to_dev_zero_appearing_never_stop_the_dashboard(sample: Path) -> None:
+    app = make_app(sample, watch=True, reconcile_seconds=1)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        tasks = sample / ".tasks"
+        os.mkfifo(tasks / "task_90.json")
+        (tasks / "task_91.json").symlink_to("/dev/zero")
+        await wait_for(pilot, lambda: {"task_90.json", "task_91.json"} <= {Path(key).name for key in app.store.invalid}, timeout=30, message="both entries reported")
+        reasons = {Path(key).name: reason for key, reason in app.store.invalid.items()}
+        assert "FIFO" in reasons["task_90.json"] and "symbolic link" in reasons["task_91.json"]
+        # The board goes on following other writers.
+        subprocess.run([sys.executable, "-m", "board", "-w", str(sample), "task", "update", "7", "--status", "completed", "--force"], check=True, cwd=REPO, capture_output=True)
+        await wait_for(pilot, lambda: app.lanes.lane_index("7") is not None and app.lanes.lane_index("7")[0] == Lane.DONE, timeout=30, message="a later write shown")
+        await pilot.press("q")
+        await wait_for(pilot, lambda: app.return_code is not None or not app.is_running, timeout=10, message="the dashboard to quit")
+
+
+async def test_a_write_the_disk_refuses_is_one_notification_and_the_dashboard_lives_on(small_disk: Path) -> None:
+    workspace = small_disk / "sample"
+    shutil.copytree(SAMPLE, workspace)
+    app = make_app(workspace)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        remounted = subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], capture_output=True, text=True)
+        if remounted.returncode != 0:
+            pytest.skip(f"cannot remount read-only here: {remounted.stderr.strip()}")
+        before = (workspace / ".tasks" / "task_32.json").read_bytes()
+        app.select("32")
+        await pilot.press("s")
+        await wait_for(pilot, lambda: error_notifications(app), timeout=30, message="the refusal")
+        assert error_notifications(app)[-1].startswith("start #32: the file system is read-only"), error_notifications(app)
+        assert len(error_notifications(app)[-1].splitlines()) == 1
+        assert (workspace / ".tasks" / "task_32.json").read_bytes() == before
+        assert app.is_running
+        await pilot.press("down")  # still answering keys
+        await pilot.press("q")
