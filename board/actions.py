@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from board.config import load_settings
@@ -38,6 +38,8 @@ REQUEUE_FROM = {
 }
 #: Statuses ``resume`` takes back into progress.
 RESUMABLE = frozenset({Status.PAUSED, Status.BLOCKED, Status.WAITING})
+#: The longest question or answer (a card shows its first line; the detail view all of it).
+MAX_QUESTION = 4000
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ def needs_override(task: Task, now: datetime) -> str | None:
 
 
 def refusal(move: str, task: Task) -> str | None:
-    """Why ``move`` ("start", "resume", "pause", "requeue", "cancel", "assign") cannot be made
+    """Why ``move`` ("start", "resume", "pause", "requeue", "cancel", "assign", "answer") cannot be made
     on ``task`` as it stands, or None. Each move checks it; the dashboard asks before it opens
     a dialog. Readiness and fencing are the store's to judge, at the moment of the write."""
     status, name = task.status, f"task {task.id}"
@@ -93,7 +95,9 @@ def refusal(move: str, task: Task) -> str | None:
             return f"{name} is already in the queue"
         if status == Status.COMPLETED:
             return f"{name} is completed, which is final"
-        return f"{name} is {status}: answer it and resume it, or cancel it; it cannot go straight back to the queue"
+        if status == Status.WAITING:
+            return f"{name} waits for a person's answer: answer it (board answer {task.id} TEXT, or w on the dashboard), and it goes back to its owner, or to the queue with --requeue"
+        return f"{name} is {status}: it cannot go straight back to the queue"
     if move == "cancel":
         if status == Status.IN_PROGRESS:
             return f"{name} is in progress: pause it first, then cancel it (or give it back to the queue)"
@@ -102,6 +106,8 @@ def refusal(move: str, task: Task) -> str | None:
         return None
     if move == "assign":
         return None if status == Status.PENDING else f"only a ready task can be assigned; {name} is {status}"
+    if move == "answer":
+        return None if status == Status.WAITING else f"only a waiting task can be answered; {name} is {status}"
     raise ValueError(f"unknown move {move!r}")
 
 
@@ -178,8 +184,52 @@ def block(store: Store, task_id: str, who: Who, *, error: str | None = None, fie
     return _move(store, task_id, Status.BLOCKED, who, error=error, fields=fields)
 
 
-def wait(store: Store, task_id: str, who: Who, *, fields: Fields = None) -> Task:
+def wait(store: Store, task_id: str, who: Who, *, question: str | None = None, fields: Fields = None) -> Task:
+    """The task needs a person: ``question`` says what for (the dashboard shows it on the card)."""
+    if question is not None:
+        fields = {**(fields or {}), "question": checked_text(question, "question", "say what the person should decide or do")}
     return _move(store, task_id, Status.WAITING, who, fields=fields)
+
+
+def checked_text(text: str, what: str, hint: str) -> str:
+    """A question or an answer as stored: trimmed, not empty, not endless."""
+    text = text.strip()
+    if not text:
+        raise BoardError(f"the {what} is empty: {hint}")
+    if len(text) > MAX_QUESTION:
+        raise BoardError(f"the {what} is {len(text):,} characters; at most {MAX_QUESTION:,}")
+    return text
+
+
+def answer(store: Store, task_id: str, text: str, who: Who, *, requeue: bool = False, lease_seconds: float | None = None) -> Task:
+    """A person answers a waiting task. The answer is stored on the task (and so in history),
+    and the task goes back to its owner, in progress under a fresh lease, as ``resume`` does;
+    to the queue when ``requeue`` is asked, when it has no owner, or when its owner is an
+    agent that has stopped, so another agent takes it with the answer in hand."""
+    text = checked_text(text, "answer", "say what the agent should do")
+    task = store.get(task_id)
+    _refuse("answer", task)
+    if requeue or not task.owner or owner_is_gone(store, task.owner):
+        return _move(store, task_id, Status.PENDING, who, reason="answered", fields={"answer": text})
+    owner = task.owner
+    lease = None if owner == who.name else (lease_seconds or board_lease_seconds(store))
+    return _move(store, task_id, Status.IN_PROGRESS, who, reason="answered", owner=owner, lease_seconds=lease, fields={"answer": text})
+
+
+def owner_is_gone(store: Store, owner: str) -> bool:
+    """Is ``owner`` a registered agent that stopped or went silent? (A person, or an agent board
+    has no record of, is taken to be there.)"""
+    from board.agents import AgentState, agent_state, read_agent
+
+    record = read_agent(store.state_dir, owner)
+    if record is None:
+        return False
+    try:
+        settings = load_settings(store.state_dir)
+        stale_after = timedelta(seconds=settings.lease.seconds * settings.coordinator.stale_after_leases)
+    except BoardError:
+        stale_after = timedelta(seconds=DEFAULT_LEASE_SECONDS)
+    return agent_state(record, store.clock(), stale_after) == AgentState.STALE
 
 
 def assign(store: Store, task_id: str, agent: str, who: Who, *, lease_seconds: float | None = None) -> Task:
@@ -212,7 +262,7 @@ def move_to(
         Status.IN_PROGRESS: lambda: start(store, task_id, who, owner=owner, lease_seconds=lease_seconds, fields=fields),
         Status.PAUSED: lambda: pause(store, task_id, who, fields=fields),
         Status.BLOCKED: lambda: block(store, task_id, who, error=error, fields=fields),
-        Status.WAITING: lambda: wait(store, task_id, who, fields=fields),
+        Status.WAITING: lambda: wait(store, task_id, who, question=(fields or {}).get("question"), fields={k: v for k, v in (fields or {}).items() if k != "question"}),
         Status.COMPLETED: lambda: complete(store, task_id, who, fields=fields),
         Status.FAILED: lambda: fail(store, task_id, who, error=error, fields=fields),
         Status.CANCELLED: lambda: cancel(store, task_id, who, fields=fields),

@@ -54,10 +54,14 @@ class AlertSettings(_Section):
     reclaim_window_leases: float = Field(2.0, gt=0)
     #: Default life of a file reservation (seed 004: five minutes).
     reservation_ttl_seconds: float = Field(300.0, ge=1, le=86400)
+    #: A task waiting for a person this long raises its ``human.waiting`` alert to an error.
+    waiting_error_seconds: float = Field(1800.0, gt=0)
 
 
 class UiSettings(_Section):
     theme: str | None = None
+    #: Ring the terminal bell when a task starts waiting for a person.
+    bell: bool = False
 
 
 class BoardSettings(_Section):

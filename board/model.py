@@ -171,6 +171,10 @@ class Task(_Document):
     error: str | None = None
     #: Set when a policy (not a person or the agent) chose the current status.
     policy: PolicyMark | None = None
+    #: What the task, in ``waiting``, asks a person; the person's answer; when it was asked.
+    question: str | None = None
+    answer: str | None = None
+    asked_at: datetime | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     #: The file wrote its ids as JSON integers (seed 001 does): written back the same way, so
     #: code that compares ``1 in task["blockedBy"]`` keeps working. Not a field of the file.

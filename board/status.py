@@ -25,7 +25,8 @@ TRANSITIONS: dict[Status, frozenset[Status]] = {
     ),
     Status.BLOCKED: frozenset({Status.IN_PROGRESS, Status.PENDING, Status.CANCELLED}),
     Status.PAUSED: frozenset({Status.IN_PROGRESS, Status.PENDING, Status.CANCELLED}),
-    Status.WAITING: frozenset({Status.IN_PROGRESS, Status.FAILED, Status.CANCELLED}),
+    # waiting -> pending: answered, and its owner is gone, so it goes back to the queue.
+    Status.WAITING: frozenset({Status.IN_PROGRESS, Status.PENDING, Status.FAILED, Status.CANCELLED}),
     Status.FAILED: frozenset({Status.PENDING}),
     Status.CANCELLED: frozenset({Status.PENDING}),
     Status.COMPLETED: frozenset(),

@@ -82,10 +82,11 @@ WORK = [
     ("18", "dave", 21, 4, "failed", 70, "load tests time out: the token bucket is shared across workers"),
     ("17", "carol", 5, 0, "blocked", 20, "pricing rules are not decided yet"),
     ("19", "erin", 6, 0, "paused", 35, None),
-    ("20", "dave", 4, 0, "waiting", 50, None),
     ("7", "alice", 21, 2, "in_progress", 60, None),
     ("11", "bob", 9, 1, "in_progress", 45, None),
     ("8", "carol", 3, 0, "in_progress", 25, None),
+    # Asked last, so the question is fresh when the board opens (and its alert an info, not late).
+    ("20", "dave", 4, 0, "waiting", 50, "Which paths should the probes check: /healthz and /readyz, or the ops team's /status?"),
 ]
 
 TOOLS = ["Read", "Grep", "Edit", "Bash", "Edit", "Read", "Bash", "Write"]
@@ -116,10 +117,9 @@ def build(target: Path) -> None:
         store.update(task_id, progress=progress, actor=agent, token=token)
         if final == "in_progress":
             continue
-        store.set_status(task_id, final, actor=agent, token=token, error=note if final == "failed" else None)
-        if final in ("blocked", "waiting") and note:
+        store.set_status(task_id, final, actor=agent, token=token, error=note if final == "failed" else None, fields={"question": note} if final == "waiting" else None)
+        if final == "blocked" and note:
             store.update(task_id, error=None, metadata={"reason": note}, actor=agent)
-    store.update("20", metadata={"reason": "confirm the probe paths with the ops team"}, actor="dave")
     store.set_status("29", "cancelled", actor="human", reason="the last CSV customer moved to the API")
     now = clock()
     for name, task, minutes_ago in [("alice", "7", 0), ("bob", "11", 0), ("carol", "8", 1), ("dave", "20", 3), ("erin", None, 45)]:

@@ -484,21 +484,33 @@ def detect_failing_agents(tasks: Mapping[str, Task], failing_after: int) -> list
     return alerts
 
 
-def detect_waiting(tasks: Mapping[str, Task]) -> list[Alert]:
-    """``human.waiting``: a task waits for a person or an external event."""
-    return [
-        Alert(
-            key=f"human.waiting:{task.id}",
-            kind="human.waiting",
-            severity=Severity.INFO,
-            message=one_line(f"#{task.id} is waiting for you: {task.active_form or task.subject}"),
-            action=f"answer #{task.id}, then resume it (board task update {task.id} --status in_progress)",
-            tasks=(task.id,),
-            agents=(task.owner,) if task.owner else (),
+def detect_waiting(tasks: Mapping[str, Task], now: datetime, escalate_after: timedelta) -> list[Alert]:
+    """``human.waiting``: a task waits for a person; an error once it has waited ``escalate_after``."""
+    alerts = []
+    for task in active_tasks(tasks):
+        if task.status != Status.WAITING:
+            continue
+        since = task.asked_at or task.updated_at
+        waited = now - since if since else timedelta(0)
+        late = waited >= escalate_after
+        asks = task.question or task.active_form or task.subject
+        alerts.append(
+            Alert(
+                key=f"human.waiting:{task.id}",
+                kind="human.waiting",
+                severity=Severity.ERROR if late else Severity.INFO,
+                message=one_line(f"#{task.id} needs you{' for ' + _duration(waited) if late else ''}: {asks}"),
+                action=f"answer it: board answer {task.id} \"...\" (or w on the dashboard); it goes back to {task.owner or 'the queue'}",
+                tasks=(task.id,),
+                agents=(task.owner,) if task.owner else (),
+            )
         )
-        for task in active_tasks(tasks)
-        if task.status == Status.WAITING
-    ]
+    return alerts
+
+
+def _duration(span: timedelta) -> str:
+    minutes = int(span.total_seconds() // 60)
+    return f"{minutes} min" if minutes < 120 else f"{minutes // 60} h"
 
 
 def detect_cancelled_blockers(tasks: Mapping[str, Task]) -> list[Alert]:

@@ -105,7 +105,7 @@ def detect_all(inputs: AlertInputs, *, now: datetime, settings: BoardSettings) -
         *detect_graph_problems(inputs.graph_problems, inputs.task_files),
         *detect_invalid_files(inputs.invalid),
         *detect_failing_agents(tasks, settings.alerts.failing_after),
-        *detect_waiting(tasks),
+        *detect_waiting(tasks, now, timedelta(seconds=settings.alerts.waiting_error_seconds)),
         *detect_cancelled_blockers(inputs.tasks),
     ]
     unique: dict[str, Alert] = {}

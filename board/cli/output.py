@@ -10,6 +10,7 @@ from typing import Any
 from board.graph import TaskGraph
 from board.model import Task, task_to_dict
 from board.status import Status
+from board.text import shortened
 
 PROMPT_MARKERS = {
     Status.PENDING: "[ ]",
@@ -93,6 +94,10 @@ def prompt(tasks: list[Task], graph: TaskGraph) -> str:
         if notes:
             line += " (" + ", ".join(notes) + ")"
         lines.append(line)
+        if task.status == Status.WAITING and task.question:
+            lines.append(f"    asks: {shortened(' '.join(task.question.split()), 200)}")
+        elif task.answer and task.status == Status.IN_PROGRESS:
+            lines.append(f"    answered: {shortened(' '.join(task.answer.split()), 200)}")
     lines.append(progress_line(tasks, graph))
     return "\n".join(lines)
 

@@ -108,6 +108,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     update.add_argument("--active-form", help="what an agent shows while doing it")
     update.add_argument("--priority", choices=[p.value for p in Priority], help="a new priority")
     update.add_argument("--error", help="why it failed (with --status failed)")
+    update.add_argument("--question", help="what a person must decide or do (with --status waiting; the dashboard shows it)")
     update.add_argument("--files", nargs="+", metavar="PATH", help="replace the files it will change")
     update.add_argument("--label", dest="labels", action="append", type=label, default=[], metavar="LABEL", help="add a label (repeat for more)")
     update.add_argument("--remove-label", dest="drop_labels", action="append", type=label, default=[], metavar="LABEL", help="remove a label (repeat for more)")
@@ -135,6 +136,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     show = add_command(task_commands, "show", "show one task")
     show.add_argument("id", type=task_id, help="the task to show")
     show.set_defaults(handler=cmd_show)
+
+    answer = add_command(commands, "answer", "answer a task that waits for a person; it goes back to its owner (or to the queue)")
+    answer.add_argument("id", type=task_id, help="the waiting task")
+    answer.add_argument("text", help="the answer, as the agent will read it")
+    answer.add_argument("--requeue", action="store_true", help="put it back in the queue for any agent instead of its owner")
+    answer.set_defaults(handler=cmd_answer)
 
     delete = add_command(task_commands, "delete", "move a task to the archive; 'task restore' brings it back (refused while other tasks depend on it)")
     delete.add_argument("id", type=task_id, help="the task to archive")
@@ -208,6 +215,10 @@ def _update(store: Store, args: argparse.Namespace) -> None:
     }
     if args.error is not None and args.status not in ("failed", "blocked"):
         fields["error"] = args.error
+    if args.question is not None:
+        if args.status != Status.WAITING and store.get(args.id).status != Status.WAITING:
+            raise BoardError("a question is for a person while the task waits: pass it with --status waiting")
+        fields["question"] = actions.checked_text(args.question, "question", "say what the person should decide or do")
     if args.labels or args.drop_labels:
         current = store.get(args.id).labels
         missing = [name for name in args.drop_labels if name not in current]
@@ -233,6 +244,18 @@ def _update(store: Store, args: argparse.Namespace) -> None:
         store.remove_dependency(dependent, blocker, actor=acting.name)
     if edges:
         store.link(edges, actor=acting.name)
+
+
+def cmd_answer(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    task = actions.answer(store, args.id, args.text, who(args, args.id), requeue=args.requeue)
+    if args.json:
+        print_json(task_json(task, store.graph))
+    elif task.status == Status.PENDING:
+        print(f"#{task.id} answered; back in the queue")
+    else:
+        print(f"#{task.id} answered; back to {task.owner}")
+    return 0
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
@@ -345,6 +368,10 @@ def cmd_show(args: argparse.Namespace) -> int:
         lines.append(f"  lease      {task.lease.owner} token {task.lease.token} until {task.lease.expires_at.isoformat()}")
     if task.error:
         lines.append(f"  error      {task.error}")
+    if task.question:
+        lines.append(f"  question   {task.question}" + (f" (asked {task.asked_at.isoformat()})" if task.asked_at else ""))
+    if task.answer:
+        lines.append(f"  answer     {task.answer}")
     if task.description:
         lines += ["", task.description]
     print("\n".join(lines))

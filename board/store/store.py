@@ -724,7 +724,7 @@ class Store:
             return self.graph.tasks[task_id]
 
     #: Plain fields ``update`` (and a status move, in the same write) may set.
-    PLAIN_FIELDS = frozenset({"subject", "description", "active_form", "owner", "priority", "parent", "files", "labels", "progress", "error", "metadata"})
+    PLAIN_FIELDS = frozenset({"subject", "description", "active_form", "owner", "priority", "parent", "files", "labels", "progress", "error", "metadata", "question", "answer"})
 
     def update(self, task_id: str, *, actor: str | None = None, expected_version: int | Seen | None = None, token: int | None = None, force: bool = False, **fields: Any) -> Task:
         """Change plain fields (subject, description, owner, priority, progress, files, metadata...)."""
@@ -847,6 +847,9 @@ class Store:
             task.started_at = None  # the next start is a new one: its age counts from then
         elif target == Status.FAILED:
             task.error = error or task.error or "failed"
+        if target == Status.WAITING:
+            task.asked_at = now
+            task.answer = None  # a new question; the last one's answer is in history
 
     # -- deleting -----------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ from textual.binding import Binding
 from textual.command import Hit, Hits, Provider
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.widgets import ContentSwitcher, Footer
+from textual.widgets import ContentSwitcher
 
 from board import actions
 from board.agents import AgentRecord, list_agents
@@ -41,6 +41,7 @@ from board.ui.themes import DEFAULT_THEME, load_themes, remember_theme, remember
 from board.ui.widgets.agents_panel import AgentsPanel
 from board.ui.widgets.alerts_panel import AlertsPanel
 from board.ui.widgets.board_header import BoardHeader
+from board.ui.widgets.key_footer import KeyFooter
 from board.ui.widgets.graph_view import GraphView
 from board.ui.widgets.kanban import KanbanBoard
 from board.watch import BoardWatcher
@@ -107,6 +108,7 @@ class BoardApp(App[None]):
     | arrows / hjkl | move between cards (graph: between waves and nodes) |
     | enter | details of the selected task |
     | s / p / r / c / a | start, pause-resume, retry (back to the queue), cancel, assign |
+    | w | answer a task that waits for you (it goes back to its owner) |
     | u | undo the status a policy set |
     | / | filter | g | kanban / graph | t | next theme | ? | help | q | quit |
     | e | into the alerts panel; there enter selects the alert's task, escape goes back |
@@ -123,6 +125,8 @@ class BoardApp(App[None]):
         Binding("u", "undo_policy", "Undo policy", show=False, id="task.undo_policy", tooltip="take back a status a policy set"),
         Binding("c", "cancel", "Cancel", id="task.cancel"),
         Binding("a", "assign", "Assign", id="task.assign"),
+        # Shown in the footer only while the selected task waits for a person (check_action).
+        Binding("w", "answer", "Answer", id="task.answer", tooltip="answer the question of a task that waits for you"),
         Binding("slash", "filter", "Filter", id="view.filter"),
         Binding("g", "toggle_view", "Graph/kanban", id="view.toggle"),
         Binding("e", "alerts", "Alerts", id="view.alerts"),
@@ -134,7 +138,7 @@ class BoardApp(App[None]):
         Binding("escape", "clear_filter", "Clear filter", show=False, id="view.clear_filter"),
     ]
     #: Actions that write to the board, disabled with --readonly.
-    WRITE_ACTIONS = frozenset({"start", "pause", "retry", "cancel", "assign", "undo_policy"})
+    WRITE_ACTIONS = frozenset({"start", "pause", "retry", "cancel", "assign", "undo_policy", "answer"})
 
     def __init__(
         self,
@@ -218,7 +222,7 @@ class BoardApp(App[None]):
             with Vertical(id="side"):
                 yield AgentsPanel(self.now, id="agents")
                 yield AlertsPanel(id="alerts")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.kanban = self.query_one(KanbanBoard)
@@ -406,6 +410,7 @@ class BoardApp(App[None]):
         changed: set[str] = set()
         edges_changed = False
         parents: set[str] = set()
+        asking: list[Task] = []
         for task in tasks:
             if observed is not None and self._observed.get(task.id, 0) > observed:
                 continue  # a stale read never replaces a newer one
@@ -418,6 +423,8 @@ class BoardApp(App[None]):
                 edges_changed = True
             if current is not None and current.parent:
                 parents.add(current.parent)
+            if task.status == Status.WAITING and (current is None or current.status != Status.WAITING or current.question != task.question):
+                asking.append(task)
             self.graph.put(task)
             changed.add(task.id)
         for task_id in removed:
@@ -456,6 +463,9 @@ class BoardApp(App[None]):
             self._reselect_if_gone(before)
         if self.loaded:
             self._announce_if_done()
+            self._announce_questions(asking)
+        if self.view.selected in changed:
+            self.refresh_bindings()
         for screen in self.screen_stack:
             refresh = getattr(screen, "board_changed", None)
             if refresh is not None:
@@ -503,6 +513,14 @@ class BoardApp(App[None]):
         self.header_bar.show_alert_counts(severity_counts(self.alerts))
         self.header_bar.title_text = printable(self.workspace.name or str(self.workspace))
         self.header_bar.detail_text = " · ".join(parts) + " "
+
+    def _announce_questions(self, asking: list[Task]) -> None:
+        """A task started waiting for a person: say what it asks (and ring, if board.toml says so)."""
+        for task in asking[:3]:
+            asks = printable(" ".join((task.question or "it did not say what it needs").split()))
+            self.notify(f"{asks}\nselect it and press w to answer", title=f"#{task.id} needs you", severity="warning", timeout=15, markup=False)
+        if asking and self.settings.ui.bell:
+            self.bell()
 
     def _announce_if_done(self) -> None:
         counts = self.lanes.counts
@@ -576,6 +594,7 @@ class BoardApp(App[None]):
             self.kanban.refresh_tasks({t for t in (previous, task_id) if t})
             self._refresh_relations()
             self.graph_view.selection_changed(previous, task_id)
+        self.refresh_bindings()  # "w Answer" shows only on a waiting task
 
     def jump_to(self, task_id: str) -> None:
         """Select a task wherever it is (clearing a filter or showing cancelled if needed)."""
@@ -607,6 +626,10 @@ class BoardApp(App[None]):
             self.notify("select a task first", severity="warning")
             return
         self.push_screen(DetailScreen(task.id))
+
+    @property
+    def showing_graph(self) -> bool:
+        return self.query_one(ContentSwitcher).current == "graph"
 
     def action_toggle_view(self) -> None:
         switcher = self.query_one(ContentSwitcher)
@@ -672,7 +695,7 @@ class BoardApp(App[None]):
         narrow = width < PANELS_MIN_WIDTH
         if self._panels_hidden_by_user is None:
             self.query_one("#side").set_class(narrow, "hidden")
-        self.query_one(Footer).compact = narrow
+        self.query_one(KeyFooter).compact = narrow
 
     def action_filter(self) -> None:
         from board.ui.screens.filter import FilterScreen
@@ -717,6 +740,9 @@ class BoardApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if self.readonly and action in self.WRITE_ACTIONS:
             return False
+        if action == "answer":
+            task = self.selected_task
+            return task is not None and task.status == Status.WAITING
         return True
 
     def palette_actions(self) -> list[tuple[str, Callable[[], object], str]]:
@@ -819,8 +845,26 @@ class BoardApp(App[None]):
 
         self.push_screen(AssignScreen(task.id, self.agents, self.now()), chosen)
 
+    def action_answer(self) -> None:
+        from board.ui.screens.answer import AnswerScreen
+
+        task = self._target()
+        if task is None or self._refused("answer", task):
+            return
+
+        def answered(text: str | None) -> None:
+            if text:
+                seconds = self.settings.lease.seconds
+                self._act(task, "answer", lambda store, who: actions.answer(store, task.id, text, who, lease_seconds=seconds))
+
+        self.push_screen(AnswerScreen(task), answered)
+
     def _refused(self, move: str, task: Task) -> bool:
         """Say why ``move`` cannot be made on ``task``, if it cannot (no dialog opens then)."""
+        if task.status == Status.WAITING and move in ("start", "resume", "pause", "requeue"):
+            goes_to = f"back to {task.owner}" if task.owner else "back to the queue"
+            self.notify(printable(f"#{task.id} waits for your answer: press w to answer it (it goes {goes_to}), or c to cancel it"), title="Needs you", severity="warning", timeout=8, markup=False)
+            return True
         why = actions.refusal(move, task)
         if why is not None:
             self._refuse(why)

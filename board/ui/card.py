@@ -22,6 +22,11 @@ from board.text import printable
 CARD_HEIGHT = 4
 
 PRIORITY_MARK = {Priority.CRITICAL: "‼", Priority.HIGH: "!", Priority.MEDIUM: "·", Priority.LOW: "↓"}
+#: Each display state as a symbol, so a reader without colour can tell them apart (graph view).
+STATE_SYMBOLS = {
+    "waiting-deps": "◌", "ready": "○", "in_progress": "▶", "waiting": "?", "paused": "‖",
+    "blocked": "⊘", "failed": "✗", "completed": "✓", "cancelled": "–",
+}
 BADGES = {Status.PAUSED: "PAUSED", Status.WAITING: "NEEDS YOU", Status.BLOCKED: "BLOCKED", Status.FAILED: "FAILED", Status.CANCELLED: "CANCELLED"}
 
 
@@ -106,6 +111,8 @@ def card_lines(task: Task, view: CardView, width: int, styles: Mapping[str, Styl
         head.append(f" ⚠{count if count > 1 else ''}", styles[f"alert-{severity}"])
     badge = BADGES.get(task.status)
     if badge:
+        if task.status == Status.WAITING and not alert_badge:
+            badge = "⚠ " + badge  # the alert badge, when shown, already flags it
         head.append(f" {badge}", status_style + Style(bold=True))
     if by_policy(task):
         head.append("⚙", status_style + Style(bold=True))  # a policy chose this status (u undoes it)
@@ -133,6 +140,12 @@ def card_lines(task: Task, view: CardView, width: int, styles: Mapping[str, Styl
         if subject.cell_len + tags.cell_len <= width:
             subject.append_text(tags)
     subject.truncate(width, overflow="ellipsis", pad=True)
+
+    if task.status == Status.WAITING:
+        # What the person is asked matters more here than the progress bar.
+        foot = Text("? " + printable(" ".join((task.question or "needs you").split())), styles["waiting"], no_wrap=True, overflow="ellipsis")
+        foot.truncate(width, overflow="ellipsis", pad=True)
+        return [head, subject, foot]
 
     foot = Text(no_wrap=True)
     progress = view.graph.progress(task)

@@ -15,6 +15,7 @@ from board.alerts.detectors import (
     detect_write_conflicts,
     held_files,
 )
+from board.alerts import Severity
 from board.gitstate import GitState
 from board.model import Task
 from board.reservations import Reservation
@@ -103,8 +104,18 @@ def test_reclaim_alert_ends_with_the_window_or_a_new_claim() -> None:
 
 def test_alert_messages_stay_one_line_whatever_the_task_says() -> None:
     tasks = board_of(Task(id="1", subject="waiting", status="waiting", owner="alice", active_form="line one\nline two [b]x[/b]"))
-    [alert] = detect_waiting(tasks)
+    [alert] = detect_waiting(tasks, NOW, timedelta(minutes=30))
     assert "\n" not in alert.message and "[b]x[/b]" in alert.message
+
+
+def test_a_waiting_task_shows_its_question_and_escalates_to_an_error_once_it_has_waited_too_long() -> None:
+    asked = Task(id="5", subject="Pick a database", status="waiting", owner="alice", question="Postgres\nor SQLite?", asked_at=NOW - timedelta(minutes=29))
+    [alert] = detect_waiting(board_of(asked), NOW, timedelta(minutes=30))
+    assert alert.severity == Severity.INFO and alert.message == "#5 needs you: Postgres or SQLite?"
+    assert "board answer 5" in alert.action and "alice" in alert.action
+    [late] = detect_waiting(board_of(asked), NOW + timedelta(minutes=1), timedelta(minutes=30))
+    assert late.severity == Severity.ERROR and late.message == "#5 needs you for 30 min: Postgres or SQLite?"
+    assert late.key == alert.key  # the same alert, raised: notified once as a new error
 
 
 def test_drift_alerts_are_kept_when_git_times_out(repos: Repos, tmp_path: Path) -> None:

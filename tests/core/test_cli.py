@@ -374,3 +374,39 @@ def test_json_is_refused_plainly_where_a_command_prints_a_live_log_or_a_screen(t
     refused = board(three, "--json", *args)
     assert refused.returncode == 2 and "--json" in refused.stderr and len(refused.stderr.splitlines()) == 1, refused.stderr
     assert snapshot(three) == before
+
+
+def test_a_question_and_its_answer_from_the_command_line(three: Path) -> None:
+    assert board(three, "task", "update", "1", "--status", "in_progress", "--owner", "me").returncode == 0
+    before = snapshot(three)
+    for args, expected in (
+        (["task", "update", "1", "--question", "Which engine?"], "pass it with --status waiting"),
+        (["task", "update", "1", "--status", "waiting", "--question", "   "], "the question is empty"),
+        (["answer", "1", "Postgres"], "only a waiting task can be answered; task 1 is in_progress"),
+    ):
+        refused = board(three, *args)
+        assert refused.returncode == 2 and expected in refused.stderr, (args, refused.stderr)
+    assert snapshot(three) == before
+
+    assert board(three, "task", "update", "1", "--status", "waiting", "--question", "Which engine?").returncode == 0
+    waiting = task_file(three, "1")
+    assert (waiting["status"], waiting["question"], waiting["answer"], waiting["owner"]) == ("waiting", "Which engine?", None, "me")
+    assert waiting["askedAt"]
+    assert "asks: Which engine?" in board(three, "task", "list", "--format", "prompt").stdout
+    assert "question   Which engine?" in board(three, "task", "show", "1").stdout
+    refused = board(three, "task", "update", "1", "--status", "pending")
+    assert refused.returncode == 2 and "board answer 1" in refused.stderr  # it says how, instead of a dance
+
+    answered = board(three, "answer", "1", "Postgres, SQLite in tests")
+    assert answered.returncode == 0 and answered.stdout.strip() == "#1 answered; back to me"
+    task = task_file(three, "1")
+    assert (task["status"], task["owner"], task["answer"], task["question"]) == ("in_progress", "me", "Postgres, SQLite in tests", "Which engine?")
+    assert "answered: Postgres, SQLite in tests" in board(three, "task", "list", "--format", "prompt").stdout
+
+    # Asked again: the new question clears the old answer (history keeps it); --requeue gives it to any agent.
+    assert board(three, "task", "update", "1", "--status", "waiting", "--question", "Which version?", "--force").returncode == 0  # "me" holds a lease now
+    assert task_file(three, "1")["answer"] is None
+    assert board(three, "--json", "answer", "1", "15", "--requeue").returncode == 0
+    task = task_file(three, "1")
+    assert (task["status"], task["owner"], task["answer"]) == ("pending", "", "15")
+    assert [r["op"] for r in __import__("tests.disk", fromlist=["history"]).history(three) if r["task"] == "1"][-1] == "status:pending (answered)"

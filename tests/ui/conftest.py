@@ -12,7 +12,7 @@ from textual.pilot import Pilot
 from board.ui.app import BoardApp
 
 #: Just after the sample board's last write: alice and bob heartbeat 20 s ago, the rest are stale.
-FIXED_NOW = datetime(2026, 11, 20, 23, 37, 20, tzinfo=UTC)
+FIXED_NOW = datetime(2026, 11, 20, 23, 35, 20, tzinfo=UTC)
 
 
 @pytest.fixture(autouse=True)

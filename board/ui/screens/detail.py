@@ -14,12 +14,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Markdown, OptionList, Static
+from textual.widgets import Markdown, OptionList, Static
 from textual.widgets.option_list import Option
 
 from board.model import Task, by_policy
+from board.status import Status
 from board.ui.card import format_age, progress_bar
 from board.ui.lanes import display_state
+from board.ui.widgets.key_footer import KeyFooter
 from board.ui.widgets.alerts_panel import SEVERITY_MARK
 from board.text import printable
 
@@ -40,12 +42,15 @@ class DetailScreen(Screen[None]):
     """| key | action |
     |---|---|
     | escape / q | back to the board |
+    | g | back to the board, in the graph view |
     | enter on a dependency | show that task |
     | s p r c a | act on this task, as on the board |
     """
 
     BINDINGS = [
         Binding("escape,q", "back", "Back", id="detail.back"),
+        # Overrides the board's g, which would switch the view hidden under this screen.
+        Binding("g", "show_in_graph", "Graph", id="detail.graph", tooltip="back to the board, in the graph view, on this task"),
         Binding("tab", "focus_next", "Next pane", show=False, id="detail.next"),
     ]
 
@@ -68,7 +73,7 @@ class DetailScreen(Screen[None]):
             with Vertical(id="detail-side"):
                 yield OptionList(id="detail-deps")
                 yield Static(id="detail-toolcalls")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.show_task(self.task_id)
@@ -127,6 +132,8 @@ class DetailScreen(Screen[None]):
              + (f"; last {calls.last_tool} {_when(calls.last_at, now)}" if calls.last_tool else "")),
             ("lease", f"{printable(task.lease.owner)}, token {task.lease.token}, expires {_when(task.lease.expires_at, now)}" if task.lease else "—"),
             ("error", printable(task.error or "", multiline=True) or "—"),
+            *([("question", printable(task.question, multiline=True) + (f"  (asked {_when(task.asked_at, now)}; w answers)" if task.status == Status.WAITING else ""))] if task.question else []),
+            *([("answer", printable(task.answer, multiline=True))] if task.answer else []),
             ("policy", _policy_line(task, now)),
             ("parent", f"#{task.parent}" if task.parent else "—"),
             ("children", ", ".join(f"#{c.id}" for c in app.graph.children(task.id)) or "—"),
@@ -280,6 +287,13 @@ class DetailScreen(Screen[None]):
         self.app.pop_screen()
         board = self.board_app
         board.kanban.reveal_selection()
+
+    def action_show_in_graph(self) -> None:
+        board = self.board_app
+        self.app.pop_screen()
+        if not board.showing_graph:
+            board.action_toggle_view()
+        board.graph_view.reveal_selection()
 
 
 def _policy_line(task: Task, now: datetime) -> str:

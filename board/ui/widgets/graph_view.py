@@ -1,4 +1,4 @@
-"""The DAG, left to right by wave: nodes coloured by status, the critical path marked (★)."""
+"""The DAG, left to right by wave: nodes marked and coloured by status, the critical path marked (★)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,13 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from board.graph import TaskGraph
-from board.ui.card import STYLE_NAMES, CardView, component_class
+from board.ui.card import STATE_SYMBOLS, STYLE_NAMES, CardView, component_class
 from board.ui.graph_layout import NODE_WIDTH, GraphLayout, layout_graph
 from board.ui.widgets.component_styles import component_styles
 from board.text import printable
+
+#: What the symbols before each node mean (the view's border shows it).
+LEGEND = "✓ done ▶ running ○ ready ◌ on deps ? needs you ‖ paused ⊘ blocked ✗ failed ★ critical path"
 
 
 #: Up to this many tasks, any change relayouts the graph (up to ~0.2 s); above, only new edges do.
@@ -60,7 +63,7 @@ class GraphView(ScrollView, can_focus=True):
         self._rows: LRUCache[int, Text] = LRUCache(512)
         self._styles: dict[str, Style] | None = None
         self.border_title = "Dependencies by wave"
-        self.border_subtitle = "★ critical path"
+        self.border_subtitle = LEGEND
         #: Which tasks to show (the kanban's filter); None shows all.
         self.visible_ids: Callable[[], set[str]] | None = None
 
@@ -187,10 +190,10 @@ class GraphView(ScrollView, can_focus=True):
             # On the selection's background the label takes the plain foreground: a status
             # colour can be the very colour of that background.
             state_style = Style(color=self.rich_style.color)
-        mark = "★" if task_id in self.graph_layout.critical else "■"
         text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(mark, styles["critical-path"] if mark == "★" else styles.get(state, Style()))
-        text.append(f" #{task_id} ", state_style + Style(bold=True))
+        text.append(STATE_SYMBOLS.get(state, "■"), styles.get(state, Style()) + Style(bold=True))
+        text.append("★" if task_id in self.graph_layout.critical else " ", styles["critical-path"])
+        text.append(f"#{task_id} ", state_style + Style(bold=True))
         badge = self.view.badge(task_id)
         if badge:
             text.append("⚠ ", styles[f"alert-{badge[0]}"])

@@ -1,0 +1,44 @@
+"""Answer a task that waits for a person: its question above, the answer typed below."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label
+
+from board.model import Task
+from board.text import printable
+
+
+class AnswerScreen(ModalScreen[str | None]):
+    """Enter sends the answer (the task goes back to its owner), escape leaves the task waiting."""
+
+    BINDINGS = [Binding("escape", "dismiss(None)", "Leave it waiting", id="answer.cancel")]
+
+    def __init__(self, task: Task) -> None:
+        super().__init__()
+        self.asking = task
+
+    def compose(self) -> ComposeResult:
+        task = self.asking
+        goes_to = f"back to {printable(task.owner)}" if task.owner else "back to the queue"
+        with Vertical(id="dialog"):
+            yield Label(Text(f"#{task.id} {printable(task.subject)}"), id="question")
+            yield Label(Text(printable(task.question or "(it did not say what it needs)", multiline=True)), id="asked")
+            yield Input(placeholder="your answer", id="answer-input")
+            yield Label(Text(f"enter: answer, and it goes {goes_to} · escape: leave it waiting"), id="detail")
+
+    def on_mount(self) -> None:
+        field = self.query_one(Input)
+        field.cursor_blink = getattr(self.app, "live_clock", True)
+        field.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if not event.value.strip():
+            self.query_one("#detail", Label).update("an empty answer tells the agent nothing: type one, or escape")
+            self.query_one("#detail", Label).add_class("problem")
+            return
+        self.dismiss(event.value)
