@@ -11,6 +11,8 @@ ALLOWED = {
     ("blocked", "in_progress"), ("blocked", "pending"), ("blocked", "cancelled"),
     ("paused", "in_progress"), ("paused", "pending"), ("paused", "cancelled"),
     ("waiting", "in_progress"), ("waiting", "failed"), ("waiting", "cancelled"),
+    # Beyond SPEC §3: an answered task whose agent is gone goes back to the queue (the answer move).
+    ("waiting", "pending"),
     ("failed", "pending"),
     ("cancelled", "pending"),
 }
