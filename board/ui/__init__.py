@@ -7,8 +7,9 @@ from pathlib import Path
 from board.errors import BoardError
 
 
-def run_dashboard(workspace: Path, *, readonly: bool = False) -> None:
-    """Open the live dashboard on ``workspace`` (a ``.tasks/`` board or a Claude Code list) until quit."""
+def run_dashboard(workspace: Path, *, readonly: bool = False, remember_choices: bool = True) -> None:
+    """Open the live dashboard on ``workspace`` (a ``.tasks/`` board or a Claude Code list) until
+    quit. ``remember_choices=False`` (the demo) leaves the user's config alone."""
     from board.store import detect_layout
 
     workspace = Path(workspace).expanduser().resolve()
@@ -16,4 +17,4 @@ def run_dashboard(workspace: Path, *, readonly: bool = False) -> None:
         raise BoardError(f"no board in {workspace}: run 'board init' there or pass a directory that has .tasks/")
     from board.ui.app import BoardApp
 
-    BoardApp(workspace, readonly=readonly).run()
+    BoardApp(workspace, readonly=readonly, remember_choices=remember_choices).run()

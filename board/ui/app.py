@@ -24,7 +24,7 @@ from textual.content import Content
 from textual.widgets import ContentSwitcher
 
 from board import actions
-from board.agents import AgentRecord, list_agents
+from board.agents import AgentRecord, AgentState, agent_state, list_agents
 from board.config import BoardSettings, load_settings
 from board.errors import BoardError, os_error_line
 from board.graph import TaskGraph
@@ -33,7 +33,7 @@ from board.status import Status
 from board.store import Store, detect_layout
 from board.alerts import Alert, Severity, alerts_by_task, read_alerts
 from board.ui.board_alerts import StoreSnapshot, alerts_document_key, coordinator_holds_lock, evaluate_without_git, severity_counts, stat_stamp
-from board.ui.card import CardView
+from board.ui.card import CardView, format_age
 from board.ui.lanes import Lane, Lanes, display_state
 from board.ui.messages import AgentsChanged, AlertsChanged, BoardChanged, TaskLogChanged
 from board.ui.task_filter import TaskQuery
@@ -54,6 +54,8 @@ LOAD_CHUNK = 4000
 HUMAN_ACTOR = "human"
 #: Below this width the agents and alerts panels start hidden, so the five columns stay legible.
 PANELS_MIN_WIDTH = 130
+#: How long a card moved from under the cursor stays highlighted where it went.
+FLASH_SECONDS = 1.5
 #: How often ages and heartbeats on screen are brought up to date.
 CLOCK_SECONDS = 1.0
 #: Alerts are re-checked this often without any file event (a coordinator started or stopped).
@@ -149,6 +151,7 @@ class BoardApp(App[None]):
         watch: bool = True,
         live_clock: bool = True,
         reconcile_seconds: float = 2.0,
+        remember_choices: bool = True,
     ) -> None:
         super().__init__()
         self.workspace = Path(workspace).resolve()
@@ -190,7 +193,11 @@ class BoardApp(App[None]):
         #: follow the terminal width).
         self._panels_hidden_by_user: bool | None = None
         self._board_themes: list[str] = []
+        self._theme_chosen = False
+        self.remember_choices = remember_choices
         self._selected_before_filter: str | None = None
+        #: Tasks this dashboard is writing (task id -> when): their moves keep the selection.
+        self._moves_made_here: dict[str, float] = {}
         self._register_themes()
 
     # -- setup --------------------------------------------------------------------------------
@@ -212,6 +219,7 @@ class BoardApp(App[None]):
         if wanted not in self.available_themes:
             wanted = DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
         self.theme = wanted
+        self._theme_chosen = True  # from here on a change of theme is the person's
 
     def compose(self) -> ComposeResult:
         yield BoardHeader(id="header")
@@ -461,6 +469,7 @@ class BoardApp(App[None]):
             self.graph_view.board_changed(structure=edges_changed, task_ids=affected)
             self._update_header()
             self._reselect_if_gone(before)
+            self._keep_cursor_in_place(before)
         if self.loaded:
             self._announce_if_done()
             self._announce_questions(asking)
@@ -471,6 +480,33 @@ class BoardApp(App[None]):
             if refresh is not None:
                 refresh(changed)
         return changed
+
+    def _keep_cursor_in_place(self, before: tuple[Lane, int] | None) -> None:
+        """Someone else moved the selected card to another lane: the cursor stays on the lane
+        and row where the person put it (as in k9s and lazygit), and the card flashes where it
+        went. A move the person made here keeps the card selected, so the next key acts on it."""
+        selected = self.view.selected
+        if before is None or selected is None:
+            return
+        after = self.lanes.lane_index(selected)
+        lane, row = before
+        if after is None or after[0] == lane:
+            return
+        made_here = self._moves_made_here.pop(selected, None)
+        if (made_here is not None and time.monotonic() - made_here < 30) or not self.lanes.ids[lane]:
+            return
+        self.select(self.lanes.ids[lane][min(row, len(self.lanes.ids[lane]) - 1)])
+        self._flash(selected)
+
+    def _flash(self, task_id: str) -> None:
+        self.view.flashing.add(task_id)
+        self.kanban.refresh_tasks({task_id})
+
+        def done() -> None:
+            self.view.flashing.discard(task_id)
+            self.kanban.refresh_tasks({task_id})
+
+        self.set_timer(FLASH_SECONDS, done)
 
     def _reselect_if_gone(self, before: tuple[Lane, int] | None = None) -> None:
         """The selected task left the view (filtered, hidden, deleted): select its neighbour."""
@@ -575,8 +611,7 @@ class BoardApp(App[None]):
 
     def on_agents_changed(self, message: AgentsChanged) -> None:
         self.agents = message.agents
-        stale = timedelta(seconds=self.settings.lease.seconds * self.settings.coordinator.stale_after_leases)
-        self.query_one(AgentsPanel).show_agents(message.agents, stale)
+        self.query_one(AgentsPanel).show_agents(message.agents, self._agent_stale_after())
 
     # -- selection ----------------------------------------------------------------------------
 
@@ -728,9 +763,14 @@ class BoardApp(App[None]):
     def action_next_theme(self) -> None:
         names = self._board_themes or sorted(self.available_themes)
         index = names.index(self.theme) if self.theme in names else -1
-        self.theme = names[(index + 1) % len(names)]
-        remember_theme(self.theme)
+        self.theme = names[(index + 1) % len(names)]  # remembered by watch_theme
         self.notify(f"theme: {self.theme}", timeout=2)
+
+    def watch_theme(self, name: str) -> None:
+        """A theme the person picks, with t or from the command palette, is the next start's
+        theme too, unless this dashboard is a demo's (a demo never writes the user's config)."""
+        if self._theme_chosen and self.remember_choices:
+            remember_theme(name)
 
     def action_help(self) -> None:
         from board.ui.screens.help import HelpScreen
@@ -838,12 +878,32 @@ class BoardApp(App[None]):
             self._refuse("no agents are registered in .tasks/agents/")
             return
 
-        def chosen(agent: str | None) -> None:
-            if agent:
-                seconds = self.settings.lease.seconds
-                self._act(task, f"assign to {agent}", lambda store, who: actions.assign(store, task.id, agent, who, lease_seconds=seconds))
+        from board.ui.screens.confirm import ConfirmScreen
 
-        self.push_screen(AssignScreen(task.id, self.agents, self.now()), chosen)
+        seconds = self.settings.lease.seconds
+        stale_after = self._agent_stale_after()
+
+        def assign(agent: str) -> None:
+            self._act(task, f"assign to {agent}", lambda store, who: actions.assign(store, task.id, agent, who, lease_seconds=seconds))
+
+        def chosen(agent: str | None) -> None:
+            record = next((a for a in self.agents if a.name == agent), None)
+            if agent is None or record is None:
+                return
+            if agent_state(record, self.now(), stale_after) != AgentState.STALE:
+                assign(agent)
+                return
+            how = "stopped" if record.stopped else f"has been silent for {format_age((self.now() - record.heartbeat_at).total_seconds())}"
+            detail = f"It will not pick the task up: its lease runs out after {seconds:g} s and the coordinator hands #{task.id} to another agent."
+            self.push_screen(
+                ConfirmScreen(printable(f"{agent} {how}. Assign #{task.id} to it anyway?"), detail, confirm_label="Assign anyway"),
+                lambda yes: assign(agent) if yes else None,
+            )
+
+        self.push_screen(AssignScreen(task.id, self.agents, self.now(), stale_after), chosen)
+
+    def _agent_stale_after(self) -> timedelta:
+        return timedelta(seconds=self.settings.lease.seconds * self.settings.coordinator.stale_after_leases)
 
     def action_answer(self) -> None:
         from board.ui.screens.answer import AnswerScreen
@@ -893,6 +953,7 @@ class BoardApp(App[None]):
     @work(thread=True, group="board-write")
     def write(self, task_id: str, what: str, operation: Callable[[Store], Task]) -> None:
         """Run one store write off the app thread; success shows at once, refusal as a notification."""
+        self._moves_made_here[task_id] = time.monotonic()
         try:
             with self.store_lock:
                 task = operation(self.store)

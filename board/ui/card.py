@@ -80,6 +80,8 @@ class CardView:
     states: Mapping[str, str] = field(default_factory=dict)
     #: Each task's alerts, worst first (``alerts_by_task``).
     alerts: Mapping[str, list[Alert]] = field(default_factory=dict)
+    #: Cards drawn highlighted for a moment: the selected card moved by someone else went there.
+    flashing: set[str] = field(default_factory=set)
 
     def badge(self, task_id: str, alerts: Mapping[str, list[Alert]] | None = None) -> tuple[Severity, int] | None:
         """The card's alert badge: worst severity and how many alerts name the task."""
@@ -175,7 +177,7 @@ STYLE_NAMES = (
     "id", "subject", "owner", "muted", "failures", "bar-empty", "blocker", "dependent",
     "selected", "related", "priority-critical", "priority-high", "priority-medium", "priority-low",
     "waiting-deps", "ready", "in_progress", "waiting", "paused", "blocked", "failed", "completed", "cancelled",
-    "critical-path", "edge", "alert-error", "alert-warning", "alert-info",
+    "critical-path", "edge", "alert-error", "alert-warning", "alert-info", "flash",
 )
 
 

@@ -157,6 +157,32 @@ async def test_assign_claims_for_the_chosen_agent(sample: Path) -> None:
         assert task["owner"] == "bob" and task["lease"]["owner"] == "bob"
 
 
+async def test_assign_marks_silent_agents_and_asks_before_handing_one_a_task(sample: Path) -> None:
+    app = make_app(sample)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        app.jump_to("27")
+        await pilot.press("a")
+        await pilot.pause()
+        listed = [str(app.screen.query_one("#agents-list").get_option_at_index(n).prompt) for n in range(5)]
+        assert [line.split()[0] for line in listed] == ["alice", "bob", "carol", "dave", "erin"]  # the live ones first
+        assert "heartbeat 20s ago" in listed[0] and "silent for 1m" in listed[2] and "silent for 45m" in listed[4]
+        await pilot.press("down", "down", "enter")  # carol: silent
+        await pilot.pause()
+        assert app.screen.__class__.__name__ == "ConfirmScreen"
+        assert "carol has been silent for 1m. Assign #27 to it anyway?" in str(app.screen.query_one("#question").render())
+        await pilot.press("n")
+        await pilot.pause()
+        assert on_disk(sample, "27")["status"] == "pending"
+        await pilot.press("a")
+        await pilot.pause()
+        await pilot.press("down", "down", "enter")
+        await pilot.pause()
+        await pilot.press("y")
+        await wait_for(pilot, lambda: on_disk(sample, "27")["status"] == "in_progress", message="assigned anyway")
+        assert on_disk(sample, "27")["owner"] == "carol"
+
+
 async def test_readonly_disables_every_action(sample: Path) -> None:
     before = {p.name: p.read_bytes() for p in (sample / ".tasks").glob("task_*.json")}
     app = make_app(sample, readonly=True)
@@ -286,3 +312,27 @@ async def test_a_policy_status_has_a_badge_and_u_undoes_it(workspace: Path) -> N
         await pilot.press("u")  # nothing left to undo: said, not done
         await pilot.pause()
         assert any("nothing to undo" in n.message for n in app._notifications)
+
+
+async def test_a_theme_picked_with_t_or_the_palette_is_remembered_and_a_demo_never_writes_the_config(sample: Path, user_config: Path) -> None:
+    from board.ui.themes import remembered_theme, user_config_path
+
+    app = make_app(sample)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        assert not user_config_path().exists()  # opening the board writes nothing
+        await pilot.press("t")
+        await pilot.pause()
+        assert remembered_theme() == app.theme
+        app.theme = "textual-light"  # what the palette's "Change theme" does
+        await pilot.pause()
+        assert remembered_theme() == "textual-light"
+
+    user_config_path().unlink()
+    demo = make_app(sample, remember_choices=False)
+    async with demo.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        await pilot.press("t")
+        demo.theme = "textual-dark"
+        await pilot.pause()
+        assert not user_config_path().exists()
