@@ -12,40 +12,27 @@ import re
 from copy import deepcopy
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Annotated, Any, TypeVar
 
 from pydantic import AliasGenerator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
 from board.errors import InvalidTaskFile
+# Ids, labels and priorities live in light modules the command line reads before anything else;
+# they are re-exported here, where the rest of board looks for them.
+from board.names import ID_PATTERN, ID_REGEX, ID_RULE, LABEL_RULE, validate_id  # noqa: F401
+from board.priority import PRIORITY_RANK, Priority  # noqa: F401
 from board.status import Status
 from board.text import shortened
 
 MAX_FILE_BYTES = 1024 * 1024
-ID_REGEX = r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}"
-ID_PATTERN = re.compile(ID_REGEX)
-ID_RULE = "letters, digits, '_' or '-', at most 64, not starting with '_' or '-'"
 
 # Constraints are checked inside pydantic's core rather than by Python validators: loading
 # 10,000 files spends most of its time here.
 TaskId = Annotated[str, StringConstraints(pattern=f"^{ID_REGEX}$")]
 Subject = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"^[^\r\n]*\S[^\r\n]*$")]
 FilePath = Annotated[str, StringConstraints(min_length=1)]
-#: A label: one word of up to 40 characters (no spaces or commas, so lists and filters stay plain).
-LABEL_RULE = "1-40 characters, no spaces or commas"
 Label = Annotated[str, StringConstraints(min_length=1, max_length=40, pattern=r"^[^\s,]+$")]
-
-
-class Priority(StrEnum):
-    LOW = "low"
-    MEDIUM = "medium"
-    HIGH = "high"
-    CRITICAL = "critical"
-
-
-#: Higher first when ordering work.
-PRIORITY_RANK = {Priority.CRITICAL: 0, Priority.HIGH: 1, Priority.MEDIUM: 2, Priority.LOW: 3}
 
 
 def utcnow() -> datetime:
@@ -86,17 +73,6 @@ def live_lease_holder(task: Task, now: datetime) -> str | None:
     if task.status != "in_progress" or lease is None or lease.expires_at <= now:
         return None
     return lease.owner
-
-
-def validate_id(value: Any) -> str:
-    """Ids are strings; integers (as seed 001 wrote them) are accepted and turned into strings."""
-    if isinstance(value, bool):
-        raise ValueError("an id must be a string")
-    if isinstance(value, int):
-        value = str(value)
-    if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
-        raise ValueError(f"'{shortened(str(value))}' is not a valid id ({ID_RULE})")
-    return value
 
 
 class _Document(BaseModel):

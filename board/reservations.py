@@ -20,15 +20,18 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from board.errors import BoardError
-from board.model import Task, validate_id
+from board.names import validate_id
 from board.status import FINISHED
-from board.store import Store
 from board.store.atomic import read_regular, write_json_atomic
 from board.times import iso, parse_time
 from board.text import shortened
+
+if TYPE_CHECKING:  # the command line reads MODES while building its parser
+    from board.model import Task
+    from board.store import Store
 
 MODES = ("write", "read")
 DIRECTORY = "reservations"

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from board.alerts import Alert, refresh_alerts
 from board.cli.arguments import agent_name
 from board.cli import add_command
 from board.cli.output import print_json
 from board.cli.tasks import open_store, task_id
-from board.config import load_settings
-from board.reservations import MODES, active_reservations, reserve, unreserve
+from board.reservations import MODES
 from board.times import iso
+
+if TYPE_CHECKING:  # loaded by the handlers that need them: the parser must stay light
+    from board.alerts import Alert
 
 #: Position of these commands in --help.
 ORDER = 30
@@ -51,6 +53,9 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_alerts(args: argparse.Namespace) -> int:
+    from board.alerts import refresh_alerts
+    from board.config import load_settings
+
     store = open_store(args)
     settings = load_settings(store.state_dir)
     alerts = refresh_alerts(store, now=store.clock(), settings=settings, fetch=True if args.fetch else None)
@@ -73,6 +78,9 @@ def alert_table(alerts: list[Alert]) -> str:
 
 
 def cmd_reserve(args: argparse.Namespace) -> int:
+    from board.config import load_settings
+    from board.reservations import reserve
+
     store = open_store(args)
     ttl = args.ttl if args.ttl is not None else load_settings(store.state_dir).alerts.reservation_ttl_seconds
     made = reserve(store, args.id, args.paths, agent=args.agent, mode=args.mode, ttl_seconds=ttl)
@@ -85,6 +93,8 @@ def cmd_reserve(args: argparse.Namespace) -> int:
 
 
 def cmd_reservations(args: argparse.Namespace) -> int:
+    from board.reservations import active_reservations
+
     store = open_store(args)
     held = active_reservations(store.state_dir, store.clock(), store.tasks)
     if args.json:
@@ -99,6 +109,8 @@ def cmd_reservations(args: argparse.Namespace) -> int:
 
 
 def cmd_unreserve(args: argparse.Namespace) -> int:
+    from board.reservations import unreserve
+
     store = open_store(args)
     released = unreserve(store, args.id, args.paths, agent=args.agent)
     if args.json:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-
 import re
 
-from board.model import LABEL_RULE, validate_id
+from board.names import LABEL_REGEX, LABEL_RULE, validate_id
 from board.text import shortened
 
 
@@ -19,7 +18,7 @@ def agent_name(value: str) -> str:
 
 
 def label(value: str) -> str:
-    if not re.fullmatch(r"[^\s,]{1,40}", value):
+    if not re.fullmatch(LABEL_REGEX, value):
         raise argparse.ArgumentTypeError(f"'{shortened(value)}' is not a valid label ({LABEL_RULE})")
     return value
 

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from board.checkpoints import Checkpoint, CorruptCheckpoint, changed_since, list_checkpoints, read_checkpoint, write_checkpoint
-from board import gitstate
 from board.cli import add_command
 from board.cli.output import print_json
 from board.cli.tasks import open_store, task_id
 from board.errors import BoardError
-from board.model import task_to_dict
+
+if TYPE_CHECKING:  # loaded by the handlers that need them: the parser must stay light
+    from board.checkpoints import Checkpoint
 
 #: Position of these commands in --help.
 ORDER = 25
@@ -33,6 +33,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_checkpoint(args: argparse.Namespace) -> int:
+    from board.checkpoints import write_checkpoint
+
     store = open_store(args)
     store.get(args.id)
     if args.list:
@@ -46,6 +48,8 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
 
 
 def _list(store: Any, args: argparse.Namespace) -> int:
+    from board.checkpoints import CorruptCheckpoint, list_checkpoints, read_checkpoint
+
     rows = []
     for path in list_checkpoints(store.state_dir, args.id):
         try:
@@ -68,6 +72,10 @@ def _list(store: Any, args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
+    from board import gitstate
+    from board.checkpoints import CorruptCheckpoint, changed_since, list_checkpoints, read_checkpoint
+    from board.model import task_to_dict
+
     store = open_store(args)
     task = store.get(args.id)
     paths = list_checkpoints(store.state_dir, args.id)

@@ -84,7 +84,7 @@ def cmd_heartbeat(args: argparse.Namespace) -> int:
 
 
 def cmd_release(args: argparse.Namespace) -> int:
-    store = open_store(args)
+    store = open_store(args, whole=args.json)  # JSON shows what is derived from the whole board
     task = store.release(args.id, token=lease_token(args, args.id), force=args.force, actor=cli_actor(), reason=f"released by {cli_actor()}")
     if args.json:
         print_json(task_json(task, store.graph))
@@ -94,7 +94,7 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 
 def cmd_toolcall(args: argparse.Namespace) -> int:
-    store = open_store(args)
+    store = open_store(args, whole=args.json)  # JSON shows what is derived from the whole board
     task = store.record_toolcall(args.id, args.tool, ok=not args.failed, ms=args.ms, files=args.files, agent=args.agent, token=lease_token(args, args.id))
     if args.json:
         print_json(task_json(task, store.graph))

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from board.graph import TaskGraph
-from board.model import Task, task_to_dict
 from board.status import Status
 from board.text import shortened
+
+if TYPE_CHECKING:  # handlers load them: building the parser must stay light
+    from board.graph import TaskGraph
+    from board.model import Task
 
 PROMPT_MARKERS = {
     Status.PENDING: "[ ]",
@@ -30,6 +32,8 @@ def print_json(value: Any) -> None:
 
 def task_json(task: Task, graph: TaskGraph) -> dict[str, Any]:
     """The task document plus what is derived from the board (never stored)."""
+    from board.model import task_to_dict
+
     data = task_to_dict(task)
     data["derived"] = {
         "ready": graph.is_ready(task.id),

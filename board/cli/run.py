@@ -14,8 +14,6 @@ from board.cli import add_command
 from board.cli.arguments import agent_name, positive_int
 from board.cli.output import print_json
 from board.errors import BoardError
-from board.store.atomic import open_regular
-from board.store import Store
 from board.text import shortened
 
 #: Position of these commands in --help.
@@ -160,6 +158,7 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
 
 def _run_log(workspace: Path):
     from board.store import detect_layout
+    from board.store.atomic import open_regular
 
     directory = detect_layout(workspace.resolve()).state_dir / "logs"
     directory.mkdir(parents=True, exist_ok=True)
@@ -175,6 +174,7 @@ def stop_on_ctrl_c() -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from board.coordinator.run import Supervisor, final_summary
+    from board.store import Store
 
     stop_on_ctrl_c()
     command = _command(args)

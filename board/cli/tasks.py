@@ -9,23 +9,33 @@ import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from board import actions
 from board.cli import add_command
 from board.cli.arguments import label
 from board.cli.output import print_json, prompt, table, task_json
 from board.errors import BoardError
-from board.graph import by_id, is_hidden
-from board.model import Priority, Task, validate_id
+from board.names import validate_id
+from board.priority import Priority
 from board.status import Status
-from board.store import Store
+
+# Building the parser must not load the store or pydantic (every command pays for what is
+# imported here): handlers import them when they run.
+if TYPE_CHECKING:
+    from board import actions
+    from board.model import Task
+    from board.store import Store
 
 
 #: Position of these commands in --help.
 ORDER = 10
 
-def open_store(args: argparse.Namespace) -> Store:
-    return Store.open(Path(args.workspace), actor=cli_actor())
+def open_store(args: argparse.Namespace, *, create: bool = False, whole: bool = True) -> Store:
+    """The board; with ``whole=False``, read only as far as the command asks (one task's
+    file for a command about one task), so it costs the same on a board of any size."""
+    from board.store import Store
+
+    return Store.open(Path(args.workspace), actor=cli_actor(), create=create, whole=whole)
 
 
 def cli_actor() -> str:
@@ -54,6 +64,8 @@ def lease_token(args: argparse.Namespace, task_id: str) -> int | None:
 
 
 def who(args: argparse.Namespace, task_id: str) -> actions.Who:
+    from board import actions
+
     return actions.Who(
         cli_actor(), token=lease_token(args, task_id), force=getattr(args, "force", False),
         expected_version=getattr(args, "expect_version", None),
@@ -163,7 +175,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     if not workspace.is_dir():
         raise BoardError(f"{workspace} is not a directory")
     existed = (workspace / ".tasks").is_dir()
-    store = Store.open(workspace, create=True)
+    store = open_store(args, create=True)
     if args.json:
         print_json({"board": str(store.layout.tasks_dir), "created": not existed})
     else:
@@ -193,7 +205,10 @@ def cmd_create(args: argparse.Namespace) -> int:
 
 
 def cmd_update(args: argparse.Namespace) -> int:
-    store = open_store(args)
+    # A status move checks readiness, links check cycles and JSON shows what is derived from
+    # the board: those read it all. Plain fields concern the task alone.
+    about_one_task = not (args.json or args.status or args.add_blocked_by or args.add_blocks or args.remove_blocked_by or args.remove_blocks)
+    store = open_store(args, whole=not about_one_task)
     # One transaction: every part is checked against the board as it is under the lock, so a
     # refused update writes nothing, and no other writer slips in between its parts.
     with store.transaction():
@@ -207,6 +222,8 @@ def cmd_update(args: argparse.Namespace) -> int:
 
 
 def _update(store: Store, args: argparse.Namespace) -> None:
+    from board import actions
+
     store.get(args.id)
     fields = {
         name: getattr(args, name)
@@ -247,6 +264,8 @@ def _update(store: Store, args: argparse.Namespace) -> None:
 
 
 def cmd_answer(args: argparse.Namespace) -> int:
+    from board import actions
+
     store = open_store(args)
     task = actions.answer(store, args.id, args.text, who(args, args.id), requeue=args.requeue)
     if args.json:
@@ -259,6 +278,8 @@ def cmd_answer(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
+    from board import actions
+
     store = open_store(args)
     task = actions.delete(store, args.id, who(args, args.id))
     if args.json:
@@ -269,6 +290,8 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
+    from board import actions
+
     store = open_store(args)
     task = actions.restore(store, args.id, who(args, args.id))
     if args.json:
@@ -291,6 +314,8 @@ def _listing_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _selected(store: Store, args: argparse.Namespace, tasks: list[Task]) -> list[Task]:
+    from board.graph import is_hidden
+
     if not args.all:
         tasks = [t for t in tasks if not is_hidden(t)]
     if args.status:
@@ -328,6 +353,8 @@ def _print_tasks(store: Store, args: argparse.Namespace, tasks: list[Task], none
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from board.graph import by_id
+
     store = open_store(args)
     tasks = _selected(store, args, by_id(store.tasks))
     _print_tasks(store, args, tasks, "no tasks")
@@ -335,6 +362,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    from board.graph import by_id
+
     store = open_store(args)
     words = [word.casefold() for word in args.words]
     found = [t for t in by_id(store.tasks) if all(word in f"{t.subject}\n{t.description}".casefold() for word in words)]

@@ -1,7 +1,37 @@
-"""Reading and writing boards on disk. ``Store`` is the only way in."""
+"""Reading and writing boards on disk. ``Store`` is the only way in.
 
-from board.store.claude import ClaudeTaskListLayout
-from board.store.layout import Layout, TasksDirLayout, detect_layout
-from board.store.store import DEFAULT_LEASE_SECONDS, ChangeSet, Store
+The names below load on first use (PEP 562): the command line reads ``DEFAULT_LEASE_SECONDS``
+and ``board.store.atomic`` without paying for pydantic, the task model and the whole store.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+DEFAULT_LEASE_SECONDS = 30.0
+
+_HOMES = {
+    "ChangeSet": "board.store.store",
+    "Store": "board.store.store",
+    "ClaudeTaskListLayout": "board.store.claude",
+    "Layout": "board.store.layout",
+    "TasksDirLayout": "board.store.layout",
+    "detect_layout": "board.store.layout",
+}
+
+if TYPE_CHECKING:
+    from board.store.claude import ClaudeTaskListLayout
+    from board.store.layout import Layout, TasksDirLayout, detect_layout
+    from board.store.store import ChangeSet, Store
 
 __all__ = ["DEFAULT_LEASE_SECONDS", "ChangeSet", "ClaudeTaskListLayout", "Layout", "Store", "TasksDirLayout", "detect_layout"]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'board.store' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value

@@ -43,12 +43,12 @@ from board.model import (
     validate_id,
 )
 from board.status import Status, check_transition
+from board.store import DEFAULT_LEASE_SECONDS
 from board.store.atomic import fsync_directory, write_atomic, KeptOpen, SharedDirectorySync, SparePool, SpecialFile, Stamp, TempFile, append_line, json_line, made_by_running_process, name_names_a_process, read_bytes_retrying, read_jsonl
 from board.store.history import HistoryLog
 from board.store.layout import Layout, detect_layout
 from board.text import shortened
 
-DEFAULT_LEASE_SECONDS = 30.0
 #: Optimistic claims tried before one is made wholly under the lock (see ``Store.claim``).
 OPTIMISTIC_CLAIM_ATTEMPTS = 3
 #: A temp file this old cannot belong to a live writer (it would have given up waiting for the
@@ -130,12 +130,22 @@ class Store:
         self._last_rename = 0
         self._directory_sync = SharedDirectorySync(layout.state_dir / ".synced")
         self._lock_depth = 0
+        #: True while the index holds only the tasks asked for (``open(..., whole=False)``).
+        self._partial = False
 
     # -- opening ------------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, location: Path | str, *, create: bool = False, **kwargs: Any) -> Store:
-        """Open the board at ``location``: a workspace with ``.tasks/``, or a Claude Code task list."""
+    def open(cls, location: Path | str, *, create: bool = False, whole: bool = True, **kwargs: Any) -> Store:
+        """Open the board at ``location``: a workspace with ``.tasks/``, or a Claude Code task list.
+
+        ``whole=False`` reads no task file until a task is asked for, for a command about one
+        task: ``get``, ``mutate``, ``update``, ``release`` and ``record_toolcall`` then read that
+        task's file alone (every rule of a write still applies: they concern the task itself and
+        the history log). Whatever needs the rest of the board (``tasks``, a status move, links,
+        claims, heartbeats, checks) reads the whole board first. ``graph`` holds only what was
+        read: derived views (readiness, waves, progress from sub-tasks) need a whole store.
+        """
         layout = detect_layout(Path(location).expanduser().resolve())
         if not layout.exists():
             if not create:
@@ -143,8 +153,17 @@ class Store:
             layout.create()
         layout.state_dir.mkdir(exist_ok=True)
         store = cls(layout, **kwargs)
-        store.load()
+        if whole:
+            store.load()
+        else:
+            store._history_offset = store._history.end()
+            store._partial = True
         return store
+
+    def _ensure_whole(self) -> None:
+        """Read the whole board if only some of its tasks were read so far."""
+        if self._partial:
+            self.load()
 
     def _new_graph(self) -> TaskGraph:
         return TaskGraph(missing_blocker_done=self.layout.missing_blocker_done)
@@ -165,10 +184,18 @@ class Store:
 
     @property
     def tasks(self) -> dict[str, Task]:
+        self._ensure_whole()
         return self.graph.tasks
 
     def get(self, task_id: str) -> Task:
         task = self.graph.tasks.get(task_id)
+        if task is None and self._partial:
+            try:
+                validate_id(task_id)  # it names a file
+            except ValueError:
+                raise TaskNotFound(task_id) from None
+            self.read_files([(task_id, self._file_of(task_id)[1])])
+            task = self.graph.tasks.get(task_id)
         if task is None:
             reason = self.invalid.get(str(self.layout.task_path(task_id)))
             if reason is not None:
@@ -180,6 +207,7 @@ class Store:
 
     def load(self) -> None:
         """Read every task file from scratch."""
+        self._partial = False
         self._history_offset = self._history.end()
         self.graph = self._new_graph()
         self.invalid = {}
@@ -318,6 +346,7 @@ class Store:
 
     def rescan(self) -> ChangeSet:
         """Reconcile with the directory: re-read files whose stat changed, drop vanished ones."""
+        self._ensure_whole()
         result = ChangeSet()
         seen: set[str] = set()
         for task_id, key in self.layout.task_files():
@@ -625,6 +654,7 @@ class Store:
         task_id: str | None = None,
         actor: str | None = None,
     ) -> Task:
+        self._ensure_whole()
         blocked_by = [validate_id(b) for b in blocked_by]
         blocks = [validate_id(b) for b in blocks]
         with self._write_lock():
@@ -691,6 +721,9 @@ class Store:
     def check_links(self, edges: Iterable[tuple[str, str]]) -> None:
         """Refuse, before anything is written, dependency edges (task, blocker) naming a missing
         task or closing a cycle, each edge judged with the ones before it added."""
+        edges = list(edges)
+        if edges:
+            self._ensure_whole()
         added: list[tuple[str, str]] = []
         for task_id, blocker_id in edges:
             for ref in (task_id, blocker_id):
@@ -703,6 +736,7 @@ class Store:
 
     def link(self, edges: Iterable[tuple[str, str]], *, actor: str | None = None) -> list[Task]:
         """Add dependency edges (task, blocker) on both sides: all of them, or none."""
+        self._ensure_whole()
         edges = list(edges)
         with self._write_lock():
             self.sync()
@@ -716,6 +750,7 @@ class Store:
             return [self.graph.tasks[task_id] for task_id, _ in edges]
 
     def remove_dependency(self, task_id: str, blocker_id: str, *, actor: str | None = None) -> Task:
+        self._ensure_whole()
         with self._write_lock():
             self.sync()
             self._link_side(task_id, "blocked_by", blocker_id, actor, add=False)
@@ -733,6 +768,8 @@ class Store:
 
     def _checked_fields(self, fields: Mapping[str, Any] | None) -> dict[str, Any]:
         fields = dict(fields or {})
+        if "parent" in fields:
+            self._ensure_whole()  # a new parent is checked against every ancestor
         unknown = set(fields) - self.PLAIN_FIELDS
         if unknown:
             raise BoardError(f"cannot set {', '.join(sorted(unknown))} with update (status and dependencies have their own commands)")
@@ -779,6 +816,7 @@ class Store:
         ``owner`` and ``lease_seconds`` apply to a move into ``in_progress`` (see ``_apply_status``);
         ``fields`` are plain fields set in the same write.
         """
+        self._ensure_whole()
         target = _status(status)
         fields = self._checked_fields(fields)
 
@@ -872,6 +910,7 @@ class Store:
         """Move a task to the archive, from where ``restore`` brings it back. Every other task's
         reference to it goes with it (each unlink in history), so nothing waits on a task that
         is gone; a live lease fences a delete like any change to the task."""
+        self._ensure_whole()
         with self._write_lock():
             self.sync()
             current = self._fresh(task_id)
@@ -923,6 +962,7 @@ class Store:
         """Bring a deleted task back from the archive, with the dependencies it had on tasks that
         still exist (unless one would now close a cycle). A task deleted while in progress comes
         back to the queue: whoever held it has stopped."""
+        self._ensure_whole()
         with self._write_lock():
             self.sync()
             archived = self._archived_path(task_id)
@@ -956,6 +996,7 @@ class Store:
         """Take back the status a policy set: the task returns to progress for the agent that
         held it (with a fresh lease, so it comes back to the queue if that agent is gone) and
         the progress it had. The one move allowed out of ``completed``, and only this way."""
+        self._ensure_whole()
 
         def change(task: Task) -> None:
             mark = task.policy
@@ -984,6 +1025,7 @@ class Store:
         candidates (``ClaimIntents``) so they work on different tasks. When the check fails a
         few times, the claim is made wholly under the lock.
         """
+        self._ensure_whole()
         _check_agent(agent)
         for _ in range(OPTIMISTIC_CLAIM_ATTEMPTS):
             attempt = self._prepare_claim(agent, lease_seconds, actor)
@@ -1113,6 +1155,7 @@ class Store:
         """Put a task in progress for ``owner``: a ready pending task, or resume a paused, blocked
         or waiting one. With ``lease_seconds`` the owner must heartbeat (an agent); without, the
         task stays theirs until they change it (a person)."""
+        self._ensure_whole()
         fields = self._checked_fields(fields)
 
         def change(task: Task) -> None:
@@ -1133,11 +1176,13 @@ class Store:
         return draft
 
     def held_by(self, agent: str) -> list[Task]:
+        self._ensure_whole()
         return [t for t in self.graph.tasks.values() if t.status == Status.IN_PROGRESS and t.owner == agent]
 
     def heartbeat(self, agent: str, *, lease_seconds: float | None = None) -> list[Task]:
         """Renew every lease ``agent`` holds, each by its own length (or by ``lease_seconds``,
         which becomes the lease's new length); returns the renewed tasks."""
+        self._ensure_whole()
         _check_agent(agent)
         renewed = []
         with self._write_lock():
@@ -1190,6 +1235,7 @@ class Store:
 
     def reclaim_expired(self, *, actor: str = "coordinator") -> list[Task]:
         """Take back in-progress tasks whose lease ran out; history records who went silent."""
+        self._ensure_whole()
         reclaimed = []
         with self._write_lock():
             self.sync()
@@ -1212,6 +1258,7 @@ class Store:
 
     def check(self) -> list[Problem]:
         """Everything on disk that breaks the file format or the dependency rules."""
+        self._ensure_whole()
         self.rescan()
         problems = [Problem("file.invalid", path, reason) for path, reason in sorted(self.invalid.items())]
         for found in [*self.graph.problems(), *cancelled_blockers(self.graph.tasks)]:
@@ -1280,6 +1327,7 @@ class Store:
         An edge present on either side is kept (it is the safer reading: the dependent waits),
         unless adding it would close a cycle, in which case it is reported, not written.
         """
+        self._ensure_whole()
         fixed = []
         with self._write_lock():
             self.sync()

@@ -1,0 +1,95 @@
+"""Start-up benchmark: what the commands a hook or script calls often cost, whole process.
+
+Run: python tests/bench/bench_startup.py [--quick] [--dir DIR] [--runs N]
+Prints the median wall time of each command beside the interpreter's own start-up, measured in
+the same run (``python -c pass`` and ``python -c 'import json'``, the floor any Python command
+stands on); fails on nothing. Small-board commands run on a board of six tasks; toolcall and
+``task list --ready`` also on boards of 1,000 and 10,000 tasks, to show what grows with the board.
+Boards are made under --dir (default: the current directory), as real boards live there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from big_board import build_big_board  # noqa: E402
+
+PYTHON = sys.executable
+#: The installed entry point, as a hook runs it; ``python -m board`` when there is none.
+BOARD = [str(Path(PYTHON).with_name("board"))] if Path(PYTHON).with_name("board").exists() else [PYTHON, "-m", "board"]
+
+
+def median_ms(argv: list[str], runs: int, cwd: Path) -> float:
+    """Median wall time of ``runs`` runs of ``argv`` (after one warm-up run), in milliseconds."""
+    env = {**os.environ, "BOARD_AGENT": "bench"}
+    times = []
+    for attempt in range(runs + 1):
+        started = time.perf_counter()
+        done = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        elapsed = (time.perf_counter() - started) * 1000
+        if done.returncode not in (0, 3):  # 3: claim found nothing ready
+            raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr.decode(errors='replace').strip()}")
+        if attempt:
+            times.append(elapsed)
+    return statistics.median(times)
+
+
+def board(*args: str) -> list[str]:
+    return [*BOARD, *args]
+
+
+def small_board(root: Path) -> Path:
+    """Six tasks, one of them claimed by ``a1`` (the one tool calls are recorded on)."""
+    root.mkdir()
+    for argv in (board("init"), *(board("task", "create", f"task {n}") for n in range(1, 6)), board("task", "create", "dep", "--blocked-by", "1"), board("claim", "--agent", "a1", "--lease", "3600")):
+        subprocess.run(argv, cwd=root, check=True, stdout=subprocess.DEVNULL)
+    return root
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer runs, no 10,000-task board")
+    parser.add_argument("--dir", default=".", help="where to make the boards (default: current directory)")
+    parser.add_argument("--runs", type=int, help="runs per command (default 15, 7 with --quick)")
+    args = parser.parse_args()
+    runs = args.runs or (7 if args.quick else 15)
+    root = Path(tempfile.mkdtemp(dir=args.dir, prefix="bench-startup-"))
+    try:
+        small = small_board(root / "small")
+        rows: list[tuple[str, float]] = [
+            ("python -c pass", median_ms([PYTHON, "-c", "pass"], runs, small)),
+            ("python -c 'import json'", median_ms([PYTHON, "-c", "import json"], runs, small)),
+            ("board --version", median_ms(board("--version"), runs, small)),
+            ("board --help", median_ms(board("--help"), runs, small)),
+            ("toolcall (6 tasks)", median_ms(board("toolcall", "1", "Edit", "--agent", "a1"), runs, small)),
+            # Nothing is ready for an agent already holding its one task: the claim decides and exits 3.
+            ("claim (6 tasks)", median_ms(board("claim", "--agent", "a1"), runs, small)),
+            ("heartbeat (6 tasks)", median_ms(board("heartbeat", "--agent", "a1"), runs, small)),
+            ("task update --progress (6 tasks)", median_ms(board("task", "update", "2", "--progress", "5"), runs, small)),
+            ("task show (6 tasks)", median_ms(board("task", "show", "2"), runs, small)),
+            ("task list (6 tasks)", median_ms(board("task", "list"), runs, small)),
+        ]
+        for count in (1_000,) if args.quick else (1_000, 10_000):
+            big = build_big_board(root / f"board{count}", count)
+            rows.append((f"toolcall ({count:,} tasks)", median_ms(board("toolcall", "1", "Edit"), runs, big)))
+            rows.append((f"task list --ready ({count:,} tasks)", median_ms(board("task", "list", "--ready"), runs, big)))
+        floor = rows[1][1]
+        print(f"median wall time of {runs} runs each ({PYTHON}, {sys.version.split()[0]})")
+        for name, ms in rows:
+            print(f"  {name:<36} {ms:8.1f} ms  {ms / floor:5.1f}x import json")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

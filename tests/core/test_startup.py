@@ -1,0 +1,138 @@
+"""Start-up cost of the command line: a hook or script runs board often, so what a command
+imports before it runs must be only what it needs. (How fast it is, is measured in
+tests/bench/bench_startup.py; these tests check what is loaded, which a slow import breaks.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from board.errors import GraphError, LeaseHeld, NotReady, StaleLease, VersionConflict
+from board.store import Store
+from tests.conftest import REPO
+
+#: Modules no command needs before it knows which command runs.
+HEAVY = ("pydantic", "pydantic_core", "textual", "board.model", "board.store.store", "board.graph", "board.alerts", "board.gitstate", "board.config", "board.actions")
+
+
+def modules_after(code: str) -> set[str]:
+    """The modules loaded once ``code`` has run in a fresh interpreter."""
+    probe = f"import sys\n{code}\nimport json\nprint(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+def heavy_in(modules: set[str]) -> list[str]:
+    return sorted(name for name in modules if any(name == h or name.startswith(h + ".") for h in HEAVY))
+
+
+def test_building_the_parser_loads_no_store_model_or_ui() -> None:
+    assert heavy_in(modules_after("from board.cli import build_parser; build_parser()")) == []
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["task", "--help"], ["toolcall", "--help"]])
+def test_version_and_help_load_no_store_model_or_ui(argv: list[str]) -> None:
+    code = f"from board.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass"
+    assert heavy_in(modules_after(code)) == []
+
+
+def test_a_bad_argument_is_refused_before_the_store_is_loaded() -> None:
+    code = "from board.cli import main\ntry:\n    main(['toolcall', '../x', 'Edit'])\nexcept SystemExit:\n    pass"
+    assert heavy_in(modules_after(code)) == []
+
+
+def test_help_still_lists_every_command_with_its_help() -> None:
+    from board.cli import build_parser
+
+    parser = build_parser()
+    commands = next(action for action in parser._actions if action.dest == "command")
+    text = parser.format_help()
+    for choice in commands._choices_actions:
+        assert choice.dest in text and choice.help.split()[0] in text
+    assert {"task", "claim", "heartbeat", "release", "toolcall", "check", "alerts", "ui"} <= set(commands.choices)
+
+
+def test_the_store_package_loads_the_store_only_when_asked() -> None:
+    loaded = modules_after("import board.store; board.store.DEFAULT_LEASE_SECONDS")
+    assert "board.store.store" not in loaded
+    assert "board.store.store" in modules_after("from board.store import Store")
+
+
+# -- commands about one task read that task, not the board ------------------------------------
+
+
+def _board_with_a_broken_neighbour(workspace: Path) -> Store:
+    store = Store.open(workspace)
+    store.create("first")
+    store.create("second", blocked_by=["1"])
+    store.claim("alice", lease_seconds=600)
+    (workspace / ".tasks" / "task_9.json").write_text('{"id": "9", "subject": ')
+    return store
+
+
+def test_a_one_task_store_reads_only_the_task_asked_for(workspace: Path) -> None:
+    _board_with_a_broken_neighbour(workspace)
+    store = Store.open(workspace, whole=False)
+    task = store.record_toolcall("1", "Edit", agent="alice")
+    assert task.tool_calls.total == 1
+    assert set(store.graph.tasks) == {"1"} and store.invalid == {}  # task 2 and the broken 9 were never read
+    assert Store.open(workspace).get("1").tool_calls.total == 1
+
+
+def test_one_task_commands_work_beside_a_broken_file_and_leave_it_reported(workspace: Path) -> None:
+    _board_with_a_broken_neighbour(workspace)
+    broken = (workspace / ".tasks" / "task_9.json").read_bytes()
+    for argv in (["toolcall", "1", "Edit"], ["task", "update", "2", "--progress", "40"], ["release", "1", "--force"]):
+        done = run_board(workspace, *argv)
+        assert done.returncode == 0, done.stderr
+    assert Store.open(workspace).get("2").progress == 40
+    assert (workspace / ".tasks" / "task_9.json").read_bytes() == broken
+    check = run_board(workspace, "check")
+    assert check.returncode == 1 and "task_9.json" in check.stdout
+
+
+def test_a_one_task_command_on_a_broken_file_names_the_file(workspace: Path) -> None:
+    _board_with_a_broken_neighbour(workspace)
+    for argv in (["toolcall", "9", "Edit"], ["task", "update", "9", "--progress", "5"]):
+        done = run_board(workspace, *argv)
+        assert done.returncode == 2 and "task_9.json" in done.stderr and "not valid JSON" in done.stderr
+    assert run_board(workspace, "toolcall", "12", "Edit").stderr.strip() == "board: no task with id '12'"
+
+
+def test_a_one_task_store_keeps_fencing_compare_and_set_and_outside_edit_detection(workspace: Path) -> None:
+    claimed = _board_with_a_broken_neighbour(workspace).get("1")
+    assert claimed.lease is not None
+    with pytest.raises(StaleLease):
+        Store.open(workspace, whole=False).record_toolcall("1", "Edit", token=claimed.lease.token - 1)
+    with pytest.raises(LeaseHeld):
+        Store.open(workspace, whole=False).update("1", progress=50)  # no token under a live lease
+    path = workspace / ".tasks" / "task_2.json"
+    path.write_text(path.read_text().replace('"subject": "second"', '"subject": "edited by hand"'))
+    store = Store.open(workspace, whole=False)
+    store.update("2", progress=10)
+    assert [r["op"] for r in store.history("2")][-2:] == ["outside edit", "update"]
+    with pytest.raises(VersionConflict):
+        Store.open(workspace, whole=False).update("2", subject="renamed", expected_version=7)
+    assert Store.open(workspace).get("2").subject == "edited by hand"
+
+
+def test_what_needs_the_board_reads_all_of_it_on_a_one_task_store(workspace: Path) -> None:
+    _board_with_a_broken_neighbour(workspace)
+    store = Store.open(workspace, whole=False)
+    with pytest.raises(NotReady):
+        store.set_status("2", "in_progress", owner="bob")  # its blocker #1 is read and still open
+    assert {"1", "2"} <= set(store.graph.tasks) and store.invalid  # the whole board, broken file included
+    store = Store.open(workspace, whole=False)
+    with pytest.raises(GraphError):
+        store.link([("1", "2")])  # 2 already waits on 1: a cycle
+    assert set(Store.open(workspace, whole=False).tasks) == {"1", "2"}
+
+
+def run_board(workspace: Path, *argv: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run([sys.executable, "-m", "board", "-w", str(workspace), *argv], capture_output=True, text=True, env=env, timeout=60)
