@@ -206,15 +206,16 @@ def test_quitting_the_demo_dashboard_stops_every_child(monkeypatch, capsys):
 
     seen: dict[str, object] = {}
 
-    def fake_dashboard(workspace, readonly):
+    def fake_dashboard(workspace, readonly, remember_choices):
         wait_for(lambda: len(children_of(os.getpid())) >= 5, what="coordinator and 4 workers")
         wait_for(lambda: board_progress(Store.open(workspace).graph).running >= 4, what="the workers to start work")
-        seen.update(workspace=workspace, readonly=readonly, children=children_of(os.getpid()))
+        seen.update(workspace=workspace, readonly=readonly, remember=remember_choices, children=children_of(os.getpid()))
 
     monkeypatch.setitem(sys.modules, "board.ui", types.SimpleNamespace(run_dashboard=fake_dashboard))
     monkeypatch.setenv("PYTHONPATH", str(REPO))
     assert main(["demo"]) == 0
     assert seen["readonly"] is False and len(seen["children"]) == 5
+    assert seen["remember"] is False  # a demo never writes the user's config
     for pid in seen["children"]:
         assert not alive(pid), f"child {pid} outlived the dashboard"
     assert not Path(seen["workspace"]).exists()  # the temp board is removed unless --keep
