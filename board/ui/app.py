@@ -8,6 +8,7 @@ store, serialised by a lock. Only the app thread touches the displayed graph and
 from __future__ import annotations
 
 import gc
+import os
 import getpass
 import threading
 import time
@@ -62,7 +63,9 @@ CLOCK_SECONDS = 1.0
 ALERTS_RECHECK_SECONDS = 2.0
 #: Without a coordinator, alerts are re-evaluated this often even when nothing changed on disk
 #: (some clear with time: a refused write, a reclaimed lease).
-LOCAL_ALERTS_SECONDS = 10.0
+LOCAL_ALERTS_SECONDS = 30.0
+#: Every reconcile stats each task file at least this often, even when the folder looks unchanged.
+FULL_RESCAN_SECONDS = 30.0
 #: ... and at most this often when the board keeps changing.
 LOCAL_ALERTS_GAP = 0.25
 #: New errors notified one by one, up to this many per update; the rest in one line.
@@ -198,6 +201,8 @@ class BoardApp(App[None]):
         self._selected_before_filter: str | None = None
         #: Tasks this dashboard is writing (task id -> when): their moves keep the selection.
         self._moves_made_here: dict[str, float] = {}
+        #: The agent records last sent to the panel (the reader posts only a change).
+        self._agents_posted: list[AgentRecord] | None = None
         self._register_themes()
 
     # -- setup --------------------------------------------------------------------------------
@@ -277,7 +282,7 @@ class BoardApp(App[None]):
             self.kanban.refresh_aged_cards()
         side = self.query_one("#side")
         if side.display and not side.has_class("hidden"):
-            self.query_one(AgentsPanel).refresh()
+            self.query_one(AgentsPanel).refresh_ages()
             self.alerts_panel.show_alerts(self.alerts, self.now(), from_coordinator=self.alerts_from_coordinator)
 
     # -- reading the board (worker thread) ----------------------------------------------------
@@ -306,9 +311,21 @@ class BoardApp(App[None]):
             state_dir=layout.state_dir,
             reconcile_seconds=self.reconcile_seconds,
         )
+        directory_seen: tuple[int, int] | None = None
+        full_rescan_at = time.monotonic()
         for batch in watcher.batches():
+            changes = None
+            if batch.reconcile:
+                # A rename, create or delete in the folder moves its mtime; edits in place reach
+                # us as events. So an unchanged folder needs no stat of every file, except now
+                # and then in case events were lost: at 30,000 tasks that stat is most of an
+                # idle dashboard's cost.
+                directory_now = _directory_stamp(layout.tasks_dir)
+                if directory_now != directory_seen or time.monotonic() - full_rescan_at >= FULL_RESCAN_SECONDS:
+                    directory_seen, full_rescan_at = directory_now, time.monotonic()
+                    with self.store_lock:
+                        changes = self.store.rescan()
             with self.store_lock:
-                changes = self.store.rescan() if batch.reconcile else None
                 more = self.store.reread(batch.task_paths)
                 ids = set(more.changed) | {i for p in batch.task_paths if (i := self.layout_.task_id_for(p))}
                 removed = set(more.removed)
@@ -321,7 +338,9 @@ class BoardApp(App[None]):
                 message = BoardChanged(tasks=present, removed=gone)
             if present or gone:
                 self.post_message(message)
-            if present or gone or invalid_changed or batch.reconcile or batch.side_paths:
+            # An idle board's reconcile finds nothing: then nothing is re-evaluated or redrawn
+            # (alerts that clear with time are re-checked every LOCAL_ALERTS_SECONDS anyway).
+            if present or gone or invalid_changed or batch.side_paths:
                 self._alerts_due.set()
             if batch.reconcile or any(p.parent.name == "agents" for p in batch.side_paths):
                 self._post_agents()
@@ -330,7 +349,10 @@ class BoardApp(App[None]):
                 self.post_message(TaskLogChanged(logs))
 
     def _post_agents(self) -> None:
-        self.post_message(AgentsChanged(list_agents(self.layout_.state_dir)))
+        agents = list_agents(self.layout_.state_dir)
+        if agents != self._agents_posted:
+            self._agents_posted = agents
+            self.post_message(AgentsChanged(agents))
 
     @work(thread=True, exclusive=True, group="board-alerts")
     def follow_alerts(self) -> None:
@@ -967,3 +989,9 @@ class BoardApp(App[None]):
         self.post_message(message)
 
 
+def _directory_stamp(directory: Path) -> tuple[int, int] | None:
+    try:
+        status = os.stat(directory)
+    except OSError:
+        return None
+    return status.st_ino, status.st_mtime_ns

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from board.ui.app import PANELS_MIN_WIDTH
-from tests.ui.conftest import make_app, settled
+from tests.ui.conftest import FIXED_NOW, make_app, settled
 
 pytestmark = pytest.mark.anyio
 
@@ -63,3 +63,31 @@ async def test_ages_and_heartbeats_move_on_an_idle_board(sample: Path) -> None:
         assert card_head.rstrip().endswith("alice 2h"), card_head
         clock[0] = FIXED_NOW + timedelta(days=3)
         await wait_for(pilot, lambda: "♥3d" in str(agents.render()) and column.render_line(0).text.rstrip().endswith("alice 3d"), message="ages to move on with no change on disk")
+
+
+async def test_an_idle_tick_redraws_nothing_that_reads_the_same(sample: Path) -> None:
+    """Once a second the clock moves the ages on screen; where no age reads differently, the
+    panels are not rebuilt (an idle dashboard should cost next to nothing)."""
+    from datetime import timedelta
+
+    from board.ui.widgets.alerts_panel import AlertList
+    from board.ui.widgets.agents_panel import AgentsPanel
+
+    clock = [FIXED_NOW + timedelta(hours=1)]  # every age on screen in minutes or more
+    app = make_app(sample, now=lambda: clock[0])
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settled(pilot)
+        listing = app.query_one(AlertList)
+        agents = app.query_one(AgentsPanel)
+        clock[0] += timedelta(minutes=2)  # the alerts, raised at open, read "2m" now
+        app._tick()
+        await pilot.pause()
+        options, shown = listing.get_option_at_index(0), agents._ages_shown
+        clock[0] += timedelta(seconds=1)
+        app._tick()
+        await pilot.pause()
+        assert listing.get_option_at_index(0) is options and agents._ages_shown is shown  # nothing read differently
+        clock[0] += timedelta(hours=2)
+        app._tick()
+        await pilot.pause()
+        assert listing.get_option_at_index(0) is not options and agents._ages_shown != shown

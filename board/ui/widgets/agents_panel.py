@@ -27,12 +27,26 @@ class AgentsPanel(Widget):
         self.agents: list[AgentRecord] = []
         self.stale_after = timedelta(seconds=30)
         self.border_title = "Agents"
+        self._ages_shown: tuple[tuple[str, str], ...] = ()
 
     def show_agents(self, agents: list[AgentRecord], stale_after: timedelta) -> None:
+        resized = len(agents) != len(self.agents)
         self.agents = agents
         self.stale_after = stale_after
         self.border_subtitle = str(len(agents))
-        self.refresh(layout=True)
+        self._ages_shown = self._ages()
+        self.refresh(layout=resized)
+
+    def refresh_ages(self) -> None:
+        """Redraw if a heartbeat age or a state reads differently now (the clock moved)."""
+        ages = self._ages()
+        if ages != self._ages_shown:
+            self._ages_shown = ages
+            self.refresh()
+
+    def _ages(self) -> tuple[tuple[str, str], ...]:
+        now = self.now()
+        return tuple((format_age((now - a.heartbeat_at).total_seconds()), agent_state(a, now, self.stale_after)) for a in self.agents)
 
     def get_content_height(self, container, viewport, width: int) -> int:
         return max(1, len(self.agents))

@@ -69,6 +69,8 @@ class AlertsPanel(Vertical):
         super().__init__(id=id)
         self.alerts: list[Alert] = []
         self.rows: list[Alert | AlertGroup] = []
+        #: What each row read when last drawn (None: never drawn).
+        self._rows_shown: tuple[tuple[str, str], ...] | None = None
         self.expanded: set[str] = set()
         self.now: datetime | None = None
         self.border_title = "Alerts"
@@ -102,12 +104,17 @@ class AlertsPanel(Vertical):
         listing = self.query_one(AlertList)
         current = listing.highlighted_option.id if listing.highlighted_option is not None else None
         self.rows = panel_rows(self.alerts, self.expanded)
+        texts = [self._row_text(row) for row in self.rows]
+        shown = tuple((row.key, text.plain) for row, text in zip(self.rows, texts))
+        if shown == self._rows_shown and listing.option_count:
+            return  # the clock ticked but every row reads the same: no rebuild, no relayout
+        self._rows_shown = shown
         listing.clear_options()
         if not self.rows:
             listing.add_option(Option(Text("all clear", self._style("muted")), disabled=True))
             self._show_action(None)
             return
-        listing.add_options(Option(self._row_text(row), id=row.key) for row in self.rows)
+        listing.add_options(Option(text, id=row.key) for row, text in zip(self.rows, texts))
         ids = [row.key for row in self.rows]
         listing.highlighted = ids.index(current) if current in ids else 0
 
