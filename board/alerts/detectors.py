@@ -56,8 +56,19 @@ class InvalidFile:
 # -- helpers shared by the detectors --------------------------------------------------------------
 
 
+class ActiveTasks(dict[str, Task]):
+    """The active tasks of a board, in id order: made once per evaluation, so the detectors,
+    which each walk them, need not filter and sort the board again."""
+
+    @classmethod
+    def of(cls, tasks: Mapping[str, Task]) -> ActiveTasks:
+        return cls((i, tasks[i]) for i in sorted_ids(i for i, task in tasks.items() if task.status in ACTIVE))
+
+
 def active_tasks(tasks: Mapping[str, Task]) -> list[Task]:
-    return [tasks[i] for i in sorted_ids(tasks) if tasks[i].status in ACTIVE]
+    if isinstance(tasks, ActiveTasks):
+        return list(tasks.values())
+    return list(ActiveTasks.of(tasks).values())
 
 
 def declared_files(task: Task) -> set[str]:

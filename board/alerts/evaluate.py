@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from board.alerts.detectors import (
+    ActiveTasks,
     CheckpointHashes,
     InvalidFile,
     Touch,
@@ -44,7 +45,7 @@ from board.config import BoardSettings
 from board.gitstate import GitState, GitUnavailable, gather_git_state, last_fetched_at
 from board.graph import GraphProblem, TaskGraph
 from board.model import Task
-from board.status import ACTIVE, Status
+from board.status import Status
 from board.reservations import Reservation, active_reservations, normalise_path
 from board.store import Layout, Store
 from board.store.atomic import open_regular, read_jsonl, read_regular, write_atomic
@@ -91,7 +92,7 @@ class AlertInputs:
 def detect_all(inputs: AlertInputs, *, now: datetime, settings: BoardSettings) -> list[Alert]:
     """Every detector over one set of inputs; one alert per key, worst first."""
     # Every detector looks at active tasks only; filtering once keeps a 10,000-task board cheap.
-    tasks = {task_id: task for task_id, task in inputs.tasks.items() if task.status in ACTIVE}
+    tasks = ActiveTasks.of(inputs.tasks)
     holdings = held_files(tasks, inputs.touches, inputs.reservations)
     found = [
         *detect_file_conflicts(tasks, inputs.touches),
@@ -128,7 +129,14 @@ def gather_inputs(store: BoardReading, *, now: datetime, git: GitState | None = 
     touches = _TOUCHES.read(store.state_dir / "toolcalls", workspace, set(tasks))
     checkpoints: dict[str, CheckpointHashes] = {}
     current: dict[str, str | None] = {}
+    # One listing of checkpoints/ instead of a stat per active task: most tasks have none.
+    try:
+        checkpointed = set(os.listdir(store.state_dir / "checkpoints"))
+    except OSError:
+        checkpointed = set()
     for task in active_tasks(tasks):
+        if task.id not in checkpointed:
+            continue
         checkpoint = latest_checkpoint(store.state_dir, task.id)
         created = parse_time(checkpoint.created_at) if checkpoint else None
         if checkpoint is None or created is None:

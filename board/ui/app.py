@@ -313,18 +313,24 @@ class BoardApp(App[None]):
         )
         directory_seen: tuple[int, int] | None = None
         full_rescan_at = time.monotonic()
+        heard = False  # events arrived since the last reconcile
         for batch in watcher.batches():
             changes = None
+            heard = heard or bool(batch.task_paths or batch.side_paths)
             if batch.reconcile:
-                # A rename, create or delete in the folder moves its mtime; edits in place reach
-                # us as events. So an unchanged folder needs no stat of every file, except now
-                # and then in case events were lost: at 30,000 tasks that stat is most of an
-                # idle dashboard's cost.
+                # The reconcile is for events the OS lost. A rename, create or delete moves the
+                # folder's mtime, and edits in place reach us as events: so a folder that did
+                # not change, or changed while events kept arriving, needs no stat of every file
+                # (at 30,000 tasks that stat is most of an idle dashboard's cost, and a stall
+                # for an edit that lands during it), except every FULL_RESCAN_SECONDS.
                 directory_now = _directory_stamp(layout.tasks_dir)
-                if directory_now != directory_seen or time.monotonic() - full_rescan_at >= FULL_RESCAN_SECONDS:
-                    directory_seen, full_rescan_at = directory_now, time.monotonic()
+                unheard_change = directory_now != directory_seen and not heard
+                replaced = directory_now is None or directory_seen is None or directory_now[0] != directory_seen[0]
+                if unheard_change or replaced or time.monotonic() - full_rescan_at >= FULL_RESCAN_SECONDS:
+                    full_rescan_at = time.monotonic()
                     with self.store_lock:
                         changes = self.store.rescan()
+                directory_seen, heard = directory_now, False
             with self.store_lock:
                 more = self.store.reread(batch.task_paths)
                 ids = set(more.changed) | {i for p in batch.task_paths if (i := self.layout_.task_id_for(p))}

@@ -71,6 +71,9 @@ class AlertsPanel(Vertical):
         self.rows: list[Alert | AlertGroup] = []
         #: What each row read when last drawn (None: never drawn).
         self._rows_shown: tuple[tuple[str, str], ...] | None = None
+        #: The alerts list, open groups and ages last shown (``_show_rows`` skips a repeat).
+        self._last_seen: tuple[object, ...] | None = None
+        self._last_alerts: list[Alert] | None = None  # held, so its identity means the same list
         self.expanded: set[str] = set()
         self.now: datetime | None = None
         self.border_title = "Alerts"
@@ -102,6 +105,13 @@ class AlertsPanel(Vertical):
 
     def _show_rows(self) -> None:
         listing = self.query_one(AlertList)
+        # Once a second only the clock moves: the same alerts, the same groups open. Then only
+        # the ages can read differently, and they are cheap to compare.
+        ages = tuple(format_age(alert.age(self.now).total_seconds()) if self.now is not None and alert.since is not None else "" for alert in self.alerts)
+        seen = (frozenset(self.expanded), ages)
+        if self.alerts is self._last_alerts and seen == self._last_seen and listing.option_count:
+            return
+        self._last_alerts, self._last_seen = self.alerts, seen
         current = listing.highlighted_option.id if listing.highlighted_option is not None else None
         self.rows = panel_rows(self.alerts, self.expanded)
         texts = [self._row_text(row) for row in self.rows]
