@@ -4,7 +4,8 @@
 
 For each board size: the dashboard is opened in a detached tmux session, left to load and
 settle, then its process's CPU time (user + system, from /proc) is read over ``--seconds``.
-Printed as a share of one core. Nothing is asserted: this prints figures.
+Printed as a share of one core, beside the time until the whole board was read and on
+screen (the header's "loading" gone) and the peak RSS. Nothing is asserted: this prints figures.
 """
 
 from __future__ import annotations
@@ -37,8 +38,16 @@ def dashboard_pid(session: str) -> int:
     return int(pane.stdout.strip())
 
 
-def idle_share(workspace: Path, seconds: float, settle: float) -> tuple[float, float]:
-    """(seconds until the board is on screen, share of a core used while idle)."""
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def idle_share(workspace: Path, seconds: float, settle: float) -> tuple[float, float, float]:
+    """(seconds until the board is fully read and on screen, share of a core used while idle,
+    peak RSS in MB)."""
     session = f"board-idle-{os.getpid()}"
     env = f"PYTHONPATH={ROOT}"
     command = f"exec env {env} {sys.executable} -m board ui {workspace}"
@@ -57,7 +66,7 @@ def idle_share(workspace: Path, seconds: float, settle: float) -> tuple[float, f
         before, clock = cpu_seconds(pid), time.monotonic()
         time.sleep(seconds)
         used = cpu_seconds(pid) - before
-        return shown, used / (time.monotonic() - clock)
+        return shown, used / (time.monotonic() - clock), peak_rss_mb(pid)
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
 
@@ -73,13 +82,13 @@ def main() -> None:
         sys.exit("tmux is needed: the dashboard is measured in a real terminal")
     base = Path(tempfile.mkdtemp(prefix="board-idle-", dir=args.dir))
     try:
-        print(f"{'tasks':>7}  {'on screen':>9}  {'idle CPU':>8}")
+        print(f"{'tasks':>7}  {'on screen':>9}  {'idle CPU':>8}  {'peak RSS':>8}")
         for size in args.sizes:
             workspace = base / f"board-{size}"
             workspace.mkdir()
             build_big_board(workspace, size)
-            shown, share = idle_share(workspace, args.seconds, args.settle)
-            print(f"{size:>7,}  {shown:>8.2f}s  {share * 100:>7.2f}%", flush=True)
+            shown, share, rss = idle_share(workspace, args.seconds, args.settle)
+            print(f"{size:>7,}  {shown:>8.2f}s  {share * 100:>7.2f}%  {rss:>6.0f} MB", flush=True)
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
