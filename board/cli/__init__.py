@@ -34,7 +34,7 @@ class _Parser(argparse.ArgumentParser):
 def common_options() -> argparse.ArgumentParser:
     """Options every subcommand accepts, wherever they are written on the line."""
     common = _Parser(add_help=False)
-    common.add_argument("-w", "--workspace", metavar="DIR", default=argparse.SUPPRESS, help="the workspace holding .tasks/ (default: current directory)")
+    common.add_argument("-w", "--workspace", metavar="DIR", default=argparse.SUPPRESS, help="the workspace holding .tasks/ (default: the nearest one from the current directory upward, as git finds .git)")
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON instead of text")
     common.add_argument(
         "--claude", default=argparse.SUPPRESS, metavar="LIST",

@@ -80,7 +80,7 @@ def _worker_args(args: argparse.Namespace, command: list[str]) -> list[str]:
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    run = add_command(commands, "run", "run the coordinator plus N workers until the board is done (exit 0 iff every task completed)")
+    run = add_command(commands, "run", "run the coordinator plus N workers until the board is done (exit 0 when every task is completed or cancelled)")
     run.add_argument("--workers", type=positive_int, default=2, metavar="N", help="how many workers (default 2)")
     run.add_argument("--events", action="store_true", help="print a line for every start, completion, failure and reclaim")
     run.add_argument("--verbose", "-v", action="store_true", help="show the coordinator's and workers' log lines (always kept in .tasks/logs/run.log)")

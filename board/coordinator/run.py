@@ -385,7 +385,12 @@ def describe_event(record: dict[str, Any], graph: TaskGraph) -> str | None:
 def final_summary(progress: Progress, limit: int = 20) -> list[str]:
     """Lines saying how the run ended and, when not everything completed, what is left and why."""
     if progress.all_done:
-        return [f"done: all {progress.total} tasks completed" if progress.total else "done: the board has no tasks"]
+        if not progress.total:
+            return ["done: the board has no tasks"]
+        cancelled = progress.counts.get(Status.CANCELLED, 0)
+        if cancelled:
+            return [f"done: all {progress.total} tasks completed or cancelled ({cancelled} cancelled)"]
+        return [f"done: all {progress.total} tasks completed"]
     lines = [f"not done: {len(progress.unfinished)} of {progress.total} tasks did not complete"]
     for task_id, why in list(progress.unfinished.items())[:limit]:
         lines.append(f"  #{task_id}: {why}")

@@ -375,3 +375,20 @@ def test_run_outside_a_board_is_an_error_and_creates_nothing(tmp_path):
 def test_run_on_an_empty_board_is_done_at_once(workspace):
     done = subprocess.run([sys.executable, "-m", "board", "run", "--simulate", "-w", str(workspace)], env={"PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=30)
     assert done.returncode == 0 and "done: the board has no tasks" in done.stdout
+
+
+def test_the_summary_says_when_a_done_board_has_cancelled_tasks(workspace):
+    from board.coordinator.run import final_summary
+
+    store = Store.open(workspace)
+    for subject in ("one", "two", "three"):
+        store.create(subject)
+    for task_id in ("1", "2"):
+        store.start(task_id, "alice")
+        store.set_status(task_id, "completed", actor="alice")
+    store.set_status("3", "cancelled", actor="alice")
+    assert final_summary(board_progress(store.graph)) == ["done: all 3 tasks completed or cancelled (1 cancelled)"]
+    store.set_status("3", "pending", actor="alice")
+    store.start("3", "alice")
+    store.set_status("3", "completed", actor="alice")
+    assert final_summary(board_progress(store.graph)) == ["done: all 3 tasks completed"]
