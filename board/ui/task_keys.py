@@ -1,0 +1,200 @@
+"""The keys that change a task: each makes a move of the shared action layer (``board.actions``),
+as the person at the keyboard, on the task they saw when they pressed it.
+
+Writes run in a worker thread through the dashboard's store; success shows at once (the task the
+store returns is posted as ``BoardChanged``), a refusal is one notification and nothing changes.
+"""
+
+from __future__ import annotations
+
+import getpass
+import time
+from collections.abc import Callable
+from datetime import timedelta
+
+from textual import work
+
+from board import actions
+from board.agents import AgentState, agent_state
+from board.errors import BoardError, os_error_line
+from board.model import Seen, Task, by_policy
+from board.status import Status
+from board.store import Store
+from board.text import printable
+from board.ui.card import format_age
+from board.ui.messages import BoardChanged
+
+#: Who acts when the person's login name cannot be had (or is not a plain name).
+HUMAN_ACTOR = "human"
+
+
+def local_user() -> str:
+    """The owner recorded when a person starts a task from the dashboard."""
+    try:
+        name = getpass.getuser()
+    except Exception:
+        return HUMAN_ACTOR
+    return name if name and name.replace("-", "").replace("_", "").isalnum() else HUMAN_ACTOR
+
+
+class TaskKeys:
+    """start, pause, retry, cancel, assign, answer and undo, for ``BoardApp`` (a mixin: Textual
+    looks for a binding's action on the app)."""
+
+    def _target(self) -> Task | None:
+        task = self.selected_task
+        if task is None:
+            self.notify("select a task first", severity="warning")
+        return task
+
+    def _refuse(self, message: str) -> None:
+        self.notify(printable(message), title="Not changed", severity="error", timeout=6, markup=False)
+
+    def action_start(self) -> None:
+        task = self._target()
+        if task is None or self._refused("start", task):
+            return
+        if task.status == Status.PENDING and not self.graph.is_ready(task.id):
+            self._refuse(f"#{task.id} is not ready: {self.graph.why_not_ready(task)}")
+            return
+        self._act(task, "start", lambda store, who: actions.start(store, task.id, who))
+
+    def action_pause(self) -> None:
+        task = self._target()
+        if task is None or self._refused("resume" if task.status == Status.PAUSED else "pause", task):
+            return
+        seconds = self.settings.lease.seconds
+        what = "resume" if task.status == Status.PAUSED else "pause"
+        self._act(task, what, lambda store, who: actions.toggle_pause(store, task.id, who, lease_seconds=seconds))
+
+    def action_retry(self) -> None:
+        task = self._target()
+        if task is None or self._refused("requeue", task):
+            return
+        what = actions.REQUEUE_FROM[task.status]
+        self._act(task, what, lambda store, who: actions.requeue(store, task.id, who))
+
+    def action_cancel(self) -> None:
+        from board.ui.screens.confirm import ConfirmScreen
+
+        task = self._target()
+        if task is None or self._refused("cancel", task):
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self._act(task, "cancel", lambda store, who: actions.cancel(store, task.id, who))
+
+        self.push_screen(ConfirmScreen(f"Cancel #{task.id}?", printable(task.subject), confirm_label="Cancel task"), confirmed)
+
+    def action_undo_policy(self) -> None:
+        task = self._target()
+        if task is None:
+            return
+        mark = task.policy
+        if mark is None or not by_policy(task):
+            self._refuse(f"#{task.id} is {task.status} by a person or its agent, not by a policy; there is nothing to undo")
+            return
+        seconds = self.settings.lease.seconds
+        self._act(task, f"undo {mark.name}", lambda store, who: actions.undo_policy(store, task.id, who, lease_seconds=seconds))
+
+    def action_assign(self) -> None:
+        from board.ui.screens.assign import AssignScreen
+
+        task = self._target()
+        if task is None or self._refused("assign", task):
+            return
+        if not self.graph.is_ready(task.id):
+            self._refuse(f"only a ready task can be assigned; #{task.id} is not ready: {self.graph.why_not_ready(task)}")
+            return
+        if not self.agents:
+            self._refuse("no agents are registered in .tasks/agents/")
+            return
+
+        from board.ui.screens.confirm import ConfirmScreen
+
+        seconds = self.settings.lease.seconds
+        stale_after = self._agent_stale_after()
+
+        def assign(agent: str) -> None:
+            self._act(task, f"assign to {agent}", lambda store, who: actions.assign(store, task.id, agent, who, lease_seconds=seconds))
+
+        def chosen(agent: str | None) -> None:
+            record = next((a for a in self.agents if a.name == agent), None)
+            if agent is None or record is None:
+                return
+            if agent_state(record, self.now(), stale_after) != AgentState.STALE:
+                assign(agent)
+                return
+            how = "stopped" if record.stopped else f"has been silent for {format_age((self.now() - record.heartbeat_at).total_seconds())}"
+            detail = f"It will not pick the task up: its lease runs out after {seconds:g} s and the coordinator hands #{task.id} to another agent."
+            self.push_screen(
+                ConfirmScreen(printable(f"{agent} {how}. Assign #{task.id} to it anyway?"), detail, confirm_label="Assign anyway"),
+                lambda yes: assign(agent) if yes else None,
+            )
+
+        self.push_screen(AssignScreen(task.id, self.agents, self.now(), stale_after), chosen)
+
+    def _agent_stale_after(self) -> timedelta:
+        return timedelta(seconds=self.settings.lease.seconds * self.settings.coordinator.stale_after_leases)
+
+    def action_answer(self) -> None:
+        from board.ui.screens.answer import AnswerScreen
+
+        task = self._target()
+        if task is None or self._refused("answer", task):
+            return
+
+        def answered(text: str | None) -> None:
+            if text:
+                seconds = self.settings.lease.seconds
+                self._act(task, "answer", lambda store, who: actions.answer(store, task.id, text, who, lease_seconds=seconds))
+
+        self.push_screen(AnswerScreen(task), answered)
+
+    def _refused(self, move: str, task: Task) -> bool:
+        """Say why ``move`` cannot be made on ``task``, if it cannot (no dialog opens then)."""
+        if task.status == Status.WAITING and move in ("start", "resume", "pause", "requeue"):
+            goes_to = f"back to {task.owner}" if task.owner else "back to the queue"
+            self.notify(printable(f"#{task.id} waits for your answer: press w to answer it (it goes {goes_to}), or c to cancel it"), title="Needs you", severity="warning", timeout=8, markup=False)
+            return True
+        why = actions.refusal(move, task)
+        if why is not None:
+            self._refuse(why)
+        return why is not None
+
+    def _act(self, task: Task, what: str, move: Callable[[Store, actions.Who], Task]) -> None:
+        """Make a move on ``task`` as the person at the keyboard, refused if the task changed
+        since they pressed the key. Overriding an agent's live lease is asked about first, and
+        history records it."""
+        from board.ui.screens.confirm import ConfirmScreen
+
+        person = local_user()
+        seen = Seen.of(task)  # an agent's tool calls meanwhile do not make the key act on something else
+        holder = actions.needs_override(task, self.now())
+        if holder is None or holder == person:
+            self.write(task.id, what, lambda store: move(store, actions.Who(person, expected_version=seen)))
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.write(task.id, what, lambda store: move(store, actions.Who(person, force=True, expected_version=seen)))
+
+        question = f"{holder} is working on it under a live lease; it will lose the task. The board's history records that you overrode it."
+        self.push_screen(ConfirmScreen(f"{what.capitalize()} #{task.id}?", question, confirm_label=f"{what.capitalize()} anyway"), confirmed)
+
+    @work(thread=True, group="board-write")
+    def write(self, task_id: str, what: str, operation: Callable[[Store], Task]) -> None:
+        """Run one store write off the app thread; success shows at once, refusal as a notification."""
+        self._moves_made_here[task_id] = time.monotonic()
+        try:
+            with self.store_lock:
+                task = operation(self.store)
+                message = BoardChanged(tasks=[task])
+        except BoardError as error:
+            self.call_from_thread(self._refuse, f"{what} #{task_id}: {error}")
+            return
+        except OSError as error:  # a full disk, a read-only mount: the dashboard lives on
+            self.call_from_thread(self._refuse, f"{what} #{task_id}: {os_error_line(error)}")
+            return
+        self.post_message(message)
