@@ -28,8 +28,8 @@ from board.graph import TaskGraph
 from board.model import Task, utcnow
 from board.status import Status
 from board.store import Store, detect_layout
-from board.alerts import Alert, Severity, alerts_by_task, read_alerts
-from board.ui.board_alerts import StoreSnapshot, alerts_document_key, coordinator_holds_lock, evaluate_without_git, severity_counts, stat_stamp
+from board.alerts import Alert, Severity, alerts_by_task
+from board.ui.board_alerts import AlertsFollower, StoreSnapshot, severity_counts
 from board.ui.card import CardView
 from board.ui.lanes import Lane, Lanes, display_state
 from board.ui.messages import AgentsChanged, AlertsChanged, BoardChanged, TaskLogChanged
@@ -56,15 +56,8 @@ PANELS_MIN_WIDTH = 130
 FLASH_SECONDS = 1.5
 #: How often ages and heartbeats on screen are brought up to date.
 CLOCK_SECONDS = 1.0
-#: Alerts are re-checked this often without any file event (a coordinator started or stopped).
-ALERTS_RECHECK_SECONDS = 2.0
-#: Without a coordinator, alerts are re-evaluated this often even when nothing changed on disk
-#: (some clear with time: a refused write, a reclaimed lease).
-LOCAL_ALERTS_SECONDS = 30.0
 #: Every reconcile stats each task file at least this often, even when the folder looks unchanged.
 FULL_RESCAN_SECONDS = 30.0
-#: ... and at most this often when the board keeps changing.
-LOCAL_ALERTS_GAP = 0.25
 #: New errors notified one by one, up to this many per update; the rest in one line.
 ERROR_NOTIFICATIONS = 3
 
@@ -144,8 +137,7 @@ class BoardApp(TaskKeys, App[None]):
         #: Error alerts already announced, so each is notified once while it lasts.
         self._announced_errors: set[str] = set()
         #: Set by the board reader when something changed that alerts depend on.
-        self._alerts_due = threading.Event()
-        self._alerts_stop = threading.Event()
+        self.alerts_follower = AlertsFollower(self.layout_.state_dir)
         #: Whether the side panels were shown just to reach the alerts (hidden again after).
         self._panels_shown_for_alerts = False
         self.loaded = False
@@ -234,8 +226,7 @@ class BoardApp(TaskKeys, App[None]):
         self.call_after_refresh(self.feed_board, rest)
 
     def on_unmount(self) -> None:
-        self._alerts_stop.set()
-        self._alerts_due.set()
+        self.alerts_follower.stop()
         if self._watcher is not None:
             self._watcher.stop()
 
@@ -262,7 +253,7 @@ class BoardApp(TaskKeys, App[None]):
                 message = BoardChanged(tasks=tasks, loaded=end == len(files))
             self.post_message(message)
         self._post_agents()
-        self._alerts_due.set()
+        self.alerts_follower.wake()
         if not self.watch_files:
             return
         with self.store_lock:
@@ -311,7 +302,7 @@ class BoardApp(TaskKeys, App[None]):
             # An idle board's reconcile finds nothing: then nothing is re-evaluated or redrawn
             # (alerts that clear with time are re-checked every LOCAL_ALERTS_SECONDS anyway).
             if present or gone or invalid_changed or batch.side_paths:
-                self._alerts_due.set()
+                self.alerts_follower.wake()
             if batch.reconcile or any(p.parent.name == "agents" for p in batch.side_paths):
                 self._post_agents()
             logs = {p for p in batch.side_paths if p.name == "history.jsonl" or p.parent.name == "toolcalls"}
@@ -326,50 +317,16 @@ class BoardApp(TaskKeys, App[None]):
 
     @work(thread=True, exclusive=True, group="board-alerts")
     def follow_alerts(self) -> None:
-        """Keep the alerts current until unmount: the coordinator's ``alerts.json`` while one
-        runs, else the dashboard's own evaluation (no git). Wakes when the board reader says
-        something changed, and every ``ALERTS_RECHECK_SECONDS`` to notice a coordinator come or go."""
-        state_dir = self.layout_.state_dir
-        alerts_path = state_dir / "alerts.json"
-        shown: tuple[object, ...] | None = None
-        previous: list[Alert] = []
-        read_stamp: tuple[int, int, int] | None = None
-        evaluated_at = float("-inf")
-        cost = 0.0
-        while not self._alerts_stop.is_set():
-            woken = self._alerts_due.wait(ALERTS_RECHECK_SECONDS)
-            self._alerts_due.clear()
-            if self._alerts_stop.is_set():
-                return
-            stamp = stat_stamp(alerts_path)
-            from_coordinator = stamp is not None and coordinator_holds_lock(state_dir)
-            if from_coordinator:
-                if stamp == read_stamp and shown is not None:
-                    continue
-                read_stamp = stamp
-                alerts = read_alerts(state_dir)
-            else:
-                read_stamp = None
-                if not woken and time.monotonic() - evaluated_at < LOCAL_ALERTS_SECONDS and shown is not None:
-                    continue
-                # On a big busy board an evaluation costs a fraction of a second: space them out
-                # (changes arriving meanwhile join the next one) so they take at most a fifth of the time.
-                pause = evaluated_at + max(LOCAL_ALERTS_GAP, 4 * cost) - time.monotonic()
-                if pause > 0 and self._alerts_stop.wait(pause):
-                    return
-                self._alerts_due.clear()
-                evaluated_at = time.monotonic()
-                with self.store_lock:
-                    snapshot = StoreSnapshot.of(self.store)
-                alerts = evaluate_without_git(snapshot, now=self.now(), settings=self.settings, previous=previous)
-                cost = time.monotonic() - evaluated_at
-            previous = alerts
-            reading = (from_coordinator, alerts_document_key(alerts))
-            if reading != shown:
-                shown = reading
-                self.post_message(AlertsChanged(alerts, from_coordinator=from_coordinator))
-            if not self.watch_files:
-                return
+        """Keep the alerts current until unmount (``AlertsFollower``), posting each change."""
+
+        def snapshot() -> StoreSnapshot:
+            with self.store_lock:
+                return StoreSnapshot.of(self.store)
+
+        def show(alerts: list[Alert], from_coordinator: bool) -> None:
+            self.post_message(AlertsChanged(alerts, from_coordinator=from_coordinator))
+
+        self.alerts_follower.run(snapshot, show, now=self.now, settings=self.settings, once=not self.watch_files)
 
     # -- applying changes (app thread) --------------------------------------------------------
 

@@ -8,13 +8,16 @@ without git, so graph, file and conflict problems still show.
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from datetime import datetime
 from pathlib import Path
 
-from board.alerts import Alert, Severity, detect_all, gather_inputs
+from board.alerts import Alert, Severity, detect_all, gather_inputs, read_alerts
 from board.alerts.evaluate import carry_since
 from board.config import BoardSettings
 from board.coordinator.daemon import coordinator_running
@@ -22,6 +25,13 @@ from board.graph import TaskGraph
 from board.model import Task
 from board.store import Layout, Store
 
+#: Alerts are re-checked this often without any file event (a coordinator started or stopped).
+ALERTS_RECHECK_SECONDS = 2.0
+#: Without a coordinator, alerts are re-evaluated this often even when nothing changed on disk
+#: (some clear with time: a refused write, a reclaimed lease, a long wait for a person).
+LOCAL_ALERTS_SECONDS = 30.0
+#: ... and at most this often when the board keeps changing.
+LOCAL_ALERTS_GAP = 0.25
 #: Past this many alerts of one kind, the panel shows one line for the kind (enter expands it).
 GROUP_ABOVE = 3
 SEVERITY_LABELS = ((Severity.ERROR, "error", "errors"), (Severity.WARNING, "warning", "warnings"), (Severity.INFO, "info", "info"))
@@ -125,3 +135,72 @@ def stat_stamp(path: Path) -> tuple[int, int, int] | None:
     except OSError:
         return None
     return (info.st_mtime_ns, info.st_size, info.st_ino)
+
+
+class AlertsFollower:
+    """Keeps a board's alerts current for a screen: the coordinator's ``alerts.json`` while one
+    runs, else an evaluation of the board's own files (no git). ``run`` loops in a thread until
+    ``stop``; it wakes when told the board changed (``wake``), and every
+    ``ALERTS_RECHECK_SECONDS`` to notice a coordinator come or go. Each change of what should be
+    shown is handed to ``show``."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.state_dir = state_dir
+        self._due = threading.Event()
+        self._stopped = threading.Event()
+
+    def wake(self) -> None:
+        """Something alerts depend on changed on disk."""
+        self._due.set()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._due.set()
+
+    def run(
+        self,
+        snapshot: Callable[[], StoreSnapshot],
+        show: Callable[[list[Alert], bool], None],
+        *,
+        now: Callable[[], datetime],
+        settings: BoardSettings,
+        once: bool = False,
+    ) -> None:
+        alerts_path = self.state_dir / "alerts.json"
+        shown: tuple[object, ...] | None = None
+        previous: list[Alert] = []
+        read_stamp: tuple[int, int, int] | None = None
+        evaluated_at = float("-inf")
+        cost = 0.0
+        while not self._stopped.is_set():
+            woken = self._due.wait(ALERTS_RECHECK_SECONDS)
+            self._due.clear()
+            if self._stopped.is_set():
+                return
+            stamp = stat_stamp(alerts_path)
+            from_coordinator = stamp is not None and coordinator_holds_lock(self.state_dir)
+            if from_coordinator:
+                if stamp == read_stamp and shown is not None:
+                    continue
+                read_stamp = stamp
+                alerts = read_alerts(self.state_dir)
+            else:
+                read_stamp = None
+                if not woken and time.monotonic() - evaluated_at < LOCAL_ALERTS_SECONDS and shown is not None:
+                    continue
+                # On a big busy board an evaluation costs a fraction of a second: space them out
+                # (changes arriving meanwhile join the next one) so they take at most a fifth of the time.
+                pause = evaluated_at + max(LOCAL_ALERTS_GAP, 4 * cost) - time.monotonic()
+                if pause > 0 and self._stopped.wait(pause):
+                    return
+                self._due.clear()
+                evaluated_at = time.monotonic()
+                alerts = evaluate_without_git(snapshot(), now=now(), settings=settings, previous=previous)
+                cost = time.monotonic() - evaluated_at
+            previous = alerts
+            reading = (from_coordinator, alerts_document_key(alerts))
+            if reading != shown:
+                shown = reading
+                show(alerts, from_coordinator)
+            if once:
+                return
