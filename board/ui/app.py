@@ -30,6 +30,7 @@ from board.status import Status
 from board.store import Store, detect_layout
 from board.alerts import Alert, Severity, alerts_by_task
 from board.ui.board_alerts import AlertsFollower, StoreSnapshot, severity_counts
+from board.ui.board_state import DisplayedBoard
 from board.ui.card import CardView
 from board.ui.lanes import Lane, Lanes, display_state
 from board.ui.messages import AgentsChanged, AlertsChanged, BoardChanged, TaskLogChanged
@@ -125,11 +126,11 @@ class BoardApp(TaskKeys, App[None]):
         self.store_lock = threading.Lock()
         self._settings_problem: str | None = None
         self.settings = self._load_settings()
-        self.graph = TaskGraph(missing_blocker_done=self.layout_.missing_blocker_done)
-        self.lanes = Lanes()
+        #: What is on screen (Textual-free): ``graph`` and ``lanes`` are its, shared.
+        self.board = DisplayedBoard(TaskGraph(missing_blocker_done=self.layout_.missing_blocker_done), Lanes())
+        self.graph = self.board.graph
+        self.lanes = self.board.lanes
         self.view = CardView(self.graph, now, states=self.lanes.states)
-        #: For each task, the number of the last message that showed it (``BoardChanged``).
-        self._observed: dict[str, int] = {}
         self.agents: list[AgentRecord] = []
         self.alerts: list[Alert] = []
         #: Whether ``alerts`` came from a running coordinator's ``alerts.json``.
@@ -143,7 +144,6 @@ class BoardApp(TaskKeys, App[None]):
         self.loaded = False
         self.task_query = TaskQuery("")
         self._all_done_announced = False
-        self._layout_stale = False
         #: True until the first alerts are on screen (tests wait for it).
         self._alerts_pending = True
         self._watcher: BoardWatcher | None = None
@@ -334,7 +334,8 @@ class BoardApp(TaskKeys, App[None]):
         if not self.loaded and not message.loaded and len(self.graph):
             # Middle of the first read of a big board: the first chunk is on screen already;
             # placing every chunk in the lanes would only slow the read down.
-            self._put_without_layout(message.tasks, message.observed)
+            self.board.put_unarranged(message.tasks, message.observed)
+            self.header_bar.show_counts(self.lanes.counts, f"loading… {len(self.graph):,} tasks read")
         else:
             self.apply_tasks(message.tasks, message.removed, observed=message.observed)
         if message.loaded and not self.loaded:
@@ -343,92 +344,39 @@ class BoardApp(TaskKeys, App[None]):
             # from walking it on every full collection (a 200 ms pause at 10,000 tasks).
             gc.collect()
             gc.freeze()
-            if self._layout_stale:
-                self._layout_stale = False
-                self.lanes.rebuild(self.graph)
+            if self.board.lanes_stale:
+                self.board.arrange()
                 self.kanban.show_lanes()
             self._update_header()
             if self.view.selected is None:
                 self.kanban.select_first()
 
-    def _put_without_layout(self, tasks: Iterable[Task], observed: int) -> None:
-        for task in tasks:
-            self._observed[task.id] = observed
-            self.graph.put(task)
-        self._layout_stale = True
-        self.header_bar.show_counts(self.lanes.counts, f"loading… {len(self.graph):,} tasks read")
-
     def apply_tasks(self, tasks: Iterable[Task], removed: Iterable[str] = (), *, observed: int | None = None) -> set[str]:
-        """Put what was read into the displayed board; redraw only the cards it touches.
-
-        What the disk says is shown, whatever its version; only a read made before one already
-        shown (``observed`` is earlier) is dropped, as it is out of date.
-        """
-        changed: set[str] = set()
-        edges_changed = False
-        parents: set[str] = set()
-        asking: list[Task] = []
-        for task in tasks:
-            if observed is not None and self._observed.get(task.id, 0) > observed:
-                continue  # a stale read never replaces a newer one
-            current = self.graph.tasks.get(task.id)
-            if observed is not None:
-                self._observed[task.id] = observed
-            if current is not None and task == current:
-                continue
-            if current is None or current.blocked_by != task.blocked_by:
-                edges_changed = True
-            if current is not None and current.parent:
-                parents.add(current.parent)
-            if task.status == Status.WAITING and (current is None or current.status != Status.WAITING or current.question != task.question):
-                asking.append(task)
-            self.graph.put(task)
-            changed.add(task.id)
-        for task_id in removed:
-            if observed is not None and self._observed.get(task_id, 0) > observed:
-                continue
-            if observed is not None:
-                self._observed[task_id] = observed
-            current = self.graph.tasks.get(task_id)
-            if current is None:
-                continue
-            if current.parent:
-                parents.add(current.parent)
-            self.graph.remove(task_id)
-            changed.add(task_id)
-            edges_changed = True
-        if not changed:
-            return changed
+        """Put what was read into the displayed board (``DisplayedBoard.apply`` decides what
+        counts); redraw only the cards it touches."""
         before = self.lanes.lane_index(self.view.selected) if self.view.selected else None
-        affected = set(changed) | {p for p in parents if p in self.graph.tasks}
-        for task_id in changed:
-            affected |= self.graph.dependents(task_id)
-            task = self.graph.tasks.get(task_id)
-            if task is not None and task.parent:
-                affected.add(task.parent)
+        applied = self.board.apply(tasks, removed, observed=observed)
+        if not applied.changed:
+            return applied.changed
         with self.batch_update():
-            if edges_changed:
-                self.lanes.rebuild(self.graph)
-                self.kanban.show_lanes()
-            else:
-                touched = self.lanes.update(self.graph, affected)
-                self.kanban.show_lanes(touched)
-                self.kanban.refresh_tasks(affected)
+            self.kanban.show_lanes(applied.moved_from)
+            if not applied.edges_changed:
+                self.kanban.refresh_tasks(applied.affected)
             self._refresh_relations()
-            self.graph_view.board_changed(structure=edges_changed, task_ids=affected)
+            self.graph_view.board_changed(structure=applied.edges_changed, task_ids=applied.affected)
             self._update_header()
             self._reselect_if_gone(before)
             self._keep_cursor_in_place(before)
         if self.loaded:
             self._announce_if_done()
-            self._announce_questions(asking)
-        if self.view.selected in changed:
+            self._announce_questions(applied.asking)
+        if self.view.selected in applied.changed:
             self.refresh_bindings()
         for screen in self.screen_stack:
             refresh = getattr(screen, "board_changed", None)
             if refresh is not None:
-                refresh(changed)
-        return changed
+                refresh(applied.changed)
+        return applied.changed
 
     def _keep_cursor_in_place(self, before: tuple[Lane, int] | None) -> None:
         """Someone else moved the selected card to another lane: the cursor stays on the lane
