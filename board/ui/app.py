@@ -18,6 +18,7 @@ from pathlib import Path
 from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.message import Message
 from textual.containers import Horizontal, Vertical
 from textual.widgets import ContentSwitcher
 
@@ -33,7 +34,7 @@ from board.ui.board_alerts import AlertsFollower, StoreSnapshot, severity_counts
 from board.ui.board_state import DisplayedBoard
 from board.ui.card import CardView
 from board.ui.lanes import Lane, Lanes, display_state
-from board.ui.messages import AgentsChanged, AlertsChanged, BoardChanged, TaskLogChanged
+from board.ui.messages import AgentsChanged, AlertsChanged, AlertsShown, BoardChanged, LogsShown, TaskLogChanged, TasksShown
 from board.ui.palette import TaskCommands
 from board.ui.task_keys import HUMAN_ACTOR, TaskKeys
 from board.ui.task_filter import TaskQuery
@@ -372,10 +373,7 @@ class BoardApp(TaskKeys, App[None]):
             self._announce_questions(applied.asking)
         if self.view.selected in applied.changed:
             self.refresh_bindings()
-        for screen in self.screen_stack:
-            refresh = getattr(screen, "board_changed", None)
-            if refresh is not None:
-                refresh(applied.changed)
+        self._tell_screens(lambda: TasksShown(applied.changed))
         return applied.changed
 
     def _keep_cursor_in_place(self, before: tuple[Lane, int] | None) -> None:
@@ -477,10 +475,7 @@ class BoardApp(TaskKeys, App[None]):
             if badged:
                 self.kanban.refresh_tasks(badged)
                 self.graph_view.board_changed(structure=False, task_ids=badged)
-        for screen in self.screen_stack:
-            refresh = getattr(screen, "alerts_changed", None)
-            if refresh is not None:
-                refresh()
+        self._tell_screens(AlertsShown)
         self._notify_new_errors(message.alerts, first=self._alerts_pending)
         self._alerts_pending = False
 
@@ -501,10 +496,12 @@ class BoardApp(TaskKeys, App[None]):
             self.notify("press e for the alerts", title=f"{len(new) - ERROR_NOTIFICATIONS} more new errors", severity="error", timeout=10)
 
     def on_task_log_changed(self, message: TaskLogChanged) -> None:
-        for screen in self.screen_stack:
-            refresh = getattr(screen, "logs_changed", None)
-            if refresh is not None:
-                refresh()
+        self._tell_screens(LogsShown)
+
+    def _tell_screens(self, message: Callable[[], Message]) -> None:
+        """Attributes down, messages up, and to the screens opened over the board: a message each."""
+        for screen in self.screen_stack[1:]:
+            screen.post_message(message())
 
     def on_agents_changed(self, message: AgentsChanged) -> None:
         self.agents = message.agents

@@ -60,3 +60,22 @@ class TaskLogChanged(Message):
     def __init__(self, paths: set[Path]) -> None:
         self.paths = paths
         super().__init__()
+
+
+# -- from the app to its open screens (they do not bubble back up) ----------------------------
+
+
+class TasksShown(Message, bubble=False):
+    """The board on screen changed: these tasks (and what shows them) may read differently."""
+
+    def __init__(self, changed: set[str]) -> None:
+        self.changed = changed
+        super().__init__()
+
+
+class AlertsShown(Message, bubble=False):
+    """The alerts on screen changed (``app.view.alerts`` holds them by task)."""
+
+
+class LogsShown(Message, bubble=False):
+    """A task's history or tool-call log changed on disk."""

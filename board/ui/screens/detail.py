@@ -21,6 +21,7 @@ from board.model import Task, by_policy
 from board.status import Status
 from board.ui.card import format_age, progress_bar
 from board.ui.lanes import display_state
+from board.ui.messages import AlertsShown, LogsShown, TasksShown
 from board.ui.widgets.key_footer import KeyFooter
 from board.ui.widgets.alerts_panel import SEVERITY_MARK
 from board.text import printable
@@ -87,14 +88,14 @@ class DetailScreen(Screen[None]):
         self._render_fields()
         self._load_logs(task_id)
 
-    def board_changed(self, changed: set[str]) -> None:
-        if self.task_id in changed or changed & self._neighbours():
+    def on_tasks_shown(self, message: TasksShown) -> None:
+        if self.task_id in message.changed or message.changed & self._neighbours():
             self._render_fields()
 
-    def alerts_changed(self) -> None:
+    def on_alerts_shown(self, message: AlertsShown) -> None:
         self._render_alerts()
 
-    def logs_changed(self) -> None:
+    def on_logs_shown(self, message: LogsShown) -> None:
         self._load_logs(self.task_id)
 
     def _neighbours(self) -> set[str]:
