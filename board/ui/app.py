@@ -210,7 +210,6 @@ class BoardApp(TaskKeys, App[None]):
         if self.live_clock:
             self.set_interval(CLOCK_SECONDS, self._tick)
         self._read_first_chunk()
-        self.follow_alerts()
 
     def _read_first_chunk(self) -> None:
         """Read the first few hundred tasks before the first frame (a small board: all of it),
@@ -341,6 +340,8 @@ class BoardApp(TaskKeys, App[None]):
             self.apply_tasks(message.tasks, message.removed, observed=message.observed)
         if message.loaded and not self.loaded:
             self.loaded = True
+            # Alerts are judged on the whole board, and an evaluation would slow the read down.
+            self.follow_alerts()
             # The board read so far lives as long as the app: keep the cyclic garbage collector
             # from walking it on every full collection (a 200 ms pause at 10,000 tasks).
             gc.collect()
