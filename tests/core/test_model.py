@@ -79,3 +79,19 @@ def test_dump_is_stable() -> None:
     task = parse_task(doc(description="ünïcode ✓"), "f")
     assert dump_task(task) == dump_task(parse_task(dump_task(task), "f"))
     assert "ünïcode ✓".encode() in dump_task(task)
+
+
+def test_tasks_read_from_files_share_one_fields_set_and_still_write_every_field() -> None:
+    """Memory: pydantic's per-instance set of given fields was most of a task's size; tasks
+    read from files share one. Nothing board writes may change for it."""
+    from board.model import dump_task, parse_task
+
+    raw = b'{"id": "1", "subject": "a", "toolCalls": {"total": 2, "ok": 2}, "lease": {"owner": "x", "token": 3, "expiresAt": "2026-01-01T00:00:00Z"}}'
+    first, second = parse_task(raw, "task_1.json"), parse_task(raw.replace(b'"a"', b'"b"'), "task_1.json")
+    assert first.__pydantic_fields_set__ is second.__pydantic_fields_set__
+    assert first.tool_calls.__pydantic_fields_set__ is second.tool_calls.__pydantic_fields_set__
+    first.progress = 40  # an assignment adds nothing new to the shared set
+    assert second.progress == 0 and first != second
+    reread = parse_task(dump_task(first), "task_1.json")
+    assert reread == first and reread.tool_calls.total == 2 and reread.lease.token == 3
+    assert dump_task(reread) == dump_task(first)
