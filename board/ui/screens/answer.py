@@ -6,17 +6,20 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
 from board.model import Task
+from board.ui.screens.dialog import Dialog
 from board.text import printable
 
 
-class AnswerScreen(ModalScreen[str | None]):
+class AnswerScreen(Dialog[str | None]):
     """Enter sends the answer (the task goes back to its owner), escape leaves the task waiting."""
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Leave it waiting", id="answer.cancel")]
+    DEFAULT_CSS = """
+    #asked { width: 100%; margin-bottom: 1; color: $warning; }
+    """
 
     def __init__(self, task: Task) -> None:
         super().__init__()

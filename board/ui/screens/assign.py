@@ -8,20 +8,23 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from board.agents import AgentRecord, AgentState, agent_state
 from board.ui.card import format_age
+from board.ui.screens.dialog import Dialog
 from board.text import printable
 
 
-class AssignScreen(ModalScreen[str | None]):
+class AssignScreen(Dialog[str | None]):
     """Agents that are there first; a stopped or silent one is marked so (the board asks before
     handing it a task)."""
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel", id="assign.cancel")]
+    DEFAULT_CSS = """
+    #agents-list { height: auto; max-height: 12; }
+    """
 
     def __init__(self, task_id: str, agents: list[AgentRecord], now: datetime, stale_after: timedelta) -> None:
         super().__init__()

@@ -6,11 +6,12 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Label
 
+from board.ui.screens.dialog import Dialog
 
-class ConfirmScreen(ModalScreen[bool]):
+
+class ConfirmScreen(Dialog[bool]):
     """| key | action |
     |---|---|
     | y / enter on the button | confirm |
@@ -21,6 +22,11 @@ class ConfirmScreen(ModalScreen[bool]):
         Binding("y", "answer(True)", "Yes", id="confirm.yes"),
         Binding("n,escape", "answer(False)", "No", id="confirm.no"),
     ]
+    DEFAULT_CSS = """
+    ConfirmScreen #dialog { border: thick $error; }
+    #buttons { height: auto; align-horizontal: right; margin-top: 1; }
+    #buttons Button { margin-left: 2; }
+    """
 
     def __init__(self, question: str, detail: str = "", *, confirm_label: str = "Yes") -> None:
         super().__init__()

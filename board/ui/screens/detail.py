@@ -54,6 +54,20 @@ class DetailScreen(Screen[None]):
         Binding("g", "show_in_graph", "Graph", id="detail.graph", tooltip="back to the board, in the graph view, on this task"),
         Binding("tab", "focus_next", "Next pane", show=False, id="detail.next"),
     ]
+    DEFAULT_CSS = """
+    DetailScreen { layout: vertical; }
+    #detail-body { height: 1fr; }
+    #detail-main { width: 2fr; padding: 0 1; background: $surface; }
+    #detail-side { width: 1fr; min-width: 30; }
+    #detail-title { margin: 1 0; color: $foreground; }
+    #detail-fields { margin-bottom: 1; }
+    #detail-alerts { border: round $error 60%; border-title-color: $foreground; border-title-style: bold; padding: 0 1; margin-bottom: 1; height: auto; }
+    #detail-description { border: round $panel-lighten-2; padding: 0 1; margin-bottom: 1; height: auto; }
+    #detail-history { margin-bottom: 1; }
+    #detail-deps { height: auto; max-height: 50%; border: round $panel-lighten-2; border-title-color: $foreground; }
+    #detail-deps:focus { border: round $primary; }
+    #detail-toolcalls { height: 1fr; border: round $panel-lighten-2; padding: 0 1; overflow-y: auto; }
+    """
 
     def __init__(self, task_id: str) -> None:
         super().__init__()

@@ -5,16 +5,16 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
+from board.ui.screens.dialog import Dialog
 from board.ui.task_filter import TaskQuery
 
 
 HINT = "enter: apply (empty clears) · escape: keep the current filter"
 
 
-class FilterScreen(ModalScreen[str | None]):
+class FilterScreen(Dialog[str | None]):
     """Enter applies (empty clears), escape leaves the filter as it was."""
 
     BINDINGS = [Binding("escape", "dismiss_unchanged", "Keep filter", id="filter.cancel")]

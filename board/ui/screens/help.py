@@ -7,8 +7,9 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from board.ui.screens.dialog import Dialog
 
 
 MOVES = [
@@ -26,8 +27,11 @@ FILTER_HELP = (
 )
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(Dialog[None]):
     BINDINGS = [Binding("escape,question_mark,q", "dismiss(None)", "Close", id="help.close")]
+    DEFAULT_CSS = """
+    HelpScreen #dialog { width: 90; }
+    """
 
     def compose(self) -> ComposeResult:
         table = Table(show_header=False, box=None, padding=(0, 2, 0, 0), expand=False)

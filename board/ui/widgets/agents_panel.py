@@ -20,6 +20,23 @@ class AgentsPanel(Widget):
     """One line per agent from ``.tasks/agents/``; stale agents (no recent heartbeat) are marked."""
 
     COMPONENT_CLASSES = {"agents-panel--working", "agents-panel--idle", "agents-panel--stale", "agents-panel--muted", "agents-panel--name"}
+    DEFAULT_CSS = """
+    AgentsPanel {
+        height: auto;
+        max-height: 50%;
+        border: round $panel-lighten-2;
+        border-title-color: $foreground;
+        border-title-style: bold;
+        border-subtitle-color: $text-muted;
+        background: $surface;
+        padding: 0 1;
+    }
+    AgentsPanel > .agents-panel--working { color: $success; }
+    AgentsPanel > .agents-panel--idle { color: $primary; }
+    AgentsPanel > .agents-panel--stale { color: $error; }
+    AgentsPanel > .agents-panel--muted { color: $text-muted; }
+    AgentsPanel > .agents-panel--name { text-style: bold; color: $foreground; }
+    """
 
     def __init__(self, now: Callable[[], datetime], *, id: str | None = None) -> None:
         super().__init__(id=id)

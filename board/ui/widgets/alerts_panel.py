@@ -49,6 +49,26 @@ class AlertsPanel(Vertical):
     """Alerts as the app hands them down (``show_alerts``); posts ``JumpToTask`` and ``Left`` up."""
 
     COMPONENT_CLASSES = {"alerts-panel--error", "alerts-panel--warning", "alerts-panel--info", "alerts-panel--muted"}
+    DEFAULT_CSS = """
+    AlertsPanel {
+        height: 1fr;
+        border: round $panel-lighten-2;
+        border-title-color: $foreground;
+        border-title-style: bold;
+        border-subtitle-color: $text-muted;
+        background: $surface;
+        padding: 0;
+    }
+    #alerts-list { height: 1fr; border: none; padding: 0 1; background: $surface; scrollbar-size-vertical: 1; }
+    #alerts-list:focus { background-tint: $foreground 0%; }
+    #alerts-list > .option-list--option-highlighted { background: $foreground 8%; }
+    #alerts-list:focus > .option-list--option-highlighted { background: $primary 45%; }
+    #alerts-action { height: auto; max-height: 8; padding: 0 1; border-top: solid $panel-lighten-2; color: $foreground; }
+    AlertsPanel > .alerts-panel--error { color: $error; text-style: bold; }
+    AlertsPanel > .alerts-panel--warning { color: $warning; }
+    AlertsPanel > .alerts-panel--info { color: $primary; }
+    AlertsPanel > .alerts-panel--muted { color: $text-muted; }
+    """
 
     class JumpToTask(Message):
         """Enter on an alert: show the task it is mainly about."""

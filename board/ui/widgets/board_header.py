@@ -40,6 +40,29 @@ class BoardHeader(Widget):
         "board-header--alert-error", "board-header--alert-warning", "board-header--alert-info",
         *(f"board-header--{state.replace('_', '-')}" for state, _ in COUNT_LABELS),
     }
+    DEFAULT_CSS = """
+    BoardHeader {
+        height: 2;
+        background: $panel;
+        color: $foreground;
+    }
+    BoardHeader > .board-header--title { text-style: bold; color: $foreground; }
+    BoardHeader > .board-header--muted { color: $text-muted; }
+    BoardHeader > .board-header--bar { color: $success; }
+    BoardHeader > .board-header--bar-empty { color: $foreground 25%; }
+    BoardHeader > .board-header--waiting-deps { color: $text-muted; }
+    BoardHeader > .board-header--ready { color: $primary; text-style: bold; }
+    BoardHeader > .board-header--in-progress { color: $accent; text-style: bold; }
+    BoardHeader > .board-header--waiting { color: $warning; text-style: bold; }
+    BoardHeader > .board-header--paused { color: $warning; }
+    BoardHeader > .board-header--blocked { color: $error; }
+    BoardHeader > .board-header--failed { color: $error; text-style: bold; }
+    BoardHeader > .board-header--completed { color: $success; }
+    BoardHeader > .board-header--cancelled { color: $text-disabled; }
+    BoardHeader > .board-header--alert-error { color: $error; text-style: bold; }
+    BoardHeader > .board-header--alert-warning { color: $warning; text-style: bold; }
+    BoardHeader > .board-header--alert-info { color: $primary; }
+    """
 
     title_text: reactive[str] = reactive("board", layout=False)
     """Workspace path and mode shown on the first line."""

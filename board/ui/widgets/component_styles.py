@@ -7,6 +7,44 @@ from textual.widget import Widget
 
 from board.ui.card import STYLE_NAMES, component_class
 
+#: How each of the cards' ``STYLE_NAMES`` looks: the same in the kanban's columns and the graph.
+CARD_STYLES = {
+    "id": "text-style: bold; color: $foreground;",
+    "subject": "color: $foreground;",
+    "owner": "color: $secondary;",
+    "muted": "color: $text-muted;",
+    "failures": "color: $error; text-style: bold;",
+    "bar-empty": "color: $foreground 20%;",
+    "blocker": "color: $warning; text-style: bold;",
+    "dependent": "color: $secondary; text-style: bold;",
+    "selected": "background: $primary 45%;",
+    "related": "background: $foreground 10%;",
+    "priority-critical": "color: $error; text-style: bold;",
+    "priority-high": "color: $warning; text-style: bold;",
+    "priority-medium": "color: $text-muted;",
+    "priority-low": "color: $text-muted;",
+    "waiting-deps": "color: $text-muted;",
+    "ready": "color: $primary;",
+    "in_progress": "color: $accent;",
+    "waiting": "color: $warning;",
+    "paused": "color: $warning;",
+    "blocked": "color: $error;",
+    "failed": "color: $error;",
+    "completed": "color: $success;",
+    "cancelled": "color: $text-disabled;",
+    "critical-path": "color: $accent; text-style: bold;",
+    "edge": "color: $foreground 45%;",
+    "alert-error": "color: $error; text-style: bold;",
+    "alert-warning": "color: $warning; text-style: bold;",
+    "alert-info": "color: $primary;",
+    "flash": "background: $warning 35%;",
+}
+
+
+def card_css(widget_type: str, prefix: str) -> str:
+    """``CARD_STYLES`` as the component-class rules of one widget, for its ``DEFAULT_CSS``."""
+    return "".join(f"{widget_type} > .{component_class(prefix, name)} {{ {CARD_STYLES[name]} }}\n" for name in STYLE_NAMES)
+
 
 def component_style(widget: Widget, class_name: str) -> Style:
     """The component class's own settings as a Rich style, to be layered over the widget's.

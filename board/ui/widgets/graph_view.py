@@ -16,7 +16,7 @@ from textual.strip import Strip
 from board.graph import TaskGraph
 from board.ui.card import STATE_SYMBOLS, STYLE_NAMES, CardView, component_class
 from board.ui.graph_layout import NODE_WIDTH, GraphLayout, layout_graph
-from board.ui.widgets.component_styles import component_styles
+from board.ui.widgets.component_styles import card_css, component_styles
 from board.text import printable
 
 #: What the symbols before each node mean (the view's border shows it).
@@ -43,6 +43,18 @@ class GraphView(ScrollView, can_focus=True):
         Binding("right,l", "move(1, 0)", "Right", show=False, id="graph.right"),
     ]
     COMPONENT_CLASSES = {component_class("graph-view", name) for name in STYLE_NAMES}
+    DEFAULT_CSS = """
+    GraphView {
+        width: 1fr;
+        height: 1fr;
+        background: $surface;
+        border: round $panel-lighten-2;
+        border-title-color: $foreground;
+        border-title-style: bold;
+        border-subtitle-color: $accent;
+    }
+    GraphView:focus { border: round $panel-lighten-3; }
+    """ + card_css("GraphView", "graph-view")
 
     class SelectionChanged(Message):
         def __init__(self, graph_view: GraphView, task_id: str | None) -> None:

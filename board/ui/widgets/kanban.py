@@ -32,6 +32,15 @@ class KanbanBoard(Horizontal, can_focus=True):
         Binding("pageup", "page(-1)", "Page up", show=False, id="board.page_up"),
         Binding("pagedown", "page(1)", "Page down", show=False, id="board.page_down"),
     ]
+    DEFAULT_CSS = """
+    KanbanBoard { height: 1fr; width: 1fr; }
+    KanbanBoard:focus { background-tint: $foreground 0%; }
+    KanbanBoard:focus TaskColumn { border: round $panel-lighten-3; }
+    #lane-ready { border-title-color: $primary; }
+    #lane-in-progress { border-title-color: $accent; }
+    #lane-attention { border-title-color: $error; }
+    #lane-done { border-title-color: $success; }
+    """
 
     class SelectionChanged(Message):
         """The cursor moved to another task (None: nothing to select)."""

@@ -13,7 +13,7 @@ from textual.strip import Strip
 
 from board.ui.card import CARD_HEIGHT, STYLE_NAMES, CardView, card_lines, component_class, task_age
 from board.ui.lanes import LANE_TITLES, Lane
-from board.ui.widgets.component_styles import component_styles
+from board.ui.widgets.component_styles import card_css, component_styles
 
 #: Seconds a column's card count may lag behind a move.
 COUNT_DELAY = 0.3
@@ -24,6 +24,20 @@ class TaskColumn(ScrollView, can_focus=False):
     """Cards of one lane. The board above it owns the cursor and keys; a click posts ``CardClicked``."""
 
     COMPONENT_CLASSES = {component_class("task-column", name) for name in STYLE_NAMES}
+    DEFAULT_CSS = """
+    TaskColumn {
+        width: 1fr;
+        height: 1fr;
+        border: round $panel-lighten-2;
+        border-title-color: $foreground;
+        border-title-style: bold;
+        border-subtitle-color: $text-muted;
+        background: $surface;
+        scrollbar-size-vertical: 1;
+        scrollbar-size-horizontal: 0;
+        overflow-x: hidden;
+    }
+    """ + card_css("TaskColumn", "task-column")
 
     class CardClicked(Message):
         def __init__(self, column: TaskColumn, task_id: str) -> None:

@@ -1,0 +1,73 @@
+"""The widgets carry their own look: in a plain App, without the dashboard's stylesheet, they
+are drawn as on the board."""
+
+from __future__ import annotations
+
+import pytest
+from rich.segment import Segment
+from textual.app import App, ComposeResult
+from textual.color import Color
+
+from board.alerts import Alert, Severity
+from board.graph import TaskGraph
+from board.model import Task
+from board.ui.card import CARD_HEIGHT, CardView
+from board.ui.lanes import Lane, Lanes
+from board.ui.widgets.alerts_panel import SEVERITY_MARK, AlertList, AlertsPanel
+from board.ui.widgets.kanban import KanbanBoard
+from tests.ui.conftest import FIXED_NOW
+
+pytestmark = pytest.mark.anyio
+
+
+class PlainApp(App[None]):
+    """Only the widgets under test: no CSS of its own."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.graph = TaskGraph([
+            Task(id="1", subject="Selected card"),
+            Task(id="2", subject="Plain card"),
+        ])
+        self.lanes = Lanes()
+        self.lanes.rebuild(self.graph)
+        self.view = CardView(self.graph, lambda: FIXED_NOW, selected="1", states=self.lanes.states)
+
+    def compose(self) -> ComposeResult:
+        yield KanbanBoard(self.lanes, self.view)
+        yield AlertsPanel()
+
+    def on_mount(self) -> None:
+        board = self.query_one(KanbanBoard)
+        board.show_lanes()
+        board.focus()
+        error = Alert(key="graph.cycle:1,2", kind="graph.cycle", severity=Severity.ERROR, message="#1 and #2 wait on each other", action="drop one edge", tasks=("1", "2"))
+        self.query_one(AlertsPanel).show_alerts([error], FIXED_NOW)
+
+
+def segment_with(segments: list[Segment], text: str) -> Segment:
+    return next(segment for segment in segments if text in segment.text)
+
+
+def theme_colour(app: App, name: str) -> tuple[int, int, int]:
+    return Color.parse(app.theme_variables[name]).rgb
+
+
+async def test_a_column_and_the_alerts_panel_have_their_look_outside_the_dashboard() -> None:
+    app = PlainApp()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        column = app.query_one(KanbanBoard).columns[Lane.READY]
+        assert column.ids == ["1", "2"]
+        assert column.styles.border_top[0] == "round"
+        assert column.styles.background.rgb == theme_colour(app, "surface")
+
+        selected = segment_with(list(column.render_line(0)), "#1")
+        plain = segment_with(list(column.render_line(CARD_HEIGHT)), "#2")
+        assert plain.style.bgcolor.triplet == theme_colour(app, "surface")
+        assert selected.style.bgcolor is not None and selected.style.bgcolor != plain.style.bgcolor, "the selected card is not highlighted"
+
+        listing = app.query_one(AlertList)
+        mark = segment_with(list(listing.render_line(0)), SEVERITY_MARK[Severity.ERROR])
+        assert mark.style.color is not None and mark.style.color.triplet == theme_colour(app, "error")
+        assert mark.style.bold
