@@ -138,6 +138,15 @@ class TaskKeys:
     def _agent_stale_after(self) -> timedelta:
         return timedelta(seconds=self.settings.lease.seconds * self.settings.coordinator.stale_after_leases)
 
+    def _answer_goes_to(self, task: Task) -> str:
+        """Where an answer sends ``task``, as ``actions.answer`` will decide it."""
+        if not task.owner:
+            return "back to the queue"
+        record = next((a for a in self.agents if a.name == task.owner), None)
+        if record is not None and agent_state(record, self.now(), self._agent_stale_after()) == AgentState.STALE:
+            return f"back to the queue ({task.owner} is not running)"
+        return f"back to {task.owner}"
+
     def action_answer(self) -> None:
         from board.ui.screens.answer import AnswerScreen
 
@@ -150,12 +159,12 @@ class TaskKeys:
                 seconds = self.settings.lease.seconds
                 self._act(task, "answer", lambda store, who: actions.answer(store, task.id, text, who, lease_seconds=seconds))
 
-        self.push_screen(AnswerScreen(task), answered)
+        self.push_screen(AnswerScreen(task, self._answer_goes_to(task)), answered)
 
     def _refused(self, move: str, task: Task) -> bool:
         """Say why ``move`` cannot be made on ``task``, if it cannot (no dialog opens then)."""
         if task.status == Status.WAITING and move in ("start", "resume", "pause", "requeue"):
-            goes_to = f"back to {task.owner}" if task.owner else "back to the queue"
+            goes_to = self._answer_goes_to(task)
             self.notify(printable(f"#{task.id} waits for your answer: press w to answer it (it goes {goes_to}), or c to cancel it"), title="Needs you", severity="warning", timeout=8, markup=False)
             return True
         why = actions.refusal(move, task)

@@ -336,3 +336,18 @@ async def test_a_theme_picked_with_t_or_the_palette_is_remembered_and_a_demo_nev
         demo.theme = "textual-dark"
         await pilot.pause()
         assert not user_config_path().exists()
+
+
+async def test_the_detail_view_opens_in_every_theme_ansi_ones_included(sample: Path) -> None:
+    """Text coloured in code takes the theme's colours, and ANSI themes name them as Rich does not."""
+    app = make_app(sample)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        for theme in ("ansi-dark", "ansi-light", "board-light", "textual-dark"):
+            app.theme = theme
+            app.jump_to("7")  # it has alerts and dependencies: both coloured in code
+            await pilot.press("enter")
+            await pilot.pause()
+            assert app.screen.__class__.__name__ == "DetailScreen", theme
+            await pilot.press("escape")
+            await pilot.pause()

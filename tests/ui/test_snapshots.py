@@ -122,3 +122,25 @@ def test_hostile_detail(tmp_path: Path, snap_compare) -> None:
 def test_graph_view_80x24(sample: Path, snap_compare) -> None:
     shutil.rmtree(sample / ".tasks" / "agents")
     assert snap_compare(make_app(sample), press=["g"], terminal_size=(80, 24), run_before=settled)
+
+
+async def on_waiting_task(pilot: Pilot) -> None:
+    await settled_quietly(pilot)
+    pilot.app.jump_to("20")
+    await pilot.pause()
+
+
+def test_detail_of_a_waiting_task_80x24(sample: Path, snap_compare) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        await on_waiting_task(pilot)
+        await open_detail(pilot, quietly=True)
+
+    assert snap_compare(make_app(sample), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_answer_dialog(sample: Path, snap_compare) -> None:
+    assert snap_compare(make_app(sample), press=["w", *"/healthz"], terminal_size=(140, 40), run_before=on_waiting_task)
+
+
+def test_graph_view_160x45(sample: Path, snap_compare) -> None:
+    assert snap_compare(make_app(sample), press=["g"], terminal_size=(160, 45), run_before=settled)

@@ -105,6 +105,8 @@ async def test_answering_a_task_whose_agent_stopped_puts_it_back_in_the_queue(wo
         await settled(pilot)
         app.select(task.id)
         await pilot.press("w")
+        await pilot.pause()
+        assert "it goes back to the queue (agent-7 is not running)" in str(app.screen.query_one("#detail").render())
         for char in "Postgres":
             await pilot.press(char)
         await pilot.press("enter")

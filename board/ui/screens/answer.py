@@ -21,18 +21,19 @@ class AnswerScreen(Dialog[str | None]):
     #asked { width: 100%; margin-bottom: 1; color: $warning; }
     """
 
-    def __init__(self, task: Task) -> None:
+    def __init__(self, task: Task, goes_to: str) -> None:
         super().__init__()
         self.asking = task
+        #: Where the answer sends the task ("back to dave", "back to the queue ...").
+        self.goes_to = goes_to
 
     def compose(self) -> ComposeResult:
         task = self.asking
-        goes_to = f"back to {printable(task.owner)}" if task.owner else "back to the queue"
         with Vertical(id="dialog"):
             yield Label(Text(f"#{task.id} {printable(task.subject)}"), id="question")
             yield Label(Text(printable(task.question or "(it did not say what it needs)", multiline=True)), id="asked")
             yield Input(placeholder="your answer", id="answer-input")
-            yield Label(Text(f"enter: answer, and it goes {goes_to} · escape: leave it waiting"), id="detail")
+            yield Label(Text(f"enter: answer, and it goes {printable(self.goes_to)} · escape: leave it waiting"), id="detail")
 
     def on_mount(self) -> None:
         field = self.query_one(Input)

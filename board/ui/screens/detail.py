@@ -12,6 +12,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.color import Color, ColorParseError
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Markdown, OptionList, Static
@@ -139,6 +140,8 @@ class DetailScreen(Screen[None]):
         calls = task.tool_calls
         rows: list[tuple[str, str]] = [
             ("status", str(task.status) if state == str(task.status) else f"{task.status} ({state})"),
+            *([("question", printable(task.question, multiline=True) + (f"  (asked {_when(task.asked_at, now)}; w answers)" if task.status == Status.WAITING else ""))] if task.question else []),
+            *([("answer", printable(task.answer, multiline=True))] if task.answer else []),
             ("priority", str(task.priority)),
             ("owner", printable(task.owner) or "—"),
             ("active form", printable(task.active_form) or "—"),
@@ -147,8 +150,6 @@ class DetailScreen(Screen[None]):
              + (f"; last {calls.last_tool} {_when(calls.last_at, now)}" if calls.last_tool else "")),
             ("lease", f"{printable(task.lease.owner)}, token {task.lease.token}, expires {_when(task.lease.expires_at, now)}" if task.lease else "—"),
             ("error", printable(task.error or "", multiline=True) or "—"),
-            *([("question", printable(task.question, multiline=True) + (f"  (asked {_when(task.asked_at, now)}; w answers)" if task.status == Status.WAITING else ""))] if task.question else []),
-            *([("answer", printable(task.answer, multiline=True))] if task.answer else []),
             ("policy", _policy_line(task, now)),
             ("parent", f"#{task.parent}" if task.parent else "—"),
             ("children", ", ".join(f"#{c.id}" for c in app.graph.children(task.id)) or "—"),
@@ -230,7 +231,11 @@ class DetailScreen(Screen[None]):
     def _theme_colour(self, name: str) -> Style:
         """A colour from the current theme, for text built in code rather than CSS."""
         value = self.app.theme_variables.get(name)
-        return Style(color=value) if value else Style()
+        try:
+            # Through Textual's colour parser: ANSI themes name colours ("ansi_red") as Rich does not.
+            return Style(color=Color.parse(value).rich_color) if value else Style()
+        except ColorParseError:
+            return Style()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if event.option.id and ":" in event.option.id:
