@@ -111,7 +111,9 @@ class AlertsPanel(Vertical):
         """Show these alerts (ages as of ``now``), keeping the highlighted row where it was."""
         self.alerts = alerts
         self.now = now
-        self.border_subtitle = f"{len(alerts):,} · {'coordinator' if from_coordinator else 'local, no git'}" if alerts else ""
+        subtitle = f"{len(alerts):,} · {'coordinator' if from_coordinator else 'local, no git'}" if alerts else ""
+        if subtitle != self.border_subtitle:
+            self.border_subtitle = subtitle
         if self.is_mounted:
             self._show_rows()
 
@@ -138,7 +140,14 @@ class AlertsPanel(Vertical):
         shown = tuple((row.key, text.plain) for row, text in zip(self.rows, texts))
         if shown == self._rows_shown and listing.option_count:
             return  # the clock ticked but every row reads the same: no rebuild, no relayout
-        self._rows_shown = shown
+        previous, self._rows_shown = self._rows_shown, shown
+        if previous is not None and [key for key, _ in previous] == [key for key, _ in shown] and listing.option_count == len(shown):
+            # The same rows, some reading differently (an age in seconds): new text in place,
+            # no rebuild of the list (which relays it out and moves its scrollbar).
+            for index, ((_, before), (_, now), text) in enumerate(zip(previous, shown, texts)):
+                if before != now:
+                    listing.replace_option_prompt_at_index(index, text)
+            return
         listing.clear_options()
         if not self.rows:
             listing.add_option(Option(Text("all clear", self._style("muted")), disabled=True))
