@@ -226,6 +226,30 @@ async def test_filter_by_owner_status_and_text(sample: Path) -> None:
         assert len(app.lanes) == len(app.graph) - 1  # all but the cancelled one
 
 
+async def test_clearing_a_filter_goes_back_to_the_card_selected_before_and_a_term_that_matches_nothing_says_so(sample: Path) -> None:
+    app = make_app(sample)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        app.jump_to("26")
+        await pilot.pause()
+        await pilot.press("slash", *"status:finished", "enter")
+        await pilot.pause()
+        assert app.screen.__class__.__name__ == "FilterScreen"  # kept open, saying why
+        assert "no status 'finished'" in str(app.screen.query_one("#detail").render())
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not app.task_query and app.view.selected == "26"
+        await pilot.press("slash", *"@carol", "enter")
+        await pilot.pause()
+        assert app.view.selected != "26"  # #26 is not carol's
+        await pilot.press("escape")  # clears the filter
+        await pilot.pause()
+        assert not app.task_query and app.view.selected == "26"
+        await pilot.press("slash", *"label:db", "enter")
+        await pilot.pause()
+        assert app.lanes.placed_ids() == {t.id for t in app.graph if "db" in t.labels}
+
+
 async def test_detail_jumps_along_dependencies(sample: Path) -> None:
     app = make_app(sample)
     async with app.run_test(size=(140, 40)) as pilot:
