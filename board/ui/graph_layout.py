@@ -35,6 +35,8 @@ from board.graph import TaskGraph, id_sort_key
 
 #: Cells of a node: its label, truncated with an ellipsis, then one blank before the edges.
 NODE_WIDTH = 24
+#: The widest a node grows when the view has room to spare (``layout_to_fit``).
+WIDEST_NODE = 56
 #: x of the first column: room for nothing but a margin (nothing enters the first wave).
 LEFT_MARGIN = 1
 UP, DOWN, LEFT, RIGHT = 1, 2, 4, 8
@@ -77,6 +79,8 @@ class GraphLayout:
     critical: set[str] = field(default_factory=set)
     width: int = 0
     height: int = 0
+    #: Cells of each node (``NODE_WIDTH`` unless the view had room for longer labels).
+    node_width: int = NODE_WIDTH
 
     def node_x(self, task_id: str) -> int:
         return self.column_x[self.position[task_id][0]]
@@ -110,8 +114,8 @@ class GraphLayout:
         for x, (glyph, _critical) in self.edge_glyphs(y).items():
             cells[x] = glyph
         for x, task_id in self.nodes_by_row.get(y, ()):
-            text = label(task_id)[: NODE_WIDTH - 1].ljust(NODE_WIDTH)
-            cells[x : x + NODE_WIDTH] = text
+            text = label(task_id)[: self.node_width - 1].ljust(self.node_width)
+            cells[x : x + self.node_width] = text
         return "".join(cells).rstrip()
 
     def node_at(self, wave: int, index: int) -> str | None:
@@ -126,14 +130,26 @@ class GraphLayout:
         return min(self.columns[wave], key=lambda task_id: (abs(self.row_of[task_id] - row), self.row_of[task_id]))
 
 
-def layout_graph(graph: TaskGraph, visible: set[str] | None = None) -> GraphLayout:
+def layout_to_fit(graph: TaskGraph, visible: set[str] | None, room: int) -> GraphLayout:
+    """``layout_graph``, with nodes as wide as ``room`` cells allow (up to ``WIDEST_NODE``):
+    a board that fits in the view shows more of each subject; one that does not keeps the
+    narrow nodes, so it takes as little scrolling as it can."""
+    layout = layout_graph(graph, visible)
+    columns = len(layout.columns)
+    if not columns or layout.width >= room:
+        return layout
+    wider = min(WIDEST_NODE, NODE_WIDTH + (room - layout.width) // columns)
+    return layout_graph(graph, visible, node_width=wider) if wider > NODE_WIDTH else layout
+
+
+def layout_graph(graph: TaskGraph, visible: set[str] | None = None, *, node_width: int = NODE_WIDTH) -> GraphLayout:
     """Place ``visible`` tasks (default: all) and route the edges between them."""
     waves = graph.waves()
     ids = [t for t in graph.tasks if visible is None or t in visible]
     by_wave: dict[int, list[str]] = {}
     for task_id in ids:
         by_wave.setdefault(waves.get(task_id, 0), []).append(task_id)
-    layout = GraphLayout()
+    layout = GraphLayout(node_width=node_width)
     # Compact the waves that survive filtering into consecutive columns.
     for column, wave in enumerate(sorted(by_wave)):
         members = by_wave[wave]
@@ -203,7 +219,7 @@ def layout_graph(graph: TaskGraph, visible: set[str] | None = None) -> GraphLayo
         layout.column_x.append(x)
         for task_id in members:
             layout.nodes_by_row.setdefault(row[task_id], []).append((x, task_id))
-        x += NODE_WIDTH
+        x += node_width
         if column < column_count - 1:
             exit_xs.append(x)
             x, lowest = _route_gap(layout, links[column], row, reserved[column], continuing[column], x)

@@ -14,7 +14,7 @@ import pytest
 from board.graph import TaskGraph
 from board.model import Task
 from board.store import Store
-from board.ui.graph_layout import ARROW, DOWN, GLYPH_DIRECTIONS, LEFT, NODE_WIDTH, RIGHT, UP, GraphLayout, layout_graph
+from board.ui.graph_layout import ARROW, DOWN, GLYPH_DIRECTIONS, LEFT, NODE_WIDTH, RIGHT, UP, WIDEST_NODE, GraphLayout, layout_graph, layout_to_fit
 from tests.bench.big_board import build_big_board
 from tests.ui.conftest import make_app, settled
 
@@ -26,7 +26,7 @@ STEPS = {UP: (0, -1, DOWN), DOWN: (0, 1, UP), LEFT: (-1, 0, RIGHT), RIGHT: (1, 0
 
 def drawn(layout: GraphLayout) -> list[str]:
     """The layout as plain text, every node labelled ``#id`` then padded with dots."""
-    return [layout.plain_row(y, lambda task_id: f"#{task_id}".ljust(NODE_WIDTH - 1, ".")) for y in range(layout.height)]
+    return [layout.plain_row(y, lambda task_id: f"#{task_id}".ljust(layout.node_width - 1, ".")) for y in range(layout.height)]
 
 
 def cell(lines: list[str], x: int, y: int) -> str:
@@ -46,7 +46,7 @@ def label_at(layout: GraphLayout, x: int, y: int) -> str | None:
 def directions(lines: list[str], layout: GraphLayout, x: int, y: int) -> int:
     """Directions the glyph at (x, y) joins; nothing inside a label."""
     for node_x, _task_id in layout.nodes_by_row.get(y, ()):
-        if node_x <= x < node_x + NODE_WIDTH:
+        if node_x <= x < node_x + layout.node_width:
             return 0
     return GLYPH_DIRECTIONS.get(cell(lines, x, y), 0)
 
@@ -64,7 +64,7 @@ def dangling_ends(layout: GraphLayout, lines: list[str]) -> list[tuple[int, int,
             for direction, (dx, dy, back) in STEPS.items():
                 if not bits & direction or directions(lines, layout, x + dx, y + dy) & back:
                     continue
-                leaves_a_blocker = direction == LEFT and label_at(layout, x - NODE_WIDTH, y) is not None
+                leaves_a_blocker = direction == LEFT and label_at(layout, x - layout.node_width, y) is not None
                 if not leaves_a_blocker:
                     problems.append((x, y, line[x]))
     return problems
@@ -72,7 +72,7 @@ def dangling_ends(layout: GraphLayout, lines: list[str]) -> list[tuple[int, int,
 
 def reached(layout: GraphLayout, lines: list[str], blocker: str) -> set[str]:
     """Dependents whose arrowheads the lines from ``blocker`` lead to, never moving left."""
-    x, y = layout.node_x(blocker) + NODE_WIDTH, layout.row_of[blocker]
+    x, y = layout.node_x(blocker) + layout.node_width, layout.row_of[blocker]
     if not directions(lines, layout, x, y) & LEFT:
         return set()
     found: set[str] = set()
@@ -114,7 +114,7 @@ def assert_drawn_faithfully(graph: TaskGraph, layout: GraphLayout) -> None:
         dependents = {d for d in graph.dependents(blocker) if layout.position[d][0] > column}
         for dependent in dependents:
             # A line leaves the blocker's right side and ends in an arrowhead at the dependent's left.
-            assert directions(lines, layout, layout.node_x(blocker) + NODE_WIDTH, layout.row_of[blocker]) & LEFT
+            assert directions(lines, layout, layout.node_x(blocker) + layout.node_width, layout.row_of[blocker]) & LEFT
             assert cell(lines, layout.node_x(dependent) - 1, layout.row_of[dependent]) == ARROW
         assert reached(layout, lines, blocker) == dependents, f"lines from #{blocker}\n" + "\n".join(lines)
 
@@ -188,3 +188,28 @@ async def test_graph_view_draws_the_selected_node_readably(sample: Path) -> None
             if segment.style and segment.style.color and set(segment.text) <= set("─┬┴╮╯╭╰├┤│┼▸")
         }
         assert edge_colours and view.rich_style.color.get_truecolor() not in edge_colours
+
+
+def test_nodes_widen_to_fill_a_view_with_room_and_keep_every_edge() -> None:
+    graph = small_board()
+    narrow = layout_graph(graph)
+    fitted = layout_to_fit(graph, None, room=narrow.width + 40)
+    assert fitted.node_width == NODE_WIDTH + 40 // len(narrow.columns) and fitted.width <= narrow.width + 40
+    assert_drawn_faithfully(graph, fitted)
+    assert layout_to_fit(graph, None, room=narrow.width - 1).node_width == NODE_WIDTH  # no room: as before
+    assert layout_to_fit(graph, None, room=10_000).node_width == WIDEST_NODE
+
+
+@pytest.mark.anyio
+async def test_a_small_board_in_a_wide_terminal_shows_whole_subjects_in_the_graph(workspace: Path) -> None:
+    store = Store.open(workspace)
+    first = store.create("Write the project charter and API sketch").id
+    store.create("Design the database schema and migrations", blocked_by=[first])
+    app = make_app(workspace)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settled(pilot)
+        await pilot.press("g")
+        await pilot.pause()
+        screen_text = "\n".join(app.graph_view.render_line(y).text for y in range(4))
+        assert "Write the project charter and API sketch" in screen_text
+        assert "Design the database schema and migrations" in screen_text

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from rich.style import Style
 from rich.text import Text
+from textual import events
 from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Region, Size
@@ -15,7 +16,7 @@ from textual.strip import Strip
 
 from board.graph import TaskGraph
 from board.ui.card import STATE_SYMBOLS, STYLE_NAMES, CardView, component_class
-from board.ui.graph_layout import NODE_WIDTH, GraphLayout, layout_graph
+from board.ui.graph_layout import GraphLayout, layout_to_fit
 from board.ui.widgets.component_styles import card_css, component_styles
 from board.text import printable
 
@@ -78,6 +79,14 @@ class GraphView(ScrollView, can_focus=True):
         self.border_subtitle = LEGEND
         #: Which tasks to show (the kanban's filter); None shows all.
         self.visible_ids: Callable[[], set[str]] | None = None
+        #: The width the layout was made for (node labels widen to fill a wider view).
+        self._laid_out_for = 0
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.scrollable_content_region.width != self._laid_out_for and self.graph_layout.columns:
+            self._dirty = True
+            if getattr(self.parent, "current", None) == self.id:
+                self._relayout()
 
     # -- attributes down ----------------------------------------------------------------------
 
@@ -111,7 +120,8 @@ class GraphView(ScrollView, can_focus=True):
         self.reveal_selection()
 
     def _relayout(self) -> None:
-        self.graph_layout = layout_graph(self.graph, self.visible_ids() if self.visible_ids else None)
+        self.graph_layout = layout_to_fit(self.graph, self.visible_ids() if self.visible_ids else None, self.scrollable_content_region.width)
+        self._laid_out_for = self.scrollable_content_region.width
         self._dirty = False
         self._rows.clear()
         self.virtual_size = Size(self.graph_layout.width, self.graph_layout.height)
@@ -125,7 +135,7 @@ class GraphView(ScrollView, can_focus=True):
         layout = self.graph_layout
         task_id = self.view.selected or ""
         # The arrowhead and a little of the line into it stay in view too.
-        region = Region(layout.node_x(task_id) - 3, layout.row_of[task_id], NODE_WIDTH + 3, 1)
+        region = Region(layout.node_x(task_id) - 3, layout.row_of[task_id], layout.node_width + 3, 1)
         self.scroll_to_region(region, animate=False, immediate=True, spacing=None)
 
     # -- rendering ----------------------------------------------------------------------------
@@ -160,7 +170,7 @@ class GraphView(ScrollView, can_focus=True):
         line = Text(no_wrap=True)
         glyphs = layout.edge_glyphs(row)
         nodes = dict(layout.nodes_by_row.get(row, ()))
-        limit = max([*(x + NODE_WIDTH for x in nodes), *(x + 1 for x in glyphs)], default=0)
+        limit = max([*(x + self.graph_layout.node_width for x in nodes), *(x + 1 for x in glyphs)], default=0)
         x = 0
         run: list[str] = []
         run_style: Style | None = None
@@ -175,7 +185,7 @@ class GraphView(ScrollView, can_focus=True):
             if x in nodes:
                 flush()
                 line.append_text(self._node_text(nodes[x], styles))
-                x += NODE_WIDTH
+                x += self.graph_layout.node_width
                 continue
             glyph = glyphs.get(x)
             if glyph is None:
@@ -194,7 +204,7 @@ class GraphView(ScrollView, can_focus=True):
     def _node_text(self, task_id: str, styles: dict[str, Style]) -> Text:
         task = self.graph.tasks.get(task_id)
         if task is None:
-            return Text(" " * NODE_WIDTH)
+            return Text(" " * self.graph_layout.node_width)
         state = self.view.states.get(task_id, str(task.status))
         state_style = styles.get(state, Style())
         relation = self.view.relation(task_id)
@@ -210,7 +220,7 @@ class GraphView(ScrollView, can_focus=True):
         if badge:
             text.append("⚠ ", styles[f"alert-{badge[0]}"])
         text.append(printable(task.subject), state_style)
-        text.truncate(NODE_WIDTH - 1, overflow="ellipsis", pad=True)
+        text.truncate(self.graph_layout.node_width - 1, overflow="ellipsis", pad=True)
         if relation == "selected":
             text.stylize(styles["selected"])
         elif relation:
