@@ -59,7 +59,7 @@ FLASH_SECONDS = 1.5
 #: How often ages and heartbeats on screen are brought up to date.
 CLOCK_SECONDS = 1.0
 #: Every reconcile stats each task file at least this often, even when the folder looks unchanged.
-FULL_RESCAN_SECONDS = 30.0
+FULL_RESCAN_SECONDS = 60.0
 #: New errors notified one by one, up to this many per update; the rest in one line.
 ERROR_NOTIFICATIONS = 3
 

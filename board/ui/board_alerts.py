@@ -29,7 +29,7 @@ from board.store import Layout, Store
 ALERTS_RECHECK_SECONDS = 2.0
 #: Without a coordinator, alerts are re-evaluated this often even when nothing changed on disk
 #: (some clear with time: a refused write, a reclaimed lease, a long wait for a person).
-LOCAL_ALERTS_SECONDS = 30.0
+LOCAL_ALERTS_SECONDS = 60.0
 #: ... and at most this often when the board keeps changing.
 LOCAL_ALERTS_GAP = 0.25
 #: Past this many alerts of one kind, the panel shows one line for the kind (enter expands it).
