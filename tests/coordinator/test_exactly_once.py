@@ -179,8 +179,10 @@ def test_a_temp_file_storm_never_delays_a_reclaim(workspace, tmp_path):
     task_id = store.create("left behind").id
     board_cli(workspace, "coordinator")
     wait_for(lambda: coordinator_running(workspace / ".tasks"), timeout=60, what="the coordinator")
-    storm = started(subprocess.Popen([sys.executable, "-c", STORM, str(workspace / ".tasks")]))
-    wait_for(lambda: any(p.name.startswith(".write.storm") for p in (workspace / ".tasks").iterdir()), timeout=60, what="the storm to begin")
+    begun = tmp_path / "storm-begun"
+    storm = started(subprocess.Popen([sys.executable, "-c", STORM, str(workspace / ".tasks"), str(begun)]))
+    # Each temp file lives a moment only: the storm says when it has made its first ones.
+    wait_for(begun.exists, timeout=60, what="the storm to begin")
     store.claim("ghost", lease_seconds=0.5)
     wait_for(lambda: Store.open(workspace).get(task_id).status == Status.PENDING, timeout=30, what="the expired lease to be taken back during the storm")
     assert storm.poll() is None, "the storm ended before the reclaim: nothing was tested"
@@ -198,6 +200,8 @@ while True:
         handle.write("x")
     os.unlink(path)
     n += 1
+    if n == 10:
+        open(sys.argv[2], "w").close()
     time.sleep(0.02)
 """
 
