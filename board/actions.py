@@ -18,13 +18,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from board.config import load_settings
+from board.config import BoardSettings, load_settings
 from board.errors import BoardError
 from board.model import Seen, Task, live_lease_holder
 from board.status import Status
-from board.store import DEFAULT_LEASE_SECONDS, Store
+from board.store import Store
+
+if TYPE_CHECKING:
+    from board.agents import AgentRecord
 
 #: Plain fields (``Store.PLAIN_FIELDS``) to set in the same write as a move.
 Fields = Mapping[str, Any] | None
@@ -55,12 +58,17 @@ class Who:
     expected_version: int | Seen | None = None
 
 
+def _settings(store: Store) -> BoardSettings:
+    """The board's settings; a broken board.toml means the defaults here (``board check`` says why)."""
+    try:
+        return load_settings(store.state_dir)
+    except BoardError:
+        return BoardSettings()
+
+
 def board_lease_seconds(store: Store) -> float:
     """The board's lease length (``[lease] seconds`` in board.toml), for leases a person hands out."""
-    try:
-        return load_settings(store.state_dir).lease.seconds
-    except BoardError:
-        return DEFAULT_LEASE_SECONDS
+    return _settings(store).lease.seconds
 
 
 def needs_override(task: Task, now: datetime) -> str | None:
@@ -185,10 +193,18 @@ def block(store: Store, task_id: str, who: Who, *, error: str | None = None, fie
 
 
 def wait(store: Store, task_id: str, who: Who, *, question: str | None = None, fields: Fields = None) -> Task:
-    """The task needs a person: ``question`` says what for (the dashboard shows it on the card)."""
+    """The task needs a person: ``question`` (or ``fields["question"]``) says what for (the
+    dashboard shows it on the card)."""
+    fields = dict(fields or {})
     if question is not None:
-        fields = {**(fields or {}), "question": checked_text(question, "question", "say what the person should decide or do")}
+        fields["question"] = question
+    if fields.get("question") is not None:
+        fields["question"] = checked_question(fields["question"])
     return _move(store, task_id, Status.WAITING, who, fields=fields)
+
+
+def checked_question(text: str) -> str:
+    return checked_text(text, "question", "say what the person should decide or do")
 
 
 def checked_text(text: str, what: str, hint: str) -> str:
@@ -204,32 +220,30 @@ def checked_text(text: str, what: str, hint: str) -> str:
 def answer(store: Store, task_id: str, text: str, who: Who, *, requeue: bool = False, lease_seconds: float | None = None) -> Task:
     """A person answers a waiting task. The answer is stored on the task (and so in history),
     and the task goes back to its owner, in progress under a fresh lease, as ``resume`` does;
-    to the queue when ``requeue`` is asked, when it has no owner, or when its owner is an
-    agent that has stopped, so another agent takes it with the answer in hand."""
+    to the queue when ``requeue`` is asked or ``answer_requeues`` says so, so another agent
+    takes it with the answer in hand."""
+    from board.agents import read_agent
+
     text = checked_text(text, "answer", "say what the agent should do")
     task = store.get(task_id)
     _refuse("answer", task)
-    if requeue or not task.owner or owner_is_gone(store, task.owner):
+    owner_record = read_agent(store.state_dir, task.owner) if task.owner else None
+    if requeue or answer_requeues(task, owner_record, store.clock(), _settings(store).agent_stale_after):
         return _move(store, task_id, Status.PENDING, who, reason="answered", fields={"answer": text})
     owner = task.owner
     lease = None if owner == who.name else (lease_seconds or board_lease_seconds(store))
     return _move(store, task_id, Status.IN_PROGRESS, who, reason="answered", owner=owner, lease_seconds=lease, fields={"answer": text})
 
 
-def owner_is_gone(store: Store, owner: str) -> bool:
-    """Is ``owner`` a registered agent that stopped or went silent? (A person, or an agent board
-    has no record of, is taken to be there.)"""
-    from board.agents import AgentState, agent_state, read_agent
+def answer_requeues(task: Task, owner_record: AgentRecord | None, now: datetime, stale_after: timedelta) -> bool:
+    """Does an answer send ``task`` to the queue rather than back to its owner? Yes when it has no
+    owner, or its owner is a registered agent that stopped or went silent (a person, or an agent
+    board has no record of, is taken to be there). The dashboard says so before you answer."""
+    from board.agents import AgentState, agent_state
 
-    record = read_agent(store.state_dir, owner)
-    if record is None:
-        return False
-    try:
-        settings = load_settings(store.state_dir)
-        stale_after = timedelta(seconds=settings.lease.seconds * settings.coordinator.stale_after_leases)
-    except BoardError:
-        stale_after = timedelta(seconds=DEFAULT_LEASE_SECONDS)
-    return agent_state(record, store.clock(), stale_after) == AgentState.STALE
+    if not task.owner:
+        return True
+    return owner_record is not None and agent_state(owner_record, now, stale_after) == AgentState.STALE
 
 
 def assign(store: Store, task_id: str, agent: str, who: Who, *, lease_seconds: float | None = None) -> Task:
@@ -262,7 +276,7 @@ def move_to(
         Status.IN_PROGRESS: lambda: start(store, task_id, who, owner=owner, lease_seconds=lease_seconds, fields=fields),
         Status.PAUSED: lambda: pause(store, task_id, who, fields=fields),
         Status.BLOCKED: lambda: block(store, task_id, who, error=error, fields=fields),
-        Status.WAITING: lambda: wait(store, task_id, who, question=(fields or {}).get("question"), fields={k: v for k, v in (fields or {}).items() if k != "question"}),
+        Status.WAITING: lambda: wait(store, task_id, who, fields=fields),
         Status.COMPLETED: lambda: complete(store, task_id, who, fields=fields),
         Status.FAILED: lambda: fail(store, task_id, who, error=error, fields=fields),
         Status.CANCELLED: lambda: cancel(store, task_id, who, fields=fields),

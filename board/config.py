@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tomllib
+from datetime import timedelta
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -71,6 +72,11 @@ class BoardSettings(_Section):
     git: GitSettings = Field(default_factory=GitSettings)
     alerts: AlertSettings = Field(default_factory=AlertSettings)
     ui: UiSettings = Field(default_factory=UiSettings)
+
+    @property
+    def agent_stale_after(self) -> timedelta:
+        """An agent whose heartbeat is older than this is stale (stopped, crashed or hung)."""
+        return timedelta(seconds=self.lease.seconds * self.coordinator.stale_after_leases)
 
 
 def load_settings(state_dir: Path) -> BoardSettings:

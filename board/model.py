@@ -20,7 +20,7 @@ from pydantic.alias_generators import to_camel
 from board.errors import InvalidTaskFile
 # Ids, labels and priorities live in light modules the command line reads before anything else;
 # they are re-exported here, where the rest of board looks for them.
-from board.names import ID_PATTERN, ID_REGEX, ID_RULE, LABEL_RULE, validate_id  # noqa: F401
+from board.names import ID_PATTERN, ID_REGEX, ID_RULE, LABEL_REGEX, LABEL_RULE, validate_id  # noqa: F401
 from board.priority import PRIORITY_RANK, Priority  # noqa: F401
 from board.status import Status
 from board.text import shortened
@@ -32,7 +32,7 @@ MAX_FILE_BYTES = 1024 * 1024
 TaskId = Annotated[str, StringConstraints(pattern=f"^{ID_REGEX}$")]
 Subject = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"^[^\r\n]*\S[^\r\n]*$")]
 FilePath = Annotated[str, StringConstraints(min_length=1)]
-Label = Annotated[str, StringConstraints(min_length=1, max_length=40, pattern=r"^[^\s,]+$")]
+Label = Annotated[str, StringConstraints(pattern=f"^{LABEL_REGEX}$")]
 
 
 def utcnow() -> datetime:

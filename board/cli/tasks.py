@@ -16,7 +16,7 @@ from board.cli.arguments import label
 from board.cli.output import print_json, prompt, table, task_json
 from board.errors import BoardError
 from board.names import validate_id
-from board.priority import Priority
+from board.priority import PRIORITY_RANK, Priority
 from board.status import Status
 
 # Building the parser must not load the store or pydantic (every command pays for what is
@@ -235,7 +235,7 @@ def _update(store: Store, args: argparse.Namespace) -> None:
     if args.question is not None:
         if args.status != Status.WAITING and store.get(args.id).status != Status.WAITING:
             raise BoardError("a question is for a person while the task waits: pass it with --status waiting")
-        fields["question"] = actions.checked_text(args.question, "question", "say what the person should decide or do")
+        fields["question"] = actions.checked_question(args.question)
     if args.labels or args.drop_labels:
         current = store.get(args.id).labels
         missing = [name for name in args.drop_labels if name not in current]
@@ -303,7 +303,6 @@ def cmd_restore(args: argparse.Namespace) -> int:
 
 #: ``--sort`` orders: most urgent first, by id, most recently changed first.
 SORTS = ("priority", "id", "updated")
-_URGENCY = {p: -n for n, p in enumerate(Priority)}  # Priority runs low to critical
 
 
 def _listing_options(parser: argparse.ArgumentParser) -> None:
@@ -332,7 +331,7 @@ def _selected(store: Store, args: argparse.Namespace, tasks: list[Task]) -> list
     if args.ready:
         tasks = [t for t in tasks if store.graph.is_ready(t.id)]
     if args.sort == "priority":
-        tasks = sorted(tasks, key=lambda t: _URGENCY[t.priority])  # stable: by id within a priority
+        tasks = sorted(tasks, key=lambda t: PRIORITY_RANK[t.priority])  # stable: by id within a priority
     elif args.sort == "updated":
         tasks = sorted(tasks, key=lambda t: t.updated_at or t.created_at or datetime.min.replace(tzinfo=UTC), reverse=True)
     return tasks

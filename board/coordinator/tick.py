@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -140,8 +140,7 @@ def tick(
         if checkpoints:
             _checkpoint(store, report, decision.task, f"policy {decision.policy}", decision.reason)
 
-    stale_after = timedelta(seconds=settings.lease.seconds * settings.coordinator.stale_after_leases)
-    report.agent_states = {a.name: agent_state(a, now, stale_after) for a in sorted(agents, key=lambda a: id_sort_key(a.name))}
+    report.agent_states = {a.name: agent_state(a, now, settings.agent_stale_after) for a in sorted(agents, key=lambda a: id_sort_key(a.name))}
     silent = _silent_agents(agents, report.reclaimed)
     live = [name for name, state in report.agent_states.items() if state != AgentState.STALE and name not in silent]
     for assignment in assign_ready_tasks(store, live, settings, order=order, refused=report.refused):

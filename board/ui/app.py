@@ -8,7 +8,6 @@ store, serialised by a lock. Only the app thread touches the displayed graph and
 from __future__ import annotations
 
 import gc
-import os
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -30,7 +29,7 @@ from board.model import Task, utcnow
 from board.status import Status
 from board.store import Store, detect_layout
 from board.alerts import Alert, Severity, alerts_by_task
-from board.ui.board_alerts import AlertsFollower, StoreSnapshot, severity_counts
+from board.ui.board_alerts import AlertsFollower, StoreSnapshot, severity_counts, stat_stamp
 from board.ui.board_state import DisplayedBoard
 from board.ui.card import CardView
 from board.ui.lanes import Lane, Lanes, display_state
@@ -266,7 +265,7 @@ class BoardApp(TaskKeys, App[None]):
             state_dir=layout.state_dir,
             reconcile_seconds=self.reconcile_seconds,
         )
-        directory_seen: tuple[int, int] | None = None
+        directory_seen: tuple[int, int, int] | None = None
         full_rescan_at = time.monotonic()
         heard = False  # events arrived since the last reconcile
         for batch in watcher.batches():
@@ -278,9 +277,9 @@ class BoardApp(TaskKeys, App[None]):
                 # not change, or changed while events kept arriving, needs no stat of every file
                 # (at 30,000 tasks that stat is most of an idle dashboard's cost, and a stall
                 # for an edit that lands during it), except every FULL_RESCAN_SECONDS.
-                directory_now = _directory_stamp(layout.tasks_dir)
+                directory_now = stat_stamp(layout.tasks_dir)
                 unheard_change = directory_now != directory_seen and not heard
-                replaced = directory_now is None or directory_seen is None or directory_now[0] != directory_seen[0]
+                replaced = directory_now is None or directory_seen is None or directory_now[2] != directory_seen[2]  # inode
                 if unheard_change or replaced or time.monotonic() - full_rescan_at >= FULL_RESCAN_SECONDS:
                     full_rescan_at = time.monotonic()
                     with self.store_lock:
@@ -506,7 +505,7 @@ class BoardApp(TaskKeys, App[None]):
 
     def on_agents_changed(self, message: AgentsChanged) -> None:
         self.agents = message.agents
-        self.query_one(AgentsPanel).show_agents(message.agents, self._agent_stale_after())
+        self.query_one(AgentsPanel).show_agents(message.agents, self.settings.agent_stale_after)
 
     # -- selection ----------------------------------------------------------------------------
 
@@ -679,11 +678,3 @@ class BoardApp(TaskKeys, App[None]):
             task = self.selected_task
             return task is not None and task.status == Status.WAITING
         return True
-
-
-def _directory_stamp(directory: Path) -> tuple[int, int] | None:
-    try:
-        status = os.stat(directory)
-    except OSError:
-        return None
-    return status.st_ino, status.st_mtime_ns

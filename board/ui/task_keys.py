@@ -10,7 +10,6 @@ from __future__ import annotations
 import getpass
 import time
 from collections.abc import Callable
-from datetime import timedelta
 
 from textual import work
 
@@ -114,7 +113,7 @@ class TaskKeys:
         from board.ui.screens.confirm import ConfirmScreen
 
         seconds = self.settings.lease.seconds
-        stale_after = self._agent_stale_after()
+        stale_after = self.settings.agent_stale_after
 
         def assign(agent: str) -> None:
             self._act(task, f"assign to {agent}", lambda store, who: actions.assign(store, task.id, agent, who, lease_seconds=seconds))
@@ -135,17 +134,12 @@ class TaskKeys:
 
         self.push_screen(AssignScreen(task.id, self.agents, self.now(), stale_after), chosen)
 
-    def _agent_stale_after(self) -> timedelta:
-        return timedelta(seconds=self.settings.lease.seconds * self.settings.coordinator.stale_after_leases)
-
     def _answer_goes_to(self, task: Task) -> str:
-        """Where an answer sends ``task``, as ``actions.answer`` will decide it."""
-        if not task.owner:
-            return "back to the queue"
+        """Where an answer sends ``task``, by the rule ``actions.answer`` applies."""
         record = next((a for a in self.agents if a.name == task.owner), None)
-        if record is not None and agent_state(record, self.now(), self._agent_stale_after()) == AgentState.STALE:
-            return f"back to the queue ({task.owner} is not running)"
-        return f"back to {task.owner}"
+        if not actions.answer_requeues(task, record, self.now(), self.settings.agent_stale_after):
+            return f"back to {task.owner}"
+        return f"back to the queue ({task.owner} is not running)" if task.owner else "back to the queue"
 
     def action_answer(self) -> None:
         from board.ui.screens.answer import AnswerScreen

@@ -138,12 +138,10 @@ class AlertsPanel(Vertical):
         self.rows = panel_rows(self.alerts, self.expanded)
         texts = [self._row_text(row) for row in self.rows]
         shown = tuple((row.key, text.plain) for row, text in zip(self.rows, texts))
-        if shown == self._rows_shown and listing.option_count:
-            return  # the clock ticked but every row reads the same: no rebuild, no relayout
         previous, self._rows_shown = self._rows_shown, shown
         if previous is not None and [key for key, _ in previous] == [key for key, _ in shown] and listing.option_count == len(shown):
-            # The same rows, some reading differently (an age in seconds): new text in place,
-            # no rebuild of the list (which relays it out and moves its scrollbar).
+            # The same rows, perhaps some reading differently (an age in seconds): new text in
+            # place, no rebuild of the list (which relays it out and moves its scrollbar).
             for index, ((_, before), (_, now), text) in enumerate(zip(previous, shown, texts)):
                 if before != now:
                     listing.replace_option_prompt_at_index(index, text)
