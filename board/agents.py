@@ -15,6 +15,8 @@ from pydantic.alias_generators import to_camel
 from board.model import utcnow, validate_id
 from board.store.atomic import read_regular, write_atomic
 from board.store.lifetime_lock import LifetimeLock, held_elsewhere
+from board.times import parse_time
+from board.toolcall_log import count_agent_calls
 
 
 class AgentState(StrEnum):
@@ -76,7 +78,7 @@ def register_agent(state_dir: Path, name: str, *, kind: str = "agent", pid: int 
 def read_agent(state_dir: Path, name: str) -> AgentRecord | None:
     try:
         raw = read_regular(agents_dir(state_dir) / f"{validate_id(name)}.json")
-        return AgentRecord.model_validate_json(raw)
+        return with_logged_calls(state_dir, AgentRecord.model_validate_json(raw))
     except (OSError, ValidationError, ValueError):
         return None
 
@@ -89,10 +91,25 @@ def list_agents(state_dir: Path) -> list[AgentRecord]:
     records = []
     for path in sorted(directory.glob("*.json")):
         try:
-            records.append(AgentRecord.model_validate_json(read_regular(path)))
+            records.append(with_logged_calls(state_dir, AgentRecord.model_validate_json(read_regular(path))))
         except (OSError, ValidationError, ValueError):
             continue
     return records
+
+
+def with_logged_calls(state_dir: Path, record: AgentRecord) -> AgentRecord:
+    """The record with its calls counted from its call log (``board.toolcall_log``), the one
+    count every writer adds to, and its heartbeat no older than its last logged call: an
+    agent making tool calls is alive whether or not it writes heartbeats."""
+    counted = count_agent_calls(state_dir, record.name)
+    if counted is None:
+        return record
+    calls, last_call = counted
+    record.tool_calls = calls
+    last = parse_time(last_call) if last_call else None
+    if last is not None and last > record.heartbeat_at:
+        record.heartbeat_at = last
+    return record
 
 
 def agent_state(record: AgentRecord, now: datetime, stale_after: timedelta) -> AgentState:

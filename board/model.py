@@ -93,6 +93,9 @@ class ToolCalls(_Document):
     consecutive_failures: int = Field(0, ge=0)
     last_tool: str | None = None
     last_at: datetime | None = None
+    #: How much of the task's tool-call log (bytes) these counts include; readers count the
+    #: rest (``board.toolcall_log``). None in documents written before logs were appended alone.
+    logged: int | None = Field(None, ge=0)
 
 
 def _no_tool_calls() -> ToolCalls:
@@ -249,7 +252,7 @@ def parse_task(raw: bytes, source: str | os.PathLike[str]) -> Task:
     else:
         if task.id.isdigit() and _wrote_integer_id(raw, task):
             task.integer_ids = True
-        return _lean(task)
+        return lean(task)
     source = str(source)
     try:
         data = json.loads(raw.decode("utf-8"))
@@ -260,14 +263,14 @@ def parse_task(raw: bytes, source: str | os.PathLike[str]) -> Task:
     task = task_from_dict(data, source)
     if isinstance(data.get("id"), int) and not isinstance(data.get("id"), bool):
         task.integer_ids = True
-    return _lean(task)
+    return lean(task)
 
 
-#: One set of field names per model, shared by every instance read from a file (see ``_lean``).
+#: One set of field names per model, shared by every instance read from a file (see ``lean``).
 _SHARED_FIELDS_SET: dict[type, set[str]] = {}
 
 
-def _lean(task: Task) -> Task:
+def lean(task: Task) -> Task:
     """Give a task read from a file (and its parts) one shared set of "fields set" per model.
 
     pydantic keeps, per instance, the set of the fields the input gave: for a task and its tool

@@ -114,6 +114,7 @@ def build(target: Path) -> None:
             tool = TOOLS[(int(task_id) + call) % len(TOOLS)]
             touched = task_files[:1] if tool in ("Edit", "Write") else []
             store.record_toolcall(task_id, tool, ok=call >= failed, ms=150 + 37 * call, files=touched, agent=agent, token=token)
+            clock.now += timedelta(minutes=2)  # a call takes three minutes of the sample's day
         store.update(task_id, progress=progress, actor=agent, token=token)
         if final == "in_progress":
             continue

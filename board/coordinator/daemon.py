@@ -25,6 +25,7 @@ from board.coordinator.workers import end_stale_commands
 from board.errors import BoardError
 from board.store import Store
 from board.store.lifetime_lock import LifetimeLock, held_elsewhere
+from board.toolcall_log import AGENT_LOG_SUFFIX
 
 LOCK_NAME = ".coordinator.lock"
 #: Changes closer together than this are handled by one tick.
@@ -34,8 +35,9 @@ RESCAN_SECONDS = 5.0
 #: On a busy board file events come many times a second; the alert detectors (git state, every
 #: task) run at most this often, or at once when a tick reclaims a lease or fires a policy.
 ALERTS_EVERY_SECONDS = 1.0
-#: Sub-directories whose changes never need a tick.
-_QUIET_DIRS = frozenset({"checkpoints", "toolcalls", "logs", "reservations"})
+#: Sub-directories whose changes never need a tick. (``toolcalls/`` does: a call is logged
+#: there, not in the task file, and policies judge the calls.)
+_QUIET_DIRS = frozenset({"checkpoints", "logs", "reservations"})
 
 
 class CoordinatorLock(LifetimeLock):
@@ -53,8 +55,8 @@ def coordinator_running(state_dir: Path) -> bool:
 def _matters(change: watchfiles.Change, path: str) -> bool:
     """Does a file event warrant a tick? Temp files, locks and bulky logs do not."""
     name = Path(path).name
-    if name.startswith(".") or name.endswith(".tmp"):
-        return False
+    if name.startswith(".") or name.endswith(".tmp") or name.endswith(AGENT_LOG_SUFFIX):
+        return False  # an agent's call log repeats lines its task's log already announced
     return not any(part in _QUIET_DIRS for part in Path(path).parts[-3:-1])
 
 

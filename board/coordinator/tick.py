@@ -120,6 +120,8 @@ def tick(
     now = now or store.clock()
     report = TickReport(now=now)
     store.sync()
+    store.sync_tool_calls()  # calls are logged, not written to task files: policies judge them
+    store.refresh_active()  # what outside writers started or finished, for ``board hook``
 
     for reclaim in reclaim_expired_leases(store):
         report.reclaimed.append(reclaim)

@@ -27,6 +27,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from board.active_work import entry_for, note_task, read_active, write_active
 from board.errors import BoardError, GraphError, InvalidTaskFile, LeaseHeld, NotReady, StaleLease, TaskNotFound, VersionConflict
 from board.graph import TaskGraph, cancelled_blockers, sorted_ids
 from board.model import (
@@ -34,7 +35,9 @@ from board.model import (
     Priority,
     Seen,
     Task,
+    ToolCalls,
     draft_of,
+    lean,
     by_policy,
     live_lease_holder,
     task_from_dict,
@@ -48,6 +51,7 @@ from board.store.atomic import fsync_directory, write_atomic, KeptOpen, SharedDi
 from board.store.history import HistoryLog
 from board.store.layout import Layout, detect_layout
 from board.text import shortened
+from board.toolcall_log import append_call, call_record, check_tool_name, fold, read_unfolded, task_log
 
 #: Optimistic claims tried before one is made wholly under the lock (see ``Store.claim``).
 OPTIMISTIC_CLAIM_ATTEMPTS = 3
@@ -243,7 +247,7 @@ class Store:
                     continue
                 raw, self._file_stamps[key] = read
                 try:
-                    task = self.layout.decode(raw, key, task_id)
+                    task = self._count_logged_calls(self.layout.decode(raw, key, task_id))
                 except InvalidTaskFile as error:
                     # Keep the last good copy on screen; report the file.
                     if self.invalid.get(key) != error.reason:
@@ -276,9 +280,41 @@ class Store:
         if task_id is not None:
             self._read_crc[task_id] = _checksum(raw)
         try:
-            return self.layout.decode(raw, path, task_id), stamp
+            return self._count_logged_calls(self.layout.decode(raw, path, task_id)), stamp
         except InvalidTaskFile as error:
             return error, stamp
+
+    def _count_logged_calls(self, task: Task) -> Task:
+        """The task with the calls its log holds beyond what its document counted.
+
+        Tool calls are appended to the task's log without rewriting its file (``board hook``
+        cannot afford a rewrite per call); every read adds them, so every reader sees exact
+        counts, and the next write of the task stores them.
+        """
+        calls = task.tool_calls
+        unfolded = read_unfolded(self.toolcalls_path(task.id), calls.logged, calls.total)
+        if unfolded is None:
+            return task
+        records, offset = unfolded
+        counts = fold(calls.model_dump(by_alias=True), records)
+        counts["logged"] = offset
+        counted = task.model_copy()
+        counted.tool_calls = ToolCalls.model_validate(counts)
+        return lean(counted)
+
+    def sync_tool_calls(self) -> ChangeSet:
+        """Count the calls logged since the last look on tasks in progress (the ones policies
+        and alerts judge by their calls); history says nothing of calls."""
+        stale = []
+        for task in self.graph.tasks.values():
+            if task.status == Status.IN_PROGRESS:
+                try:
+                    size = os.stat(self.toolcalls_path(task.id)).st_size
+                except (OSError, ValueError):
+                    continue
+                if size > (task.tool_calls.logged or 0):
+                    stale.append(task.id)
+        return self._reread_ids(stale) if stale else ChangeSet()
 
     def _read_into_index(self, path: Path, task_id: str | None = None) -> ChangeSet:
         """Re-read one path and apply it if it is not older than what the index holds."""
@@ -403,7 +439,28 @@ class Store:
         prepared = self._prepare(old, new, op, actor, extra)
         temp = self._temp if self._temp is not None and self._temp.empty else self._spares.take()
         temp.fill(prepared.data)
-        return self._publish(prepared, temp)
+        published = self._publish(prepared, temp)
+        self._note_active(old, published)
+        return published
+
+    def _note_active(self, old: Task | None, new: Task | None) -> None:
+        """Keep ``active.json`` (who works on what, for ``board hook``) in step with a write."""
+        before = entry_for(old.status, old.owner, old.files) if old is not None else None
+        after = entry_for(new.status, new.owner, new.files) if new is not None else None
+        if before is not None or after is not None:
+            task_id = new.id if new is not None else old.id  # type: ignore[union-attr]
+            note_task(self.state_dir, task_id, after)
+
+    def refresh_active(self) -> bool:
+        """Rebuild ``active.json`` from the whole board, when it differs (outside writers, such
+        as Claude Code itself, start and finish tasks without telling it). True if rewritten."""
+        self._ensure_whole()
+        wanted = {t.id: entry for t in self.graph.tasks.values() if (entry := entry_for(t.status, t.owner, t.files)) is not None}
+        if read_active(self.state_dir) == wanted:
+            return False
+        with self._write_lock(make_temp=False):
+            write_active(self.state_dir, wanted)
+        return True
 
     def _prepare(self, old: Task | None, new: Task, op: str, actor: str | None, extra: dict[str, Any] | None = None) -> PreparedWrite:
         """Work out a write: the validated new version, its bytes and its history line."""
@@ -953,6 +1010,7 @@ class Store:
             path, key = self._file_of(task_id)
             os.unlink(path)
             fsync_directory(path.parent)
+            self._note_active(current, None)
             self._log(task_id, self._next_version(current), actor, "delete", {"status": [str(current.status), None]}, {"forced": True} if forced else None)
             self.graph.remove(task_id)
             self._file_stamps.pop(key, None)
@@ -1350,7 +1408,7 @@ class Store:
     # -- tool calls ---------------------------------------------------------------------------
 
     def toolcalls_path(self, task_id: str) -> Path:
-        return self.state_dir / "toolcalls" / f"{validate_id(task_id)}.jsonl"
+        return task_log(self.state_dir, validate_id(task_id))
 
     def record_toolcall(
         self,
@@ -1364,38 +1422,27 @@ class Store:
         token: int | None = None,
         progress: int | None = None,
     ) -> Task:
-        """Count a tool call on the task (and, optionally, its new progress, in the same write)."""
+        """Count a tool call on the task (and, optionally, set its progress).
+
+        The call is a line appended to the task's log, without the lock: readers count it
+        (``_count_logged_calls``). A call made with a lease token is refused once that lease is
+        gone, like any fenced write. Progress is a write of the task, which stores the counts.
+        """
         if agent is not None:
             _check_agent(agent)
-        if not tool or "\n" in tool or len(tool) > 100:
-            raise BoardError("a tool name must be one line of 1-100 characters")
+        check_tool_name(tool)
         if progress is not None and not 0 <= progress <= 100:
             raise BoardError(f"progress must be 0-100, not {progress}")
-        files = list(files)
-        now = self.clock()
-
-        def change(task: Task) -> None:
-            calls = task.tool_calls
-            calls.total += 1
-            if ok:
-                calls.ok += 1
-                calls.consecutive_failures = 0
-            else:
-                calls.failed += 1
-                calls.consecutive_failures += 1
-            calls.last_tool = tool
-            calls.last_at = now
-            if progress is not None:
-                task.progress = progress
-
-        # The line is appended under the lock too: a full disk's short write is then taken back
-        # before anyone else appends (``append_to``).
-        with self._write_lock():
-            task = self.mutate(task_id, change, op="toolcall", actor=agent, token=token)
-            self.toolcalls_path(task_id).parent.mkdir(exist_ok=True)
-            record = {"ts": _iso(now), "agent": agent or task.owner or self.actor, "tool": tool, "ok": ok, "ms": ms, "files": files}
-            append_line(self.toolcalls_path(task_id), record)
-        return task
+        current = self._fresh(task_id)
+        if token is not None:
+            _check_fence(current, token)
+        record = call_record(ts=_iso(self.clock()), agent=agent or current.owner or self.actor, tool=tool, ok=ok, task=task_id, files=files, ms=ms)
+        append_call(self.state_dir, record)
+        if progress is not None:
+            # A write of the task: it stores the counts, this call's included.
+            return self.mutate(task_id, lambda task: setattr(task, "progress", progress), op="toolcall", actor=agent, token=token)
+        self._reread_ids([task_id])
+        return self.get(task_id)
 
     def toolcalls(self, task_id: str) -> list[dict[str, Any]]:
         records, _ = read_jsonl(self.toolcalls_path(task_id))

@@ -1,0 +1,69 @@
+"""Which tasks are in progress, by whom, on which files: ``active.json`` in the board's folder.
+
+``board hook`` asks two questions on an agent's tool calls that would otherwise mean reading
+every task file: "which task is this agent working on?" and "is this file held by another
+agent's task?". The store answers them ahead of time: whenever it writes a task that enters,
+leaves or changes while ``in_progress``, it updates this small file under the board lock; and
+a coordinator that sees the whole board puts right what outside writers changed.
+
+Standard library only, for the hook's sake.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+FILE_NAME = "active.json"
+
+
+def active_path(state_dir: Path) -> Path:
+    return state_dir / FILE_NAME
+
+
+def read_active(state_dir: Path) -> dict[str, dict[str, Any]]:
+    """task id -> {"owner", "files"} for every task in progress; {} when unknown or unreadable."""
+    try:
+        with open(active_path(state_dir), "rb") as handle:
+            data = json.loads(handle.read(1024 * 1024))
+    except (OSError, ValueError):
+        return {}
+    tasks = data.get("tasks") if isinstance(data, dict) else None
+    if not isinstance(tasks, dict):
+        return {}
+    return {str(k): v for k, v in tasks.items() if isinstance(v, dict)}
+
+
+def entry_for(status: str, owner: str, files: Iterable[str]) -> dict[str, Any] | None:
+    """What the index holds for a task: something only while it is in progress."""
+    if status != "in_progress":
+        return None
+    return {"owner": owner, "files": list(files)}
+
+
+def write_active(state_dir: Path, tasks: Mapping[str, dict[str, Any]]) -> None:
+    """Replace the index (called under the board lock)."""
+    path = active_path(state_dir)
+    temp = path.with_name(f".{FILE_NAME}.{os.getpid()}.tmp")
+    data = json.dumps({"tasks": dict(sorted(tasks.items()))}, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+    os.replace(temp, path)
+
+
+def note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None) -> None:
+    """Set (or, with None, drop) one task's entry, if it changed (called under the board lock)."""
+    tasks = read_active(state_dir)
+    if tasks.get(task_id) == entry:
+        return
+    if entry is None:
+        tasks.pop(task_id, None)
+    else:
+        tasks[task_id] = entry
+    write_active(state_dir, tasks)

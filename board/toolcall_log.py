@@ -1,0 +1,209 @@
+"""Tool-call logs: one line per call an agent makes, appended without the board lock.
+
+A tool call is the most frequent write on a board (every Edit, Bash and Read of every agent),
+so it does not rewrite the task file. It is one line appended to the task's log
+``toolcalls/<id>.jsonl`` and to the agent's ``agents/<name>.calls.jsonl``. The task document's
+``toolCalls`` counts its log up to ``toolCalls.logged`` (a byte offset); readers add what the
+log holds beyond that (``fold``), so the counts shown are exact, and the next write of the task
+folds them into the document.
+
+Standard library only: ``board hook`` runs this on every tool call of every agent and must
+start fast.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import stat
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from board.errors import BoardError
+
+#: Where a task's calls are logged, under the board's state directory.
+TASK_LOGS = "toolcalls"
+#: An agent's calls (on any task, or on none) are logged beside its registry record.
+AGENT_LOGS = "agents"
+AGENT_LOG_SUFFIX = ".calls.jsonl"
+#: The tools whose ``file_path`` is a file the call writes: a touch, as ``--file`` records it.
+FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+MAX_TOOL_NAME = 100
+
+
+def check_tool_name(tool: str) -> str:
+    if not tool or "\n" in tool or len(tool) > MAX_TOOL_NAME:
+        raise BoardError(f"a tool name must be one line of 1-{MAX_TOOL_NAME} characters")
+    return tool
+
+
+def task_log(state_dir: Path, task_id: str) -> Path:
+    return state_dir / TASK_LOGS / f"{task_id}.jsonl"
+
+
+def agent_log(state_dir: Path, agent: str) -> Path:
+    return state_dir / AGENT_LOGS / f"{agent}{AGENT_LOG_SUFFIX}"
+
+
+def call_record(*, ts: str, agent: str, tool: str, ok: bool, task: str | None, files: Iterable[str] = (), ms: int | None = None) -> dict[str, Any]:
+    """One call as its log line holds it."""
+    return {"ts": ts, "agent": agent, "task": task, "tool": tool, "ok": ok, "ms": ms, "files": list(files)}
+
+
+def append_call(state_dir: Path, record: dict[str, Any], *, wait: float = 5.0) -> None:
+    """Log a call on its task (when it has one) and on its agent.
+
+    Each log gets the line in one write() on an O_APPEND descriptor, under a lock on that log
+    alone (never the board's): a write a full disk cuts short is taken back before anyone
+    appends after it, so no reader ever meets a torn line. Links and special files are refused
+    rather than written through.
+    """
+    line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    if record.get("task") is not None:
+        _append(task_log(state_dir, record["task"]), line, wait)
+    _append(agent_log(state_dir, record["agent"]), line, wait)
+
+
+_APPEND_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+
+
+def _append(path: Path, line: bytes, wait: float) -> None:
+    try:
+        fd = os.open(path, _APPEND_FLAGS, 0o644)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, _APPEND_FLAGS, 0o644)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, f"{path} is not a regular file; the call was not logged there")
+        _lock(fd, path, wait)
+        written = os.write(fd, line)
+        if written != len(line):
+            os.ftruncate(fd, os.lseek(fd, 0, os.SEEK_END) - written)
+            raise OSError(errno.ENOSPC, f"only {written} of {len(line)} bytes could be written (disk full?); the line was taken back")
+    finally:
+        os.close(fd)  # closing drops the lock
+
+
+def _lock(fd: int, path: Path, wait: float) -> None:
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise OSError(errno.EAGAIN, f"{path} stayed locked for {wait:g} s; the call was not logged") from None
+            time.sleep(0.001)
+
+
+def read_unfolded(path: Path, logged: int | None, total: int) -> tuple[list[dict[str, Any]], int] | None:
+    """The calls in a task's log that its document has not counted, and the offset after them.
+
+    ``logged`` is the document's ``toolCalls.logged``. A document written before logs were
+    appended on their own has none; its writer counted each call in the same write as its line,
+    so its first ``total`` lines are counted. None when nothing is left to count (no log, or
+    nothing past ``logged``). Only complete lines count: a line still being written is left for
+    the next reader.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size <= (logged or 0):
+            return None
+        start = logged or 0
+        os.lseek(fd, start, os.SEEK_SET)
+        chunk = _read_all(fd, info.st_size - start)
+    finally:
+        os.close(fd)
+    end = chunk.rfind(b"\n") + 1
+    if end == 0:
+        return None
+    lines = chunk[:end].splitlines()
+    if logged is None:
+        lines = lines[total:]
+        if not lines:
+            return None
+    return [record for record in map(_parse, lines) if record is not None], start + end
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    parts = []
+    while size > 0:
+        part = os.read(fd, size)
+        if not part:
+            break
+        parts.append(part)
+        size -= len(part)
+    return b"".join(parts)
+
+
+def _parse(line: bytes) -> dict[str, Any] | None:
+    """A log line's record; None for a line a full disk cut short (it is skipped, not fatal)."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) and isinstance(record.get("tool"), str) else None
+
+
+def fold(counts: dict[str, Any], records: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """``counts`` (a document's ``toolCalls``, camelCase) with ``records`` counted in."""
+    counts = dict(counts)
+    for record in records:
+        counts["total"] = counts.get("total", 0) + 1
+        if record.get("ok", True) is not False:
+            counts["ok"] = counts.get("ok", 0) + 1
+            counts["consecutiveFailures"] = 0
+        else:
+            counts["failed"] = counts.get("failed", 0) + 1
+            counts["consecutiveFailures"] = counts.get("consecutiveFailures", 0) + 1
+        counts["lastTool"] = record["tool"]
+        if isinstance(record.get("ts"), str):
+            counts["lastAt"] = record["ts"]
+    return counts
+
+
+#: Per agent log: (inode, bytes counted, lines counted, last call's time), so a recount reads
+#: only what was appended.
+_AGENT_COUNTS: dict[str, tuple[int, int, int, str | None]] = {}
+
+
+def count_agent_calls(state_dir: Path, agent: str) -> tuple[int, str | None] | None:
+    """How many calls an agent's log holds, and the time its last call gives (ISO text); None
+    when it has no log. Reads only what was appended since the last count."""
+    path = agent_log(state_dir, agent)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        key = str(path)
+        # Two threads counting at once only count twice: each stores a whole, correct entry.
+        inode, counted, lines, last = _AGENT_COUNTS.get(key, (info.st_ino, 0, 0, None))
+        if inode != info.st_ino or info.st_size < counted:
+            counted, lines, last = 0, 0, None
+        if info.st_size > counted:
+            os.lseek(fd, counted, os.SEEK_SET)
+            chunk = _read_all(fd, info.st_size - counted)
+            end = chunk.rfind(b"\n") + 1
+            if end:
+                lines += chunk.count(b"\n", 0, end)
+                counted += end
+                record = _parse(chunk[chunk.rfind(b"\n", 0, end - 1) + 1 : end])
+                if record is not None and isinstance(record.get("ts"), str):
+                    last = record["ts"]
+        _AGENT_COUNTS[key] = (info.st_ino, counted, lines, last)
+        return lines, last
+    finally:
+        os.close(fd)
