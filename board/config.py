@@ -5,6 +5,7 @@ from __future__ import annotations
 import tomllib
 from datetime import timedelta
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -65,6 +66,17 @@ class UiSettings(_Section):
     bell: bool = False
 
 
+class HookSettings(_Section):
+    """What ``board hook`` does when an agent is about to write a file another agent's task
+    holds: ``block`` the write, ``warn`` (let it pass; the touch raises the conflict alert) or
+    ``off``."""
+
+    #: A write reservation another task made (``board reserve``).
+    reserved: Literal["block", "warn", "off"] = "block"
+    #: A file listed by a task another agent has in progress.
+    held: Literal["block", "warn", "off"] = "warn"
+
+
 class BoardSettings(_Section):
     lease: LeaseSettings = Field(default_factory=LeaseSettings)
     coordinator: CoordinatorSettings = Field(default_factory=CoordinatorSettings)
@@ -72,6 +84,7 @@ class BoardSettings(_Section):
     git: GitSettings = Field(default_factory=GitSettings)
     alerts: AlertSettings = Field(default_factory=AlertSettings)
     ui: UiSettings = Field(default_factory=UiSettings)
+    hooks: HookSettings = Field(default_factory=HookSettings)
 
     @property
     def agent_stale_after(self) -> timedelta:

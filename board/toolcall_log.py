@@ -21,9 +21,13 @@ import stat
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from board.errors import BoardError
+
+# Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Where a task's calls are logged, under the board's state directory.
 TASK_LOGS = "toolcalls"

@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from board.cli.arguments import agent_name
-from board.cli import add_command
+from board.cli.parser import add_command
 from board.cli.output import print_json
 from board.cli.tasks import open_store, task_id
 from board.reservations import MODES

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from board.cli import add_command
+from board.cli.parser import add_command
 from board.cli.output import print_json
 from board.cli.tasks import open_store, task_id
 from board.errors import BoardError

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from board.cli import add_command
+from board.cli.parser import add_command
 
 #: Position of these commands in --help.
 ORDER = 0

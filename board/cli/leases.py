@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from board.cli import add_command
+from board.cli.parser import add_command
 from board.cli.arguments import agent_name, positive_int
 from board.cli.output import print_json, task_json
 from board.cli.tasks import cli_actor, lease_token, open_store, task_id

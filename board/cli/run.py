@@ -10,7 +10,7 @@ import sys
 import threading
 from pathlib import Path
 
-from board.cli import add_command
+from board.cli.parser import add_command
 from board.cli.arguments import agent_name, positive_int
 from board.cli.output import print_json
 from board.errors import BoardError

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from board.cli import add_command
+from board.cli.parser import add_command
 from board.cli.arguments import label
 from board.cli.output import print_json, prompt, table, task_json
 from board.errors import BoardError

@@ -439,9 +439,7 @@ class Store:
         prepared = self._prepare(old, new, op, actor, extra)
         temp = self._temp if self._temp is not None and self._temp.empty else self._spares.take()
         temp.fill(prepared.data)
-        published = self._publish(prepared, temp)
-        self._note_active(old, published)
-        return published
+        return self._publish(prepared, temp)
 
     def _note_active(self, old: Task | None, new: Task | None) -> None:
         """Keep ``active.json`` (who works on what, for ``board hook``) in step with a write."""
@@ -558,6 +556,7 @@ class Store:
         self._last_rename = self._directory_sync.note_rename()
         self._append_history(line)
         self._pending.clear()
+        self._note_active(self.graph.tasks.get(prepared.task.id), prepared.task)
         self.graph.put(prepared.task)
         self._note_logged(prepared.task, prepared.record["file"])
         self._file_stamps[self._file_of(prepared.task.id)[1]] = temp.stamp

@@ -110,7 +110,7 @@ def test_claim_prints_id_and_token_and_exits_3_when_nothing_is_ready(three: Path
         (["claim", "--agent", "bad name"], "not a valid agent name"),
         (["claim", "--agent", "a", "--lease", "0"], "between 1 and 86400"),
         (["release", "1"], "only a task being worked on can be released"),
-        (["frobnicate"], "invalid choice"),
+        (["frobnicate"], "'frobnicate' is not a command"),
         (["task", "update", "1", "--description", "\udcff"], "is not valid UTF-8 text; nothing was changed"),
         (["worker", "--name", "../x", "--simulate"], "'../x' is not a valid agent name"),
         (["claim", "--agent", "a", "--max", "0"], "argument --max: must be at least 1"),

@@ -1,0 +1,66 @@
+"""``board hooks install|uninstall`` and ``board hook`` (the command those hooks run)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from board.cli.output import print_json
+from board.cli.parser import add_command
+
+#: Position of these commands in --help.
+ORDER = 45
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    hooks = add_command(commands, "hooks", "connect Claude Code to this board: its hooks count and guard every tool call")
+    actions = hooks.add_subparsers(dest="hooks_command", metavar="ACTION", required=True, parser_class=type(hooks))
+    actions.common = commands.common  # type: ignore[attr-defined]
+    for name, text in (
+        ("install", "add board's hooks to Claude Code's settings (.claude/settings.json of the workspace), keeping everything else"),
+        ("uninstall", "remove board's hooks from Claude Code's settings, and nothing else"),
+    ):
+        action = add_command(actions, name, text)
+        action.add_argument("--user", action="store_true", help="use your own settings (~/.claude/settings.json) instead of the workspace's")
+        action.set_defaults(handler=cmd_install if name == "install" else cmd_uninstall)
+
+    hook = add_command(commands, "hook", "run by Claude Code on each hook event (JSON on stdin); never stands in the agent's way")
+    hook.set_defaults(handler=cmd_hook, no_json="it answers Claude Code, which reads its exit status")
+
+
+def _target(args: argparse.Namespace) -> Path:
+    from board.hooks.install import settings_path
+
+    return settings_path(user=args.user, workspace=Path(args.workspace).resolve())
+
+
+def cmd_install(args: argparse.Namespace) -> int:
+    from board.hooks.install import EVENTS, hook_command, install
+
+    path = _target(args)
+    changed = install(path)
+    if args.json:
+        print_json({"settings": str(path), "changed": changed, "command": hook_command(), "events": list(EVENTS)})
+    elif changed:
+        print(f"board's hooks are in {path}: {', '.join(EVENTS)} run '{hook_command()}'")
+    else:
+        print(f"board's hooks were already in {path}; nothing changed")
+    return 0
+
+
+def cmd_uninstall(args: argparse.Namespace) -> int:
+    from board.hooks.install import uninstall
+
+    path = _target(args)
+    changed = uninstall(path)
+    if args.json:
+        print_json({"settings": str(path), "changed": changed})
+    else:
+        print(f"board's hooks are out of {path}" if changed else f"no hooks of board's in {path}; nothing changed")
+    return 0
+
+
+def cmd_hook(args: argparse.Namespace) -> int:
+    from board.hooks.handler import main
+
+    return main([])

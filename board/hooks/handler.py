@@ -1,0 +1,180 @@
+"""``board hook``: one Claude Code hook event, read from stdin, applied to the board.
+
+Never in the agent's way: no board in reach, a broken file, a lock not had within a second,
+any exception at all: exit 0, nothing on stdout, one line in the hook log (``logs/hook.log``
+under the board, else under the user's cache). Only a deliberate block exits 2, its reason
+on stderr, which Claude Code shows the model; the tool call then does not happen.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+
+from board.hooks.agents import attribute, bind_session, event_identity, has_record, named_in_command, update_agent
+from board.hooks.guard import Blocked, check_write
+from board.hooks.where import HookBoard, find_board, relative_file
+from board.toolcall_log import FILE_TOOLS, MAX_TOOL_NAME, append_call, call_record
+
+# Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+#: How long a call waits for a log's lock before it gives up (and is noted in the hook log).
+LOCK_WAIT_SECONDS = 1.0
+MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
+
+if TYPE_CHECKING:
+    Handler = Callable[[HookBoard, Mapping[str, Any], Mapping[str, str], datetime], None]
+
+
+def main(argv: list[str]) -> int:
+    board: HookBoard | None = None
+    event = "?"
+    try:
+        payload = json.loads(sys.stdin.buffer.read(MAX_PAYLOAD_BYTES) or b"null")
+        if not isinstance(payload, dict):
+            raise ValueError("the event on stdin is not a JSON object")
+        event = str(payload.get("hook_event_name") or "?")
+        board = find_board(payload, os.environ)
+        if board is None:
+            note(None, f"{event}: no board from {payload.get('cwd') or os.getcwd()} (no .tasks/ there or above, no BOARD_WORKSPACE)")
+            return 0
+        handler = HANDLERS.get(event)
+        if handler is not None:
+            handler(board, payload, os.environ, datetime.now(UTC))
+        return 0
+    except Blocked as blocked:
+        sys.stderr.write(f"{blocked}\n")
+        return 2
+    except BaseException as error:  # noqa: BLE001 - whatever it is, the agent goes on
+        note(board, f"{event}: {type(error).__name__}: {error}")
+        return 0
+
+
+def note(board: HookBoard | None, line: str) -> None:
+    """One line in the hook log; if even that fails, nothing (the agent must not notice)."""
+    try:
+        if board is not None:
+            path = board.state_dir / "logs" / "hook.log"
+        else:
+            cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+            path = Path(cache) / "board" / "hook.log"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        with open(path, "a", encoding="utf-8") as log:
+            log.write(f"{stamp} {' '.join(line.split())[:500]}\n")
+    except BaseException:  # noqa: BLE001
+        pass
+
+
+def _iso(now: datetime) -> str:
+    return now.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+# -- tool calls --------------------------------------------------------------------------------
+
+
+def tool_used(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str, str], now: datetime) -> None:
+    """PostToolUse / PostToolUseFailure: the call counted on the agent's task (or the agent
+    alone), a file tool's file recorded as a touch."""
+    agent, task = attribute(board, payload, environ)
+    tool = payload.get("tool_name")
+    if not isinstance(tool, str) or not tool or "\n" in tool:
+        tool = "unknown"
+    tool = tool[:MAX_TOOL_NAME]
+    files = []
+    if tool in FILE_TOOLS:
+        tool_input = payload.get("tool_input")
+        if isinstance(tool_input, dict):
+            touched = relative_file(board, tool_input.get("file_path") or tool_input.get("notebook_path"))
+            if touched is not None:
+                files.append(touched)
+    failed = payload.get("hook_event_name") == "PostToolUseFailure"
+    append_call(board.state_dir, call_record(ts=_iso(now), agent=agent, tool=tool, ok=not failed, task=task, files=files), wait=LOCK_WAIT_SECONDS)
+    named = named_in_command(payload)
+    if named is not None and named != agent:
+        bind_session(board, payload.get("session_id"), named)
+    if not has_record(board, agent):
+        update_agent(board, agent, _iso(now), activity="working", activityAt=_iso(now), task=task, **_session(payload))
+
+
+def tool_wanted(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str, str], now: datetime) -> None:
+    """PreToolUse: a file tool's write stopped (``Blocked``) when another agent's task holds the file."""
+    if payload.get("tool_name") not in FILE_TOOLS:
+        return
+    tool_input = payload.get("tool_input")
+    if not isinstance(tool_input, dict):
+        return
+    path = relative_file(board, tool_input.get("file_path") or tool_input.get("notebook_path"))
+    if path is None:
+        return
+    agent, task = attribute(board, payload, environ)
+    warning = check_write(board, path, agent, task, now)
+    if warning is not None:
+        note(board, f"PreToolUse: let {agent} write: {warning}")
+
+
+# -- agents ------------------------------------------------------------------------------------
+
+
+def _session(payload: Mapping[str, Any]) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    if isinstance(payload.get("session_id"), str):
+        fields["sessionId"] = payload["session_id"]
+    for key, field in (("agent_type", "agentType"), ("model", "model"), ("team_name", "team")):
+        if isinstance(payload.get(key), str) and payload[key]:
+            fields[field] = payload[key]
+    return fields
+
+
+def _activity(activity: str) -> Handler:
+    def handle(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str, str], now: datetime) -> None:
+        agent, task = attribute(board, payload, environ)
+        if activity == "working" and event_identity(payload) is None:
+            bind_session(board, payload.get("session_id"), agent)
+        update_agent(board, agent, _iso(now), activity=activity, activityAt=_iso(now), task=task, **_session(payload))
+
+    return handle
+
+
+def task_completed(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str, str], now: datetime) -> None:
+    """TaskCompleted: a board task Claude Code completed, completed on the board too if board
+    missed it (the store's rules apply: a task that may not complete stays as it is)."""
+    task_id = payload.get("task_id")
+    if not isinstance(task_id, str) or not board.has_task(task_id):
+        return
+    state = board.task_state(task_id)
+    if state is None or state[0] == "completed":
+        return
+    agent, _ = attribute(board, payload, environ)
+    from board.actions import Who, complete  # a rare event: the whole rule book is worth loading
+    from board.store import Store
+
+    token = environ.get("BOARD_LEASE_TOKEN") if environ.get("BOARD_TASK_ID") == task_id else None
+    # Without its token, the agent completes its own task over its own lease; anyone else's
+    # live lease refuses the move (and the refusal is noted in the hook log).
+    who = Who(agent, token=int(token)) if token and token.isdigit() else Who(agent, force=state[1] == agent)
+    store = Store.open(board.tasks_dir if board.claude else board.workspace, whole=False)
+    complete(store, task_id, who)
+
+
+HANDLERS: dict[str, Handler] = {
+    "PostToolUse": tool_used,
+    "PostToolUseFailure": tool_used,
+    "PreToolUse": tool_wanted,
+    "SessionStart": _activity("working"),
+    "SubagentStart": _activity("working"),
+    "UserPromptSubmit": _activity("working"),
+    "Stop": _activity("idle"),
+    "TeammateIdle": _activity("idle"),
+    "SubagentStop": _activity("gone"),
+    "SessionEnd": _activity("gone"),
+    "TaskCompleted": task_completed,
+}

@@ -1,0 +1,136 @@
+"""``board hooks install`` / ``uninstall``: board's entries in Claude Code's settings.json.
+
+The settings file is the user's: everything else in it (other hooks, permissions, env, keys
+board has never heard of) is kept as it is, in its order; installing twice changes nothing;
+uninstalling removes board's entries and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from board.errors import BoardError
+from board.hooks.where import claude_home
+from board.toolcall_log import FILE_TOOLS
+
+#: Each event board listens to, and the tools it concerns (None: the event has no tools).
+EVENTS: dict[str, str | None] = {
+    "PreToolUse": "|".join(sorted(FILE_TOOLS)),  # only file tools can be stopped; others cost nothing
+    "PostToolUse": "*",
+    "PostToolUseFailure": "*",
+    "SessionStart": None,
+    "SessionEnd": None,
+    "Stop": None,
+    "SubagentStart": None,
+    "SubagentStop": None,
+    "TeammateIdle": None,
+    "TaskCompleted": None,
+}
+#: Seconds Claude Code gives the hook; it needs milliseconds, and gives up silently on its own.
+TIMEOUT_SECONDS = 10
+
+
+def settings_path(*, user: bool, workspace: Path) -> Path:
+    return claude_home(os.environ) / "settings.json" if user else workspace / ".claude" / "settings.json"
+
+
+def hook_command() -> str:
+    """How Claude Code should run ``board hook``: this installation's own ``board`` script, so
+    the hook works whatever PATH the agent's shell has."""
+    script = Path(sys.executable).parent / "board"
+    if script.is_file() and os.access(script, os.X_OK):
+        return f"{shlex.quote(str(script))} hook"
+    return f"{shlex.quote(sys.executable)} -m board hook"
+
+
+def is_board_hook(entry: object) -> bool:
+    """Whether a hook entry is one board installed (whichever installation's path it names)."""
+    if not isinstance(entry, dict) or entry.get("type") != "command" or not isinstance(entry.get("command"), str):
+        return False
+    words = entry["command"].split()
+    return len(words) >= 2 and words[-1] == "hook" and (Path(words[-2].strip("'\"")).name == "board" or words[-3:-1] == ["-m", "board"])
+
+
+def read_settings(path: Path) -> dict:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as error:
+        raise BoardError(f"cannot read {path}: {error}") from None
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as error:
+        raise BoardError(f"{path} is not valid JSON ({error.msg} at line {error.lineno} column {error.colno}); fix it first, nothing was changed") from None
+    if not isinstance(data, dict) or not isinstance(data.get("hooks", {}), dict):
+        raise BoardError(f"{path} does not hold Claude Code settings (a JSON object whose 'hooks' is an object); nothing was changed")
+    return data
+
+
+def without_board(settings: dict) -> dict:
+    """The settings with board's hook entries taken out (and the groups and events left empty)."""
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return settings
+    kept: dict = {}
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            kept[event] = groups
+            continue
+        remaining = []
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list) and any(is_board_hook(h) for h in group["hooks"]):
+                others = [h for h in group["hooks"] if not is_board_hook(h)]
+                if others:
+                    remaining.append({**group, "hooks": others})
+            else:
+                remaining.append(group)
+        if remaining or not groups:
+            kept[event] = remaining
+    result = dict(settings)
+    if kept:
+        result["hooks"] = kept
+    else:
+        result.pop("hooks", None)
+    return result
+
+
+def with_board(settings: dict, command: str) -> dict:
+    result = without_board(settings)
+    hooks = dict(result.get("hooks") or {})
+    for event, matcher in EVENTS.items():
+        group: dict = {"matcher": matcher} if matcher else {}
+        group["hooks"] = [{"type": "command", "command": command, "timeout": TIMEOUT_SECONDS}]
+        hooks[event] = [*hooks.get(event, []), group]
+    result["hooks"] = hooks
+    return result
+
+
+def install(path: Path, *, command: str | None = None) -> bool:
+    """Put board's entries in; True if the file changed."""
+    current = read_settings(path)
+    return _write_if_changed(path, current, with_board(current, command or hook_command()))
+
+
+def uninstall(path: Path) -> bool:
+    """Take board's entries out; True if the file changed."""
+    if not path.exists():
+        return False
+    current = read_settings(path)
+    return _write_if_changed(path, current, without_board(current))
+
+
+def _write_if_changed(path: Path, before: dict, after: dict) -> bool:
+    if after == before and path.exists():
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temp.write_text(json.dumps(after, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if path.exists():
+        os.chmod(temp, path.stat().st_mode & 0o777)
+    os.replace(temp, path)
+    return True

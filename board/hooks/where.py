@@ -1,0 +1,113 @@
+"""Which board a hook event belongs to, and what it needs of its tasks, read without the store."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from board.names import ID_PATTERN
+
+# Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+#: Claude Code knows three statuses; board's finer one travels in ``metadata.board.status``.
+_CLAUDE_SHOWS = {"pending": "pending", "in_progress": "in_progress", "completed": "completed"}
+
+
+class HookBoard:
+    """A board as the hook sees it: where its files are, and the workspace paths are relative to."""
+
+    __slots__ = ("workspace", "state_dir", "tasks_dir", "claude")
+
+    def __init__(self, workspace: Path, state_dir: Path, tasks_dir: Path, *, claude: bool) -> None:
+        self.workspace = workspace
+        self.state_dir = state_dir
+        self.tasks_dir = tasks_dir
+        self.claude = claude
+
+    def task_path(self, task_id: str) -> Path:
+        return self.tasks_dir / (f"{task_id}.json" if self.claude else f"task_{task_id}.json")
+
+    def has_task(self, task_id: str) -> bool:
+        return bool(ID_PATTERN.fullmatch(task_id)) and self.task_path(task_id).is_file()
+
+    def task_state(self, task_id: str) -> tuple[str, str] | None:
+        """(status, owner) of a task, or None when it cannot be read."""
+        try:
+            with open(self.task_path(task_id), "rb") as handle:
+                data = json.loads(handle.read(1024 * 1024))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict):
+            return None
+        status, owner = str(data.get("status", "pending")), str(data.get("owner") or "")
+        if self.claude:
+            metadata = data.get("metadata")
+            board = metadata.get("board") if isinstance(metadata, dict) else None
+            finer = board.get("status") if isinstance(board, dict) else None
+            if isinstance(finer, str) and _CLAUDE_SHOWS.get(finer, "in_progress") == status:
+                status = finer
+        return status, owner
+
+
+def claude_home(environ: Mapping[str, str]) -> Path:
+    config = environ.get("CLAUDE_CONFIG_DIR")
+    return Path(config).expanduser() if config else Path.home() / ".claude"
+
+
+def find_board(payload: Mapping[str, Any], environ: Mapping[str, str]) -> HookBoard | None:
+    """The board of the agent that raised the event, in this order:
+
+    1. ``BOARD_WORKSPACE``: a worker of ``board run`` started the agent;
+    2. the Claude Code task list the session shares (``CLAUDE_CODE_TASK_LIST_ID``, or the
+       event's team, whose list has the team's name);
+    3. the nearest ``.tasks/`` from the session's directory upward, as the command line finds it.
+    """
+    cwd = Path(str(payload.get("cwd") or environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()))
+    named = environ.get("BOARD_WORKSPACE")
+    if named:
+        board = _board_at(Path(named), cwd)
+        if board is not None:
+            return board
+    for list_id in (environ.get("CLAUDE_CODE_TASK_LIST_ID"), payload.get("team_name")):
+        if isinstance(list_id, str) and ID_PATTERN.fullmatch(list_id):
+            list_dir = claude_home(environ) / "tasks" / list_id
+            if list_dir.is_dir():
+                return HookBoard(cwd, list_dir / ".board", list_dir, claude=True)
+    for directory in (cwd, *cwd.parents):
+        if (directory / ".tasks").is_dir():
+            return _tasks_dir_board(directory)
+    return None
+
+
+def _board_at(location: Path, cwd: Path) -> HookBoard | None:
+    if (location / ".tasks").is_dir():
+        return _tasks_dir_board(location)
+    if location.is_dir() and ((location / ".highwatermark").exists() or (location / ".lock").exists() or any(location.glob("*.json"))):
+        return HookBoard(cwd, location / ".board", location, claude=True)
+    return None
+
+
+def _tasks_dir_board(workspace: Path) -> HookBoard:
+    tasks = workspace / ".tasks"
+    return HookBoard(workspace, tasks, tasks, claude=False)
+
+
+def relative_file(board: HookBoard, raw: object) -> str | None:
+    """A file a tool names, relative to the workspace as board records files; None when it is
+    not a file inside the workspace."""
+    if not isinstance(raw, str) or not raw or "\0" in raw:
+        return None
+    path = Path(raw)
+    if not path.is_absolute():
+        path = board.workspace / path
+    # Both resolved: the workspace may be reached through a link (/tmp on some systems).
+    normal = os.path.realpath(path)
+    root = os.path.realpath(board.workspace)
+    if not normal.startswith(root.rstrip("/") + "/"):
+        return None
+    return normal[len(root.rstrip("/")) + 1 :]

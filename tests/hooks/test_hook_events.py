@@ -1,0 +1,242 @@
+"""Claude Code's hook events, fed to the installed ``board hook`` as Claude Code runs it.
+
+Each payload in ``payloads/`` follows Claude Code's documented hook input for its event. The
+command run is the one ``board hooks install`` wrote into ``.claude/settings.json``, through a
+shell, with the payload on stdin, from the workspace.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from board.store import Store
+
+PAYLOADS = Path(__file__).parent / "payloads"
+SESSION = "8c35adc1-5f0e-4a9b-9c1e-2b7d3f6a1e90"
+
+
+@pytest.fixture
+def hooked(workspace: Path, tmp_path: Path) -> Path:
+    """A workspace whose Claude Code settings have board's hooks."""
+    from board.cli import main
+
+    assert main(["-w", str(workspace), "hooks", "install"]) == 0
+    return workspace
+
+
+def command_for(workspace: Path, event: str) -> str:
+    settings = json.loads((workspace / ".claude" / "settings.json").read_text())
+    commands = [h["command"] for group in settings["hooks"][event] for h in group["hooks"]]
+    assert len(commands) == 1
+    return commands[0]
+
+
+def payload(event: str, cwd: Path, **changes: object) -> dict:
+    data = json.loads((PAYLOADS / f"{event}.json").read_text().replace("{cwd}", str(cwd)))
+    data.update(changes)
+    return data
+
+
+def fire(workspace: Path, event: str, *, env: dict[str, str] | None = None, cwd: Path | None = None, **changes: object) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("BOARD_", "CLAUDE_"))}
+    clean.update(CLAUDE_CONFIG_DIR=str(workspace / ".claude-home"), XDG_CACHE_HOME=str(workspace / ".cache"), **(env or {}))
+    data = payload(event, cwd or workspace, **changes)
+    return subprocess.run(
+        ["sh", "-c", command_for(workspace, event)], input=json.dumps(data), capture_output=True, text=True, cwd=cwd or workspace, env=clean, timeout=60
+    )
+
+
+def calls(workspace: Path, task_id: str) -> list[dict]:
+    log = workspace / ".tasks" / "toolcalls" / f"{task_id}.jsonl"
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def agent_record(workspace: Path, name: str) -> dict:
+    return json.loads((workspace / ".tasks" / "agents" / f"{name}.json").read_text())
+
+
+def silent_ok(result: subprocess.CompletedProcess) -> None:
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", ""), result
+
+
+# -- counting -----------------------------------------------------------------------------------
+
+
+def test_a_workers_calls_are_counted_on_its_task_with_file_touches(hooked: Path) -> None:
+    store = Store.open(hooked)
+    task = store.claim_task(store.create("models", files=["src/app/models.py"]).id, "worker-1")
+    env = {"BOARD_WORKSPACE": str(hooked), "BOARD_TASK_ID": task.id, "BOARD_AGENT": "worker-1", "BOARD_LEASE_TOKEN": str(task.lease.token)}
+    silent_ok(fire(hooked, "PostToolUse", env=env))
+    silent_ok(fire(hooked, "PostToolUseFailure", env=env))
+    assert [(c["agent"], c["tool"], c["ok"], c["files"]) for c in calls(hooked, task.id)] == [
+        ("worker-1", "Write", True, ["src/app/models.py"]),  # relative to the workspace, as --file records it
+        ("worker-1", "Bash", False, []),
+    ]
+    counted = Store.open(hooked).get(task.id).tool_calls
+    assert (counted.total, counted.ok, counted.failed, counted.consecutive_failures, counted.last_tool) == (2, 1, 1, 1, "Bash")
+
+
+def test_a_sessions_calls_go_to_its_single_task_in_progress(hooked: Path) -> None:
+    store = Store.open(hooked)
+    silent_ok(fire(hooked, "SessionStart"))  # an interactive session, started in the workspace
+    agent = "claude-8c35adc1"
+    assert agent_record(hooked, agent)["activity"] == "working"
+    task = store.claim_task(store.create("models").id, agent)
+    silent_ok(fire(hooked, "PostToolUse"))
+    assert [c["agent"] for c in calls(hooked, task.id)] == [agent]
+
+
+def test_a_session_bound_by_a_board_command_is_counted_under_that_agent(hooked: Path) -> None:
+    store = Store.open(hooked)
+    task = store.claim_task(store.create("models").id, "ann")
+    bash = {"command": "board claim --agent ann", "description": "take a task"}
+    silent_ok(fire(hooked, "PostToolUse", tool_name="Bash", tool_input=bash))
+    silent_ok(fire(hooked, "PostToolUse"))  # the same session, later
+    assert [c["agent"] for c in calls(hooked, task.id)] == ["ann"]
+
+
+def test_a_subagents_calls_are_its_own(hooked: Path) -> None:
+    silent_ok(fire(hooked, "SubagentStart"))
+    name = "Explore-a7f3c2e1"
+    assert agent_record(hooked, name)["activity"] == "working"
+    silent_ok(fire(hooked, "PostToolUse", agent_id="a7f3c2e1b9d84b6f", agent_type="Explore"))
+    log = hooked / ".tasks" / "agents" / f"{name}.calls.jsonl"
+    assert [json.loads(line)["task"] for line in log.read_text().splitlines()] == [None]  # no task: counted on the agent
+    silent_ok(fire(hooked, "SubagentStop"))
+    assert agent_record(hooked, name)["activity"] == "gone"
+
+
+def test_a_call_that_fits_no_task_is_counted_on_the_agent(hooked: Path) -> None:
+    from board.agents import list_agents
+
+    silent_ok(fire(hooked, "PostToolUse"))
+    silent_ok(fire(hooked, "PostToolUseFailure"))
+    assert [(a.name, a.tool_calls) for a in list_agents(hooked / ".tasks")] == [("claude-8c35adc1", 2)]
+
+
+# -- the registry -------------------------------------------------------------------------------
+
+
+def test_sessions_and_teammates_move_through_working_idle_and_gone(hooked: Path) -> None:
+    agent = "claude-8c35adc1"
+    states = []
+    for event in ("SessionStart", "Stop", "SessionStart", "SessionEnd"):
+        silent_ok(fire(hooked, event))
+        states.append(agent_record(hooked, agent)["activity"])
+    assert states == ["working", "idle", "working", "gone"]
+    assert agent_record(hooked, agent)["model"] == "claude-sonnet-4-5"
+    silent_ok(fire(hooked, "TeammateIdle"))
+    record = agent_record(hooked, "implementer")
+    assert (record["activity"], record["team"]) == ("idle", "app-team")
+
+
+def test_task_completed_completes_a_task_board_missed(hooked: Path) -> None:
+    store = Store.open(hooked)
+    task = store.claim_task(store.create("models").id, "implementer")
+    assert task.id == "1"
+    silent_ok(fire(hooked, "TaskCompleted"))
+    assert str(Store.open(hooked).get("1").status) == "completed"
+    silent_ok(fire(hooked, "TaskCompleted"))  # already completed: nothing to do, nothing said
+
+
+# -- guarding -----------------------------------------------------------------------------------
+
+
+def test_an_edit_to_a_file_another_agent_reserved_is_stopped_with_a_reason(hooked: Path) -> None:
+    from board.reservations import reserve
+
+    store = Store.open(hooked)
+    theirs = store.claim_task(store.create("theirs").id, "bob")
+    reserve(store, theirs.id, ["src/app/models.py"], agent="bob", mode="write")
+    stopped = fire(hooked, "PreToolUse")
+    assert stopped.returncode == 2 and stopped.stdout == ""
+    assert stopped.stderr.count("\n") == 1
+    assert "src/app/models.py is reserved for writing by bob for task #1" in stopped.stderr and "board message bob" in stopped.stderr
+    # bob himself, and another file, pass.
+    silent_ok(fire(hooked, "PreToolUse", env={"BOARD_AGENT": "bob"}))
+    silent_ok(fire(hooked, "PreToolUse", tool_input={"file_path": str(hooked / "src/other.py"), "old_string": "a", "new_string": "b"}))
+    # Once bob's task is finished, his reservation no longer holds.
+    store.set_status(theirs.id, "completed", token=theirs.lease.token, actor="bob")
+    silent_ok(fire(hooked, "PreToolUse"))
+
+
+def test_a_file_of_another_agents_task_in_progress_warns_by_default_and_blocks_when_asked(hooked: Path) -> None:
+    store = Store.open(hooked)
+    store.claim_task(store.create("theirs", files=["src/app/models.py"]).id, "bob")
+    silent_ok(fire(hooked, "PreToolUse"))  # warn: let through; the touch raises the alert
+    assert "belongs to task #1, in progress with bob" in (hooked / ".tasks" / "logs" / "hook.log").read_text()
+    (hooked / ".tasks" / "board.toml").write_text('[hooks]\nheld = "block"\n')
+    stopped = fire(hooked, "PreToolUse")
+    assert stopped.returncode == 2 and "belongs to task #1, in progress with bob" in stopped.stderr
+    (hooked / ".tasks" / "board.toml").write_text('[hooks]\nheld = "off"\nreserved = "off"\n')
+    silent_ok(fire(hooked, "PreToolUse"))
+
+
+def test_settings_validate_the_hooks_section() -> None:
+    from board.config import BoardSettings
+    from pydantic import ValidationError
+
+    from board.hooks.guard import DEFAULTS
+
+    # The hook reads board.toml without pydantic: its defaults must be the settings' own.
+    assert DEFAULTS == BoardSettings().hooks.model_dump() == {"reserved": "block", "held": "warn"}
+    with pytest.raises(ValidationError):
+        BoardSettings.model_validate({"hooks": {"held": "sometimes"}})
+
+
+# -- never in the way ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["no board", "broken task file", "broken registry record", "garbage on stdin", "log is a directory", "log locked"],
+)
+def test_whatever_goes_wrong_the_hook_exits_0_silently_and_notes_one_line(hooked: Path, tmp_path_factory: pytest.TempPathFactory, damage: str) -> None:
+    import fcntl
+
+    store = Store.open(hooked)
+    task = store.claim_task(store.create("models").id, "claude-8c35adc1")
+    env: dict[str, str] = {}
+    cwd = None
+    held = None
+    notes = hooked / ".tasks" / "logs" / "hook.log"
+    if damage == "no board":
+        cwd = tmp_path_factory.mktemp("elsewhere")  # outside the workspace, no board above it
+        notes = hooked / ".cache" / "board" / "hook.log"
+    elif damage == "broken task file":
+        (hooked / ".tasks" / f"task_{task.id}.json").write_text("{not json")
+    elif damage == "broken registry record":
+        (hooked / ".tasks" / "agents").mkdir(exist_ok=True)
+        (hooked / ".tasks" / "agents" / "claude-8c35adc1.json").write_text("[1, 2")
+    elif damage == "log is a directory":
+        (hooked / ".tasks" / "toolcalls").mkdir(exist_ok=True)
+        (hooked / ".tasks" / "toolcalls" / f"{task.id}.jsonl").mkdir()
+    elif damage == "log locked":
+        log = hooked / ".tasks" / "toolcalls" / f"{task.id}.jsonl"
+        log.parent.mkdir(exist_ok=True)
+        held = open(log, "a")
+        fcntl.flock(held, fcntl.LOCK_EX)
+    try:
+        if damage == "garbage on stdin":
+            command = command_for(hooked, "PostToolUse")
+            result = subprocess.run(["sh", "-c", command], input="not json at all", capture_output=True, text=True, cwd=hooked, timeout=60, env={**os.environ, "XDG_CACHE_HOME": str(hooked / ".cache")})
+            notes = hooked / ".cache" / "board" / "hook.log"
+        else:
+            result = fire(hooked, "PostToolUse", env=env, cwd=cwd)
+    finally:
+        if held is not None:
+            held.close()
+    silent_ok(result)
+    if damage in ("no board", "garbage on stdin", "log is a directory", "log locked"):
+        lines = notes.read_text().splitlines()
+        assert len(lines) == 1 and lines[0].split(" ", 1)[1].startswith("PostToolUse: " if damage != "garbage on stdin" else "?: "), lines
+
+
+def test_an_event_board_does_not_know_is_ignored(hooked: Path) -> None:
+    silent_ok(fire(hooked, "Stop", hook_event_name="PreCompact"))
+    assert not (hooked / ".tasks" / "agents").exists()

@@ -1,0 +1,70 @@
+"""``board hooks install`` / ``uninstall`` on a settings file that is the user's."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+USERS_OWN = {
+    "permissions": {"allow": ["Bash(npm test)", "Read(./src/**)"], "deny": ["Bash(rm -rf *)"]},
+    "hooks": {
+        "PostToolUse": [{"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "prettier --write \"$CLAUDE_FILE\""}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./scripts/guard.sh", "timeout": 5}]}],
+        "Notification": [{"hooks": [{"type": "command", "command": "notify-send 'Claude'"}]}],
+    },
+    "env": {"DEBUG": "1"},
+    "model": "opus",
+}
+
+
+def board(workspace: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "board", "-w", str(workspace), *args], capture_output=True, text=True, timeout=60, env={**os.environ, **(env or {})}
+    )
+
+
+def test_install_keeps_the_users_settings_twice_changes_nothing_and_uninstall_takes_only_boards(workspace: Path) -> None:
+    settings = workspace / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps(USERS_OWN, indent=4))
+    assert board(workspace, "hooks", "install").returncode == 0
+    installed = json.loads(settings.read_text())
+    # Everything of the user's is still there, in its order, and board's entry follows theirs.
+    assert list(installed) == list(USERS_OWN)
+    assert {k: v for k, v in installed.items() if k != "hooks"} == {k: v for k, v in USERS_OWN.items() if k != "hooks"}
+    for event, groups in USERS_OWN["hooks"].items():
+        assert installed["hooks"][event][: len(groups)] == groups
+    events = {event for event, groups in installed["hooks"].items() for g in groups for h in g["hooks"] if h["command"].endswith("board hook")}
+    assert events == {"PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", "SessionEnd", "Stop", "SubagentStart", "SubagentStop", "TeammateIdle", "TaskCompleted"}
+    assert [g["matcher"] for g in installed["hooks"]["PreToolUse"]] == ["Bash", "Edit|MultiEdit|NotebookEdit|Write"]
+
+    before = settings.read_bytes()
+    again = board(workspace, "hooks", "install")
+    assert again.returncode == 0 and "nothing changed" in again.stdout
+    assert settings.read_bytes() == before
+
+    assert board(workspace, "hooks", "uninstall").returncode == 0
+    assert json.loads(settings.read_text()) == USERS_OWN
+
+
+def test_a_broken_settings_file_is_one_line_and_left_as_it_is(workspace: Path) -> None:
+    settings = workspace / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"hooks": [oops')
+    for action in ("install", "uninstall"):
+        result = board(workspace, "hooks", action)
+        assert result.returncode == 2 and result.stderr.count("\n") == 1 and "not valid JSON" in result.stderr
+    assert settings.read_text() == '{"hooks": [oops'
+
+
+def test_user_settings_follow_claude_config_dir(workspace: Path, tmp_path_factory) -> None:
+    home = tmp_path_factory.mktemp("claude-home")
+    result = board(workspace, "hooks", "install", "--user", "--json", env={"CLAUDE_CONFIG_DIR": str(home)})
+    assert result.returncode == 0 and json.loads(result.stdout)["settings"] == str(home / "settings.json")
+    assert "board hook" in (home / "settings.json").read_text()
+    assert not (workspace / ".claude").exists()
+    board(workspace, "hooks", "uninstall", "--user", env={"CLAUDE_CONFIG_DIR": str(home)})
+    assert json.loads((home / "settings.json").read_text()) == {}
