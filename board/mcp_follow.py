@@ -142,6 +142,7 @@ class BoardFollower:
         """Bring the index up to date with ``batch``; the watched addresses that now read
         differently, each with the 2025-era connection to tell (if one subscribed)."""
         with self.board.lock:
+            self.board.agents.flush()
             store = self.board.store
             moved = bool(store.reread(batch.task_paths)) | bool(store.sync())
             self._heard = self._heard or bool(batch.task_paths)

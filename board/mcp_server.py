@@ -41,7 +41,8 @@ from board.store import DEFAULT_LEASE_SECONDS, Store
 PROMPT_URI = "board://prompt"
 TASK_URI = "board://task/{id}"
 #: How often an agent's record is rewritten while it keeps calling: the dashboard shows its
-#: heartbeat's age in seconds, and a write per call would double the cost of a tool call.
+#: heartbeat's age in seconds, and a write per call would double the cost of a tool call. What a
+#: call changed meanwhile is written by the follower's next look (``flush``), within seconds.
 RECORD_EVERY_SECONDS = 1.0
 
 INSTRUCTIONS = """\
@@ -98,6 +99,8 @@ class AgentActivity:
         self.state_dir = state_dir
         self._records: dict[str, AgentRecord] = {}
         self._written: dict[str, float] = {}
+        #: Agents whose record changed since it was last written.
+        self._unwritten: set[str] = set()
 
     def called(self, name: str, holding: str | None, *, tool_call: bool = False) -> None:
         now = utcnow()
@@ -110,12 +113,19 @@ class AgentActivity:
         record.task, record.stopped = holding, False
         record.tool_calls += tool_call
         record.heartbeat_at = now
+        self._unwritten.add(name)
         if moved or now.timestamp() - self._written.get(name, 0.0) >= RECORD_EVERY_SECONDS:
             self._write(record)
+
+    def flush(self) -> None:
+        """Write the records that calls changed since they were last written."""
+        for name in list(self._unwritten):
+            self._write(self._records[name])
 
     def _write(self, record: AgentRecord) -> None:
         write_agent(self.state_dir, record)
         self._written[record.name] = record.heartbeat_at.timestamp()
+        self._unwritten.discard(record.name)
 
     def stop(self) -> None:
         """The server is ending: its agents stop with it (the dashboard shows them stopped, not silent)."""

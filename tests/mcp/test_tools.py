@@ -62,6 +62,10 @@ def test_a_dependency_from_creation_to_the_dependent_becoming_ready(workspace: P
             await ok(client, "toolcall", {"id": "1", "tool": "Edit", "file": "schema.sql", "token": token})
             called = await ok(client, "toolcall", {"id": 1, "tool": "Bash", "failed": True, "ms": 40, "token": token})
             assert called["toolCalls"]["total"] == 2 and called["toolCalls"]["failed"] == 1
+            # What the dashboard's agents panel reads catches up while the agent works.
+            with anyio.fail_after(60):
+                while (read_agent(state_dir, "alice") or record).tool_calls != 2:
+                    await anyio.sleep(0.05)
             assert (await ok(client, "heartbeat", {}))["renewed"] == ["1"]
             assert (await ok(client, "task_update", {"id": "1", "progress": 60, "token": token}))["progress"] == 60
             done = await ok(client, "task_update", {"id": "1", "status": "completed", "token": token})
