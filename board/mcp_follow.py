@@ -33,7 +33,7 @@ from board.ui.board_alerts import stat_stamp
 from board.watch import BoardWatcher, WatchBatch
 
 if TYPE_CHECKING:
-    from board.mcp_server import BoardSession, BoardServer
+    from board.mcp_server import ServedBoard, BoardServer
 
 log = logging.getLogger(__name__)
 #: Events can be lost (an overflowing queue): every file is stat'ed again this often, and
@@ -44,7 +44,7 @@ FULL_RESCAN_SECONDS = 60.0
 class BoardFollower:
     """The watched addresses, what each read last, and the file watcher that follows the board."""
 
-    def __init__(self, board: BoardSession) -> None:
+    def __init__(self, board: ServedBoard) -> None:
         self.board = board
         #: Where 2026-era listen streams hear of changes.
         self.bus = InMemorySubscriptionBus()
@@ -81,8 +81,8 @@ class BoardFollower:
 
     # -- who watches what (called on the event loop) -------------------------------------------
 
-    async def subscribe(self, uri: str, session: ServerSession) -> None:
-        await anyio.to_thread.run_sync(self._watch, [uri], session)
+    async def subscribe(self, uri: str, connection: ServerSession) -> None:
+        await anyio.to_thread.run_sync(self._watch, [uri], connection)
 
     async def unsubscribe(self, uri: str) -> None:
         await anyio.to_thread.run_sync(self._unwatch, [uri], True)
@@ -96,14 +96,14 @@ class BoardFollower:
     def _watched(self, uri: str) -> bool:
         return uri in self._subscribed or self._streams.get(uri, 0) > 0
 
-    def _watch(self, uris: list[str], session: ServerSession | None) -> None:
+    def _watch(self, uris: list[str], connection: ServerSession | None) -> None:
         # What the address reads now is the baseline: a change after this call is told.
         with self.board.fresh():
             for uri in uris:
                 if not self._watched(uri):
                     self._last[uri] = self.board.render(uri)
-                if session is not None:
-                    self._subscribed[uri] = session
+                if connection is not None:
+                    self._subscribed[uri] = connection
                 else:
                     self._streams[uri] = self._streams.get(uri, 0) + 1
 
@@ -173,10 +173,10 @@ class BoardFollower:
         return False
 
     async def _tell(self, changed: list[tuple[str, ServerSession | None]]) -> None:
-        for uri, session in changed:
+        for uri, connection in changed:
             await self.bus.publish(ResourceUpdated(uri=uri))
-            if session is not None:
-                await session.send_resource_updated(uri)
+            if connection is not None:
+                await connection.send_resource_updated(uri)
 
 
 def follow_listen_streams(follower: BoardFollower) -> Any:

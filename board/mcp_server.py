@@ -137,7 +137,7 @@ class AgentActivity:
                 pass
 
 
-class BoardSession:
+class ServedBoard:
     """One board served to MCP clients: the store, the lock every call takes, the agents."""
 
     def __init__(self, workspace: Path) -> None:
@@ -246,7 +246,7 @@ class BoardServer(MCPServer):
             raise ToolError(f"Error executing tool {name}: {problems}") from None
 
 
-def build_server(board: BoardSession, follower: BoardFollower) -> BoardServer:
+def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
     server = BoardServer(
         "board", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING",
         subscriptions=follower.bus, middleware=[follow_listen_streams(follower)],
@@ -481,7 +481,7 @@ def needed(name: str | None) -> str:
 
 def serve(workspace: Path) -> None:
     """Serve the board on stdin and stdout until the client closes them."""
-    board = BoardSession(workspace)
+    board = ServedBoard(workspace)
     follower = BoardFollower(board)
     server = build_server(board, follower)
 

@@ -1,7 +1,7 @@
-"""MCP benchmark: what an agent's calls cost through one ``board mcp`` session, beside the CLI.
+"""MCP benchmark: what an agent's calls cost through one ``board mcp`` connection, beside the CLI.
 
 Run: python tests/bench/bench_mcp.py [--tasks 200 2000] [--calls 300] [--samples 100] [--cli-runs 15] [--dir DIR]
-For each board size: tool calls per second through one stdio session (``toolcall``, a write;
+For each board size: tool calls per second through one stdio connection (``toolcall``, a write;
 ``task_show``, a read), and the median latency of a ``claim`` and of a ``task_update
 --progress`` with its token; beside them the same claim and update as whole ``board`` commands,
 measured in the same run (the CLI is the baseline: the same work, a process per call). Fails on

@@ -10,7 +10,7 @@ import anyio
 from board.agents import read_agent
 from board.store.claude import CLAUDE_FIELDS
 from tests.core.test_claude_lists import claude_writes, task_list  # noqa: F401  (task_list: the fixture)
-from tests.mcp.helpers import board_mcp, ok, refused
+from tests.mcp.connect import board_mcp, ok, refused
 
 
 def test_an_agent_works_a_claude_code_list_over_mcp(task_list: Path) -> None:  # noqa: F811

@@ -18,7 +18,7 @@ from mcp.types import ResourceUpdatedNotification
 from board.agents import read_agent
 from board.store import Store
 from tests.coordinator.helpers import board_cli
-from tests.mcp.helpers import board_mcp, json_of, ok, text_of
+from tests.mcp.connect import board_mcp, json_of, ok, text_of
 
 #: Generous: the server and the command line share two loaded cores with other tests.
 TIMEOUT = 60

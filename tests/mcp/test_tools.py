@@ -16,7 +16,7 @@ from board.store import Store
 from tests.conftest import REPO
 from tests.core.test_cli import board
 from tests.disk import history, snapshot, task_file
-from tests.mcp.helpers import TOOLS, board_mcp, ok, refused
+from tests.mcp.connect import TOOLS, board_mcp, ok, refused
 
 
 def board_state(workspace: Path) -> dict[str, bytes]:
