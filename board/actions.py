@@ -16,7 +16,7 @@ Every refusal is a ``BoardError`` with one line a person can act on.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -264,6 +264,81 @@ def restore(store: Store, task_id: str, who: Who) -> Task:
 def undo_policy(store: Store, task_id: str, who: Who, *, lease_seconds: float | None = None) -> Task:
     """Take back the status a policy set (the policy can be wrong; seed 002 says so)."""
     return store.undo_policy(task_id, actor=who.name, lease_seconds=lease_seconds or board_lease_seconds(store), expected_version=who.expected_version)
+
+
+@dataclass(frozen=True)
+class TaskChange:
+    """What ``update_task`` changes on one task, in one go: the command line's ``task update``
+    and the MCP server's ``task_update`` both say it this way."""
+
+    status: Status | str | None = None
+    owner: str | None = None
+    progress: int | None = None
+    subject: str | None = None
+    description: str | None = None
+    active_form: str | None = None
+    priority: str | None = None
+    error: str | None = None
+    question: str | None = None
+    files: list[str] | None = None
+    add_labels: list[str] = field(default_factory=list)
+    remove_labels: list[str] = field(default_factory=list)
+    add_blocked_by: list[str] = field(default_factory=list)
+    add_blocks: list[str] = field(default_factory=list)
+    remove_blocked_by: list[str] = field(default_factory=list)
+    remove_blocks: list[str] = field(default_factory=list)
+
+    def touches_board(self) -> bool:
+        """Whether the change reads beyond the task itself: a status move checks readiness,
+        links check cycles."""
+        return bool(self.status or self.add_blocked_by or self.add_blocks or self.remove_blocked_by or self.remove_blocks)
+
+
+def update_task(store: Store, task_id: str, change: TaskChange, who: Who) -> Task:
+    """Apply ``change`` to a task as one transaction: every part is checked against the board as
+    it is under the lock before the first write, so a refused change writes nothing, and no other
+    writer slips in between its parts."""
+    with store.transaction():
+        _update_task(store, task_id, change, who)
+    return store.get(task_id)
+
+
+def _update_task(store: Store, task_id: str, change: TaskChange, who: Who) -> None:
+    task = store.get(task_id)
+    fields: dict[str, Any] = {
+        name: getattr(change, name)
+        for name in ("owner", "progress", "subject", "description", "active_form", "priority", "files")
+        if getattr(change, name) is not None
+    }
+    if change.error is not None and change.status not in (Status.FAILED, Status.BLOCKED):
+        fields["error"] = change.error
+    if change.question is not None:
+        if change.status != Status.WAITING and task.status != Status.WAITING:
+            raise BoardError("a question is for a person while the task waits: pass it with --status waiting")
+        fields["question"] = checked_question(change.question)
+    if change.add_labels or change.remove_labels:
+        missing = [name for name in change.remove_labels if name not in task.labels]
+        if missing:
+            raise BoardError(f"task {task_id} has no label {missing[0]!r}; nothing was changed")
+        fields["labels"] = [name for name in dict.fromkeys([*task.labels, *change.add_labels]) if name not in change.remove_labels]
+    edges = [(task_id, blocker) for blocker in change.add_blocked_by] + [(dependent, task_id) for dependent in change.add_blocks]
+    dropped = [(task_id, blocker) for blocker in change.remove_blocked_by] + [(dependent, task_id) for dependent in change.remove_blocks]
+    if not fields and not change.status and not edges and not dropped:
+        raise BoardError("nothing to change: pass --status, --owner, --progress, --add-blocked-by, ...")
+    for dependent, blocker in dropped:
+        other = store.tasks.get(blocker)
+        if blocker not in store.get(dependent).blocked_by and (other is None or dependent not in other.blocks):
+            raise BoardError(f"task {dependent} is not blocked by {blocker}; nothing to drop")
+    # Everything is checked before the first write, so a refused change leaves the board as it was.
+    store.check_links(edges)
+    if change.status:
+        move_to(store, task_id, Status(change.status), who, owner=change.owner, error=change.error, fields=fields)
+    elif fields:
+        store.update(task_id, actor=who.name, expected_version=who.expected_version, token=who.token, force=who.force, **fields)
+    for dependent, blocker in dropped:
+        store.remove_dependency(dependent, blocker, actor=who.name)
+    if edges:
+        store.link(edges, actor=who.name)
 
 
 def move_to(

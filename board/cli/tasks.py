@@ -7,6 +7,7 @@ import argparse
 import getpass
 import os
 import sys
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -205,62 +206,22 @@ def cmd_create(args: argparse.Namespace) -> int:
 
 
 def cmd_update(args: argparse.Namespace) -> int:
-    # A status move checks readiness, links check cycles and JSON shows what is derived from
-    # the board: those read it all. Plain fields concern the task alone.
-    about_one_task = not (args.json or args.status or args.add_blocked_by or args.add_blocks or args.remove_blocked_by or args.remove_blocks)
-    store = open_store(args, whole=not about_one_task)
-    # One transaction: every part is checked against the board as it is under the lock, so a
-    # refused update writes nothing, and no other writer slips in between its parts.
-    with store.transaction():
-        _update(store, args)
-    task = store.get(args.id)
+    from board import actions
+
+    change = actions.TaskChange(
+        status=args.status, owner=args.owner, progress=args.progress, subject=args.subject, description=args.description,
+        active_form=args.active_form, priority=args.priority, error=args.error, question=args.question, files=args.files,
+        add_labels=args.labels, remove_labels=args.drop_labels, add_blocked_by=args.add_blocked_by, add_blocks=args.add_blocks,
+        remove_blocked_by=args.remove_blocked_by, remove_blocks=args.remove_blocks,
+    )
+    # JSON shows what is derived from the board; plain fields alone concern the task alone.
+    store = open_store(args, whole=args.json or change.touches_board())
+    task = actions.update_task(store, args.id, change, who(args, args.id))
     if args.json:
         print_json(task_json(task, store.graph))
     else:
         print(f"#{task.id} {task.status} (version {task.version})")
     return 0
-
-
-def _update(store: Store, args: argparse.Namespace) -> None:
-    from board import actions
-
-    store.get(args.id)
-    fields = {
-        name: getattr(args, name)
-        for name in ("owner", "progress", "subject", "description", "active_form", "priority", "files")
-        if getattr(args, name) is not None
-    }
-    if args.error is not None and args.status not in ("failed", "blocked"):
-        fields["error"] = args.error
-    if args.question is not None:
-        if args.status != Status.WAITING and store.get(args.id).status != Status.WAITING:
-            raise BoardError("a question is for a person while the task waits: pass it with --status waiting")
-        fields["question"] = actions.checked_question(args.question)
-    if args.labels or args.drop_labels:
-        current = store.get(args.id).labels
-        missing = [name for name in args.drop_labels if name not in current]
-        if missing:
-            raise BoardError(f"task {args.id} has no label {missing[0]!r}; nothing was changed")
-        fields["labels"] = [name for name in dict.fromkeys([*current, *args.labels]) if name not in args.drop_labels]
-    edges = [(args.id, blocker) for blocker in args.add_blocked_by] + [(dependent, args.id) for dependent in args.add_blocks]
-    dropped = [(args.id, blocker) for blocker in args.remove_blocked_by] + [(dependent, args.id) for dependent in args.remove_blocks]
-    if not fields and not args.status and not edges and not dropped:
-        raise BoardError("nothing to change: pass --status, --owner, --progress, --add-blocked-by, ...")
-    for dependent, blocker in dropped:
-        other = store.tasks.get(blocker)
-        if blocker not in store.get(dependent).blocked_by and (other is None or dependent not in other.blocks):
-            raise BoardError(f"task {dependent} is not blocked by {blocker}; nothing to drop")
-    # Everything is checked before the first write, so a refused change leaves the board as it was.
-    store.check_links(edges)
-    acting = who(args, args.id)
-    if args.status:
-        actions.move_to(store, args.id, Status(args.status), acting, owner=args.owner, error=args.error, fields=fields)
-    elif fields:
-        store.update(args.id, actor=acting.name, expected_version=acting.expected_version, token=acting.token, force=acting.force, **fields)
-    for dependent, blocker in dropped:
-        store.remove_dependency(dependent, blocker, actor=acting.name)
-    if edges:
-        store.link(edges, actor=acting.name)
 
 
 def cmd_answer(args: argparse.Namespace) -> int:
@@ -313,26 +274,36 @@ def _listing_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _selected(store: Store, args: argparse.Namespace, tasks: list[Task]) -> list[Task]:
+    return select_tasks(
+        store, tasks, status=args.status, owner=args.owner, labels=args.labels, ready=args.ready, sort=args.sort, include_hidden=args.all,
+    )
+
+
+def select_tasks(
+    store: Store, tasks: list[Task], *, status: str | None = None, owner: str | None = None, labels: Sequence[str] = (),
+    ready: bool = False, sort: str = "id", include_hidden: bool = False,
+) -> list[Task]:
+    """The tasks ``task list`` shows for these filters, in this order (``SORTS``)."""
     from board.graph import is_hidden
 
-    if not args.all:
+    if not include_hidden:
         tasks = [t for t in tasks if not is_hidden(t)]
-    if args.status:
-        tasks = [t for t in tasks if t.status == args.status]
-    if args.owner:
-        tasks = [t for t in tasks if t.owner == args.owner]
-    if args.labels:
+    if status:
+        tasks = [t for t in tasks if t.status == status]
+    if owner:
+        tasks = [t for t in tasks if t.owner == owner]
+    if labels:
         in_use = sorted({name for t in store.tasks.values() for name in t.labels})
-        unknown = [name for name in args.labels if name not in in_use]
+        unknown = [name for name in labels if name not in in_use]
         if unknown:
             raise BoardError(f"no task on this board has the label {unknown[0]!r} (labels in use: {', '.join(in_use) or 'none'})")
-    for wanted in args.labels:
+    for wanted in labels:
         tasks = [t for t in tasks if wanted in t.labels]
-    if args.ready:
+    if ready:
         tasks = [t for t in tasks if store.graph.is_ready(t.id)]
-    if args.sort == "priority":
+    if sort == "priority":
         tasks = sorted(tasks, key=lambda t: PRIORITY_RANK[t.priority])  # stable: by id within a priority
-    elif args.sort == "updated":
+    elif sort == "updated":
         tasks = sorted(tasks, key=lambda t: t.updated_at or t.created_at or datetime.min.replace(tzinfo=UTC), reverse=True)
     return tasks
 

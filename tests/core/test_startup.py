@@ -17,7 +17,10 @@ from board.store import Store
 from tests.conftest import REPO
 
 #: Modules no command needs before it knows which command runs.
-HEAVY = ("pydantic", "pydantic_core", "textual", "board.model", "board.store.store", "board.graph", "board.alerts", "board.gitstate", "board.config", "board.actions")
+HEAVY = (
+    "pydantic", "pydantic_core", "textual", "board.model", "board.store.store", "board.graph", "board.alerts", "board.gitstate",
+    "board.config", "board.actions", "mcp", "anyio", "board.mcp_server",
+)
 
 
 def modules_after(code: str) -> set[str]:
@@ -35,7 +38,7 @@ def test_building_the_parser_loads_no_store_model_or_ui() -> None:
     assert heavy_in(modules_after("from board.cli import build_parser; build_parser()")) == []
 
 
-@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["task", "--help"], ["toolcall", "--help"]])
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["task", "--help"], ["toolcall", "--help"], ["mcp", "--help"]])
 def test_version_and_help_load_no_store_model_or_ui(argv: list[str]) -> None:
     code = f"from board.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass"
     assert heavy_in(modules_after(code)) == []

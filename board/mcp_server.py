@@ -1,0 +1,500 @@
+"""``board mcp``: the board as MCP tools and resources, served on stdio.
+
+Each tool does what its command does, through the same calls (``board.actions``, the store), and
+answers with the JSON that command prints with ``--json`` (``board.cli.output``): an agent over
+MCP and an agent in a shell meet the same rules and read the same documents. A refusal is a tool
+error carrying the command's one line; nothing changes on disk and the server carries on.
+
+The MCP SDK is imported here only, so no other command pays for loading it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypedDict, TypeVar
+
+import anyio
+from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from pydantic import Field, ValidationError
+
+from board import __version__, actions
+from board.agents import AgentRecord, read_agent, register_agent, write_agent
+from board.cli.arguments import agent_name, label
+from board.cli.output import prompt, task_json
+from board.cli.tasks import cli_actor, lease_token, select_tasks, task_id
+from board.errors import BoardError, TaskNotFound, os_error_line
+from board.graph import by_id, is_hidden
+from board.mcp_follow import BoardFollower, follow_listen_streams, serve_legacy_subscriptions
+from board.model import Task, utcnow
+from board.priority import Priority
+from board.reservations import MODES
+from board.status import Status
+from board.store import DEFAULT_LEASE_SECONDS, Store
+
+PROMPT_URI = "board://prompt"
+TASK_URI = "board://task/{id}"
+#: How often an agent's record is rewritten while it keeps calling: the dashboard shows its
+#: heartbeat's age in seconds, and a write per call would double the cost of a tool call. What a
+#: call changed meanwhile is written by the follower's next look (``flush``), within seconds.
+RECORD_EVERY_SECONDS = 1.0
+
+INSTRUCTIONS = """\
+A task board shared by a team of agents. Take work with `claim`: the task comes back in progress
+under a lease whose token (task.lease.token) you pass to every change you make to it. Report each
+tool call you make with `toolcall`, send `heartbeat` every third of the lease (30 s by default)
+while you work, and finish with `task_update` status completed (or failed, with `error`). To ask
+a person, `task_update` status waiting with a `question`. If claim says you already hold a task
+(it was assigned to you), `task_list` with your name as `owner` shows it and its token.
+`board_prompt` is the whole board in a few lines. A refused call is a tool error whose text says
+why and what to do; it changed nothing."""
+
+Result = TypeVar("Result")
+# Literal choices come from the enums, so a new status or priority reaches the schema too.
+StatusName = Literal[tuple(s.value for s in Status)]  # type: ignore[valid-type]
+PriorityName = Literal[tuple(p.value for p in Priority)]  # type: ignore[valid-type]
+ModeName = Literal[MODES]  # type: ignore[valid-type]
+Id = str | int
+Ids = Id | list[Id]
+Texts = str | list[str]
+
+AGENT = Field(description="who makes the call (default: $BOARD_AGENT of the server); the agent shows on the dashboard, its heartbeat renewed by each call")
+TOKEN = Field(description="your lease token from claim (default: $BOARD_LEASE_TOKEN when $BOARD_TASK_ID is this task); refused once it is no longer current")
+TASK = Field(description="the task's id")
+
+
+class Listing(TypedDict):
+    tasks: list[dict[str, Any]]
+
+
+class Claimed(TypedDict):
+    #: The task as ``task_show`` gives it, or None when nothing is ready.
+    task: dict[str, Any] | None
+
+
+class Renewed(TypedDict):
+    renewed: list[str]
+
+
+class Reservations(TypedDict):
+    reservations: list[dict[str, Any]]
+
+
+class Alerts(TypedDict):
+    alerts: list[dict[str, Any]]
+
+
+class AgentActivity:
+    """The agents that call through this server, kept in the board's registry like any other
+    (``agents/<name>.json``), so the dashboard shows them: registered when a call first names
+    them, their heartbeat renewed by their calls, marked stopped when the server ends."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.state_dir = state_dir
+        self._records: dict[str, AgentRecord] = {}
+        self._written: dict[str, float] = {}
+        #: Agents whose record changed since it was last written.
+        self._unwritten: set[str] = set()
+
+    def called(self, name: str, holding: str | None, *, tool_call: bool = False) -> None:
+        now = utcnow()
+        record = self._records.get(name)
+        if record is None:
+            earlier = read_agent(self.state_dir, name)
+            record = self._records[name] = register_agent(self.state_dir, name, kind="mcp", now=now)
+            record.tool_calls = earlier.tool_calls if earlier is not None and earlier.kind == "mcp" else 0
+        moved = record.task != holding or record.stopped
+        record.task, record.stopped = holding, False
+        record.tool_calls += tool_call
+        record.heartbeat_at = now
+        self._unwritten.add(name)
+        if moved or now.timestamp() - self._written.get(name, 0.0) >= RECORD_EVERY_SECONDS:
+            self._write(record)
+
+    def flush(self) -> None:
+        """Write the records that calls changed since they were last written."""
+        for name in list(self._unwritten):
+            self._write(self._records[name])
+
+    def _write(self, record: AgentRecord) -> None:
+        write_agent(self.state_dir, record)
+        self._written[record.name] = record.heartbeat_at.timestamp()
+        self._unwritten.discard(record.name)
+
+    def stop(self) -> None:
+        """The server is ending: its agents stop with it (the dashboard shows them stopped, not silent)."""
+        for record in self._records.values():
+            record.stopped, record.task, record.heartbeat_at = True, None, utcnow()
+            try:
+                self._write(record)
+            except OSError:
+                pass
+
+
+class ServedBoard:
+    """One board served to MCP clients: the store, the lock every call takes, the agents."""
+
+    def __init__(self, workspace: Path) -> None:
+        self.store = Store.open(workspace, actor=cli_actor())
+        self.agents = AgentActivity(self.store.state_dir)
+        #: Tools run in worker threads and the follower in another: the store is one index.
+        self.lock = threading.Lock()
+        #: Who calls when a call names no agent (the CLI's rule: $BOARD_AGENT).
+        self.default_agent = os.environ.get("BOARD_AGENT") or None
+        self.touched = False
+
+    @contextmanager
+    def fresh(self) -> Iterator[Store]:
+        """The store, locked and caught up with every writer that went through a store (its
+        history log, read from where it was last read). Files changed behind the store's back
+        (an editor, Claude Code itself) reach the index through the follower's file watcher,
+        within milliseconds: a stat of every file on every call would cost more than the call
+        (10 ms at 2,000 tasks). Writes re-read their task under the lock whatever the index says."""
+        with self.lock:
+            self.store.sync()
+            #: Something may have changed that the follower's next look must render.
+            self.touched = True
+            yield self.store
+
+    def call(self, agent: str | None, work: Callable[[Store, str | None], Result], *, tool_call: bool = False) -> Result:
+        """Run one tool: refusals become tool errors carrying the command line's message, and an
+        agent named by the call (or $BOARD_AGENT) is kept in the registry once the call succeeded."""
+        try:
+            name = checked(agent_name, agent or self.default_agent, "agent") if (agent or self.default_agent) else None
+            with self.fresh() as store:
+                result = work(store, name)
+                if name is not None:
+                    held = [t.id for t in store.held_by(name) if t.lease is not None and t.lease.owner == name]
+                    try:
+                        self.agents.called(name, held[0] if held else None, tool_call=tool_call)
+                    except OSError:
+                        pass  # the call was made: a registry that cannot be written must not report it failed
+                return result
+        except BoardError as error:
+            raise ToolError(str(error)) from None
+        except OSError as error:
+            raise ToolError(os_error_line(error)) from None
+
+    def render(self, uri: str) -> str | None:
+        """What reading ``uri`` gives now (call with the lock held), or None for a task that is not there."""
+        if uri == PROMPT_URI:
+            return prompt([t for t in by_id(self.store.tasks) if not is_hidden(t)], self.store.graph)
+        wanted = task_of_uri(uri)
+        task = self.store.tasks.get(wanted)
+        return None if task is None else json.dumps(task_json(task, self.store.graph), ensure_ascii=False, indent=2)
+
+    def close(self) -> None:
+        self.agents.stop()
+        self.store.close()
+
+
+def task_of_uri(uri: str) -> str:
+    """The task id a ``board://task/{id}`` address names, checked as the command line checks it."""
+    prefix = TASK_URI.removesuffix("{id}")
+    if not uri.startswith(prefix):
+        raise BoardError(f"'{uri}' is not a board resource: read {PROMPT_URI} or {TASK_URI}")
+    return checked(task_id, uri.removeprefix(prefix), "id")
+
+
+def checked(parse: Callable[[str], str], value: Any, what: str) -> str:
+    """A value checked by the command line's own argument parser, refused with its message."""
+    try:
+        return parse(str(value))
+    except argparse.ArgumentTypeError as error:
+        raise BoardError(f"{what}: {error}") from None
+
+
+def id_list(value: Ids | None, what: str) -> list[str]:
+    values = value if isinstance(value, list) else [] if value is None else [value]
+    return [checked(task_id, v, what) for v in values]
+
+
+def text_list(value: Texts | None) -> list[str]:
+    return value if isinstance(value, list) else [] if value is None else [value]
+
+
+def label_list(value: Texts | None, what: str = "label") -> list[str]:
+    return [checked(label, v, what) for v in text_list(value)]
+
+
+def token_for(token: int | None, task: str) -> int | None:
+    return lease_token(argparse.Namespace(token=token), task)
+
+
+def whole(store: Store, task: Task) -> dict[str, Any]:
+    return task_json(task, store.graph)
+
+
+class BoardServer(MCPServer):
+    """The SDK's server, with an argument that does not fit a tool's schema refused in one line
+    (``progress: Input should be less than or equal to 100``) like every other refusal."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as error:
+            cause = error.__cause__
+            if not isinstance(cause, ValidationError):
+                raise
+            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in cause.errors())
+            raise ToolError(f"Error executing tool {name}: {problems}") from None
+
+
+def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
+    server = BoardServer(
+        "board", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING",
+        subscriptions=follower.bus, middleware=[follow_listen_streams(follower)],
+    )
+    serve_legacy_subscriptions(server, follower)
+    tool = server.tool
+
+    @tool()
+    def task_create(
+        subject: Annotated[str, Field(description="one line saying what is to be done")],
+        description: Annotated[str, Field(description="the details (any length, several lines)")] = "",
+        active_form: Annotated[str, Field(description="what an agent shows while doing it ('Writing the parser')")] = "",
+        blocked_by: Annotated[Ids | None, Field(description="tasks that must be completed first")] = None,
+        blocks: Annotated[Ids | None, Field(description="tasks that wait on this one")] = None,
+        priority: Annotated[PriorityName, Field(description="claim order comes first from this")] = "medium",
+        parent: Annotated[Id | None, Field(description="make it a sub-task of this task")] = None,
+        files: Annotated[Texts | None, Field(description="files the task will change, relative to the workspace (conflict alerts watch them)")] = None,
+        label: Annotated[Texts | None, Field(description="a label, or several")] = None,
+        id: Annotated[Id | None, Field(description="use this id instead of the next number")] = None,
+        agent: Annotated[str | None, AGENT] = None,
+    ) -> dict[str, Any]:
+        """Create a task (board task create). Returns it as task_show does."""
+
+        def create(store: Store, name: str | None) -> dict[str, Any]:
+            task = store.create(
+                subject, description=description, active_form=active_form, blocked_by=id_list(blocked_by, "blocked_by"),
+                blocks=id_list(blocks, "blocks"), priority=priority, parent=checked(task_id, parent, "parent") if parent is not None else None,
+                files=text_list(files), labels=label_list(label), task_id=checked(task_id, id, "id") if id is not None else None,
+                actor=name or cli_actor(),
+            )
+            return whole(store, task)
+
+        return board.call(agent, create)
+
+    @tool()
+    def task_list(
+        ready: Annotated[bool, Field(description="only tasks that can start now")] = False,
+        status: Annotated[StatusName | None, Field(description="only tasks in this status")] = None,
+        owner: Annotated[str | None, Field(description="only tasks this agent or person owns")] = None,
+        label: Annotated[Texts | None, Field(description="only tasks with this label (several: all of them)")] = None,
+        sort: Annotated[Literal["priority", "id", "updated"], Field(description="priority (most urgent first), id, or updated (latest first)")] = "id",
+        all: Annotated[bool, Field(description="include tasks Claude Code keeps internal (metadata._internal)")] = False,
+    ) -> Listing:
+        """List tasks (board task list --json): each task's document plus `derived` (ready,
+        progress, openBlockers, wave, dependents)."""
+
+        def listing(store: Store, name: str | None) -> Listing:
+            chosen = select_tasks(store, by_id(store.tasks), status=status, owner=owner, labels=label_list(label), ready=ready, sort=sort, include_hidden=all)
+            return {"tasks": [whole(store, t) for t in chosen]}
+
+        return board.call(None, listing)
+
+    @tool()
+    def task_show(id: Annotated[Id, TASK]) -> dict[str, Any]:
+        """One task (board task show --json): its whole document plus `derived`."""
+        return board.call(None, lambda store, name: whole(store, store.get(checked(task_id, id, "id"))))
+
+    @tool()
+    def task_update(
+        id: Annotated[Id, Field(description="the task to change")],
+        status: Annotated[StatusName | None, Field(description="move it: completed or failed when done, waiting (with question) to ask a person, paused, blocked, pending to give it back")] = None,
+        progress: Annotated[int | None, Field(ge=0, le=100, description="0-100")] = None,
+        owner: Annotated[str | None, Field(description="who works on it")] = None,
+        priority: Annotated[PriorityName | None, Field(description="a new priority")] = None,
+        subject: Annotated[str | None, Field(description="a new subject")] = None,
+        description: Annotated[str | None, Field(description="a new description")] = None,
+        active_form: Annotated[str | None, Field(description="what an agent shows while doing it")] = None,
+        error: Annotated[str | None, Field(description="why it failed (with status failed)")] = None,
+        question: Annotated[str | None, Field(description="what a person must decide or do (with status waiting)")] = None,
+        files: Annotated[Texts | None, Field(description="replace the files it will change")] = None,
+        label: Annotated[Texts | None, Field(description="labels to add")] = None,
+        remove_label: Annotated[Texts | None, Field(description="labels to remove")] = None,
+        add_blocked_by: Annotated[Ids | None, Field(description="add dependencies: these must be completed first")] = None,
+        add_blocks: Annotated[Ids | None, Field(description="make these tasks wait on this one")] = None,
+        remove_blocked_by: Annotated[Ids | None, Field(description="drop these dependencies (both sides)")] = None,
+        remove_blocks: Annotated[Ids | None, Field(description="stop blocking these tasks (both sides)")] = None,
+        expect_version: Annotated[int | None, Field(description="refuse the change unless the task is at this version")] = None,
+        token: Annotated[int | None, TOKEN] = None,
+        agent: Annotated[str | None, AGENT] = None,
+    ) -> dict[str, Any]:
+        """Change a task (board task update): its status, progress, owner, priority,
+        dependencies, labels, text, or the question it waits on. Returns it as task_show does."""
+
+        def update(store: Store, name: str | None) -> dict[str, Any]:
+            wanted = checked(task_id, id, "id")
+            change = actions.TaskChange(
+                status=status, owner=owner, progress=progress, subject=subject, description=description, active_form=active_form,
+                priority=priority, error=error, question=question, files=text_list(files) if files is not None else None,
+                add_labels=label_list(label), remove_labels=label_list(remove_label, "remove_label"),
+                add_blocked_by=id_list(add_blocked_by, "add_blocked_by"), add_blocks=id_list(add_blocks, "add_blocks"),
+                remove_blocked_by=id_list(remove_blocked_by, "remove_blocked_by"), remove_blocks=id_list(remove_blocks, "remove_blocks"),
+            )
+            who = actions.Who(name or cli_actor(), token=token_for(token, wanted), expected_version=expect_version)
+            return whole(store, actions.update_task(store, wanted, change, who))
+
+        return board.call(agent, update)
+
+    @tool()
+    def claim(
+        agent: Annotated[str | None, Field(description="the agent taking the task (default: $BOARD_AGENT of the server)")] = None,
+        lease: Annotated[float, Field(ge=1, le=86400, description="seconds the claim holds without a heartbeat")] = DEFAULT_LEASE_SECONDS,
+        max: Annotated[int, Field(ge=1, description="how many tasks the agent may hold at once")] = 1,
+    ) -> Claimed:
+        """Take the best ready task (board claim --json): it is yours, in progress, under a lease
+        whose `token` (in task.lease) you pass to every change. `task` is null when nothing is ready."""
+
+        def take(store: Store, name: str | None) -> Claimed:
+            taken = store.claim(needed(name), lease_seconds=lease, max_held=max)
+            return {"task": None if taken is None else whole(store, taken)}
+
+        return board.call(agent, take)
+
+    @tool()
+    def heartbeat(
+        agent: Annotated[str | None, Field(description="the agent whose leases to renew (default: $BOARD_AGENT of the server)")] = None,
+        lease: Annotated[float | None, Field(ge=1, le=86400, description="a new length for the leases (default: each keeps its own)")] = None,
+    ) -> Renewed:
+        """Renew every lease the agent holds (board heartbeat --json); send it every third of the lease."""
+        return board.call(agent, lambda store, name: {"renewed": [t.id for t in store.heartbeat(needed(name), lease_seconds=lease)]})
+
+    @tool()
+    def release(
+        id: Annotated[Id, Field(description="the task to give back")],
+        token: Annotated[int | None, TOKEN] = None,
+        agent: Annotated[str | None, AGENT] = None,
+    ) -> dict[str, Any]:
+        """Give a task in progress back to the queue (board release --json)."""
+
+        def give_back(store: Store, name: str | None) -> dict[str, Any]:
+            wanted = checked(task_id, id, "id")
+            return whole(store, actions.release(store, wanted, actions.Who(name or cli_actor(), token=token_for(token, wanted))))
+
+        return board.call(agent, give_back)
+
+    @tool()
+    def toolcall(
+        id: Annotated[Id, Field(description="the task the call was made for")],
+        tool: Annotated[str, Field(description="the tool's name (Edit, Bash, ...)")],
+        failed: Annotated[bool, Field(description="the call failed (counts toward the failure policy)")] = False,
+        file: Annotated[Texts | None, Field(description="files the call touched (conflict alerts watch them)")] = None,
+        ms: Annotated[int | None, Field(ge=0, description="how long the call took, in milliseconds")] = None,
+        agent: Annotated[str | None, Field(description="who made the call (default: $BOARD_AGENT of the server, else the task's owner)")] = None,
+        token: Annotated[int | None, TOKEN] = None,
+    ) -> dict[str, Any]:
+        """Record a tool call an agent made for a task (board toolcall --json)."""
+
+        def record(store: Store, name: str | None) -> dict[str, Any]:
+            wanted = checked(task_id, id, "id")
+            task = store.record_toolcall(wanted, tool, ok=not failed, ms=ms, files=text_list(file), agent=name, token=token_for(token, wanted))
+            return whole(store, task)
+
+        return board.call(agent, record, tool_call=True)
+
+    @tool()
+    def reserve(
+        id: Annotated[Id, Field(description="the task the reservation is for")],
+        path: Annotated[Texts, Field(description="files to reserve, relative to the workspace")],
+        mode: Annotated[ModeName, Field(description="write: one writer and no readers; read: any number of readers")] = "write",
+        ttl: Annotated[float | None, Field(ge=1, le=86400, description="seconds it lasts (default: alerts.reservation_ttl_seconds, 300)")] = None,
+        agent: Annotated[str | None, Field(description="who reserves (default: $BOARD_AGENT of the server, else the task's owner)")] = None,
+    ) -> Reservations:
+        """Reserve files for a task, a soft lock between agents (board reserve --json)."""
+        from board.config import load_settings
+        from board.reservations import reserve as reserve_files
+
+        def hold(store: Store, name: str | None) -> Reservations:
+            seconds = ttl if ttl is not None else load_settings(store.state_dir).alerts.reservation_ttl_seconds
+            made = reserve_files(store, checked(task_id, id, "id"), text_list(path), agent=name, mode=mode, ttl_seconds=seconds)
+            return {"reservations": [{"path": r.path, **r.to_dict()} for r in made]}
+
+        return board.call(agent, hold)
+
+    @tool()
+    def alerts(fetch: Annotated[bool, Field(description="run 'git fetch' first (never done unless asked)")] = False) -> Alerts:
+        """Evaluate drift and conflict alerts now, worst first (board alerts --json)."""
+        from board.alerts import refresh_alerts
+        from board.config import load_settings
+
+        def evaluate(store: Store, name: str | None) -> Alerts:
+            found = refresh_alerts(store, now=store.clock(), settings=load_settings(store.state_dir), fetch=True if fetch else None, rescan=False)
+            return {"alerts": [a.to_dict() for a in found]}
+
+        return board.call(None, evaluate)
+
+    @tool()
+    def board_prompt() -> str:
+        """The board in a few lines for an agent's context (board task list --format prompt):
+        [ ] pending, [>] in progress, [!] blocked or failed, [=] paused, [?] waiting, [-] cancelled, [x] completed."""
+        return board.call(None, lambda store, name: board.render(PROMPT_URI) or "")
+
+    @tool()
+    def task_delete(
+        id: Annotated[Id, Field(description="the task to archive")],
+        token: Annotated[int | None, Field(description="your lease token, if you hold the task")] = None,
+        agent: Annotated[str | None, AGENT] = None,
+    ) -> dict[str, Any]:
+        """Move a task to the archive (board task delete --json); refused while other tasks depend
+        on it. A person brings it back with board task restore."""
+
+        def delete(store: Store, name: str | None) -> dict[str, Any]:
+            wanted = checked(task_id, id, "id")
+            return whole(store, actions.delete(store, wanted, actions.Who(name or cli_actor(), token=token_for(token, wanted))))
+
+        return board.call(agent, delete)
+
+    @server.resource(PROMPT_URI, name="prompt", title="The board, for an agent's context", mime_type="text/plain")
+    def prompt_resource() -> str:
+        """The board in a few lines (board task list --format prompt), updated as the board changes."""
+        with board.fresh():
+            return board.render(PROMPT_URI) or ""
+
+    @server.resource(TASK_URI, name="task", title="One task", mime_type="application/json")
+    def task_resource(id: str) -> str:
+        """One task as task_show gives it, updated as the board changes."""
+        try:
+            with board.fresh():
+                text = board.render(TASK_URI.replace("{id}", id))
+        except BoardError as error:
+            raise ResourceError(str(error)) from None
+        if text is None:
+            raise ResourceNotFoundError(str(TaskNotFound(id)))
+        return text
+
+    return server
+
+
+def needed(name: str | None) -> str:
+    if name is None:
+        raise BoardError("name the agent: pass agent, or start the server with BOARD_AGENT set")
+    return name
+
+
+def serve(workspace: Path) -> None:
+    """Serve the board on stdin and stdout until the client closes them."""
+    board = ServedBoard(workspace)
+    follower = BoardFollower(board)
+    server = build_server(board, follower)
+
+    async def run() -> None:
+        async with anyio.create_task_group() as tasks:
+            follower.start_in(tasks)
+            try:
+                await server.run_stdio_async()
+            finally:
+                follower.stop()
+                tasks.cancel_scope.cancel()
+
+    try:
+        anyio.run(run)
+    finally:
+        board.close()

@@ -1,0 +1,205 @@
+"""``board mcp`` driven as an agent drives it: a real server process, the SDK's client, stdio."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from board.agents import read_agent
+from board.store import Store
+from tests.conftest import REPO
+from tests.core.test_cli import board
+from tests.disk import history, snapshot, task_file
+from tests.mcp.connect import TOOLS, board_mcp, ok, refused
+
+
+def board_state(workspace: Path) -> dict[str, bytes]:
+    """The board's files, less the spare temp files a running store keeps ready (dot names)."""
+    return {path: data for path, data in snapshot(workspace / ".tasks").items() if not Path(path).name.startswith(".")}
+
+
+def test_the_tools_are_the_ones_agents_expect_with_every_parameter_described(workspace: Path) -> None:
+    async def look() -> None:
+        async with board_mcp(workspace) as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+            assert set(tools) == TOOLS
+            for tool in tools.values():
+                assert tool.description and tool.output_schema, tool.name
+                for name, schema in tool.input_schema.get("properties", {}).items():
+                    assert schema.get("description"), f"{tool.name}.{name} has no description"
+            # Parameter names follow the command line's options.
+            assert {"blocked_by", "active_form", "label", "files"} <= set(tools["task_create"].input_schema["properties"])
+            assert {"status", "progress", "owner", "priority", "question", "add_blocked_by", "remove_label", "token"} <= set(tools["task_update"].input_schema["properties"])
+            assert set(tools["toolcall"].input_schema["properties"]) >= {"id", "tool", "file", "failed"}
+            assert tools["task_update"].input_schema["properties"]["status"]["anyOf"][0]["enum"][:2] == ["pending", "in_progress"]
+
+    anyio.run(look)
+
+
+def test_a_dependency_from_creation_to_the_dependent_becoming_ready(workspace: Path) -> None:
+    state_dir = workspace / ".tasks"
+
+    async def flow() -> None:
+        async with board_mcp(workspace, env={"BOARD_AGENT": "alice"}) as client:
+            design = await ok(client, "task_create", {"subject": "Design the schema", "priority": "high", "label": "db"})
+            repository = await ok(client, "task_create", {"subject": "Repository layer", "blocked_by": [int(design["id"])], "active_form": "Writing the repository"})
+            assert repository["blockedBy"] == ["1"] and repository["derived"] == {"ready": False, "progress": 0, "openBlockers": ["1"], "wave": 1, "dependents": []}
+            assert (await ok(client, "task_list", {"ready": True}))["tasks"][0]["id"] == "1"
+
+            claimed = (await ok(client, "claim", {"lease": 120}))["task"]
+            assert (claimed["id"], claimed["status"], claimed["owner"]) == ("1", "in_progress", "alice")
+            token = claimed["lease"]["token"]
+            record = read_agent(state_dir, "alice")
+            assert record is not None and (record.kind, record.task, record.stopped, record.pid) == ("mcp", "1", False, record.pid)
+            assert record.pid != os.getpid()
+
+            await ok(client, "toolcall", {"id": "1", "tool": "Edit", "file": "schema.sql", "token": token})
+            called = await ok(client, "toolcall", {"id": 1, "tool": "Bash", "failed": True, "ms": 40, "token": token})
+            assert called["toolCalls"]["total"] == 2 and called["toolCalls"]["failed"] == 1
+            # What the dashboard's agents panel reads catches up while the agent works.
+            with anyio.fail_after(60):
+                while (read_agent(state_dir, "alice") or record).tool_calls != 2:
+                    await anyio.sleep(0.05)
+            assert (await ok(client, "heartbeat", {}))["renewed"] == ["1"]
+            assert (await ok(client, "task_update", {"id": "1", "progress": 60, "token": token}))["progress"] == 60
+            done = await ok(client, "task_update", {"id": "1", "status": "completed", "token": token})
+            assert done["status"] == "completed" and done["lease"] is None
+
+            assert [t["id"] for t in (await ok(client, "task_list", {"ready": True}))["tasks"]] == ["2"]
+            assert (await ok(client, "claim", {"agent": "bob"}))["task"]["id"] == "2"
+            assert (await ok(client, "claim", {"agent": "carol"}))["task"] is None  # nothing left: no error
+            # The very JSON the command line prints.
+            for task_id in ("1", "2"):
+                assert await ok(client, "task_show", {"id": task_id}) == json.loads(board(workspace, "task", "show", task_id, "--json").stdout)
+            listed = await ok(client, "task_list", {"label": "db"})
+            assert listed == {"tasks": json.loads(board(workspace, "task", "list", "--label", "db", "--json").stdout)}
+            prompt = (await client.call_tool("board_prompt", {})).content[0].text
+            assert prompt == board(workspace, "task", "list", "--format", "prompt").stdout.rstrip("\n")
+            assert prompt.splitlines()[0] == "[x] #1 Design the schema (2 tool calls)"
+
+        # The server has ended: its agents are shown stopped, not silent.
+        alice, bob = read_agent(state_dir, "alice"), read_agent(state_dir, "bob")
+        assert alice is not None and alice.stopped and alice.task is None and alice.tool_calls == 2
+        assert bob is not None and bob.stopped and bob.kind == "mcp"
+        completed = [r for r in history(workspace) if r["task"] == "1" and r["changes"].get("status") == ["in_progress", "completed"]]
+        assert completed and completed[0]["actor"] == "alice"
+        calls = [json.loads(line) for line in (state_dir / "toolcalls" / "1.jsonl").read_text().splitlines()]
+        assert [(c["tool"], c["ok"], c["agent"], c["files"]) for c in calls] == [("Edit", True, "alice", ["schema.sql"]), ("Bash", False, "alice", [])]
+
+    anyio.run(flow)
+
+
+def test_every_refusal_is_the_command_lines_one_line_and_the_server_lives_on(workspace: Path) -> None:
+    store = Store.open(workspace)
+    store.create("Design the schema", labels=["db"])
+    store.create("Repository layer", blocked_by=["1"])
+    store.create("Write the docs")
+    stale = store.claim("bob", lease_seconds=600).lease.token  # type: ignore[union-attr]
+    store.release("1", token=stale)
+    store.claim("bob", lease_seconds=600)  # #1 again, under a newer token
+    cases = [
+        # (tool, arguments, the same on the command line, what both say)
+        ("task_show", {"id": "../etc"}, ["task", "show", "../etc"], "'../etc' is not a valid id"),
+        ("task_show", {"id": "9"}, ["task", "show", "9"], "no task with id '9'"),
+        ("task_update", {"id": "3", "status": "completed"}, ["task", "update", "3", "--status", "completed"], "cannot move a task from pending to completed"),
+        ("task_update", {"id": "2", "status": "in_progress"}, ["task", "update", "2", "--status", "in_progress"], "waits on"),
+        ("task_update", {"id": "1", "add_blocked_by": "2"}, ["task", "update", "1", "--add-blocked-by", "2"], "would create a dependency cycle #1 -> #2 -> #1"),
+        ("task_update", {"id": "1", "progress": 50, "token": stale}, ["task", "update", "1", "--progress", "50", "--token", str(stale)], "your lease token for task 1 is stale"),
+        ("task_update", {"id": "1", "progress": 50}, ["task", "update", "1", "--progress", "50"], "task 1 is held by bob"),
+        ("toolcall", {"id": "1", "tool": "Edit", "token": stale}, ["toolcall", "1", "Edit", "--token", str(stale)], "your lease token for task 1 is stale"),
+        ("task_list", {"label": "nope"}, ["task", "list", "--label", "nope"], "no task on this board has the label 'nope' (labels in use: db)"),
+        ("task_create", {"subject": "Tests", "blocked_by": ["9"]}, ["task", "create", "Tests", "--blocked-by", "9"], "no task with id '9'"),
+        ("task_delete", {"id": "1", "token": stale}, ["task", "delete", "1", "--token", str(stale)], "is stale"),
+        ("task_delete", {"id": "3", "agent": "alice"}, [], None),  # allowed: the refusals after it meet a changed board
+        ("release", {"id": "2"}, ["release", "2"], "only a task being worked on can be released"),
+        ("claim", {"agent": "not a name"}, ["claim", "--agent", "not a name"], "'not a name' is not a valid agent name"),
+    ]
+
+    async def refusals() -> None:
+        async with board_mcp(workspace) as client:
+            for tool, arguments, command, says in cases:
+                if says is None:
+                    await ok(client, tool, arguments)
+                    continue
+                before = board_state(workspace)
+                message = await refused(client, tool, arguments)
+                assert board_state(workspace) == before, f"{tool} {arguments} changed the board"
+                on_the_command_line = board(workspace, *command)
+                assert on_the_command_line.returncode == 2 and board_state(workspace) == before
+                assert says in message and says in on_the_command_line.stderr, (message, on_the_command_line.stderr)
+                if on_the_command_line.stderr.startswith("board: "):  # a refused move, not an argument the parser rejected
+                    assert message == f"Error executing tool {tool}: {on_the_command_line.stderr.removeprefix('board: ').strip()}"
+            assert (await refused(client, "task_update", {"id": "1", "progress": 101})).endswith("progress: Input should be less than or equal to 100")
+            assert "Input should be 'low', 'medium', 'high' or 'critical'" in await refused(client, "task_update", {"id": "1", "priority": "urgent"})
+            assert "name the agent" in await refused(client, "claim", {})
+            # Still answering, with the board as the refusals left it.
+            assert (await ok(client, "task_show", {"id": "1"}))["owner"] == "bob"
+
+    anyio.run(refusals)
+    # Only the call that succeeded registered its agent: a refused call changes nothing on disk.
+    assert sorted(p.name for p in (workspace / ".tasks" / "agents").glob("*.json")) == ["alice.json"]
+
+
+def test_command_line_writers_beside_an_mcp_agent_lose_nothing(workspace: Path) -> None:
+    """Two processes run the command line in a loop while an agent works over MCP on the same
+    board: every tool call counts once, and every task created gets an id of its own."""
+    Store.open(workspace).create("Shared task")
+    rounds = 12
+    script = (
+        "import sys\nfrom board.cli import main\n"
+        f"for i in range({rounds}):\n"
+        "    assert main(['-w', sys.argv[1], 'toolcall', '1', 'Bash', '--agent', sys.argv[2]]) == 0\n"
+        "    assert main(['-w', sys.argv[1], 'task', 'create', sys.argv[2] + ' ' + str(i)]) == 0\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+
+    async def alongside() -> None:
+        async with board_mcp(workspace, env={"BOARD_AGENT": "alice"}) as client:
+            claimed = (await ok(client, "claim", {"lease": 600}))["task"]
+            writers = [subprocess.Popen([sys.executable, "-c", script, str(workspace), name], env=env, stdout=subprocess.DEVNULL) for name in ("bob", "carol")]
+            try:
+                for i in range(rounds):
+                    await ok(client, "toolcall", {"id": "1", "tool": "Edit", "token": claimed["lease"]["token"]})
+                    await ok(client, "task_create", {"subject": f"alice {i}"})
+                for writer in writers:
+                    assert await anyio.to_thread.run_sync(lambda w=writer: w.wait(timeout=120)) == 0
+            finally:
+                for writer in writers:
+                    writer.kill()
+                    writer.wait()
+            shown = await ok(client, "task_show", {"id": "1"})
+            assert shown["toolCalls"]["total"] == 3 * rounds
+            listed = (await ok(client, "task_list", {}))["tasks"]
+            assert len(listed) == 1 + 3 * rounds and len({t["id"] for t in listed}) == len(listed)
+            assert sorted(t["subject"] for t in listed if t["id"] != "1") == sorted(f"{who} {i}" for who in ("alice", "bob", "carol") for i in range(rounds))
+
+    anyio.run(alongside)
+    assert task_file(workspace, "1")["toolCalls"]["total"] == 3 * rounds
+    assert Store.open(workspace).check() == []
+
+
+def test_the_server_refuses_to_start_without_a_board_and_mcp_takes_no_json(tmp_path: Path) -> None:
+    missing = board(tmp_path, "mcp")
+    assert missing.returncode == 2 and "no board in" in missing.stderr and len(missing.stderr.splitlines()) == 1
+    Store.open(tmp_path, create=True)
+    no_json = board(tmp_path, "mcp", "--json")
+    assert no_json.returncode == 2 and "speaks MCP on stdin and stdout" in no_json.stderr
+
+
+@pytest.mark.parametrize("agent", ["../alice", "a" * 65])
+def test_an_agent_name_that_could_name_a_path_is_refused(workspace: Path, agent: str) -> None:
+    Store.open(workspace).create("Task")
+
+    async def call() -> None:
+        async with board_mcp(workspace) as client:
+            assert "is not a valid agent name" in await refused(client, "toolcall", {"id": "1", "tool": "Edit", "agent": agent})
+            assert "is not a valid agent name" in await refused(client, "claim", {"agent": agent})
+
+    anyio.run(call)
+    assert not (workspace / ".tasks" / "agents").exists() and task_file(workspace, "1")["status"] == "pending"
