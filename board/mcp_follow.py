@@ -144,7 +144,8 @@ class BoardFollower:
         with self.board.lock:
             self.board.agents.flush()
             store = self.board.store
-            moved = bool(store.reread(batch.task_paths)) | bool(store.sync())
+            # A tool call is a line in its task's log, not a write of the task file.
+            moved = bool(store.reread(batch.task_paths | store.logged_task_paths(batch.side_paths))) | bool(store.sync())
             self._heard = self._heard or bool(batch.task_paths)
             if batch.reconcile:
                 moved |= self._reconcile()

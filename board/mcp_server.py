@@ -158,6 +158,7 @@ class ServedBoard:
         (10 ms at 2,000 tasks). Writes re-read their task under the lock whatever the index says."""
         with self.lock:
             self.store.sync()
+            self.store.sync_tool_calls()  # calls are logged, not written: those on work in progress
             #: Something may have changed that the follower's next look must render.
             self.touched = True
             yield self.store

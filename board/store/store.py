@@ -47,11 +47,12 @@ from board.model import (
 )
 from board.status import Status, check_transition
 from board.store import DEFAULT_LEASE_SECONDS
-from board.store.atomic import fsync_directory, write_atomic, KeptOpen, SharedDirectorySync, SparePool, SpecialFile, Stamp, TempFile, append_line, json_line, made_by_running_process, name_names_a_process, read_bytes_retrying, read_jsonl
+from board.store.atomic import fsync_directory, write_atomic, KeptOpen, SharedDirectorySync, SparePool, SpecialFile, Stamp, TempFile, json_line, made_by_running_process, name_names_a_process, read_bytes_retrying, read_jsonl
 from board.store.history import HistoryLog
 from board.store.layout import Layout, detect_layout
 from board.text import shortened
-from board.toolcall_log import append_call, call_record, check_tool_name, fold, read_unfolded, task_log
+from board.names import ID_PATTERN
+from board.toolcall_log import TASK_LOGS, append_call, call_record, check_tool_name, fold, read_unfolded, task_log
 
 #: Optimistic claims tried before one is made wholly under the lock (see ``Store.claim``).
 OPTIMISTIC_CLAIM_ATTEMPTS = 3
@@ -301,6 +302,12 @@ class Store:
         counted = task.model_copy()
         counted.tool_calls = ToolCalls.model_validate(counts)
         return lean(counted)
+
+    def logged_task_paths(self, paths: Iterable[Path]) -> set[Path]:
+        """The task files whose tool-call logs are among ``paths`` (a watcher's changed files):
+        a call changes a task's counts without touching its file, so its log stands in for it."""
+        logs = self.state_dir / TASK_LOGS
+        return {self.layout.task_path(p.stem) for p in map(Path, paths) if p.parent == logs and p.suffix == ".jsonl" and ID_PATTERN.fullmatch(p.stem)}
 
     def sync_tool_calls(self) -> ChangeSet:
         """Count the calls logged since the last look on tasks in progress (the ones policies

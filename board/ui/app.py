@@ -25,7 +25,7 @@ from board.agents import AgentRecord, list_agents
 from board.config import BoardSettings, load_settings
 from board.errors import BoardError
 from board.graph import TaskGraph
-from board.model import ID_PATTERN, Task, utcnow
+from board.model import Task, utcnow
 from board.status import Status
 from board.store import Store, detect_layout
 from board.alerts import Alert, Severity, alerts_by_task
@@ -287,9 +287,8 @@ class BoardApp(TaskKeys, App[None]):
                 directory_seen, heard = directory_now, False
             # A tool call is a line in its task's log, not a write of the task file: re-read the
             # task, whose counts include its log.
-            logged = {layout.task_path(p.stem) for p in batch.side_paths if p.parent.name == "toolcalls" and p.suffix == ".jsonl" and ID_PATTERN.fullmatch(p.stem)}
             with self.store_lock:
-                more = self.store.reread(batch.task_paths | logged)
+                more = self.store.reread(batch.task_paths | self.store.logged_task_paths(batch.side_paths))
                 ids = set(more.changed) | {i for p in batch.task_paths if (i := self.layout_.task_id_for(p))}
                 removed = set(more.removed)
                 if changes is not None:
