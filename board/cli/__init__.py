@@ -27,6 +27,9 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         prog = self.prog
+        if len(message) > 160 and " (choose from " in message:
+            # Every command name would make the line unreadable; --help lists them.
+            message = message.split(" (choose from ", 1)[0]
         sys.stderr.write(f"{prog}: {message} (see '{prog} --help')\n")
         raise SystemExit(2)
 

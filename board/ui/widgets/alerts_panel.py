@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
@@ -126,7 +127,10 @@ class AlertsPanel(Vertical):
         return component_style(self, f"alerts-panel--{name}")
 
     def _show_rows(self) -> None:
-        listing = self.query_one(AlertList)
+        try:
+            listing = self.query_one(AlertList)
+        except NoMatches:  # the app is closing: alerts read just before it closed arrive too late
+            return
         # Once a second only the clock moves: the same alerts, the same groups open. Then only
         # the ages can read differently, and they are cheap to compare.
         ages = tuple(format_age(alert.age(self.now).total_seconds()) if self.now is not None and alert.since is not None else "" for alert in self.alerts)
