@@ -26,6 +26,7 @@ Nothing here raises for what it finds in those files: a broken ``config.json`` o
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
@@ -412,10 +413,16 @@ def _resolved(path: Path) -> Path:
         return path.absolute()
 
 
+@functools.lru_cache(maxsize=1024)
+def _resolved_cwd(cwd: str) -> Path:
+    """A member's working directory, resolved once: boards ask every couple of seconds."""
+    return _resolved(Path(cwd))
+
+
 def _within(cwd: str, workspace: Path) -> bool:
     if not cwd:
         return False
-    place = _resolved(Path(cwd))
+    place = _resolved_cwd(cwd)
     return place == workspace or workspace in place.parents
 
 

@@ -315,3 +315,17 @@ def test_an_idle_member_with_a_task_in_progress_raises_an_alert_until_it_works_a
     members[2]["isActive"] = True  # ben took a new turn
     write_team(claude_home, "crew", members)
     assert not [a for a in json.loads(board(workspace, "alerts", "--json").stdout) if a["kind"] == "agent.idle_with_task"]
+
+
+def test_a_members_registry_record_is_folded_into_its_line(crew: Path, workspace: Path) -> None:
+    """Claude Code's hooks register a member under its own name: one line, the record's count
+    and activity (newer than the config's idle flag) win."""
+    later = datetime.now(UTC) + timedelta(minutes=5)
+    write_agent(workspace / ".tasks", AgentRecord(
+        name="ben", kind="claude-code", team="crew", activity="working", activity_at=later, heartbeat_at=later, tool_calls=9, session_id="s-1",
+    ))
+    agents = json.loads(board(workspace, "agents", "--json").stdout)["agents"]
+    assert [a["name"] for a in agents] == ["team-lead", "ana", "ben"]
+    ben = agents[2]
+    assert (ben["kind"], ben["state"], ben["toolCalls"], ben["idleWithTask"]) == ("claude-code", "working", 9, False)
+    assert not [a for a in json.loads(board(workspace, "alerts", "--json").stdout) if a["kind"] == "agent.idle_with_task"]
