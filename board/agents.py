@@ -38,6 +38,19 @@ class AgentRecord(BaseModel):
     #: Set by a runner that stopped the agent on purpose, so it is not shown as stale.
     stopped: bool = False
     tool_calls: int = Field(0, ge=0)
+    #: What Claude Code's hooks last saw the agent do: "working", "idle" or "gone" (any other
+    #: word is kept but means nothing to board), and when.
+    activity: str | None = None
+    activity_at: datetime | None = None
+    session_id: str | None = None
+    #: The Claude Code team the agent is a member of, when known.
+    team: str | None = None
+    agent_type: str | None = None
+
+
+#: Fields a record carries only when someone set them (Claude Code's hooks), so records of
+#: other agents read as they always did.
+ONLY_WHEN_SET = ("activity", "activityAt", "sessionId", "team", "agentType")
 
 
 def agents_dir(state_dir: Path) -> Path:
@@ -65,6 +78,9 @@ def write_agent(state_dir: Path, record: AgentRecord) -> None:
     directory = agents_dir(state_dir)
     directory.mkdir(exist_ok=True)
     data = record.model_dump(mode="json", by_alias=True)
+    for key in ONLY_WHEN_SET:
+        if data.get(key) is None:
+            data.pop(key, None)
     write_atomic(directory / f"{record.name}.json", (json.dumps(data, indent=2) + "\n").encode())
 
 

@@ -28,6 +28,15 @@ def no_process_outlives_its_test():
         kill_started()
 
 
+@pytest.fixture(autouse=True)
+def claude_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Claude Code's folder for this test (``CLAUDE_CONFIG_DIR``): the user's real ``~/.claude``,
+    its teams and task lists, never reach a test, and a test never writes there."""
+    home = tmp_path / "claude-home"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
+    return home
+
+
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     """An initialised, empty workspace."""

@@ -46,6 +46,16 @@ class CheckpointHashes:
 
 
 @dataclass(frozen=True)
+class IdleMember:
+    """A Claude Code team member that is idle (its hooks or its team's config say so)."""
+
+    name: str
+    team: str
+    #: Whether board can write to its inbox (its name is a board agent name).
+    messageable: bool = True
+
+
+@dataclass(frozen=True)
 class InvalidFile:
     path: str
     reason: str
@@ -490,6 +500,39 @@ def detect_failing_agents(tasks: Mapping[str, Task], failing_after: int) -> list
                 action=f"look at #{worst.id}'s recent tool calls (board task show {worst.id}); pause or reassign it if it is stuck",
                 tasks=ids,
                 agents=(agent,),
+            )
+        )
+    return alerts
+
+
+def detect_idle_with_task(tasks: Mapping[str, Task], idle: Sequence[IdleMember]) -> list[Alert]:
+    """``agent.idle_with_task``: a team member is idle while a task in progress is under its
+    name. Claude Code's task status lags behind its teammates' work, and an idle teammate waits
+    for a message before it goes on; the action is that message."""
+    by_owner: dict[str, list[Task]] = defaultdict(list)
+    for task in active_tasks(tasks):
+        if task.status == Status.IN_PROGRESS and task.owner:
+            by_owner[task.owner].append(task)
+    alerts = []
+    for member in sorted(idle, key=lambda m: (m.team, m.name)):
+        held = by_owner.get(member.name)
+        if not held:
+            continue
+        ids = tuple(t.id for t in held)
+        listed = _and([f"#{i}" for i in ids])
+        if member.messageable:
+            action = f"nudge {member.name}: board message {member.name} \"...\" (in the dashboard, m on this alert sends a prepared one)"
+        else:
+            action = f"its name is not a board agent name, so board cannot message it: nudge {member.name} from Claude Code"
+        alerts.append(
+            Alert(
+                key=f"agent.idle_with_task:{member.team}:{member.name}",
+                kind="agent.idle_with_task",
+                severity=Severity.WARNING,
+                message=one_line(f"{member.name} ({member.team}) is idle while {listed} {'is' if len(ids) == 1 else 'are'} in progress under its name"),
+                action=action,
+                tasks=ids,
+                agents=(member.name,),
             )
         )
     return alerts

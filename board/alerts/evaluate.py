@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from board.alerts.detectors import (
     ActiveTasks,
     CheckpointHashes,
+    IdleMember,
     InvalidFile,
     Touch,
     active_tasks,
@@ -31,6 +32,7 @@ from board.alerts.detectors import (
     detect_file_conflicts,
     detect_force_push,
     detect_graph_problems,
+    detect_idle_with_task,
     detect_invalid_files,
     detect_reservation_conflicts,
     detect_upstream_drift,
@@ -87,6 +89,8 @@ class AlertInputs:
     checkpoints: Mapping[str, CheckpointHashes] = field(default_factory=dict)
     current_hashes: Mapping[str, str | None] = field(default_factory=dict)
     history: list[dict[str, Any]] = field(default_factory=list)
+    #: Claude Code team members working on the board that are idle now.
+    idle_members: list[IdleMember] = field(default_factory=list)
 
 
 def detect_all(inputs: AlertInputs, *, now: datetime, settings: BoardSettings) -> list[Alert]:
@@ -107,6 +111,7 @@ def detect_all(inputs: AlertInputs, *, now: datetime, settings: BoardSettings) -
         *detect_invalid_files(inputs.invalid),
         *detect_failing_agents(tasks, settings.alerts.failing_after),
         *detect_waiting(tasks, now, timedelta(seconds=settings.alerts.waiting_error_seconds)),
+        *detect_idle_with_task(tasks, inputs.idle_members),
         *detect_cancelled_blockers(inputs.tasks),
     ]
     unique: dict[str, Alert] = {}
@@ -156,7 +161,23 @@ def gather_inputs(store: BoardReading, *, now: datetime, git: GitState | None = 
         checkpoints=checkpoints,
         current_hashes=current,
         history=_HISTORY.read(store.history_path),
+        idle_members=idle_team_members(store.layout),
     )
+
+
+def idle_team_members(layout: Layout) -> list[IdleMember]:
+    """The idle members of the Claude Code teams working on the board (none when no team does)."""
+    from board.agents import list_agents
+    from board.roster import Activity, board_teams, member_activity, member_record
+
+    records = list_agents(layout.state_dir)
+    by_name = {r.name: r for r in records}
+    idle = []
+    for team in board_teams(layout.workspace, layout.tasks_dir, layout.name, records):
+        for member in team.members:
+            if member_activity(member, team, member_record(member, team, by_name)) == Activity.IDLE:
+                idle.append(IdleMember(member.name, team.name, member.messageable))
+    return idle
 
 
 def evaluate_alerts(

@@ -44,6 +44,7 @@ KINDS: dict[str, Severity] = {
     "graph.asymmetric": Severity.ERROR,
     "file.invalid": Severity.ERROR,
     "agent.failing": Severity.WARNING,
+    "agent.idle_with_task": Severity.WARNING,
     "human.waiting": Severity.INFO,
 }
 

@@ -54,10 +54,15 @@ CLAUDE_STATUS = {
 }
 
 
+def claude_config_dir() -> Path:
+    """Claude Code's own folder: ``$CLAUDE_CONFIG_DIR`` when set, else ``~/.claude``."""
+    config = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(config).expanduser() if config else Path.home() / ".claude"
+
+
 def claude_tasks_root() -> Path:
     """Where Claude Code keeps task lists (``$CLAUDE_CONFIG_DIR/tasks``, else ``~/.claude/tasks``)."""
-    config = os.environ.get("CLAUDE_CONFIG_DIR")
-    return (Path(config).expanduser() if config else Path.home() / ".claude") / "tasks"
+    return claude_config_dir() / "tasks"
 
 
 def find_claude_list(list_id: str | None) -> Path:
@@ -239,8 +244,9 @@ class HeldDirectoryLock:
     and made its own under the same name, perhaps on the same inode; so, as proper-lockfile
     does, the lock is known by the modification time this process last gave it."""
 
-    def __init__(self, lock_dir: Path) -> None:
+    def __init__(self, lock_dir: Path, lock_name: str = "the task list's lock") -> None:
         self.lock_dir = lock_dir
+        self.lock_name = lock_name
         self._guard = threading.Lock()
         self._identity = self._look()
 
@@ -270,7 +276,7 @@ class HeldDirectoryLock:
         """Raise unless the lock is still ours, refreshed: called just before a write is published."""
         if not self.refresh():
             raise BoardError(
-                "the task list's lock was broken by another writer while this one was stalled; nothing was written: try again"
+                f"{self.lock_name} was broken by another writer while this one was stalled; nothing was written: try again"
             )
 
     def release(self) -> None:
@@ -283,8 +289,11 @@ class HeldDirectoryLock:
 
 
 @contextmanager
-def directory_lock(lock_file: Path, *, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[HeldDirectoryLock]:
-    """Hold ``<lock_file>.lock`` (a directory), the way Claude Code locks its task lists."""
+def directory_lock(
+    lock_file: Path, *, timeout: float = LOCK_TIMEOUT_SECONDS, what: str = "the task list", lock_name: str | None = None,
+) -> Iterator[HeldDirectoryLock]:
+    """Hold ``<lock_file>.lock`` (a directory), the way Claude Code locks its task lists and
+    its teams' inboxes (``what`` and ``lock_name`` name them in refusals)."""
     lock_dir = lock_file.with_name(lock_file.name + ".lock")
     deadline = time.monotonic() + timeout
     pause = 0.0005
@@ -301,10 +310,10 @@ def directory_lock(lock_file: Path, *, timeout: float = LOCK_TIMEOUT_SECONDS) ->
                 _break_stale(lock_dir)
                 continue
             if time.monotonic() > deadline:
-                raise BoardError(f"the task list is locked ({lock_dir} is held by another writer); try again") from None
+                raise BoardError(f"{what} is locked ({lock_dir} is held by another writer); try again") from None
             time.sleep(pause)
             pause = min(pause * 2, 0.02)
-    held = HeldDirectoryLock(lock_dir)
+    held = HeldDirectoryLock(lock_dir, lock_name or f"{what}'s lock")
     stop = threading.Event()
     refresher = threading.Thread(target=_keep_fresh, args=(held, stop), daemon=True)
     refresher.start()

@@ -22,10 +22,12 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import ContentSwitcher
 
 from board.agents import AgentRecord, list_agents
+from board.claude_teams import Inbox, Team, read_inbox
 from board.config import BoardSettings, load_settings
 from board.errors import BoardError
 from board.graph import TaskGraph
 from board.model import Task, utcnow
+from board.roster import OwnedTasks, board_teams
 from board.status import Status
 from board.store import Store, detect_layout
 from board.alerts import Alert, Severity, alerts_by_task
@@ -33,7 +35,8 @@ from board.ui.board_alerts import AlertsFollower, StoreSnapshot, severity_counts
 from board.ui.board_state import DisplayedBoard
 from board.ui.card import CardView
 from board.ui.lanes import Lane, Lanes, display_state
-from board.ui.messages import AgentsChanged, AlertsChanged, AlertsShown, BoardChanged, LogsShown, TaskLogChanged, TasksShown
+from board.ui.agent_keys import AgentKeys
+from board.ui.messages import AgentsChanged, AgentsShown, AlertsChanged, AlertsShown, BoardChanged, LogsShown, TaskLogChanged, TasksShown
 from board.ui.palette import TaskCommands
 from board.ui.task_keys import HUMAN_ACTOR, TaskKeys
 from board.ui.task_filter import TaskQuery
@@ -63,7 +66,16 @@ FULL_RESCAN_SECONDS = 60.0
 ERROR_NOTIFICATIONS = 3
 
 
-class BoardApp(TaskKeys, App[None]):
+def unread_by_member(inboxes: dict[tuple[str, str], Inbox]) -> dict[str, int]:
+    """Unread messages by member name, for the mark on the cards its owner works on."""
+    unread: dict[str, int] = {}
+    for (_, name), inbox in inboxes.items():
+        if inbox.unread:
+            unread[name] = unread.get(name, 0) + inbox.unread
+    return unread
+
+
+class BoardApp(TaskKeys, AgentKeys, App[None]):
     """board's dashboard.
 
     | key | action |
@@ -72,9 +84,11 @@ class BoardApp(TaskKeys, App[None]):
     | enter | details of the selected task |
     | s / p / r / c / a | start, pause-resume, retry (back to the queue), cancel, assign |
     | w | answer a task that waits for you (it goes back to its owner) |
+    | m | message the task's owner (a Claude Code team member) |
     | u | undo the status a policy set |
     | / | filter | g | kanban / graph | t | next theme | ? | help | q | quit |
     | e | into the alerts panel; there enter selects the alert's task, escape goes back |
+    | A | into the agents panel; there enter shows an agent, m messages it, escape goes back |
     """
 
     CSS_PATH = Path(__file__).with_name("app.tcss")
@@ -90,9 +104,12 @@ class BoardApp(TaskKeys, App[None]):
         Binding("a", "assign", "Assign", id="task.assign"),
         # Shown in the footer only while the selected task waits for a person (check_action).
         Binding("w", "answer", "Answer", id="task.answer", tooltip="answer the question of a task that waits for you"),
+        # Shown only while the selected task's owner is a Claude Code team member (check_action).
+        Binding("m", "message", "Message owner", id="task.message", tooltip="write to the owner's inbox (a nudge, if it sits idle with this task)"),
         Binding("slash", "filter", "Filter", id="view.filter"),
         Binding("g", "toggle_view", "Graph/kanban", id="view.toggle"),
         Binding("e", "alerts", "Alerts", id="view.alerts"),
+        Binding("A", "agents", "Agents", show=False, id="view.agents", tooltip="into the agents panel: enter shows an agent, m messages it"),
         Binding("x", "toggle_cancelled", "Show/hide cancelled", show=False, id="view.cancelled"),
         Binding("i", "toggle_panels", "Agents and alerts panels", show=False, id="view.panels"),
         Binding("t", "next_theme", "Theme", id="view.theme"),
@@ -100,8 +117,10 @@ class BoardApp(TaskKeys, App[None]):
         Binding("q", "quit", "Quit", id="app.quit"),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="view.clear_filter"),
     ]
+    #: Actions on the selected task, hidden on screens that show no task.
+    TASK_ACTIONS = frozenset({"details", "start", "pause", "retry", "cancel", "assign", "undo_policy", "answer", "message", "filter", "toggle_view", "toggle_cancelled"})
     #: Actions that write to the board, disabled with --readonly.
-    WRITE_ACTIONS = frozenset({"start", "pause", "retry", "cancel", "assign", "undo_policy", "answer"})
+    WRITE_ACTIONS = frozenset({"start", "pause", "retry", "cancel", "assign", "undo_policy", "answer", "message"})
 
     def __init__(
         self,
@@ -132,6 +151,11 @@ class BoardApp(TaskKeys, App[None]):
         self.lanes = self.board.lanes
         self.view = CardView(self.graph, now, states=self.lanes.states)
         self.agents: list[AgentRecord] = []
+        #: The Claude Code teams working on the board, and their members' inboxes.
+        self.teams: list[Team] = []
+        self.inboxes: dict[tuple[str, str], Inbox] = {}
+        #: Tasks in progress by owner (the agents panel's current tasks, idle marks).
+        self.owned = OwnedTasks()
         self.alerts: list[Alert] = []
         #: Whether ``alerts`` came from a running coordinator's ``alerts.json``.
         self.alerts_from_coordinator = False
@@ -157,8 +181,8 @@ class BoardApp(TaskKeys, App[None]):
         self._selected_before_filter: str | None = None
         #: Tasks this dashboard is writing (task id -> when): their moves keep the selection.
         self._moves_made_here: dict[str, float] = {}
-        #: The agent records last sent to the panel (the reader posts only a change).
-        self._agents_posted: list[AgentRecord] | None = None
+        #: The agents, teams and inboxes last sent to the panel (the reader posts only a change).
+        self._agents_posted: tuple[object, ...] | None = None
         self._register_themes()
 
     # -- setup --------------------------------------------------------------------------------
@@ -311,10 +335,17 @@ class BoardApp(TaskKeys, App[None]):
                 self.post_message(TaskLogChanged(logs))
 
     def _post_agents(self) -> None:
-        agents = list_agents(self.layout_.state_dir)
-        if agents != self._agents_posted:
-            self._agents_posted = agents
-            self.post_message(AgentsChanged(agents))
+        """Read the registered agents, the teams working on the board and their inboxes (teams
+        live outside the board's folders, so the reconcile looks at them too); post a change."""
+        layout = self.layout_
+        agents = list_agents(layout.state_dir)
+        teams = board_teams(layout.workspace, layout.tasks_dir, layout.name, agents)
+        inboxes = {(team.name, member.name): read_inbox(team, member.name) for team in teams for member in team.members if member.messageable}
+        reading = (agents, teams, inboxes)
+        if reading != self._agents_posted:
+            self._agents_posted = reading
+            self.post_message(AgentsChanged(agents, teams, inboxes))
+            self.alerts_follower.wake()  # a member going idle or back to work is an alert's business
 
     @work(thread=True, exclusive=True, group="board-alerts")
     def follow_alerts(self) -> None:
@@ -336,6 +367,7 @@ class BoardApp(TaskKeys, App[None]):
             # Middle of the first read of a big board: the first chunk is on screen already;
             # placing every chunk in the lanes would only slow the read down.
             self.board.put_unarranged(message.tasks, message.observed)
+            self.owned.update(message.tasks)
             self.header_bar.show_counts(self.lanes.counts, f"loading… {len(self.graph):,} tasks read")
         else:
             self.apply_tasks(message.tasks, message.removed, observed=message.observed)
@@ -361,6 +393,9 @@ class BoardApp(TaskKeys, App[None]):
         applied = self.board.apply(tasks, removed, observed=observed)
         if not applied.changed:
             return applied.changed
+        graph_tasks = self.graph.tasks
+        if self.owned.update([graph_tasks[i] for i in applied.changed if i in graph_tasks], [i for i in applied.changed if i not in graph_tasks]):
+            self.query_one(AgentsPanel).show_owned(self.owned.as_mapping())
         with self.batch_update():
             self.kanban.show_lanes(applied.moved_from)
             if not applied.edges_changed:
@@ -506,8 +541,16 @@ class BoardApp(TaskKeys, App[None]):
             screen.post_message(message())
 
     def on_agents_changed(self, message: AgentsChanged) -> None:
-        self.agents = message.agents
-        self.query_one(AgentsPanel).show_agents(message.agents, self.settings.agent_stale_after)
+        self.agents, self.teams, self.inboxes = message.agents, message.teams, message.inboxes
+        self.query_one(AgentsPanel).show_agents(message.agents, self.settings.agent_stale_after, teams=message.teams, inboxes=message.inboxes)
+        before = self.view.unread
+        self.view.unread = after = unread_by_member(message.inboxes)
+        owners = {name for name in before.keys() | after.keys() if before.get(name) != after.get(name)}
+        if owners:
+            cards = {task.id for name in owners for task in self.owned.of(name)}
+            self.kanban.refresh_tasks(cards)
+        self.refresh_bindings()  # "m Message owner" shows on a team member's task only
+        self._tell_screens(AgentsShown)
 
     # -- selection ----------------------------------------------------------------------------
 
@@ -676,7 +719,12 @@ class BoardApp(TaskKeys, App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if self.readonly and action in self.WRITE_ACTIONS:
             return False
+        if action in self.TASK_ACTIONS and not getattr(self.screen, "ACTS_ON_TASKS", True):
+            return False
         if action == "answer":
             task = self.selected_task
             return task is not None and task.status == Status.WAITING
+        if action == "message":
+            task = self.selected_task
+            return task is not None and bool(task.owner) and any(task.owner == m.name for t in self.teams for m in t.members)
         return True

@@ -82,6 +82,8 @@ class CardView:
     alerts: Mapping[str, list[Alert]] = field(default_factory=dict)
     #: Cards drawn highlighted for a moment: the selected card moved by someone else went there.
     flashing: set[str] = field(default_factory=set)
+    #: Unread messages in the inbox of each Claude Code team member, by name.
+    unread: Mapping[str, int] = field(default_factory=dict)
 
     def badge(self, task_id: str, alerts: Mapping[str, list[Alert]] | None = None) -> tuple[Severity, int] | None:
         """The card's alert badge: worst severity and how many alerts name the task."""
@@ -111,6 +113,9 @@ def card_lines(task: Task, view: CardView, width: int, styles: Mapping[str, Styl
     if alert_badge:
         severity, count = alert_badge
         head.append(f" ⚠{count if count > 1 else ''}", styles[f"alert-{severity}"])
+    unread = view.unread.get(task.owner, 0) if task.owner and task.status == Status.IN_PROGRESS else 0
+    if unread:
+        head.append(f" ✉{unread}", styles["alert-info"])  # its owner has not read what was sent to it
     badge = BADGES.get(task.status)
     if badge:
         if task.status == Status.WAITING and not alert_badge:

@@ -9,6 +9,7 @@ from textual.message import Message
 
 from board.agents import AgentRecord
 from board.alerts import Alert
+from board.claude_teams import Inbox, Team
 from board.model import Task
 
 
@@ -39,8 +40,15 @@ class BoardChanged(Message):
 
 
 class AgentsChanged(Message):
-    def __init__(self, agents: list[AgentRecord]) -> None:
+    """The registered agents, the Claude Code teams working on the board, and their inboxes
+    (by team and member name)."""
+
+    def __init__(
+        self, agents: list[AgentRecord], teams: list[Team] | None = None, inboxes: dict[tuple[str, str], Inbox] | None = None,
+    ) -> None:
         self.agents = agents
+        self.teams = teams or []
+        self.inboxes = inboxes or {}
         super().__init__()
 
 
@@ -79,3 +87,7 @@ class AlertsShown(Message, bubble=False):
 
 class LogsShown(Message, bubble=False):
     """A task's history or tool-call log changed on disk."""
+
+
+class AgentsShown(Message, bubble=False):
+    """The agents, teams or inboxes on screen changed."""

@@ -25,6 +25,7 @@ def palette_actions(app: BoardApp) -> list[PaletteAction]:
         ("Show or hide cancelled tasks", app.action_toggle_cancelled, "x"),
         ("Show or hide the agents and alerts panels", app.action_toggle_panels, "i"),
         ("Go to the alerts (enter on one selects its task)", app.action_alerts, "e"),
+        ("Go to the agents (enter shows one and its messages)", app.action_agents, "A"),
         ("Next theme", app.action_next_theme, "t"),
         ("Keys and help", app.action_help, "?"),
     ]
@@ -36,7 +37,8 @@ def palette_actions(app: BoardApp) -> list[PaletteAction]:
             ("Cancel the selected task", app.action_cancel, "c"),
             ("Assign the selected task to an agent", app.action_assign, "a"),
             ("Undo the status a policy set on the selected task", app.action_undo_policy, "u"),
-        ("Answer the selected task's question", app.action_answer, "w"),
+            ("Answer the selected task's question", app.action_answer, "w"),
+            ("Message the selected task's owner (a Claude Code team member)", app.action_message, "m"),
         ]
     return actions
 

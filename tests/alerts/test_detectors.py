@@ -6,8 +6,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from board.alerts.detectors import (
+    IdleMember,
     Touch,
     detect_expired_leases,
+    detect_idle_with_task,
     detect_file_conflicts,
     detect_reservation_conflicts,
     detect_upstream_drift,
@@ -134,3 +136,21 @@ def test_drift_alerts_are_kept_when_git_times_out(repos: Repos, tmp_path: Path) 
 
     settings.unlink()
     assert of_kind(refresh(repos.a, now=NOW + timedelta(seconds=6)), "drift.upstream") == []
+
+
+def test_an_idle_team_member_holding_work_in_progress_needs_a_nudge() -> None:
+    tasks = board_of(task("1", "ben"), task("2", "ben"), task("3", "ben", "completed"), task("4", "ana"), task("5", "zed", "paused"))
+    idle = [IdleMember("ben", "crew"), IdleMember("zed", "crew"), IdleMember("cy", "crew")]
+    alerts = detect_idle_with_task(tasks, idle)
+    assert len(alerts) == 1, "zed's task is paused and cy holds nothing: only ben is stuck"
+    alert = alerts[0]
+    assert (alert.key, alert.kind, alert.severity) == ("agent.idle_with_task:crew:ben", "agent.idle_with_task", Severity.WARNING)
+    assert alert.tasks == ("1", "2") and alert.agents == ("ben",)
+    assert alert.message == "ben (crew) is idle while #1 and #2 are in progress under its name"
+    assert alert.action.startswith('nudge ben: board message ben "..."')
+    assert detect_idle_with_task(tasks, []) == []
+
+
+def test_a_nudge_to_a_name_board_cannot_write_to_says_so() -> None:
+    alerts = detect_idle_with_task(board_of(task("1", "dr.who")), [IdleMember("dr.who", "crew", messageable=False)])
+    assert "cannot message it" in alerts[0].action and "board message" not in alerts[0].action

@@ -80,3 +80,40 @@ def coordinator_lock_held(workspace: Path) -> Iterator[None]:
         yield
     finally:
         lock.release()
+
+
+def team_board(claude_home: Path) -> Path:
+    """A Claude Code team at work on its own task list (``tasks/crew``): the lead planned it,
+    ana writes the tokenizer, ben went idle with the parser still in progress under his name and
+    an unread message from the lead. Returns the task list's folder."""
+    from tests.teams import inbox_message, member, write_inbox, write_team
+
+    task_list = claude_home / "tasks" / "crew"
+    task_list.mkdir(parents=True)
+    (task_list / ".lock").touch()
+    moments = iter(datetime(2026, 11, 20, 23, 0, tzinfo=UTC) + timedelta(seconds=20 * n) for n in range(1000))
+    store = Store.open(task_list, actor="team-lead", clock=lambda: next(moments))
+    plan = store.create("Plan the parser work", active_form="Planning")
+    tokenizer = store.create("Write the tokenizer", blocked_by=[plan.id], active_form="Writing the tokenizer")
+    parser = store.create("Write the parser", blocked_by=[plan.id], active_form="Writing the parser")
+    store.create("Test the parser", blocked_by=[tokenizer.id, parser.id])
+    store.set_status(plan.id, "in_progress", owner="team-lead", actor="team-lead")
+    store.set_status(plan.id, "completed", actor="team-lead")
+    store.set_status(tokenizer.id, "in_progress", owner="ana", actor="ana")
+    store.set_status(parser.id, "in_progress", owner="ben", actor="ben")
+    for tool in ("Read", "Grep", "Edit", "Edit", "Bash", "Edit", "Bash"):
+        store.record_toolcall(tokenizer.id, tool, agent="ana")
+    for tool in ("Read", "Edit", "Bash"):
+        store.record_toolcall(parser.id, tool, agent="ben", ok=tool != "Bash")
+    team = write_team(claude_home, "crew", [
+        member("team-lead", "crew", agent_type="team-lead", model="claude-opus-4-6"),
+        member("ana", "crew"),
+        member("ben", "crew", model="claude-haiku-4-5", isActive=False),
+    ])
+    idle = json.dumps({"type": "idle_notification", "from": "ben", "timestamp": "2026-11-20T23:20:00.000Z", "idleReason": "available"})
+    write_inbox(team, "team-lead", [inbox_message("ben", idle, "2026-11-20T23:20:00.000Z", read=True)])
+    write_inbox(team, "ben", [
+        inbox_message("team-lead", "Start on #3 once the plan is done.", "2026-11-20T23:03:00.000Z", read=True, summary="start on #3"),
+        inbox_message("team-lead", "How far is the parser? The tests in #4 wait on it.", "2026-11-20T23:30:00.000Z", summary="how far is the parser?"),
+    ])
+    return task_list

@@ -9,8 +9,8 @@ import pytest
 from textual.pilot import Pilot
 
 from board.store import Store
-from tests.ui.boards import SAMPLE_ALERTS, coordinator_lock_held, hostile_board, write_alerts_file
-from tests.ui.conftest import make_app, settled, settled_quietly
+from tests.ui.boards import SAMPLE_ALERTS, coordinator_lock_held, hostile_board, team_board, write_alerts_file
+from tests.ui.conftest import make_app, settled, settled_quietly, wait_for
 
 
 async def open_detail(pilot: Pilot, *keys: str, quietly: bool = False) -> None:
@@ -144,3 +144,26 @@ def test_answer_dialog(sample: Path, snap_compare) -> None:
 
 def test_graph_view_160x45(sample: Path, snap_compare) -> None:
     assert snap_compare(make_app(sample), press=["g"], terminal_size=(160, 45), run_before=settled)
+
+
+async def team_settled(pilot: Pilot) -> None:
+    """Settled, with the team read (its folder is read beside the board, not before it)."""
+    await settled_quietly(pilot)
+    await wait_for(pilot, lambda: bool(pilot.app.teams) and bool(pilot.app.alerts), message="the team and its alert")
+    await pilot.pause()
+
+
+def test_team_in_the_agents_panel(claude_home: Path, snap_compare) -> None:
+    # The crew's own task list: the lead ★, ana working on #2, ben idle with #3 in progress
+    # (⚠, and its agent.idle_with_task alert) and an unread message (✉1, on his card too).
+    assert snap_compare(make_app(team_board(claude_home)), terminal_size=(160, 45), run_before=team_settled)
+
+
+def test_nudge_from_an_idle_alert(claude_home: Path, snap_compare) -> None:
+    # e into the alerts, m on ben's agent.idle_with_task alert: the prepared nudge.
+    assert snap_compare(make_app(team_board(claude_home)), press=["e", "m"], terminal_size=(160, 45), run_before=team_settled)
+
+
+def test_agent_detail_with_its_messages(claude_home: Path, snap_compare) -> None:
+    # A into the agents panel, down twice to ben, enter: his state, tasks and messages.
+    assert snap_compare(make_app(team_board(claude_home)), press=["A", "down", "down", "enter"], terminal_size=(160, 45), run_before=team_settled)

@@ -22,7 +22,7 @@ from board.model import Task, by_policy
 from board.status import Status
 from board.ui.card import format_age, progress_bar
 from board.ui.lanes import display_state
-from board.ui.messages import AlertsShown, LogsShown, TasksShown
+from board.ui.messages import AgentsShown, AlertsShown, LogsShown, TasksShown
 from board.ui.widgets.key_footer import KeyFooter
 from board.ui.widgets.alerts_panel import SEVERITY_MARK
 from board.text import printable
@@ -68,6 +68,7 @@ class DetailScreen(Screen[None]):
     #detail-deps { height: auto; max-height: 50%; border: round $panel-lighten-2; border-title-color: $foreground; }
     #detail-deps:focus { border: round $primary; }
     #detail-toolcalls { height: 1fr; border: round $panel-lighten-2; padding: 0 1; overflow-y: auto; }
+    #detail-messages { height: 1fr; border: round $panel-lighten-2; border-title-color: $foreground; border-title-style: bold; padding: 0 1; overflow-y: auto; }
     """
 
     def __init__(self, task_id: str) -> None:
@@ -89,6 +90,7 @@ class DetailScreen(Screen[None]):
             with Vertical(id="detail-side"):
                 yield OptionList(id="detail-deps")
                 yield Static(id="detail-toolcalls")
+                yield Static(id="detail-messages")
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -109,6 +111,11 @@ class DetailScreen(Screen[None]):
 
     def on_alerts_shown(self, message: AlertsShown) -> None:
         self._render_alerts()
+
+    def on_agents_shown(self, message: AgentsShown) -> None:
+        task = self.board_app.graph.tasks.get(self.task_id)
+        if task is not None:
+            self._render_messages(task)
 
     def on_logs_shown(self, message: LogsShown) -> None:
         self._load_logs(self.task_id)
@@ -169,6 +176,7 @@ class DetailScreen(Screen[None]):
             fields.add_row(Text(label), Text(value))
         self.query_one("#detail-fields", Static).update(fields)
         self._render_alerts()
+        self._render_messages(task)
         self.query_one("#detail-description", Markdown).update(printable(task.description, multiline=True) or "*No description.*")
         self._render_dependencies(task)
 
@@ -195,6 +203,22 @@ class DetailScreen(Screen[None]):
             rows.add_row(Text(""), Text(printable(alert.message)))
             rows.add_row(Text(""), Text(f"→ {printable(alert.action)}", style="italic"))
         panel.update(rows)
+
+    def _render_messages(self, task: Task) -> None:
+        """The messages to and from the task's owner, when it is a Claude Code team member."""
+        from board.claude_teams import conversation
+        from board.ui.screens.agent import message_lines
+
+        app = self.board_app
+        panel = self.query_one("#detail-messages", Static)
+        entry = app.owner_entry(task.owner) if task.owner else None
+        panel.display = entry is not None
+        if entry is None:
+            return
+        messages = conversation(entry.name, [inbox for (team, _), inbox in app.inboxes.items() if team == entry.team])
+        unread = sum(1 for m in messages if not m.read and m.recipient == entry.name)
+        panel.border_title = f"Messages with {printable(entry.name)}" + (f" ({unread} unread)" if unread else "")
+        panel.update(message_lines(messages[-10:], entry.name))
 
     def _render_dependencies(self, task: Task) -> None:
         graph = self.board_app.graph

@@ -45,16 +45,21 @@ class HelpScreen(Dialog[None]):
                 continue
             keys = ", ".join(self.app.get_key_display(Binding(key, "")) for key in binding.key.split(","))
             description = binding.description
-            if self.app.check_action(binding.action.split("(")[0], ()) is False:
+            # Only read-only mode marks a key: some keys wait for the right card (w, m), not for leave.
+            if getattr(self.app, "readonly", False) and binding.action.split("(")[0] in getattr(self.app, "WRITE_ACTIONS", ()):
                 description += " (read-only)"
             table.add_row(Text(keys), Text(description))
         lanes = Text(
             "\nColumns: Waiting on deps · Ready · In progress (paused, needs-you badges) · Blocked/Failed · Done.\n"
             "Cards: #id, priority (‼ critical ! high · medium ↓ low), owner, age; progress, ⚒ tool calls, "
-            "✗ failed calls, ⧗ open dependencies, ⚠ alerts (coloured by the worst; a count when several); "
+            "✗ failed calls, ⧗ open dependencies, ⚠ alerts (coloured by the worst; a count when several), "
+            "✉ messages its owner has not read; "
             "⚙ after a status: a policy set it (u takes it back). "
             "▲ marks the selected task's blockers, ▼ its dependents.\n"
-            "Alerts (e): worst first with their age; enter on one selects its task, on a group lists it; escape goes back.\n\n"
+            "Alerts (e): worst first with their age; enter on one selects its task, on a group lists it; m on an idle "
+            "team member's alert writes it a prepared nudge; escape goes back.\n"
+            "Agents (A): ● working ○ idle ✗ stale or gone; ★ a team's lead, ⚠ idle with a task in progress, ✉ unread "
+            "messages; enter shows an agent and its messages, m writes to it.\n\n"
             + FILTER_HELP
         )
         with VerticalScroll(id="dialog"):

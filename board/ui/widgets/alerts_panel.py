@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
@@ -28,11 +29,14 @@ class AlertList(OptionList):
     |---|---|
     | up / down | previous / next alert |
     | enter | go to the alert's task (a group: show or hide its alerts) |
+    | m | on an idle team member's alert: a prepared message to it |
     | escape | back to the board |
     """
 
     BINDINGS = [
         Binding("enter", "select", "Go to task", id="alerts.jump"),
+        # Shown only on an agent.idle_with_task alert (check_action).
+        Binding("m", "nudge", "Nudge", id="alerts.nudge", tooltip="a prepared message to the idle team member"),
         Binding("escape", "leave", "Back to board", id="alerts.back"),
         Binding("j", "cursor_down", "Down", show=False, id="alerts.down"),
         Binding("k", "cursor_up", "Up", show=False, id="alerts.up"),
@@ -41,8 +45,22 @@ class AlertList(OptionList):
     class Left(Message):
         """The user left the list (escape)."""
 
+    class Nudge(Message):
+        """m on an alert."""
+
     def action_leave(self) -> None:
         self.post_message(self.Left())
+
+    def action_nudge(self) -> None:
+        self.post_message(self.Nudge())
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "nudge":
+            panel = self.parent
+            option = self.highlighted_option
+            row = panel._row(option.id) if isinstance(panel, AlertsPanel) and option is not None else None
+            return isinstance(row, Alert) and row.kind == "agent.idle_with_task" and not getattr(self.app, "readonly", False)
+        return True
 
 
 class AlertsPanel(Vertical):
@@ -85,6 +103,18 @@ class AlertsPanel(Vertical):
     class Left(Message):
         """Escape in the panel: back to the board."""
 
+    class MessageAgent(Message):
+        """m on an alert about an idle team member: write to it."""
+
+        def __init__(self, panel: AlertsPanel, alert: Alert) -> None:
+            self.panel = panel
+            self.alert = alert
+            super().__init__()
+
+        @property
+        def control(self) -> AlertsPanel:
+            return self.panel
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.alerts: list[Alert] = []
@@ -126,7 +156,10 @@ class AlertsPanel(Vertical):
         return component_style(self, f"alerts-panel--{name}")
 
     def _show_rows(self) -> None:
-        listing = self.query_one(AlertList)
+        try:
+            listing = self.query_one(AlertList)
+        except NoMatches:  # the app is closing: alerts read just before it closed arrive too late
+            return
         # Once a second only the clock moves: the same alerts, the same groups open. Then only
         # the ages can read differently, and they are cheap to compare.
         ages = tuple(format_age(alert.age(self.now).total_seconds()) if self.now is not None and alert.since is not None else "" for alert in self.alerts)
@@ -197,6 +230,7 @@ class AlertsPanel(Vertical):
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
         self._show_action(self._row(event.option.id))
+        self.query_one(AlertList).refresh_bindings()  # "m Nudge" shows on an idle member's alert only
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
@@ -214,6 +248,13 @@ class AlertsPanel(Vertical):
     def on_alert_list_left(self, event: AlertList.Left) -> None:
         event.stop()
         self.post_message(self.Left())
+
+    def on_alert_list_nudge(self, event: AlertList.Nudge) -> None:
+        event.stop()
+        listing = self.query_one(AlertList)
+        row = self._row(listing.highlighted_option.id) if listing.highlighted_option is not None else None
+        if isinstance(row, Alert):
+            self.post_message(self.MessageAgent(self, row))
 
     def _row(self, key: str | None) -> Alert | AlertGroup | None:
         return next((row for row in self.rows if row.key == key), None)

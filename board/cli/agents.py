@@ -1,0 +1,166 @@
+"""``board agents`` and ``board message``: who works on the board, and a word to one of them.
+
+The agents are the registered ones (``agents/<name>.json``) and the members of the Claude Code
+teams working on the board; a message goes to a team member's inbox in Claude Code's format.
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from board.cli import add_command
+from board.cli.arguments import agent_name
+from board.cli.output import print_json
+from board.cli.tasks import cli_actor, open_store
+
+if TYPE_CHECKING:  # handlers load them: building the parser must stay light
+    from board.claude_teams import Team
+    from board.roster import RosterEntry
+
+#: Position of these commands in --help.
+ORDER = 22
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    agents = add_command(commands, "agents", "list the board's agents: registered ones and Claude Code team members")
+    agents.set_defaults(handler=cmd_agents)
+
+    message = add_command(commands, "message", "send a message to a Claude Code team member's inbox")
+    message.add_argument("name", help="the team member to write to")
+    message.add_argument("text", help="what to say")
+    message.add_argument("--team", help="the team, when the name is in several (default: the team working on this board that has the member)")
+    message.add_argument("--from", dest="sender", type=agent_name, help="who the message is from (default: $BOARD_AGENT, else your login name)")
+    message.add_argument("--summary", help="the few words Claude Code shows for the message (default: its first words)")
+    message.set_defaults(handler=cmd_message)
+
+
+def _board_teams(store: Any) -> tuple[list[Any], list[Team]]:
+    from board.agents import list_agents
+    from board.roster import board_teams
+
+    layout = store.layout
+    records = list_agents(layout.state_dir)
+    return records, board_teams(layout.workspace, layout.tasks_dir, layout.name, records)
+
+
+def cmd_agents(args: argparse.Namespace) -> int:
+    from board.claude_teams import team_inboxes
+    from board.config import BoardSettings, load_settings
+    from board.errors import BoardError
+    from board.roster import build_roster, in_progress_by_owner
+
+    store = open_store(args)
+    records, teams = _board_teams(store)
+    inboxes = {(team.name, name): inbox for team in teams for name, inbox in team_inboxes(team).items()}
+    try:
+        settings = load_settings(store.state_dir)
+    except BoardError:  # board check names the broken setting; the defaults do here
+        settings = BoardSettings()
+    now = store.clock()
+    roster = build_roster(records, teams, in_progress_by_owner(store.tasks.values()), now, settings.agent_stale_after, inboxes)
+    if args.json:
+        print_json({"agents": [_entry_json(entry) for entry in roster], "teams": [_team_json(team) for team in teams]})
+        return 0
+    if not roster:
+        print("no agents: none registered, and no Claude Code team works on this board")
+    else:
+        print(_table(roster, now))
+    for line in _notes(roster, teams):
+        print(line)
+    return 0
+
+
+def _entry_json(entry: RosterEntry) -> dict[str, Any]:
+    from board.times import iso
+
+    return {
+        "name": entry.name,
+        "kind": entry.kind,
+        "state": str(entry.activity),
+        "team": entry.team,
+        "lead": entry.lead,
+        "agentType": entry.agent_type or None,
+        "model": entry.model or None,
+        "task": entry.task,
+        "tasks": list(entry.tasks),
+        "toolCalls": entry.tool_calls,
+        "lastActivity": iso(entry.last_activity) if entry.last_activity else None,
+        "heartbeatAt": iso(entry.heartbeat_at) if entry.heartbeat_at else None,
+        "messageable": entry.messageable,
+        "unread": entry.unread,
+        "idleWithTask": entry.idle_with_task,
+        "inboxProblem": entry.inbox_problem,
+    }
+
+
+def _team_json(team: Team) -> dict[str, Any]:
+    return {
+        "name": team.name,
+        "title": team.title or None,
+        "description": team.description or None,
+        "directory": str(team.directory),
+        "members": [m.name for m in team.members],
+        "problem": team.problem,
+    }
+
+
+def _age(moment: datetime | None, now: datetime) -> str:
+    from board.ui.card import format_age
+
+    return f"{format_age((now - moment).total_seconds())} ago" if moment else "-"
+
+
+def _table(roster: list[RosterEntry], now: datetime) -> str:
+    rows = [("NAME", "STATE", "TEAM", "TYPE", "MODEL", "TASK", "CALLS", "LAST ACTIVE", "UNREAD")]
+    for entry in roster:
+        team = "-" if entry.team is None else entry.team + (" (lead)" if entry.lead else "")
+        rows.append(
+            (
+                entry.name,
+                str(entry.activity),
+                team,
+                entry.agent_type or entry.kind,
+                entry.model or "-",
+                f"#{entry.task}" if entry.task else "-",
+                str(entry.tool_calls),
+                _age(entry.last_activity, now),
+                str(entry.unread) if entry.member_of_team else "-",
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows)
+
+
+def _notes(roster: list[RosterEntry], teams: list[Team]) -> list[str]:
+    from board.claude_teams import why_not_messageable
+
+    notes = []
+    for entry in roster:
+        if entry.idle_with_task:
+            listed = ", ".join(f"#{t}" for t in entry.tasks)
+            how = f"board message {entry.name} \"...\" nudges it" if entry.messageable else why_not_messageable(entry.name)
+            notes.append(f"{entry.name} ({entry.team}) is idle while {listed} is in progress under its name: {how}")
+        elif entry.member_of_team and not entry.messageable:
+            notes.append(why_not_messageable(entry.name))
+        if entry.inbox_problem and entry.messageable:
+            notes.append(f"{entry.name}'s inbox: {entry.inbox_problem}")
+    notes += [f"team {team.name}: {team.problem}" for team in teams if team.problem]
+    return notes
+
+
+def cmd_message(args: argparse.Namespace) -> int:
+    from board.claude_teams import append_message, find_recipient
+
+    store = open_store(args, whole=False)
+    _, teams = _board_teams(store)
+    recipient = find_recipient(args.name, teams, team_name=args.team)
+    sender = args.sender or cli_actor()
+    message = append_message(recipient.team, recipient.member.name, sender, args.text, summary=args.summary)
+    path = recipient.team.inbox_path(recipient.member.name)
+    if args.json:
+        print_json({"team": recipient.team.name, "to": recipient.member.name, "inbox": str(path), "message": message})
+    else:
+        print(f"sent to {recipient.member.name} (team {recipient.team.name}): {path}")
+    return 0
