@@ -453,6 +453,30 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
 
         return board.call(agent, delete)
 
+    @tool()
+    def message(
+        to: Annotated[str, Field(description="the Claude Code team member to write to (board agents lists them)")],
+        text: Annotated[str, Field(description="the message, as the member will read it")],
+        summary: Annotated[str | None, Field(description="a few words shown in the member's inbox list")] = None,
+        team: Annotated[str | None, Field(description="the team, when the name is in several")] = None,
+        agent: Annotated[str | None, AGENT] = None,
+    ) -> dict[str, Any]:
+        """Append a message to a team member's inbox (board message --json), in Claude Code's own
+        format and under its lock."""
+
+        def send(store: Store, name: str | None) -> dict[str, Any]:
+            from board.agents import list_agents
+            from board.claude_teams import append_message, find_recipient
+            from board.roster import board_teams
+
+            layout = store.layout
+            teams = board_teams(layout.workspace, layout.tasks_dir, layout.name, list_agents(layout.state_dir))
+            recipient = find_recipient(to, teams, team_name=team)
+            sent = append_message(recipient.team, recipient.member.name, name or cli_actor(), text, summary=summary)
+            return {"team": recipient.team.name, "to": recipient.member.name, "inbox": str(recipient.team.inbox_path(recipient.member.name)), "message": sent}
+
+        return board.call(agent, send)
+
     @server.resource(PROMPT_URI, name="prompt", title="The board, for an agent's context", mime_type="text/plain")
     def prompt_resource() -> str:
         """The board in a few lines (board task list --format prompt), updated as the board changes."""
