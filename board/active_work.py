@@ -50,9 +50,15 @@ def entry_for(status: str, owner: str, files: Iterable[str]) -> dict[str, Any] |
 
 def write_active(state_dir: Path, tasks: Mapping[str, dict[str, Any]]) -> None:
     """Replace the index (called under the board lock)."""
-    path = active_path(state_dir)
-    temp = path.with_name(f".{FILE_NAME}.{os.getpid()}.tmp")
     data = json.dumps({"tasks": dict(sorted(tasks.items()))}, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    replace_file(active_path(state_dir), data)
+
+
+def replace_file(path: Path, data: bytes) -> None:
+    """Replace a small file whole (a temp file renamed over it), with no fsync: for what is
+    derived or rewritten often (this index, the hook's registry records), where ``write_atomic``
+    of ``board.store.atomic`` would cost the hook its imports and a disk flush."""
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     try:
         os.write(fd, data)

@@ -10,12 +10,11 @@ call that fits no task is counted on the agent alone.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from board.active_work import read_active
+from board.active_work import read_active, replace_file
 from board.hooks.where import HookBoard
 from board.names import ID_PATTERN
 
@@ -68,7 +67,7 @@ def bind_session(board: HookBoard, session_id: object, agent: str) -> None:
         return
     path = session_file(board, session_id)
     path.parent.mkdir(parents=True, exist_ok=True)
-    _write_replacing(path, agent.encode())
+    replace_file(path, agent.encode())
 
 
 def named_in_command(payload: Mapping[str, Any]) -> str | None:
@@ -127,18 +126,8 @@ def update_agent(board: HookBoard, name: str, now: str, **fields: Any) -> None:
     record.setdefault("startedAt", now)
     record["heartbeatAt"] = now
     path.parent.mkdir(parents=True, exist_ok=True)
-    _write_replacing(path, (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    replace_file(path, (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
 def has_record(board: HookBoard, name: str) -> bool:
     return agent_file(board, name).is_file()
-
-
-def _write_replacing(path: Path, data: bytes) -> None:
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
-    os.replace(temp, path)

@@ -9,15 +9,12 @@ touch it records raises the conflict alert) or ``off``.
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 
 from board.active_work import read_active
 from board.hooks.where import HookBoard
+from board.times import parse_time
 
-# Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 MODES = ("block", "warn", "off")
 #: What each hold does unless board.toml says otherwise: a reservation is an explicit claim on
@@ -109,11 +106,6 @@ def _held_by_other(board: HookBoard, path: str, agent: str, task: str | None, no
     return None
 
 
-def _unexpired(value: Any, now: datetime) -> bool:
-    if not isinstance(value, str):
-        return False
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return False
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)) > now
+def _unexpired(value: object, now: datetime) -> bool:
+    moment = parse_time(value)
+    return moment is not None and moment > now
