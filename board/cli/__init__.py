@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 #: Built by ``board.cli.parser``, imported only when a command needs it.
-_PARSER_NAMES = frozenset({"add_command", "build_parser", "common_options", "command_modules"})
+_PARSER_NAMES = frozenset({"add_command", "build_parser", "common_options", "command_modules", "parse_arguments"})
 
 
 def __getattr__(name: str) -> object:
@@ -43,10 +43,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             # Bytes that are not UTF-8 arrive as lone surrogates and could never be stored.
             sys.stderr.write(f"board: argument {position} is not valid UTF-8 text; nothing was changed\n")
             return 2
-    from board.cli.parser import build_parser
+    from board.cli.parser import parse_arguments
+    from board.cli.startup import skip_pydantic_plugins
 
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    skip_pydantic_plugins()
+
+    args = parse_arguments(argv)
     if not hasattr(args, "workspace"):
         # From anywhere inside a workspace, as git works from any subdirectory of a repository
         # ('board init' makes a board where it is asked to).

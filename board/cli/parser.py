@@ -1,15 +1,41 @@
-"""Building the command line's parser: one group of subcommands per module of ``board.cli``."""
+"""Building the command line's parser: one group of subcommands per module of ``board.cli``.
+
+A command builds only its own module's part of the parser (``COMMANDS`` says which module that
+is), so a script's ``board toolcall`` does not import and build twenty other commands first.
+``--help``, a mistake, or a command not in the map build all of it.
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import pkgutil
 import sys
 from types import ModuleType
 
 from board import __version__
 import board.cli
+
+
+#: Which module of ``board.cli`` registers each command (tests/core/test_startup.py checks
+#: this against what the modules register).
+COMMANDS = {
+    "ui": "dashboard",
+    "init": "tasks", "task": "tasks", "answer": "tasks", "check": "tasks",
+    "claim": "leases", "heartbeat": "leases", "release": "leases", "toolcall": "leases",
+    "agents": "agents", "message": "agents",
+    "checkpoint": "checkpoints", "resume": "checkpoints",
+    "alerts": "alerts", "reserve": "alerts", "reservations": "alerts", "unreserve": "alerts",
+    "run": "run", "worker": "run", "coordinator": "run", "demo": "run",
+    "mcp": "mcp",
+    "hooks": "hooks", "hook": "hooks",
+}
+
+#: Options of the top level that take a value (the command is the first word that is not one).
+_VALUED_OPTIONS = frozenset({"-w", "--workspace", "--claude"})
+
+
+class _PartialParserMiss(Exception):
+    """A parser built for one command refused the line: the whole parser decides instead."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -22,6 +48,14 @@ class _Parser(argparse.ArgumentParser):
             message = f"{message.split(': ')[2].split(' (choose')[0]} is not a command"
         sys.stderr.write(f"{prog}: {message} (see '{prog} --help')\n")
         raise SystemExit(2)
+
+
+class _PartialParser(_Parser):
+    """The parsers of a build for one command: their mistakes go to the whole parser, which
+    may know better (and words it best)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise _PartialParserMiss(message)
 
 
 def common_options() -> argparse.ArgumentParser:
@@ -38,6 +72,8 @@ def common_options() -> argparse.ArgumentParser:
 
 def command_modules() -> list[ModuleType]:
     """Every module of this package with a ``register`` function; ``ORDER`` sorts --help."""
+    import pkgutil  # only the whole parser lists the package
+
     found = []
     for info in pkgutil.iter_modules(board.cli.__path__):
         module = importlib.import_module(f"board.cli.{info.name}")
@@ -46,17 +82,51 @@ def command_modules() -> list[ModuleType]:
     return sorted(found, key=lambda m: (getattr(m, "ORDER", 50), m.__name__))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_word(argv: list[str]) -> str | None:
+    """The command ``argv`` names, "" when it names none (the dashboard), None when only the
+    whole parser can tell (help, ``--``, an option it does not know)."""
+    value_next = False
+    for token in argv:
+        if value_next:
+            value_next = False
+        elif token in ("-h", "--help", "--"):
+            return None
+        elif token.startswith("-"):
+            value_next = token in _VALUED_OPTIONS
+        else:
+            return token if token in COMMANDS else None
+    return ""
+
+
+def parse_arguments(argv: list[str]) -> argparse.Namespace:
+    """Parse ``argv`` with the part of the parser its command needs (all of it when unsure)."""
+    command = command_word(argv)
+    if command is not None:
+        try:
+            return build_parser(only=command).parse_args(argv)
+        except _PartialParserMiss:
+            pass
+    return build_parser().parse_args(argv)
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or with ``only``, of that command's module alone ("" for
+    none: the dashboard with the top-level options)."""
+    parser_class = _Parser if only is None else _PartialParser
     common = common_options()
-    parser = _Parser(
+    parser = parser_class(
         prog="board",
         description="A live task board for teams of AI coding agents. Run with no command to open the dashboard.",
         parents=[common],
     )
     parser.add_argument("--version", action="version", version=f"board {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)
     commands.common = common  # type: ignore[attr-defined]
-    for module in command_modules():
+    if only is None:
+        modules = command_modules()
+    else:
+        modules = [importlib.import_module(f"board.cli.{COMMANDS[only]}")] if only else []
+    for module in modules:
         module.register(commands)
     return parser
 

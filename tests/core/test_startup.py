@@ -31,6 +31,7 @@ def modules_after(code: str) -> set[str]:
 
 
 def heavy_in(modules: set[str]) -> list[str]:
+    modules = modules - {"pydantic.plugin._loader"}  # the command line's stand-in (board.cli.startup), not pydantic's
     return sorted(name for name in modules if any(name == h or name.startswith(h + ".") for h in HEAVY))
 
 
@@ -47,6 +48,44 @@ def test_version_and_help_load_no_store_model_or_ui(argv: list[str]) -> None:
 def test_a_bad_argument_is_refused_before_the_store_is_loaded() -> None:
     code = "from board.cli import main\ntry:\n    main(['toolcall', '../x', 'Edit'])\nexcept SystemExit:\n    pass"
     assert heavy_in(modules_after(code)) == []
+
+
+def test_the_command_map_names_the_module_that_registers_each_command() -> None:
+    from board.cli.parser import COMMANDS, _Parser, command_modules, common_options
+
+    registered = {}
+    for module in command_modules():
+        commands = _Parser().add_subparsers(dest="command")
+        commands.common = common_options()  # type: ignore[attr-defined]
+        module.register(commands)
+        registered.update(dict.fromkeys(commands.choices, module.__name__.rsplit(".", 1)[1]))
+    assert registered == COMMANDS
+
+
+@pytest.mark.parametrize("argv", [["toolcall", "--help"], ["-w", ".", "--json", "heartbeat", "--help"], ["task", "list", "--help"]])
+def test_a_command_loads_only_its_own_command_module(argv: list[str]) -> None:
+    code = f"from board.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass"
+    loaded = {name for name in modules_after(code) if name.startswith("board.cli.")}
+    assert loaded <= {"board.cli.parser", "board.cli.startup", "board.cli.arguments", "board.cli.output", "board.cli.tasks", "board.cli.leases"}
+    assert "board.cli.run" not in loaded and "board.cli.mcp" not in loaded
+
+
+def test_what_a_command_alone_cannot_parse_is_parsed_by_the_whole_parser(workspace: Path) -> None:
+    run_board(workspace, "task", "create", "first")
+    # An abbreviated option before the command: its value looks like a command word.
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([sys.executable, "-m", "board", "--work", str(workspace), "task", "list"], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0 and "first" in done.stdout, done.stderr
+    assert run_board(workspace, "task", "lst").stderr.strip() == "board task: 'lst' is not a command (see 'board task --help')"
+    assert run_board(workspace, "claim").stderr.strip() == "board claim: the following arguments are required: --agent (see 'board claim --help')"
+
+
+def test_commands_skip_pydantics_plugin_search_and_keep_its_loader_whole() -> None:
+    loaded = modules_after("from board.cli.startup import skip_pydantic_plugins\nskip_pydantic_plugins()\nimport board.model\nboard.model.Task(id='1', subject='x')")
+    assert "board.model" in loaded and "importlib.metadata" not in loaded
+    code = "from board.cli.startup import skip_pydantic_plugins\nskip_pydantic_plugins()\nfrom pydantic.plugin import _loader as loader\nprint(loader.PYDANTIC_ENTRY_POINT_GROUP, list(loader.get_plugins()))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["pydantic", "[]"]
 
 
 def test_help_still_lists_every_command_with_its_help() -> None:
