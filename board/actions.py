@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from board.config import BoardSettings, load_settings
 from board.errors import BoardError
 from board.model import Seen, Task, live_lease_holder
 from board.status import Status
@@ -28,6 +27,7 @@ from board.store import Store
 
 if TYPE_CHECKING:
     from board.agents import AgentRecord
+    from board.config import BoardSettings
 
 #: Plain fields (``Store.PLAIN_FIELDS``) to set in the same write as a move.
 Fields = Mapping[str, Any] | None
@@ -60,6 +60,10 @@ class Who:
 
 def _settings(store: Store) -> BoardSettings:
     """The board's settings; a broken board.toml means the defaults here (``board check`` says why)."""
+    # Loaded here, not at the top: most actions never read a setting, and the settings models
+    # cost a command 10 ms to build.
+    from board.config import BoardSettings, load_settings
+
     try:
         return load_settings(store.state_dir)
     except BoardError:

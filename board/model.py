@@ -98,6 +98,16 @@ class ToolCalls(_Document):
     logged: int | None = Field(None, ge=0)
 
 
+# Default factories are plain functions: for a builtin like ``list``, pydantic asks inspect for
+# its signature, which parses the builtin's text signature with tokenize (5 ms of every command).
+def _empty_list() -> list[Any]:
+    return []
+
+
+def _empty_dict() -> dict[str, Any]:
+    return {}
+
+
 def _no_tool_calls() -> ToolCalls:
     # Copying a prototype is several times cheaper than validating a fresh default per file.
     return _NO_TOOL_CALLS.model_copy()
@@ -137,13 +147,13 @@ class Task(_Document):
     description: str = ""
     active_form: str = ""
     status: Status = Status.PENDING
-    blocked_by: list[TaskId] = Field(default_factory=list)
-    blocks: list[TaskId] = Field(default_factory=list)
+    blocked_by: list[TaskId] = Field(default_factory=_empty_list)
+    blocks: list[TaskId] = Field(default_factory=_empty_list)
     owner: str = ""
     priority: Priority = Priority.MEDIUM
     parent: TaskId | None = None
-    files: list[FilePath] = Field(default_factory=list)
-    labels: list[Label] = Field(default_factory=list)
+    files: list[FilePath] = Field(default_factory=_empty_list)
+    labels: list[Label] = Field(default_factory=_empty_list)
     progress: int = Field(0, ge=0, le=100)
     tool_calls: ToolCalls = Field(default_factory=_no_tool_calls)
     lease: Lease | None = None
@@ -154,7 +164,7 @@ class Task(_Document):
     question: str | None = None
     answer: str | None = None
     asked_at: datetime | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(default_factory=_empty_dict)
     #: The file wrote its ids as JSON integers (seed 001 does): written back the same way, so
     #: code that compares ``1 in task["blockedBy"]`` keeps working. Not a field of the file.
     integer_ids: bool = Field(False, exclude=True)
