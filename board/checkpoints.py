@@ -102,7 +102,7 @@ def write_checkpoint(store: Store, task_id: str, *, reason: str, note: str = "",
     # board lock, which every writer of the board waits on. Only the sequence number needs it.
     git_head = gitstate.head(workspace)
     file_hashes = hash_files(workspace, task.files)
-    with store.layout.lock():
+    with store.transaction():
         existing = _seq_paths(store.state_dir, task_id)
         seq = existing[-1][0] + 1 if existing else 1
         content = {

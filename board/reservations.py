@@ -159,7 +159,7 @@ def reserve(
     wanted = list(dict.fromkeys(workspace_path(workspace, p) for p in paths))
     if not wanted:
         raise BoardError("name at least one file to reserve")
-    with store.layout.lock():
+    with store.transaction():
         task = _current_task(store, task_id)
         if task.status in FINISHED:
             raise BoardError(f"task #{task_id} is {task.status}; only unfinished tasks reserve files")
@@ -195,7 +195,7 @@ def unreserve(
     workspace = store.layout.workspace
     validate_id(task_id)
     named = list(dict.fromkeys(workspace_path(workspace, p) for p in paths))
-    with store.layout.lock():
+    with store.transaction():
         now = now or store.clock()
         if named:
             files = {path: reservation_file(store.state_dir, path) for path in named}

@@ -230,8 +230,7 @@ def assign_ready_tasks(
     assigned: list[Assignment] = []
     if not live_agents or not store.graph.ready_ids():
         return assigned  # nothing to hand out or no one to take it: skip the lock
-    with store.layout.lock():
-        store.sync()
+    with store.transaction():
         held = Counter(t.owner for t in store.tasks.values() if t.status == Status.IN_PROGRESS and t.owner)
         slots = [name for round_ in range(limit) for name in live_agents if held[name] <= round_]
         if not slots:
