@@ -1,4 +1,5 @@
-"""Reading and writing boards on disk. ``Store`` is the only way in.
+"""Reading and writing boards. ``Store`` is the only way in (``board.store.base``: the rules);
+``FileStore`` keeps a board in files (``board.store.files``).
 
 The names below load on first use (PEP 562): the command line reads ``DEFAULT_LEASE_SECONDS``
 and ``board.store.atomic`` without paying for pydantic, the task model and the whole store.
@@ -12,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 DEFAULT_LEASE_SECONDS = 30.0
 
 _HOMES = {
-    "ChangeSet": "board.store.store",
-    "Store": "board.store.store",
+    "ChangeSet": "board.store.base",
+    "Store": "board.store.base",
+    "FileStore": "board.store.files",
     "ClaudeTaskListLayout": "board.store.claude",
     "Layout": "board.store.layout",
     "TasksDirLayout": "board.store.layout",
@@ -23,9 +25,10 @@ _HOMES = {
 if TYPE_CHECKING:
     from board.store.claude import ClaudeTaskListLayout
     from board.store.layout import Layout, TasksDirLayout, detect_layout
-    from board.store.store import ChangeSet, Store
+    from board.store.base import ChangeSet, Store
+    from board.store.files import FileStore
 
-__all__ = ["DEFAULT_LEASE_SECONDS", "ChangeSet", "ClaudeTaskListLayout", "Layout", "Store", "TasksDirLayout", "detect_layout"]
+__all__ = ["DEFAULT_LEASE_SECONDS", "ChangeSet", "ClaudeTaskListLayout", "FileStore", "Layout", "Store", "TasksDirLayout", "detect_layout"]
 
 
 def __getattr__(name: str) -> Any:

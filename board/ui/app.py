@@ -29,7 +29,7 @@ from board.graph import TaskGraph
 from board.model import Task, utcnow
 from board.roster import OwnedTasks, board_teams
 from board.status import Status
-from board.store import Store, detect_layout
+from board.store import FileStore, Store, detect_layout
 from board.alerts import Alert, Severity, alerts_by_task
 from board.ui.board_alerts import AlertsFollower, StoreSnapshot, severity_counts, stat_stamp
 from board.ui.board_state import DisplayedBoard
@@ -141,7 +141,7 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         self.live_clock = live_clock
         self.reconcile_seconds = reconcile_seconds
         self.layout_ = detect_layout(self.workspace)
-        self.store = Store(self.layout_, actor=HUMAN_ACTOR)
+        self.store: Store = FileStore(self.layout_, actor=HUMAN_ACTOR)
         self.store_lock = threading.Lock()
         self._settings_problem: str | None = None
         self.settings = self._load_settings()

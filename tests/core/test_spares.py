@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from board.store import Store, atomic
+from board.store import FileStore, Store, atomic
 from board.store.claude import ClaudeTaskListLayout
 from tests.coordinator.helpers import started
 
@@ -105,7 +105,7 @@ def test_a_forked_child_leaves_its_parents_spares_alone(store: Store, workspace:
 def test_a_claude_code_list_is_left_with_no_files_of_ours_between_writes(tmp_path: Path, no_quarantine: None) -> None:
     list_dir = tmp_path / "list"
     list_dir.mkdir()
-    store = Store(ClaudeTaskListLayout(list_dir))
+    store = FileStore(ClaudeTaskListLayout(list_dir))
     store.state_dir.mkdir()
     store.load()
     store.create("job")

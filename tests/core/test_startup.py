@@ -18,7 +18,7 @@ from tests.conftest import REPO
 
 #: Modules no command needs before it knows which command runs.
 HEAVY = (
-    "pydantic", "pydantic_core", "textual", "board.model", "board.store.store", "board.graph", "board.alerts", "board.gitstate",
+    "pydantic", "pydantic_core", "textual", "board.model", "board.store.base", "board.store.files", "board.graph", "board.alerts", "board.gitstate",
     "board.config", "board.actions", "mcp", "anyio", "board.mcp_server",
 )
 
@@ -101,8 +101,8 @@ def test_help_still_lists_every_command_with_its_help() -> None:
 
 def test_the_store_package_loads_the_store_only_when_asked() -> None:
     loaded = modules_after("import board.store; board.store.DEFAULT_LEASE_SECONDS")
-    assert "board.store.store" not in loaded
-    assert "board.store.store" in modules_after("from board.store import Store")
+    assert "board.store.base" not in loaded and "board.store.files" not in loaded
+    assert "board.store.base" in modules_after("from board.store import Store")
 
 
 # -- commands about one task read that task, not the board ------------------------------------

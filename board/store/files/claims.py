@@ -1,0 +1,184 @@
+"""Claims on a board's files: optimistic, with the lock held only to check and rename."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from board.errors import InvalidTaskFile
+from board.model import Task
+from board.store import DEFAULT_LEASE_SECONDS
+from board.store.atomic import KeptOpen, SpecialFile, TempFile, read_bytes_retrying
+from board.store.base import _check_agent
+from board.store.files.writes import PreparedWrite, _checksum
+
+
+#: Optimistic claims tried before one is made wholly under the lock (see ``Store.claim``).
+OPTIMISTIC_CLAIM_ATTEMPTS = 3
+
+
+@dataclass
+class ClaimAttempt:
+    """An optimistic claim: the prepared write, its filled temp file, and the bytes it was built from."""
+
+    prepared: PreparedWrite
+    temp: TempFile
+    key: str
+    raw: bytes
+
+
+class _NotClaimable(Exception):
+    """The reserved candidate turned out not to be claimable; claim under the lock instead."""
+
+
+class ClaimIntents:
+    """Which ready tasks other processes are about to claim, so that concurrent claimers work
+    on different ones instead of all preparing the best and all but one starting over.
+
+    One byte-range lock per task id on ``.claiming`` in the board's state folder (a file that is
+    never deleted); the kernel drops them when a process dies. Only a hint: the claim itself
+    is checked under the board lock, so a collision of ids on one byte, or two stores of one
+    process (whose record locks never conflict), costs a retry, never a double claim.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self._file = KeptOpen(path)
+
+    def reserve(self, task_id: str) -> bool:
+        try:
+            fcntl.lockf(self._file.descriptor(), fcntl.LOCK_EX | fcntl.LOCK_NB, 1, _intent_offset(task_id), os.SEEK_SET)
+        except OSError as error:
+            if error.errno in (errno.EAGAIN, errno.EACCES):
+                return False
+            raise
+        return True
+
+    def release(self, task_id: str) -> None:
+        if self._file.fd is not None:
+            fcntl.lockf(self._file.fd, fcntl.LOCK_UN, 1, _intent_offset(task_id), os.SEEK_SET)
+
+
+def _intent_offset(task_id: str) -> int:
+    return zlib.crc32(task_id.encode("utf-8"))
+
+
+class FileClaims:
+    """The claim side of ``FileStore``."""
+
+    def claim(self, agent: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS, max_held: int | None = 1, actor: str | None = None) -> Task | None:
+        """Atomically take the best ready task for ``agent``, or None when nothing is ready.
+
+        Optimistic first: the claim is worked out and its file written and fsynced before the
+        lock is taken; under the lock the store only checks that the task's file is still the
+        one it read (and the task still ready) and renames. Concurrent claimers reserve their
+        candidates (``ClaimIntents``) so they work on different tasks. When the check fails a
+        few times, the claim is made wholly under the lock.
+        """
+        self._ensure_whole()
+        _check_agent(agent)
+        for _ in range(OPTIMISTIC_CLAIM_ATTEMPTS):
+            attempt = self._prepare_claim(agent, lease_seconds, actor)
+            if attempt is None:
+                break
+            later: list[str] = []
+            try:
+                with self._write_lock(make_temp=False):
+                    later = self._catch_up_for_claim(attempt.prepared.task, agent, max_held)
+                    self._check_holding(agent, max_held)
+                    try:
+                        now = read_bytes_retrying(attempt.key)
+                    except SpecialFile:
+                        now = None
+                    if now is not None and now[0] == attempt.raw and self.graph.is_ready(attempt.prepared.task.id):
+                        return self._publish(attempt.prepared, attempt.temp)
+            finally:
+                self._spares.give_back(attempt.temp)
+                self._intents.release(attempt.prepared.task.id)
+                self._reread_ids(later)
+        with self._write_lock():
+            self.sync()
+            self._check_holding(agent, max_held)
+            while True:
+                best = self.graph.best_ready()
+                if best is None:
+                    return None
+                fresh = self._fresh(best)
+                if not self.graph.is_ready(fresh.id):
+                    continue  # changed behind the index's back; pick again
+                return self._claim_locked(fresh, agent, lease_seconds, actor)
+
+    def _catch_up_for_claim(self, task: Task, agent: str, max_held: int | None) -> list[str]:
+        """Under the lock, re-read only what decides the claim: changes to the task itself, to
+        its blockers, and (with a limit on held tasks) to tasks that are or may become the
+        agent's. Returns the other changed ids, to re-read once the lock is released: with
+        several claimers, most of what they logged is their own claims of other tasks."""
+        logged = self._newly_logged()
+        if logged is None:
+            self._reread_ids(None)
+            return []
+        deciding = {task.id, *task.blocked_by}
+        now: list[str] = []
+        later: list[str] = []
+        for task_id, records in logged.items():
+            if task_id in deciding or (max_held is not None and self._may_be_held_by(agent, task_id, records)):
+                now.append(task_id)
+            else:
+                later.append(task_id)
+        self._reread_ids(now)
+        return later
+
+    def _may_be_held_by(self, agent: str, task_id: str, records: list[dict[str, Any]]) -> bool:
+        known = self.graph.tasks.get(task_id)
+        if known is not None and known.owner == agent:
+            return True
+        for record in records:
+            changes = record.get("changes")
+            if not isinstance(changes, dict):
+                return True  # a record we cannot read: look
+            owner = changes.get("owner")
+            if owner is not None and (not isinstance(owner, list) or len(owner) != 2 or owner[1] == agent):
+                return True  # given to the agent, or an owner change we cannot read: look
+        return False
+
+    def _prepare_claim(self, agent: str, lease_seconds: float, actor: str | None) -> ClaimAttempt | None:
+        """Without the lock: reserve the best ready task no other claimer has reserved, and
+        write and fsync its claimed version to a temp file. None when that cannot be done
+        (the caller then claims under the lock, which has the last word on what is ready)."""
+        if not self.layout.exists():
+            return None
+        self.sync()
+        task_id = self.graph.first_ready(self._intents.reserve)
+        if task_id is None:
+            return None
+        try:
+            key = self._file_of(task_id)[1]
+            try:
+                read = read_bytes_retrying(key)
+            except SpecialFile:
+                raise _NotClaimable from None
+            if read is None:
+                raise _NotClaimable
+            raw = read[0]
+            try:
+                task = self.layout.decode(raw, key, task_id)
+            except InvalidTaskFile:
+                raise _NotClaimable from None
+            if self.graph.tasks.get(task_id) != task:
+                self.graph.put(task)
+            if not self.graph.is_ready(task_id) or self.outside_edit(task, _checksum(raw)) is not None:
+                raise _NotClaimable  # an outside edit is logged under the lock first
+            prepared = self._prepare(task, self._claimed(task, agent, lease_seconds), "claim", actor or agent)
+            temp = self._spares.take()
+            temp.fill(prepared.data)
+        except (_NotClaimable, FileNotFoundError):  # FileNotFoundError: the board went away
+            self._intents.release(task_id)
+            return None
+        except BaseException:
+            self._intents.release(task_id)
+            raise
+        return ClaimAttempt(prepared, temp, key, raw)

@@ -1,0 +1,70 @@
+"""Tool calls on a board's files: appended to logs, counted by every read (``board.toolcall_log``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from board.model import Task, ToolCalls, lean, validate_id
+from board.status import Status
+from board.store.atomic import read_jsonl
+from board.names import ID_PATTERN
+from board.toolcall_log import TASK_LOGS, append_call, fold, read_unfolded, task_log
+from board.store.base import ChangeSet
+
+
+
+class FileToolCalls:
+    """The tool-call side of ``FileStore``."""
+
+    def _count_logged_calls(self, task: Task) -> Task:
+        """The task with the calls its log holds beyond what its document counted.
+
+        Tool calls are appended to the task's log without rewriting its file (``board hook``
+        cannot afford a rewrite per call); every read adds them, so every reader sees exact
+        counts, and the next write of the task stores them.
+        """
+        calls = task.tool_calls
+        unfolded = read_unfolded(self.toolcalls_path(task.id), calls.logged, calls.total)
+        if unfolded is None:
+            return task
+        records, offset = unfolded
+        counts = fold(calls.model_dump(by_alias=True), records)
+        counts["logged"] = offset
+        counted = task.model_copy()
+        counted.tool_calls = ToolCalls.model_validate(counts)
+        return lean(counted)
+
+    def logged_task_paths(self, paths: Iterable[Path]) -> set[Path]:
+        """The task files whose tool-call logs are among ``paths`` (a watcher's changed files):
+        a call changes a task's counts without touching its file, so its log stands in for it."""
+        logs = self.state_dir / TASK_LOGS
+        return {self.layout.task_path(p.stem) for p in map(Path, paths) if p.parent == logs and p.suffix == ".jsonl" and ID_PATTERN.fullmatch(p.stem)}
+
+    def sync_tool_calls(self) -> ChangeSet:
+        """Count the calls logged since the last look on tasks in progress (the ones policies
+        and alerts judge by their calls); history says nothing of calls."""
+        stale = []
+        for task in self.graph.tasks.values():
+            if task.status == Status.IN_PROGRESS:
+                try:
+                    size = os.stat(self.toolcalls_path(task.id)).st_size
+                except (OSError, ValueError):
+                    continue
+                if size > (task.tool_calls.logged or 0):
+                    stale.append(task.id)
+        return self._reread_ids(stale) if stale else ChangeSet()
+
+    # -- tool calls ---------------------------------------------------------------------------
+
+    def toolcalls_path(self, task_id: str) -> Path:
+        return task_log(self.state_dir, validate_id(task_id))
+
+    def _append_call(self, record: dict[str, Any]) -> None:
+        append_call(self.state_dir, record)
+
+    def toolcalls(self, task_id: str) -> list[dict[str, Any]]:
+        records, _ = read_jsonl(self.toolcalls_path(task_id))
+        return records

@@ -1,0 +1,355 @@
+"""The write protocol of a board's files.
+
+Writes take the board lock, bring the index up to date, re-read the target file, compare and
+set on ``version``, write atomically and append one line to ``history.jsonl``; a writer killed
+between the rename and the history line is finished by the next one. Outside edits (files whose
+bytes no history line accounts for) are logged before board builds on them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from board.active_work import entry_for, note_task, read_active, write_active
+from board.errors import BoardError, InvalidTaskFile, TaskNotFound
+from board.model import Task, task_from_dict, task_to_dict, validate_id
+from board.store.atomic import fsync_directory, write_atomic, KeptOpen, TempFile, json_line
+from board.store.base import _iso
+
+#: A rename not (yet) counted by ``SharedDirectorySync``: the writer fsyncs the directory itself.
+NOT_COUNTED = 1 << 62
+#: The history line a writer is about to append; empty once it has been appended.
+PENDING_HISTORY = ".history-pending.json"
+#: The task and version of a history line, as ``json_line`` writes them.
+_LOGGED_VERSION = re.compile(rb'"task":"((?:[^"\\]|\\.)*)","version":(\d+)(?:,"file":"([0-9a-f]+)")?')
+#: Fields that change on every write and would only clutter the history's change lists.
+_UNTRACKED = frozenset({"version", "updatedAt"})
+
+
+def _checksum(data: bytes) -> str:
+    return f"{zlib.crc32(data):08x}"
+
+
+@dataclass
+class PreparedWrite:
+    """A write worked out ahead of publishing it: the new version, its bytes, its history line."""
+
+    task: Task
+    path: Path
+    data: bytes
+    record: dict[str, Any]
+
+
+class PendingNote:
+    """The history line a writer is about to append, for the next writer should this one die.
+
+    Read and written only under the board lock, through a descriptor kept open: truncating
+    and rewriting a file through a fresh ``open`` makes ext4 flush it on close, which cost
+    more than the rest of a claim. Not fsynced: it is a note for this machine's other
+    processes, and a crash of the machine may lose it.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self._file = KeptOpen(path, make_parent=True)  # board's own folder in a Claude Code list
+
+    def read(self) -> bytes:
+        """The note; called first under each hold of the lock, so it also re-checks the file."""
+        fd = self._file.descriptor(recheck=True)
+        return os.pread(fd, os.fstat(fd).st_size, 0)
+
+    def write(self, data: bytes) -> None:
+        fd = self._file.descriptor()
+        os.pwrite(fd, data, 0)
+        os.ftruncate(fd, len(data))
+
+    def clear(self) -> None:
+        os.ftruncate(self._file.descriptor(), 0)
+
+
+class FileWrites:
+    """The write side of ``FileStore``."""
+
+    def _fresh(self, task_id: str) -> Task:
+        """The task as it is on disk now (called under the lock)."""
+        path = self.layout.task_path(task_id)
+        read = self._read_path(path, task_id)
+        if read is None:
+            if task_id in self.graph.tasks:
+                self.graph.remove(task_id)
+            raise TaskNotFound(task_id)
+        outcome, self._file_stamps[str(path)] = read
+        if isinstance(outcome, InvalidTaskFile):
+            raise BoardError(f"cannot change task {task_id}: {outcome}")
+        current = self.graph.tasks.get(task_id)
+        if current is None or current != outcome:
+            self.graph.put(outcome)
+        return outcome
+
+    def _commit(self, old: Task | None, new: Task, op: str, actor: str | None, extra: dict[str, Any] | None = None) -> Task:
+        """Validate, write atomically, log. Called under the lock with ``new`` already changed."""
+        if old is not None:
+            outside = self.outside_edit(old, self._read_crc.get(old.id))
+            if outside is not None:
+                # Say what an outside writer changed before board's own write builds on it.
+                self._log(old.id, old.version, "outside", "outside edit", outside)
+                self._logged[old.id] = old
+        prepared = self._prepare(old, new, op, actor, extra)
+        temp = self._temp if self._temp is not None and self._temp.empty else self._spares.take()
+        temp.fill(prepared.data)
+        return self._publish(prepared, temp)
+
+    def _note_active(self, old: Task | None, new: Task | None) -> None:
+        """Keep ``active.json`` (who works on what, for ``board hook``) in step with a write."""
+        before = entry_for(old.status, old.owner, old.files) if old is not None else None
+        after = entry_for(new.status, new.owner, new.files) if new is not None else None
+        if before is not None or after is not None:
+            task_id = new.id if new is not None else old.id  # type: ignore[union-attr]
+            note_task(self.state_dir, task_id, after)
+
+    def refresh_active(self) -> bool:
+        """Rebuild ``active.json`` from the whole board, when it differs (outside writers, such
+        as Claude Code itself, start and finish tasks without telling it). True if rewritten."""
+        self._ensure_whole()
+        wanted = {t.id: entry for t in self.graph.tasks.values() if (entry := entry_for(t.status, t.owner, t.files)) is not None}
+        if read_active(self.state_dir) == wanted:
+            return False
+        with self._write_lock(make_temp=False):
+            write_active(self.state_dir, wanted)
+        return True
+
+    def _prepare(self, old: Task | None, new: Task, op: str, actor: str | None, extra: dict[str, Any] | None = None) -> PreparedWrite:
+        """Work out a write: the validated new version, its bytes and its history line."""
+        now = self.clock()
+        data = task_to_dict(new)
+        data["version"] = self._next_version(old or new)
+        data["updatedAt"] = _iso(now)
+        if old is None:
+            data["createdAt"] = data.get("createdAt") or _iso(now)
+        path, file_key = self._file_of(new.id)
+        task = task_from_dict(data, file_key)
+        task.integer_ids = new.integer_ids  # ids keep the JSON type their file gave them
+        before = task_to_dict(old) if old else {}
+        changes = {
+            key: [before.get(key), value]
+            for key, value in task_to_dict(task).items()
+            if key not in _UNTRACKED and before.get(key) != value
+        }
+        encoded = self.layout.encode(task)
+        record = self._history_record(task.id, task.version, actor, op, changes, extra, file_crc=_checksum(encoded))
+        return PreparedWrite(task, path, encoded, record)
+
+    # -- outside edits ------------------------------------------------------------------------
+
+    def _logged_versions(self) -> dict[str, int]:
+        """The highest version history records for each task, from one pass over the log the
+        first time it is needed (a fast scan: only the task and version of each line)."""
+        if self._max_logged is None:
+            versions: dict[str, int] = {}
+            crcs = self._logged_crc
+            for task_id, version, crc in _LOGGED_VERSION.findall(self._history.read_prefix(self._history_offset)):
+                key, number = task_id.decode("utf-8", "replace"), int(version)
+                if number >= versions.get(key, -1):
+                    versions[key] = number
+                    if crc:
+                        crcs[key] = crc.decode()
+                    else:
+                        crcs.pop(key, None)
+            self._max_logged = versions
+        return self._max_logged
+
+    def _note_logged(self, task: Task, crc: str) -> None:
+        self._logged[task.id] = task
+        if self._max_logged is not None and task.version >= self._max_logged.get(task.id, -1):
+            self._max_logged[task.id] = task.version
+            self._logged_crc[task.id] = crc
+
+    def outside_edit(self, task: Task, checksum: str | None = None) -> dict[str, Any] | None:
+        """What an outside writer (an editor, a script, Claude Code) changed in ``task`` as read
+        from disk (``checksum``: of the file's bytes), that history does not account for; None
+        when nothing did.
+
+        Every history line names the checksum of the file it wrote: a file whose bytes are not
+        those was written outside the store. The fields it changed are measured against the task
+        as this store last saw it logged; a process that never saw that version can only say
+        how the version moved.
+        """
+        logged = self._logged_versions().get(task.id)
+        if logged is None:
+            return None  # never written through a store: a file made elsewhere, seen for the first time
+        expected = self._logged_crc.get(task.id)
+        known = self._logged.get(task.id)
+        if checksum is not None and expected is not None:
+            if checksum == expected:
+                return None
+        elif known is not None and known.version == logged:
+            if task == known:
+                return None
+        elif task.version == logged:
+            return None  # a log written before checksums, and nothing else to go by
+        if known is not None and known.version == logged and known != task:
+            before, after = task_to_dict(known), task_to_dict(task)
+            return {key: [before.get(key), value] for key, value in after.items() if key != "updatedAt" and before.get(key) != value}
+        return {"version": [logged, task.version]}
+
+    def _next_version(self, task: Task) -> int:
+        """One above both the file's version and the highest history records: an outside
+        writer that dropped or lowered the version never makes a version number repeat."""
+        return max(task.version, self._logged_versions().get(task.id, 0)) + 1
+
+    def _publish(self, prepared: PreparedWrite, temp: TempFile) -> Task:
+        """Under the lock: rename the filled temp file into place, log the change, index it."""
+        # Leave word of the line about to be logged, so if this process dies between the rename
+        # and the append, the next writer finishes the line (``_finish_interrupted_write``).
+        line = json_line(prepared.record)
+        self._pending.write(b'{"historySize":%d,"record":%s}' % (self._history.size(), line.rstrip()))
+        self._last_rename = NOT_COUNTED  # until counted, this rename is covered by no one's fsync
+        try:
+            self.layout.confirm_lock()
+            self._spares.move(temp, prepared.path)
+        except BaseException:
+            self._pending.clear()
+            raise
+        self._unsynced.add(prepared.path.parent)
+        self._last_rename = self._directory_sync.note_rename()
+        self._append_history(line)
+        self._pending.clear()
+        self._note_active(self.graph.tasks.get(prepared.task.id), prepared.task)
+        self.graph.put(prepared.task)
+        self._note_logged(prepared.task, prepared.record["file"])
+        self._file_stamps[self._file_of(prepared.task.id)[1]] = temp.stamp
+        return prepared.task
+
+    def _history_record(
+        self, task_id: str, version: int, actor: str | None, op: str, changes: dict[str, Any], extra: dict[str, Any] | None = None, *, file_crc: str | None = None,
+    ) -> dict[str, Any]:
+        record: dict[str, Any] = {"ts": _iso(self.clock()), "task": task_id, "version": version}
+        if file_crc is not None:
+            record["file"] = file_crc  # the checksum of the file written: how outside edits are told apart
+        record.update(actor=actor or self.actor, op=op, changes=changes)
+        if extra:
+            record.update(extra)
+        return record
+
+    def _log(self, task_id: str, version: int, actor: str | None, op: str, changes: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
+        self._append_history(json_line(self._history_record(task_id, version, actor, op, changes, extra)))
+
+    def _append_history(self, line: bytes) -> None:
+        end = self._history.append(line)
+        if self._history_offset == end.start:
+            # We were caught up and hold the lock, so the new line is our own and already applied.
+            self._history_offset = end.stop
+
+    @contextmanager
+    def _write_lock(self, *, make_temp: bool = True) -> Iterator[None]:
+        """The board lock, or a clear error when the board's directory has gone away.
+
+        Two costly steps of a write happen outside the lock, so other writers need not wait
+        for them: the temp file is made before it, and renames are made durable (the
+        directory fsynced) after it, before the write returns.
+        """
+        if not self.layout.exists():
+            raise BoardError(f"the board at {self.layout.tasks_dir} is gone (deleted or moved); nothing was written")
+        outermost = self._lock_depth == 0
+        if outermost and make_temp:
+            try:
+                self._temp = self._spares.take()
+            except FileNotFoundError:
+                raise BoardError(f"the board at {self.layout.tasks_dir} is gone (deleted or moved); nothing was written") from None
+        self._lock_depth += 1
+        try:
+            with self.layout.lock():
+                self._finish_interrupted_write()
+                yield
+        finally:
+            self._lock_depth -= 1
+            if outermost:
+                temp, self._temp = self._temp, None
+                if temp is not None:
+                    self._spares.give_back(temp)
+                unsynced, self._unsynced = self._unsynced, set()
+                for directory in unsynced:
+                    self._directory_sync.make_durable(directory, self._last_rename)
+
+    def _finish_interrupted_write(self) -> None:
+        """Complete the history of a writer killed between replacing a task file and logging it."""
+        raw = self._pending.read()
+        if not raw:
+            return
+        try:
+            note = json.loads(raw)
+            record, logged_size = note["record"], int(note["historySize"])
+            task_id, version = str(record["task"]), int(record["version"])
+        except (ValueError, KeyError, TypeError):
+            self._pending.clear()  # torn: it died before touching the task file
+            return
+        if self._history.size() <= logged_size:  # its line never reached the log
+            read = self._read_path(self.layout.task_path(task_id), task_id)
+            if read is not None and isinstance(read[0], Task) and read[0].version == version:
+                self._append_history(json_line({**record, "recovered": True}))
+                self._read_into_index(self.layout.task_path(task_id), task_id)
+        self._pending.clear()
+
+    # -- deleting -----------------------------------------------------------------------------
+
+    @property
+    def archive_dir(self) -> Path:
+        """Where deleted tasks go, restorable: ``archive/`` in the board's own folder."""
+        return self.state_dir / "archive"
+
+    def _archived_path(self, task_id: str) -> Path:
+        return self.archive_dir / self.layout.task_path(validate_id(task_id)).name
+
+    def archived_ids(self) -> set[str]:
+        try:
+            names = os.listdir(self.archive_dir)
+        except FileNotFoundError:
+            return set()
+        return {task_id for name in names if (task_id := self.layout.task_id_for(self.layout.tasks_dir / name)) is not None}
+
+    def _archive(self, current: Task, actor: str | None, forced: bool) -> None:
+        """Move the task's file to the archive and log its deletion (under the lock)."""
+        task_id = current.id
+        outside = self.outside_edit(current, self._read_crc.get(task_id))
+        if outside is not None:
+            self._log(task_id, current.version, "outside", "outside edit", outside)
+        self.archive_dir.mkdir(parents=True, exist_ok=True)
+        write_atomic(self._archived_path(task_id), self.layout.encode(current))
+        path, key = self._file_of(task_id)
+        os.unlink(path)
+        fsync_directory(path.parent)
+        self._note_active(current, None)
+        self._log(task_id, self._next_version(current), actor, "delete", {"status": [str(current.status), None]}, {"forced": True} if forced else None)
+        self.graph.remove(task_id)
+        self._file_stamps.pop(key, None)
+
+    def _read_archived(self, task_id: str) -> Task:
+        archived = self._archived_path(task_id)
+        try:
+            raw = archived.read_bytes()
+        except FileNotFoundError:
+            raise BoardError(f"no deleted task {task_id} to restore (the archive is {self.archive_dir})") from None
+        return self.layout.decode(raw, archived, task_id)
+
+    def _drop_archived(self, task_id: str) -> None:
+        self._archived_path(task_id).unlink()
+
+    def _on_board(self, task_id: str) -> bool:
+        """Whether a task with this id is on the board (its file exists, valid or not)."""
+        return self.layout.task_path(task_id).exists()
+
+    def _new_task_id(self) -> str:
+        """The id for a new task: never one in use, nor one a deleted task had."""
+        # File names, not just the index: files written behind the store's back count too.
+        on_disk = {tid for tid, _ in self.layout.task_files()}
+        return self.layout.next_id(set(self.graph.tasks) | on_disk | self.archived_ids())
+
+    def _note_id_issued(self, task_id: str) -> None:
+        self.layout.note_id_issued(task_id)
