@@ -1,0 +1,110 @@
+"""Opening a connection to a board's database, with every failure as one line a person can act on.
+
+A database is named the way libpq names one: a ``postgresql://`` (or ``postgres://``) URL, or a
+``key=value`` string such as ``host=/run/postgresql dbname=board``; the ``PG*`` environment
+variables and ``~/.pgpass`` fill in what it leaves out. Messages name the host or socket and the
+cause, never a password.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from board.errors import BoardError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import psycopg
+
+NOT_INSTALLED = "PostgreSQL support is not installed: pip install 'board[postgres]'"
+#: libpq waits as long as the operating system does (minutes) for a host that does not answer.
+DEFAULT_CONNECT_TIMEOUT = 10
+
+_URL_PASSWORD = re.compile(r"^(?P<head>postgres(?:ql)?://[^@/?#:]*):(?P<password>[^@/?#]*)@", re.IGNORECASE)
+_QUERY_PASSWORD = re.compile(r"(?P<head>[?&]password=)(?P<password>[^&#]*)", re.IGNORECASE)
+_KEYWORD_PASSWORD = re.compile(r"(?P<head>\bpassword\s*=\s*)(?P<password>'(?:[^'\\]|\\.)*'|[^\s']\S*)", re.IGNORECASE)
+#: libpq's "connection to server at "HOST", port N failed: CAUSE" and its socket form.
+_SERVER_FAILED = re.compile(
+    r'connection to server (?:at "(?P<host>[^"]*)"(?: \([^)]*\))?, port (?P<port>\d+)|on socket "(?P<socket>[^"]*)") failed: (?P<cause>.*)'
+)
+
+
+def redact(url: str) -> str:
+    """``url`` with any password replaced by ``***``, safe to print or log."""
+    url = _URL_PASSWORD.sub(r"\g<head>:***@", url)
+    if "://" in url:
+        return _QUERY_PASSWORD.sub(r"\g<head>***", url)
+    return _KEYWORD_PASSWORD.sub(r"\g<head>***", url)
+
+
+def connect(url: str, *, autocommit: bool = False, application_name: str = "board") -> psycopg.Connection:
+    """A new connection to the database ``url`` names.
+
+    Raises BoardError with one line when psycopg is not installed, when ``url`` does not parse,
+    or when the server cannot be reached, refuses the login or has no such database. Unless the
+    URL or ``PGCONNECT_TIMEOUT`` says otherwise, a server gets 10 s to answer.
+    """
+    try:
+        import psycopg
+        from psycopg.conninfo import conninfo_to_dict
+    except ImportError:
+        raise BoardError(NOT_INSTALLED) from None
+    try:
+        params = conninfo_to_dict(url)
+    except psycopg.ProgrammingError as error:
+        raise BoardError(f"not a PostgreSQL URL or connection string: {_scrubbed(_first_line(error), url)}") from None
+    options: dict[str, object] = {"application_name": application_name}
+    if "connect_timeout" not in params and not os.environ.get("PGCONNECT_TIMEOUT"):
+        options["connect_timeout"] = DEFAULT_CONNECT_TIMEOUT
+    try:
+        return psycopg.connect(url, autocommit=autocommit, **options)
+    except psycopg.Error as error:
+        raise BoardError(_connect_failure(error, params, url)) from None
+
+
+def _connect_failure(error: Exception, params: dict[str, object], url: str) -> str:
+    message = _first_line(error)
+    failed = _SERVER_FAILED.search(message)
+    if failed:
+        where = f"{failed['host']}:{failed['port']}" if failed["host"] is not None else f"socket {failed['socket']}"
+        cause = failed["cause"]
+    else:
+        where = _where(params)
+        cause = re.sub(r"^connection (?:failed|is bad): ", "", message)
+    cause = re.sub(r"^(?:FATAL|ERROR):\s+", "", cause.strip())
+    cause = cause[:1].lower() + cause[1:]
+    if cause in ("connection refused", "no such file or directory"):
+        cause += ": is PostgreSQL running there?"
+    return _scrubbed(f"cannot connect to PostgreSQL at {where}: {cause}", url)
+
+
+def _where(params: dict[str, object]) -> str:
+    """Where libpq went, from the connection string and environment, for messages."""
+    host = str(params.get("host") or params.get("hostaddr") or os.environ.get("PGHOST") or "")
+    port = str(params.get("port") or os.environ.get("PGPORT") or "5432")
+    if not host:
+        return f"the default socket (port {port})"
+    if host.startswith("/"):
+        return f"socket {host}/.s.PGSQL.{port}"
+    return f"{host}:{port}"
+
+
+def _first_line(error: Exception) -> str:
+    lines = str(error).strip().splitlines()
+    return lines[0].strip() if lines else type(error).__name__
+
+
+def _scrubbed(message: str, url: str) -> str:
+    """``message`` with ``url`` shown redacted and its password nowhere: libpq quotes the parts
+    of a connection string it cannot parse, which may hold it."""
+    message = message.replace(url, redact(url))
+    for pattern in (_URL_PASSWORD, _QUERY_PASSWORD, _KEYWORD_PASSWORD):
+        for found in pattern.finditer(url):
+            password = found["password"].strip("'")
+            if not password:
+                continue
+            message = re.sub(r'"[^"]*"', lambda quoted: '"***"' if password in quoted[0] else quoted[0], message)
+            if len(password) >= 4:  # a shorter one would mangle every word that holds its letters
+                message = message.replace(password, "***")
+    return message
