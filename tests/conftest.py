@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from board.store import Store
+from tests.pg_cluster import pg_cluster, pg_url  # noqa: F401 - fixtures: one PostgreSQL server for the whole session
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "sample_workspace"
