@@ -1,8 +1,8 @@
 """A throwaway PostgreSQL server for tests and benchmarks: its own data directory and socket in
 a temp directory, TCP on 127.0.0.1 at a free port, trust authentication, fsync on.
 
-Tests use the ``pg_cluster`` and ``pg_url`` fixtures (import them into a folder's conftest.py,
-as ``tests/postgres/conftest.py`` does); a benchmark starts one itself::
+Tests use the ``pg_cluster`` and ``pg_url`` fixtures (``tests/conftest.py`` imports them for
+every folder: one server per session); a benchmark starts one itself::
 
     with PgCluster.running() as cluster:
         url = cluster.create_database("bench")
