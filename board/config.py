@@ -77,7 +77,15 @@ class HookSettings(_Section):
     held: Literal["block", "warn", "off"] = "warn"
 
 
+class StoreSettings(_Section):
+    """Where the board is kept: ``url`` names a PostgreSQL database (``--db`` and ``BOARD_DB``
+    win over it); without one, the board is the files in ``.tasks/``."""
+
+    url: str | None = None
+
+
 class BoardSettings(_Section):
+    store: StoreSettings = Field(default_factory=StoreSettings)
     lease: LeaseSettings = Field(default_factory=LeaseSettings)
     coordinator: CoordinatorSettings = Field(default_factory=CoordinatorSettings)
     policies: PolicySettings = Field(default_factory=PolicySettings)

@@ -38,11 +38,43 @@ def claude_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+@pytest.fixture(params=["files"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """Where the test's board is kept. A module that holds for every backend says so with
+    ``pytestmark = BOTH_BACKENDS``; the rest run on files."""
+    return request.param
+
+
+#: Run every test of a module on files and on PostgreSQL.
+BOTH_BACKENDS = pytest.mark.parametrize("backend", ["files", "postgres"], indirect=True)
+
+
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    """An initialised, empty workspace."""
-    Store.open(tmp_path, create=True)
+def workspace(tmp_path: Path, backend: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An initialised, empty workspace. On PostgreSQL, ``BOARD_DB`` names a fresh database with
+    the board's schema, so every ``Store.open`` and ``board`` command of the test uses it."""
+    if backend == "postgres":
+        from board.store.postgres.connect import connect
+        from board.store.postgres.migrations import migrate
+
+        url = request.getfixturevalue("pg_url")
+        with connect(url, autocommit=True) as conn:
+            migrate(conn)
+        monkeypatch.setenv("BOARD_DB", url)
+    Store.open(tmp_path, create=True).close()
     return tmp_path
+
+
+def files_only(reason: str) -> pytest.MarkDecorator:
+    """For a test of how a board is kept in files (their bytes, their names, the lock)."""
+    return pytest.mark.files_only(reason)
+
+
+@pytest.fixture(autouse=True)
+def _skip_file_tests_on_a_database(request: pytest.FixtureRequest) -> None:
+    marker = request.node.get_closest_marker("files_only")
+    if marker is not None and "backend" in request.fixturenames and request.getfixturevalue("backend") == "postgres":
+        pytest.skip(f"about files, not PostgreSQL: {marker.args[0]}")
 
 
 @pytest.fixture

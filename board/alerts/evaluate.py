@@ -50,14 +50,12 @@ from board.model import Task
 from board.status import Status
 from board.reservations import Reservation, active_reservations, normalise_path
 from board.store import Layout, Store
-from board.store.atomic import open_regular, read_jsonl, read_regular, write_atomic
+from board.store.atomic import read_jsonl, read_regular, write_atomic
 from board.times import iso, parse_time
 
 ALERTS_FILE = "alerts.json"
 #: History ops the detectors read; the rest of the log is skipped.
-_HISTORY_OPS = frozenset({"conflict", "reclaim", "claim"})
-#: On a first read, only this much of the history's end is parsed.
-_HISTORY_TAIL_BYTES = 4 << 20
+HISTORY_OPS = frozenset({"conflict", "reclaim", "claim"})
 _RACY_SECONDS = 2.0
 
 
@@ -67,12 +65,13 @@ class BoardReading(Protocol):
 
     layout: Layout
     state_dir: Path
-    history_path: Path
     tasks: Mapping[str, Task]
     invalid: Mapping[str, str]
 
     @property
     def graph(self) -> TaskGraph: ...
+
+    def recent_history(self, ops: frozenset[str]) -> list[dict[str, Any]]: ...
 
 
 @dataclass
@@ -160,7 +159,7 @@ def gather_inputs(store: BoardReading, *, now: datetime, git: GitState | None = 
         git=git,
         checkpoints=checkpoints,
         current_hashes=current,
-        history=_HISTORY.read(store.history_path),
+        history=store.recent_history(HISTORY_OPS),
         idle_members=idle_team_members(store.layout),
     )
 
@@ -339,47 +338,6 @@ def _touches_of(records: list[dict[str, Any]], task_id: str, workspace: Path) ->
     return found
 
 
-class _RecentHistory:
-    """The history lines the detectors need, read from where the last read stopped."""
-
-    def __init__(self) -> None:
-        self._files: dict[Path, tuple[int, int, list[dict[str, Any]]]] = {}
-        self._lock = threading.Lock()
-
-    def read(self, path: Path) -> list[dict[str, Any]]:
-        with self._lock:
-            return self._read(path)
-
-    def _read(self, path: Path) -> list[dict[str, Any]]:
-        try:
-            info = path.stat()
-        except FileNotFoundError:
-            return []
-        inode, offset, known = self._files.get(path, (info.st_ino, -1, []))
-        if inode != info.st_ino or info.st_size < offset:
-            offset, known = -1, []
-        if offset < 0:
-            offset = _line_start(path, max(0, info.st_size - _HISTORY_TAIL_BYTES))
-        if info.st_size > offset:
-            records, offset = read_jsonl(path, offset)
-            known = known + [r for r in records if r.get("op") in _HISTORY_OPS]
-            if len(known) > 20000:
-                known = known[-10000:]  # far older than any window the detectors use
-        self._files[path] = (info.st_ino, offset, known)
-        return known
-
-
-def _line_start(path: Path, offset: int) -> int:
-    """The first line boundary at or after ``offset``, so a tail read never starts mid-line."""
-    if offset == 0:
-        return 0
-    with os.fdopen(open_regular(path), "rb") as handle:
-        handle.seek(offset - 1)
-        chunk = handle.read(1 << 16)
-    newline = chunk.find(b"\n")
-    return offset + newline if newline >= 0 else offset + len(chunk)
-
-
 class _FileHashes:
     """SHA-256 of workspace files, recomputed only when a file's stat changes.
 
@@ -445,5 +403,4 @@ class _GraphProblemsCache:
 
 _GRAPH_PROBLEMS = _GraphProblemsCache()
 _TOUCHES = _ToolcallTouches()
-_HISTORY = _RecentHistory()
 _HASHES = _FileHashes()

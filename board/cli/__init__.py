@@ -57,6 +57,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from board.store.layout import find_board
 
         args.workspace = "." if getattr(args, "command", None) == "init" else str(find_board(Path.cwd()))
+    if getattr(args, "db", None):
+        # For this process's stores and every process it starts (workers, the coordinator).
+        import os
+
+        os.environ["BOARD_DB"] = args.db
     args.json = getattr(args, "json", False)
     if args.json and getattr(args, "no_json", None):
         sys.stderr.write(f"board {args.command}: --json is not available here: {args.no_json}\n")

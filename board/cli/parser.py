@@ -31,7 +31,7 @@ COMMANDS = {
 }
 
 #: Options of the top level that take a value (the command is the first word that is not one).
-_VALUED_OPTIONS = frozenset({"-w", "--workspace", "--claude"})
+_VALUED_OPTIONS = frozenset({"-w", "--workspace", "--claude", "--db"})
 
 
 class _PartialParserMiss(Exception):
@@ -63,6 +63,10 @@ def common_options() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
     common.add_argument("-w", "--workspace", metavar="DIR", default=argparse.SUPPRESS, help="the workspace holding .tasks/ (default: the nearest one from the current directory upward, as git finds .git)")
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON instead of text")
+    common.add_argument(
+        "--db", default=argparse.SUPPRESS, metavar="URL",
+        help="the PostgreSQL database holding the board, e.g. postgresql://host/board (default: $BOARD_DB, else [store] url in .tasks/board.toml; else the board is the files in .tasks/)",
+    )
     common.add_argument(
         "--claude", default=argparse.SUPPRESS, metavar="LIST",
         help="use the Claude Code task list ~/.claude/tasks/LIST ('latest' for the most recently changed)",

@@ -175,12 +175,35 @@ def cmd_init(args: argparse.Namespace) -> int:
     workspace = Path(args.workspace)
     if not workspace.is_dir():
         raise BoardError(f"{workspace} is not a directory")
+    from board.store.base import database_url
+
+    url = database_url(workspace)
+    if url is not None:
+        return _init_database(args, workspace, url)
     existed = (workspace / ".tasks").is_dir()
     store = open_store(args, create=True)
     if args.json:
         print_json({"board": str(store.layout.tasks_dir), "created": not existed})
     else:
         print(f"{'board already initialised' if existed else 'initialised'} {store.layout.tasks_dir}")
+    return 0
+
+
+def _init_database(args: argparse.Namespace, workspace: Path, url: str) -> int:
+    """Create the board's schema in the database, or bring it up to this board's version."""
+    from board.store.postgres.connect import connect, redact
+    from board.store.postgres.migrations import migrate, schema_version
+
+    with connect(url, autocommit=True) as conn:
+        applied = migrate(conn)
+        version = schema_version(conn)
+    (workspace / ".tasks").mkdir(exist_ok=True)  # this machine's settings and logs
+    if args.json:
+        print_json({"board": redact(url), "created": bool(applied), "migrations": applied, "schemaVersion": version})
+    elif applied:
+        print(f"initialised {redact(url)} (schema version {version}; applied {', '.join(map(str, applied))})")
+    else:
+        print(f"board already initialised {redact(url)} (schema version {version})")
     return 0
 
 

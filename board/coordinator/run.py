@@ -33,7 +33,6 @@ from board.errors import AgentNameInUse, BoardError
 from board.graph import TaskGraph, is_hidden, sorted_ids
 from board.status import FINISHED, Status
 from board.store import Store
-from board.store.atomic import read_jsonl
 
 #: Statuses that count as "done" for the exit status: nothing left to do.
 DONE = frozenset({Status.COMPLETED, Status.CANCELLED})
@@ -268,12 +267,12 @@ class Supervisor:
         and with ``events`` one line per start, completion, failure and reclaim."""
         last_line = ""
         last_report = 0.0
-        history_offset = self.store.history_path.stat().st_size if self.store.history_path.exists() else 0
+        history_mark = self.store.history_mark()
         while True:
             problems = self.check_children()
             progress = self.progress()
             if events:
-                records, history_offset = read_jsonl(self.store.history_path, history_offset)
+                records, history_mark = self.store.history_since(history_mark)
                 for record in records:
                     line = describe_event(record, self.store.graph)
                     if line:

@@ -22,7 +22,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from board import actions
@@ -37,7 +36,6 @@ from board.errors import BoardError
 from board.graph import TaskGraph, id_sort_key
 from board.status import Status
 from board.store import Store
-from board.store.atomic import read_jsonl
 
 COORDINATOR = "coordinator"
 
@@ -165,12 +163,12 @@ def reclaim_expired_leases(store: Store) -> list[Reclaim]:
     now = store.clock()
     if not any(t.status == Status.IN_PROGRESS and t.lease is not None and t.lease.expires_at <= now for t in store.tasks.values()):
         return []  # judged on the freshly synced index: no need to make every writer wait on the lock
-    log_size = _size(store.history_path)
+    mark = store.history_mark()
     reclaimed = store.reclaim_expired(actor=COORDINATOR)
     if not reclaimed:
         return []
     # One fact, one place: the reason is the one in the history line, read from where we began.
-    records, _ = read_jsonl(store.history_path, log_size)
+    records, _ = store.history_since(mark)
     reasons = {(str(r.get("task")), r.get("version")): str(r.get("reason", "")) for r in records if r.get("op") == "reclaim"}
     for record in records:
         lease_before = ((record.get("changes") or {}).get("lease") or [None])[0]
@@ -183,11 +181,6 @@ def reclaim_expired_leases(store: Store) -> list[Reclaim]:
     return found
 
 
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except FileNotFoundError:
-        return 0
 
 
 def _silent_agents(agents: Sequence[AgentRecord], reclaimed: Sequence[Reclaim]) -> set[str]:

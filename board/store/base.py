@@ -16,6 +16,7 @@ claim, archive, and append tool calls. ``board.store.files`` keeps a board in ``
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -118,6 +119,25 @@ def _iso(moment: datetime) -> str:
     return moment.isoformat().replace("+00:00", "Z")
 
 
+def database_url(workspace: Path) -> str | None:
+    """The PostgreSQL database holding the workspace's board: ``$BOARD_DB`` (which ``--db``
+    sets), else ``[store] url`` in its ``.tasks/board.toml``; None for a board in files."""
+    url = os.environ.get("BOARD_DB")
+    if url:
+        return url
+    settings = workspace.expanduser() / ".tasks" / "board.toml"
+    if not settings.is_file():
+        return None
+    import tomllib  # only a board with settings pays for reading them
+
+    try:
+        store = tomllib.loads(settings.read_text(encoding="utf-8")).get("store")
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
+        return None  # 'board check' and the settings' own loading say what is wrong
+    url = store.get("url") if isinstance(store, dict) else None
+    return url if isinstance(url, str) and url else None
+
+
 class Store:
     """A board and this process's index of it. ``Store.open`` picks where it is kept."""
 
@@ -131,9 +151,15 @@ class Store:
         self._partial = False
 
     @classmethod
-    def open(cls, location: Path | str, *, create: bool = False, whole: bool = True, **kwargs: Any) -> Store:
-        """Open the board at ``location``: a workspace with ``.tasks/``, or a Claude Code task
-        list (see ``FileStore.open`` for ``whole``)."""
+    def open(cls, location: Path | str, *, db: str | None = None, create: bool = False, whole: bool = True, **kwargs: Any) -> Store:
+        """Open the board of the workspace at ``location``: in the PostgreSQL database ``db``
+        (default: ``$BOARD_DB``), else in files: ``.tasks/``, or a Claude Code task list (see
+        ``FileStore.open`` for ``whole``)."""
+        url = db or database_url(Path(location))
+        if url:
+            from board.store.postgres.store import PostgresStore
+
+            return PostgresStore.open(location, url=url, create=create, whole=whole, **kwargs)
         from board.store.files import FileStore
 
         return FileStore.open(location, create=create, whole=whole, **kwargs)
@@ -788,6 +814,19 @@ class Store:
         raise NotImplementedError
 
     def toolcalls(self, task_id: str) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def recent_history(self, ops: frozenset[str]) -> list[dict[str, Any]]:
+        """The newest history lines whose ``op`` is one of ``ops``, oldest first (the alert
+        detectors' claims, reclaims and conflicts); each call reads on from the last."""
+        raise NotImplementedError
+
+    def history_mark(self) -> int:
+        """Where history ends now; ``history_since`` gives what was logged after it."""
+        raise NotImplementedError
+
+    def history_since(self, mark: int) -> tuple[list[dict[str, Any]], int]:
+        """The history lines logged after ``mark``, and the mark to read on from."""
         raise NotImplementedError
 
     def claim(self, agent: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS, max_held: int | None = 1, actor: str | None = None) -> Task | None:

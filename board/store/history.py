@@ -8,10 +8,11 @@ and opening it anew each time cost more than reading the few lines that are new.
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
-from board.store.atomic import KeptOpen, append_to, parse_lines, read_jsonl
+from board.store.atomic import KeptOpen, append_to, open_regular, parse_lines, read_jsonl
 
 
 class HistoryLog:
@@ -85,3 +86,50 @@ class HistoryLog:
             return os.stat(self.path)
         except FileNotFoundError:
             return None
+
+
+#: On a first read of recent lines, only this much of the log's end is parsed.
+TAIL_BYTES = 4 << 20
+
+
+class RecentHistory:
+    """The newest history lines of some kinds (the alert detectors' claims, reclaims and
+    conflicts), read on from where the last read stopped; a first read parses only the log's end."""
+
+    def __init__(self, ops: frozenset[str]) -> None:
+        self.ops = ops
+        self._files: dict[Path, tuple[int, int, list[dict[str, Any]]]] = {}
+        self._lock = threading.Lock()
+
+    def read(self, path: Path) -> list[dict[str, Any]]:
+        with self._lock:
+            return self._read(path)
+
+    def _read(self, path: Path) -> list[dict[str, Any]]:
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            return []
+        inode, offset, known = self._files.get(path, (info.st_ino, -1, []))
+        if inode != info.st_ino or info.st_size < offset:
+            offset, known = -1, []
+        if offset < 0:
+            offset = _line_start(path, max(0, info.st_size - TAIL_BYTES))
+        if info.st_size > offset:
+            records, offset = read_jsonl(path, offset)
+            known = known + [r for r in records if r.get("op") in self.ops]
+            if len(known) > 20000:
+                known = known[-10000:]  # far older than any window the detectors use
+        self._files[path] = (info.st_ino, offset, known)
+        return known
+
+
+def _line_start(path: Path, offset: int) -> int:
+    """The first line boundary at or after ``offset``, so a tail read never starts mid-line."""
+    if offset == 0:
+        return 0
+    with os.fdopen(open_regular(path), "rb") as handle:
+        handle.seek(offset - 1)
+        chunk = handle.read(1 << 16)
+    newline = chunk.find(b"\n")
+    return offset + newline if newline >= 0 else offset + len(chunk)

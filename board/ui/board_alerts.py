@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from board.alerts import Alert, Severity, detect_all, gather_inputs, read_alerts
-from board.alerts.evaluate import carry_since
+from board.alerts.evaluate import HISTORY_OPS, carry_since
 from board.config import BoardSettings
 from board.coordinator.daemon import coordinator_running
 from board.graph import TaskGraph
@@ -49,13 +50,16 @@ class StoreSnapshot:
 
     layout: Layout
     state_dir: Path
-    history_path: Path
+    history: list[dict[str, Any]]
     tasks: dict[str, Task]
     invalid: dict[str, str]
 
     @classmethod
     def of(cls, store: Store) -> StoreSnapshot:
-        return cls(store.layout, store.state_dir, store.history_path, dict(store.tasks), dict(store.invalid))
+        return cls(store.layout, store.state_dir, store.recent_history(HISTORY_OPS), dict(store.tasks), dict(store.invalid))
+
+    def recent_history(self, ops: frozenset[str]) -> list[dict[str, Any]]:
+        return [record for record in self.history if record.get("op") in ops]
 
     @cached_property
     def graph(self) -> TaskGraph:

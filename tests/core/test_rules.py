@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from board import actions
+from tests.conftest import BOTH_BACKENDS, files_only
 from board.actions import Who
 from board.cli import main
 from board.cli.output import prompt, table, task_json
@@ -27,7 +28,9 @@ from board.status import Status
 from board.store import Store
 from tests.conftest import REPO
 from tests.core.test_store import FakeClock
-from tests.disk import history, snapshot, task_file
+from tests.disk import archived, history, on_board, snapshot, task_file
+
+pytestmark = BOTH_BACKENDS
 
 
 def cli(workspace: Path, *args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -81,6 +84,7 @@ def test_no_front_end_can_start_a_waiting_task_by_any_route(chain: Store) -> Non
     assert chain.get("2").status == Status.PENDING
 
 
+@files_only("an outside writer edits a task file")
 def test_a_start_reads_the_blockers_from_disk_not_from_a_stale_index(chain: Store, workspace: Path) -> None:
     # Another process completes #1 behind this store's back (an outside writer, no history line).
     doc = task_file(workspace, "1")
@@ -361,6 +365,7 @@ def seed_001_complete(workspace: Path, task_id: int) -> None:
         path.write_text(json.dumps(task, indent=2))
 
 
+@files_only("seed 001 writes its own files")
 def test_a_seed_001_board_keeps_integer_ids_and_its_own_unblocking_works(workspace: Path, capsys) -> None:
     seed_001_write(workspace, {"id": 1, "subject": "schema", "status": "pending", "blockedBy": [], "blocks": [2], "owner": ""})
     seed_001_write(workspace, {"id": 2, "subject": "repository", "status": "pending", "blockedBy": [1], "blocks": [], "owner": ""})
@@ -383,6 +388,7 @@ def test_a_seed_001_board_keeps_integer_ids_and_its_own_unblocking_works(workspa
     assert Store.open(workspace).graph.is_ready("2")
 
 
+@files_only("seed 001 writes its own files")
 def test_an_open_blocker_missing_from_blocked_by_is_still_a_broken_edge(workspace: Path) -> None:
     seed_001_write(workspace, {"id": 1, "subject": "schema", "status": "pending", "blockedBy": [], "blocks": [2], "owner": ""})
     seed_001_write(workspace, {"id": 2, "subject": "repository", "status": "pending", "blockedBy": [], "blocks": [], "owner": ""})
@@ -405,8 +411,7 @@ def test_delete_refuses_while_tasks_depend_on_it_and_changes_nothing(chain: Stor
 def test_delete_archives_a_task_drops_what_waits_on_it_and_restore_brings_it_back(chain: Store, workspace: Path, capsys) -> None:
     status, out, _ = cli(workspace, "task", "delete", "2", "--force", capsys=capsys)
     assert status == 0 and "board task restore 2" in out
-    assert not (workspace / ".tasks" / "task_2.json").exists()
-    assert (workspace / ".tasks" / "archive" / "task_2.json").exists()
+    assert not on_board(workspace, "2") and archived(workspace, "2")
     assert task_file(workspace, "1")["blocks"] == [] and task_file(workspace, "3")["blockedBy"] == []
     assert Store.open(workspace).graph.is_ready("3")  # nothing waits on a task that is gone
     assert cli(workspace, "check", capsys=capsys)[0] == 0

@@ -19,6 +19,7 @@ from board.store.layout import Layout, detect_layout
 from board.store.base import Clock
 
 from board.store.base import Store
+from board.store.history import RecentHistory
 from board.store.files.claims import ClaimIntents, FileClaims
 from board.store.files.index import FileIndex
 from board.store.files.repair import FileRepair
@@ -55,6 +56,7 @@ class FileStore(FileIndex, FileWrites, FileClaims, FileRepair, FileToolCalls, St
         self._last_rename = 0
         self._directory_sync = SharedDirectorySync(layout.state_dir / ".synced")
         self._lock_depth = 0
+        self._recent: dict[frozenset[str], RecentHistory] = {}
 
     @classmethod
     def open(cls, location: Path | str, *, create: bool = False, whole: bool = True, **kwargs: Any) -> Store:

@@ -19,7 +19,9 @@ from typing import Any
 from board.errors import InvalidTaskFile
 from board.model import Task, validate_id
 from board.store.atomic import SpecialFile, Stamp, read_bytes_retrying
+from board.store.atomic import read_jsonl
 from board.store.base import ChangeSet
+from board.store.history import RecentHistory
 from board.store.files.writes import _checksum
 
 
@@ -181,6 +183,18 @@ class FileIndex:
             del self.invalid[key]
             result.invalid.add(key)
         return result
+
+    def history_mark(self) -> int:
+        return self._history.size()
+
+    def history_since(self, mark: int) -> tuple[list[dict[str, Any]], int]:
+        return read_jsonl(self._history.path, mark)
+
+    def recent_history(self, ops: frozenset[str]) -> list[dict[str, Any]]:
+        reader = self._recent.get(ops)
+        if reader is None:
+            reader = self._recent[ops] = RecentHistory(ops)
+        return reader.read(self._history.path)
 
     def history(self, task_id: str | None = None) -> list[dict[str, Any]]:
         records = self._history.all_records()

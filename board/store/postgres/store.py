@@ -1,0 +1,510 @@
+"""A board in PostgreSQL: ``Store``'s rules (``board.store.base``) on the tables of ``migrations``.
+
+Every write is one transaction. The writes that the rules make under the board lock take a
+database-wide advisory lock instead, so they see one state exactly as on files; a claim takes
+that lock shared, so claims run side by side and pick their tasks with ``FOR NO KEY UPDATE SKIP
+LOCKED``, in the order the rules give (priority, then the longest remaining critical path, then
+id). A transaction that dies leaves nothing behind: the task it was claiming stays claimable.
+
+Each process keeps an index (a ``TaskGraph``) as the file store does, and catches up through
+the history table: the rows added since it last looked name the tasks to re-read. History rows
+can become visible out of order (concurrent claims commit in any order), so the numbers skipped
+are looked at again until they appear or time out (a rolled-back insert never appears).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import weakref
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from board.errors import BoardError, InvalidTaskFile, TaskNotFound
+from board.graph import cancelled_blockers
+from board.model import Task, task_from_dict, task_to_dict, utcnow, validate_id
+from board.priority import PRIORITY_RANK
+from board.status import Status
+from board.store import DEFAULT_LEASE_SECONDS
+from board.store.base import ChangeSet, Clock, Problem, Store, _check_agent, _iso
+from board.store.layout import next_integer_id
+from board.store.postgres.connect import connect, redact
+from board.store.postgres.migrations import check_schema
+from board.toolcall_log import fold
+
+#: The board's write lock: an advisory lock on this key, exclusive for the rules' writes,
+#: shared for claims ("board_wr" in ASCII; the migrations take another key).
+WRITE_LOCK_KEY = 0x626F6172645F7772
+#: How many ready tasks a claim offers the database at once, best first.
+CLAIM_CANDIDATES = 32
+#: Claims tried with the shared lock before one is made under the exclusive lock.
+SHARED_CLAIM_ATTEMPTS = 3
+#: How long a skipped history number is looked for again before it counts as rolled back.
+GAP_SECONDS = 30.0
+#: How many recent history lines of a kind are kept for the alert detectors, and how far
+#: before the last one seen each read looks again.
+RECENT_KEPT = 10_000
+RECENT_OVERLAP = 1_000
+#: Fields that change on every write and would only clutter the history's change lists.
+_UNTRACKED = frozenset({"version", "updatedAt"})
+
+_TASK_COLUMNS = "id, doc, status, owner, priority, version, lease_owner, lease_token, lease_expires_at, updated_at"
+
+_UPSERT_TASK = f"""
+insert into board.tasks ({_TASK_COLUMNS}) values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+on conflict (id) do update set doc = excluded.doc, status = excluded.status, owner = excluded.owner,
+    priority = excluded.priority, version = excluded.version, lease_owner = excluded.lease_owner,
+    lease_token = excluded.lease_token, lease_expires_at = excluded.lease_expires_at, updated_at = excluded.updated_at
+"""
+
+#: The first of the candidates (in the order given) that is still pending, ready and not being
+#: claimed by anyone else. A blocker with no row (deleted) does not hold a task back.
+_CLAIM_CANDIDATE = """
+select t.doc from board.tasks t
+join unnest(%s::text[]) with ordinality as c(id, n) on c.id = t.id
+where t.status = 'pending'
+  and not exists (
+    select 1 from board.task_edges e join board.tasks b on b.id = e.blocker_id
+    where e.task_id = t.id and b.status <> 'completed')
+order by c.n
+limit 1
+for no key update of t skip locked
+"""
+
+
+@dataclass
+class DatabaseLayout:
+    """Where a database board's local files are: the workspace its tasks' files are relative
+    to, and ``.tasks/`` in it for what stays per machine (settings, logs, the daemon's locks)."""
+
+    url: str
+    workspace: Path
+    name: str = "postgres"
+    keeps_spares: bool = False
+
+    @property
+    def state_dir(self) -> Path:
+        return self.workspace / ".tasks"
+
+    @property
+    def tasks_dir(self) -> Path:
+        return self.state_dir
+
+    def task_path(self, task_id: str) -> Path:
+        """Where messages say a task is: its row, named as a path."""
+        return Path(f"{redact(self.url)}#tasks/{task_id}")
+
+    def missing_blocker_done(self, task_id: str) -> bool:
+        return False
+
+    def exists(self) -> bool:
+        return True
+
+
+class PostgresStore(Store):
+    """One board in a PostgreSQL database plus this process's index of it."""
+
+    def __init__(self, url: str, workspace: Path | str = ".", *, clock: Clock = utcnow, actor: str = "board") -> None:
+        self.layout = DatabaseLayout(url, Path(workspace).expanduser().resolve())
+        super().__init__(clock=clock, actor=actor)
+        self.url = url
+        self.conn = connect(url, autocommit=True)
+        # Closed when the store is collected or the process exits, whoever forgot to.
+        weakref.finalize(self, self.conn.close)
+        check_schema(self.conn)
+        #: The highest history number read, the numbers below it not seen yet (and since
+        #: when), and the numbers this store wrote itself (no need to re-read those tasks).
+        self._history_seq = 0
+        self._gaps: dict[int, float] = {}
+        self._own_seqs: set[int] = set()
+        self._lock_depth = 0
+        #: Tasks written in the transaction under way: re-read if it rolls back.
+        self._touched: set[str] = set()
+        self._recent: dict[frozenset[str], dict[int, dict[str, Any]]] = {}
+
+    @classmethod
+    def open(cls, location: Path | str = ".", *, url: str | None = None, create: bool = False, whole: bool = True, **kwargs: Any) -> PostgresStore:  # type: ignore[override]
+        """Open the board in the database at ``url`` for the workspace at ``location``."""
+        if url is None:
+            raise BoardError("no database given: pass --db URL or set BOARD_DB")
+        store = cls(url, location, **kwargs)
+        store.layout.state_dir.mkdir(parents=True, exist_ok=True)
+        if whole:
+            store.load()
+        else:
+            store._history_seq = store._last_history_seq()
+            store._partial = True
+        return store
+
+    @property
+    def state_dir(self) -> Path:
+        return self.layout.state_dir
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def load(self) -> None:
+        self._partial = False
+        self._history_seq = self._last_history_seq()
+        self._gaps.clear()
+        self.graph = self._new_graph()
+        self.invalid = {}
+        rows = self.conn.execute("select id, doc from board.tasks").fetchall()
+        self.graph.put_many(task for task in (self._decode(task_id, doc) for task_id, doc in rows) if task is not None)
+
+    def _decode(self, task_id: str, doc: Any) -> Task | None:
+        where = str(self.layout.task_path(task_id))
+        try:
+            task = task_from_dict(doc, where)
+        except InvalidTaskFile as error:
+            self.invalid[where] = error.reason
+            return None
+        self.invalid.pop(where, None)
+        return task
+
+    def _last_history_seq(self) -> int:
+        return int(self.conn.execute("select coalesce(max(seq), 0) from board.history").fetchone()[0])
+
+    def get(self, task_id: str) -> Task:
+        task = self.graph.tasks.get(task_id)
+        if task is None and self._partial:
+            try:
+                validate_id(task_id)
+            except ValueError:
+                raise TaskNotFound(task_id) from None
+            self._reread_ids([task_id])
+            task = self.graph.tasks.get(task_id)
+        if task is None:
+            reason = self.invalid.get(str(self.layout.task_path(task_id)))
+            if reason is not None:
+                raise BoardError(f"task {task_id} cannot be read: {self.layout.task_path(task_id)}: {reason}")
+            raise TaskNotFound(task_id)
+        return task
+
+    def sync(self) -> ChangeSet:
+        """Catch up with every write committed since the last look, by the history table."""
+        gaps = list(self._gaps)
+        rows = self.conn.execute(
+            "select seq, task_id from board.history where seq > %s or seq = any(%s) order by seq", (self._history_seq, gaps)
+        ).fetchall()
+        now = time.monotonic()
+        changed: set[str] = set()
+        for seq, task_id in rows:
+            self._gaps.pop(seq, None)
+            if seq > self._history_seq:
+                self._gaps.update(dict.fromkeys(range(self._history_seq + 1, seq), now))
+                self._history_seq = seq
+            if seq in self._own_seqs:
+                self._own_seqs.discard(seq)
+            elif task_id is not None:
+                changed.add(task_id)
+        for seq, since in list(self._gaps.items()):
+            if now - since > GAP_SECONDS:
+                del self._gaps[seq]  # a rolled-back write: that number never appears
+        self._own_seqs = {seq for seq in self._own_seqs if seq > self._history_seq}
+        return self._reread_ids(changed) if changed else ChangeSet()
+
+    def _reread_ids(self, task_ids: Iterable[str] | None) -> ChangeSet:
+        if task_ids is None:
+            before = set(self.graph.tasks)
+            self.load()
+            return ChangeSet(changed=set(self.graph.tasks), removed=before - set(self.graph.tasks))
+        ids = list(dict.fromkeys(task_ids))
+        result = ChangeSet()
+        if not ids:
+            return result
+        found = dict(self.conn.execute("select id, doc from board.tasks where id = any(%s)", (ids,)).fetchall())
+        fresh = []
+        for task_id in ids:
+            if task_id not in found:
+                if task_id in self.graph.tasks:
+                    self.graph.remove(task_id)
+                    result.removed.add(task_id)
+                continue
+            task = self._decode(task_id, found[task_id])
+            if task is None:
+                result.invalid.add(str(self.layout.task_path(task_id)))
+            elif self.graph.tasks.get(task_id) != task:
+                fresh.append(task)
+                result.changed.add(task_id)
+        self.graph.put_many(fresh)
+        return result
+
+    def rescan(self) -> ChangeSet:
+        """Reconcile with the table, for writers that bypass the store (SQL by hand)."""
+        self._ensure_whole()
+        versions = dict(self.conn.execute("select id, version from board.tasks").fetchall())
+        stale = [task_id for task_id, version in versions.items() if task_id not in self.graph.tasks or self.graph.tasks[task_id].version != version]
+        gone = [task_id for task_id in self.graph.tasks if task_id not in versions]
+        return self._reread_ids([*stale, *gone])
+
+    def reread(self, paths: Iterable[Path]) -> ChangeSet:
+        return ChangeSet()  # no files: changes arrive through history and notifications
+
+    def history(self, task_id: str | None = None) -> list[dict[str, Any]]:
+        if task_id is None:
+            rows = self.conn.execute("select record from board.history order by seq").fetchall()
+        else:
+            rows = self.conn.execute("select record from board.history where task_id = %s order by seq", (task_id,)).fetchall()
+        return [record for (record,) in rows]
+
+    def history_mark(self) -> int:
+        return self._last_history_seq()
+
+    def history_since(self, mark: int) -> tuple[list[dict[str, Any]], int]:
+        rows = self.conn.execute("select seq, record from board.history where seq > %s order by seq", (mark,)).fetchall()
+        return [record for _, record in rows], (rows[-1][0] if rows else mark)
+
+    def recent_history(self, ops: frozenset[str]) -> list[dict[str, Any]]:
+        """Read again a little before the last line seen, so lines that became visible out of
+        order (claims commit in any order) are not missed; kept by number, so none twice."""
+        kept = self._recent.setdefault(ops, {})
+        if kept:
+            since = max(kept) - RECENT_OVERLAP
+            rows = self.conn.execute(
+                "select seq, record from board.history where seq > %s and record ->> 'op' = any(%s) order by seq", (since, list(ops))
+            ).fetchall()
+        else:
+            rows = self.conn.execute(
+                "select seq, record from board.history where record ->> 'op' = any(%s) order by seq desc limit %s", (list(ops), RECENT_KEPT)
+            ).fetchall()
+        kept.update(rows)
+        if len(kept) > 2 * RECENT_KEPT:
+            for seq in sorted(kept)[:-RECENT_KEPT]:
+                del kept[seq]
+        return [kept[seq] for seq in sorted(kept)]
+
+    def toolcalls(self, task_id: str) -> list[dict[str, Any]]:
+        rows = self.conn.execute("select record from board.tool_calls where task_id = %s order by seq", (validate_id(task_id),)).fetchall()
+        return [record for (record,) in rows]
+
+    def check(self) -> list[Problem]:
+        self._ensure_whole()
+        self.rescan()
+        problems = [Problem("file.invalid", where, reason) for where, reason in sorted(self.invalid.items())]
+        for found in [*self.graph.problems(), *cancelled_blockers(self.graph.tasks)]:
+            problems.append(Problem(found.kind, str(self.layout.task_path(found.tasks[0])), found.message, found.tasks))
+        return problems
+
+    def remove_stray_temp_files(self) -> list[Path]:
+        return []  # a database leaves no temp files
+
+    # -- writing ------------------------------------------------------------------------------
+
+    @contextmanager
+    def _write_lock(self, *, make_temp: bool = True, shared: bool = False) -> Iterator[None]:
+        """One transaction holding the board's advisory lock; a failure undoes all of it, and
+        the index forgets what it had taken from it."""
+        if self._lock_depth:
+            self._lock_depth += 1
+            try:
+                yield
+            finally:
+                self._lock_depth -= 1
+            return
+        self._lock_depth = 1
+        self._touched = set()
+        try:
+            with self.conn.transaction():
+                lock = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
+                self.conn.execute(f"select {lock}(%s)", (WRITE_LOCK_KEY,))
+                yield
+        except BaseException:
+            touched, self._touched = self._touched, set()
+            self._lock_depth = 0
+            if touched and not self.conn.closed:
+                self._reread_ids(touched)
+            raise
+        self._lock_depth = 0
+        self._touched = set()
+
+    def _fresh(self, task_id: str) -> Task:
+        lock = " for update" if self._lock_depth else ""
+        row = self.conn.execute(f"select doc from board.tasks where id = %s{lock}", (task_id,)).fetchone()
+        if row is None:
+            if task_id in self.graph.tasks:
+                self.graph.remove(task_id)
+            raise TaskNotFound(task_id)
+        task = self._decode(task_id, row[0])
+        if task is None:
+            where = self.layout.task_path(task_id)
+            raise BoardError(f"cannot change task {task_id}: {where}: {self.invalid[str(where)]}")
+        if self.graph.tasks.get(task_id) != task:
+            self.graph.put(task)
+        return task
+
+    def _commit(self, old: Task | None, new: Task, op: str, actor: str | None, extra: dict[str, Any] | None = None) -> Task:
+        now = self.clock()
+        data = task_to_dict(new)
+        data["version"] = (old.version if old is not None else new.version) + 1
+        data["updatedAt"] = _iso(now)
+        if old is None:
+            data["createdAt"] = data.get("createdAt") or _iso(now)
+        task = task_from_dict(data, str(self.layout.task_path(new.id)))
+        task.integer_ids = new.integer_ids
+        before = task_to_dict(old) if old else {}
+        after = task_to_dict(task)
+        changes = {key: [before.get(key), value] for key, value in after.items() if key not in _UNTRACKED and before.get(key) != value}
+        self._touched.add(task.id)
+        self._write_task(task, after)
+        if old is None or old.blocked_by != task.blocked_by:
+            self.conn.execute("delete from board.task_edges where task_id = %s", (task.id,))
+            if task.blocked_by:
+                self.conn.cursor().executemany(
+                    "insert into board.task_edges (task_id, blocker_id) values (%s, %s)", [(task.id, b) for b in task.blocked_by]
+                )
+        self._insert_history(self._history_record(task.id, task.version, actor, op, changes, extra))
+        self.graph.put(task)
+        return task
+
+    def _write_task(self, task: Task, doc: dict[str, Any]) -> None:
+        lease = task.lease
+        self.conn.execute(
+            _UPSERT_TASK,
+            (
+                task.id, json.dumps(doc), str(task.status), task.owner, PRIORITY_RANK[task.priority], task.version,
+                lease.owner if lease else None, lease.token if lease else None, lease.expires_at if lease else None, task.updated_at,
+            ),
+        )
+
+    def _history_record(self, task_id: str, version: int, actor: str | None, op: str, changes: dict[str, Any], extra: dict[str, Any] | None) -> dict[str, Any]:
+        record: dict[str, Any] = {"ts": _iso(self.clock()), "task": task_id, "version": version, "actor": actor or self.actor, "op": op, "changes": changes}
+        if extra:
+            record.update(extra)
+        return record
+
+    def _insert_history(self, record: dict[str, Any]) -> None:
+        row = self.conn.execute(
+            "insert into board.history (task_id, version, at, record) values (%s, %s, %s, %s) returning seq",
+            (record.get("task"), record.get("version"), record["ts"], json.dumps(record, ensure_ascii=False)),
+        ).fetchone()
+        self._own_seqs.add(row[0])
+
+    def _log(self, task_id: str, version: int, actor: str | None, op: str, changes: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
+        self._insert_history(self._history_record(task_id, version, actor, op, changes, extra))
+
+    def _on_board(self, task_id: str) -> bool:
+        return self.conn.execute("select 1 from board.tasks where id = %s", (task_id,)).fetchone() is not None
+
+    def archived_ids(self) -> set[str]:
+        return {task_id for (task_id,) in self.conn.execute("select id from board.archive").fetchall()}
+
+    def _new_task_id(self) -> str:
+        row = self.conn.execute("select value from board.meta where key = 'last_task_id'").fetchone()
+        floor = int(row[0]) if row is not None else 0
+        return next_integer_id(set(self.graph.tasks) | self.archived_ids(), floor)
+
+    def _note_id_issued(self, task_id: str) -> None:
+        if task_id.isdigit():
+            self.conn.execute(
+                "insert into board.meta (key, value) values ('last_task_id', %s) "
+                "on conflict (key) do update set value = greatest(board.meta.value, excluded.value)",
+                (json.dumps(int(task_id)),),
+            )
+
+    def _archive(self, current: Task, actor: str | None, forced: bool) -> None:
+        self._touched.add(current.id)
+        self.conn.execute(
+            "insert into board.archive (id, doc, archived_at) values (%s, %s, %s) "
+            "on conflict (id) do update set doc = excluded.doc, archived_at = excluded.archived_at",
+            (current.id, json.dumps(task_to_dict(current)), self.clock()),
+        )
+        self.conn.execute("delete from board.tasks where id = %s", (current.id,))
+        self._log(current.id, current.version + 1, actor, "delete", {"status": [str(current.status), None]}, {"forced": True} if forced else None)
+        self.graph.remove(current.id)
+
+    def _read_archived(self, task_id: str) -> Task:
+        row = self.conn.execute("select doc from board.archive where id = %s", (task_id,)).fetchone()
+        if row is None:
+            raise BoardError(f"no deleted task {task_id} to restore")
+        return task_from_dict(row[0], f"the archived task {task_id}")
+
+    def _drop_archived(self, task_id: str) -> None:
+        self.conn.execute("delete from board.archive where id = %s", (task_id,))
+
+    # -- claims -------------------------------------------------------------------------------
+
+    def claim(self, agent: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS, max_held: int | None = 1, actor: str | None = None) -> Task | None:
+        """Take the best ready task for ``agent``: the candidates in the rules' order, the first
+        one no other claimer holds (``SKIP LOCKED``), all in one transaction."""
+        self._ensure_whole()
+        _check_agent(agent)
+        for _ in range(SHARED_CLAIM_ATTEMPTS):
+            self.sync()
+            candidates: list[str] = []
+            self.graph.first_ready(lambda task_id: candidates.append(task_id) or len(candidates) >= CLAIM_CANDIDATES)
+            if not candidates:
+                self._check_holding_stored(agent, max_held)
+                return None
+            with self._write_lock(shared=True):
+                # One claim at a time per agent, so two of its claims cannot both pass the limit.
+                self.conn.execute("select pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"board claim {agent}",))
+                self._check_holding_stored(agent, max_held)
+                row = self.conn.execute(_CLAIM_CANDIDATE, (candidates,)).fetchone()
+                if row is not None:
+                    task = self._decode(str(row[0]["id"]), row[0])
+                    if task is not None and self.graph.is_ready(task.id):
+                        self.graph.put(task)
+                        return self._commit(task, self._claimed(task, agent, lease_seconds), "claim", actor or agent)
+        with self._write_lock():
+            self.sync()
+            self._check_holding(agent, max_held)
+            while True:
+                best = self.graph.best_ready()
+                if best is None:
+                    return None
+                fresh = self._fresh(best)
+                if not self.graph.is_ready(fresh.id):
+                    continue
+                return self._commit(fresh, self._claimed(fresh, agent, lease_seconds), "claim", actor or agent)
+
+    def _check_holding_stored(self, agent: str, max_held: int | None) -> None:
+        """The limit on held tasks, counted in the table (the index may not have caught up)."""
+        if max_held is None:
+            return
+        held = [task_id for (task_id,) in self.conn.execute(
+            "select id from board.tasks where status = 'in_progress' and owner = %s order by id", (agent,)
+        ).fetchall()]
+        if len(held) >= max_held:
+            raise BoardError(f"agent {agent} already holds {', '.join('#' + t for t in held)}; finish or release it first")
+
+    # -- tool calls ---------------------------------------------------------------------------
+
+    def _append_call(self, record: dict[str, Any]) -> None:
+        """The call's row, and its task's counts in the same transaction (the row lock orders it
+        with any write of the task, so no count is lost)."""
+        with self.conn.transaction():
+            self.conn.execute(
+                "insert into board.tool_calls (task_id, agent, at, record) values (%s, %s, %s, %s)",
+                (record.get("task"), record["agent"], record["ts"], json.dumps(record, ensure_ascii=False)),
+            )
+            if record.get("task") is None:
+                return
+            row = self.conn.execute("select doc -> 'toolCalls' from board.tasks where id = %s for no key update", (record["task"],)).fetchone()
+            if row is None:
+                return
+            counts = fold(row[0] or {}, [record])
+            counts.pop("logged", None)
+            self.conn.execute("update board.tasks set doc = jsonb_set(doc, '{toolCalls}', %s) where id = %s", (json.dumps(counts), record["task"]))
+
+    def sync_tool_calls(self) -> ChangeSet:
+        """Re-read tasks in progress whose counts moved (calls do not write history)."""
+        known = {t.id: t.tool_calls.total for t in self.graph.tasks.values() if t.status == Status.IN_PROGRESS}
+        if not known:
+            return ChangeSet()
+        rows = self.conn.execute(
+            "select id, coalesce((doc -> 'toolCalls' ->> 'total')::bigint, 0) from board.tasks where id = any(%s)", (list(known),)
+        ).fetchall()
+        stale = [task_id for task_id, total in rows if total != known[task_id]]
+        return self._reread_ids(stale) if stale else ChangeSet()
+
+    def logged_task_paths(self, paths: Iterable[Path]) -> set[Path]:
+        return set()
+
+    def refresh_active(self) -> bool:
+        return False  # active.json serves the file hooks; a database board has none yet
