@@ -38,15 +38,21 @@ def claude_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
-@pytest.fixture(params=["files"])
+@pytest.fixture
 def backend(request: pytest.FixtureRequest) -> str:
     """Where the test's board is kept. A module that holds for every backend says so with
     ``pytestmark = BOTH_BACKENDS``; the rest run on files."""
-    return request.param
+    return getattr(request, "param", "files")
 
 
-#: Run every test of a module on files and on PostgreSQL.
-BOTH_BACKENDS = pytest.mark.parametrize("backend", ["files", "postgres"], indirect=True)
+#: Run every test of a module that has a board (``workspace``, ``store``...) on files and on
+#: PostgreSQL; its other tests run once.
+BOTH_BACKENDS = pytest.mark.both_backends
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if metafunc.definition.get_closest_marker("both_backends") is not None and "backend" in metafunc.fixturenames:
+        metafunc.parametrize("backend", ["files", "postgres"], indirect=True)
 
 
 @pytest.fixture

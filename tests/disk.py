@@ -56,3 +56,21 @@ def archived(workspace: Path, task_id: str) -> bool:
     if os.environ.get("BOARD_DB"):
         return bool(_rows("select 1 from board.archive where id = %s", (task_id,)))
     return (workspace / ".tasks" / "archive" / f"task_{task_id}.json").exists()
+
+
+def write_task_document(workspace: Path, task_id: str, doc: dict) -> None:
+    """Rewrite a task's stored document as an outside writer would: an editor saving the
+    file, or a script updating the row by hand (the columns kept in step with the document)."""
+    if not os.environ.get("BOARD_DB"):
+        (workspace / ".tasks" / f"task_{task_id}.json").write_text(json.dumps(doc))
+        return
+    import psycopg
+
+    lease = doc.get("lease") or {}
+    rank = {"critical": 0, "high": 1, "medium": 2, "low": 3}[doc.get("priority", "medium")]
+    with psycopg.connect(os.environ["BOARD_DB"]) as conn:
+        conn.execute(
+            "update board.tasks set doc = %s, status = %s, owner = %s, priority = %s, version = %s, lease_owner = %s, lease_token = %s "
+            "where id = %s",
+            (json.dumps(doc), doc.get("status"), doc.get("owner", ""), rank, doc.get("version", 0), lease.get("owner"), lease.get("token"), task_id),
+        )

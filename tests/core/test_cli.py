@@ -19,7 +19,10 @@ import pytest
 
 from board.cli import main
 from tests.conftest import REPO
-from tests.disk import snapshot, task_file
+from tests.disk import snapshot, task_file, write_task_document
+from tests.conftest import BOTH_BACKENDS, files_only
+
+pytestmark = BOTH_BACKENDS
 
 
 def board_process(workspace: Path, *args: str) -> subprocess.CompletedProcess:
@@ -129,6 +132,7 @@ def test_bad_input_is_one_line_exit_2_and_changes_nothing(three: Path, args: lis
     assert snapshot(three) == before
 
 
+@files_only("broken files")
 def test_broken_files_are_reported_and_everything_else_keeps_working(three: Path) -> None:
     tasks = three / ".tasks"
     (tasks / "task_7.json").write_text('{"id": "7", "subject": ')
@@ -150,16 +154,16 @@ def test_broken_files_are_reported_and_everything_else_keeps_working(three: Path
 
 
 def test_check_fix_repairs_one_sided_edges(three: Path) -> None:
-    path = three / ".tasks" / "task_1.json"
-    doc = json.loads(path.read_text())
+    doc = task_file(three, "1")
     doc["blocks"] = []
-    path.write_text(json.dumps(doc))
+    write_task_document(three, "1", doc)
     assert board(three, "check").returncode == 1
     fixed = board(three, "check", "--fix")
     assert fixed.returncode == 0 and "fixed: #1 now lists #2 in blocks" in fixed.stdout
     assert board(three, "check").stdout.startswith("ok: 3 tasks")
 
 
+@files_only("temp files")
 def test_check_reports_and_fix_removes_temp_files_left_by_killed_writers(three: Path) -> None:
     tasks = three / ".tasks"
     stray = tasks / ".write.0badc0ffee00.tmp"
@@ -182,6 +186,7 @@ def test_init_and_a_missing_board(tmp_path: Path) -> None:
     assert board(tmp_path, "task", "list").stdout.strip() == "no tasks"
 
 
+@files_only("waits on the lock file")
 def test_a_refused_update_writes_none_of_its_parts_even_when_the_board_changed_while_it_waited(three: Path) -> None:
     """The update waits for the board lock, held by another board writer that, before letting
     go, makes the update's new edge a cycle. The update must judge its edge on the board it
@@ -227,6 +232,7 @@ with store.transaction():
 """
 
 
+@files_only("a board in files is found by its directory")
 def test_the_board_is_found_from_any_subdirectory_of_its_workspace(three: Path, monkeypatch, capsys) -> None:
     deep = three / "src" / "app"
     deep.mkdir(parents=True)
@@ -300,9 +306,8 @@ def test_labels_are_added_removed_listed_and_refused_plainly(three: Path) -> Non
 
 
 def test_a_label_in_a_file_board_did_not_write_is_kept_and_an_unknown_field_beside_it_too(three: Path) -> None:
-    path = three / ".tasks" / "task_2.json"
-    document = json.loads(path.read_text())
-    path.write_text(json.dumps({**document, "labels": ["imported"], "team": {"name": "core"}}))
+    document = task_file(three, "2")
+    write_task_document(three, "2", {**document, "labels": ["imported"], "team": {"name": "core"}})
     assert board(three, "task", "update", "2", "--label", "db").returncode == 0
     assert task_file(three, "2")["labels"] == ["imported", "db"] and task_file(three, "2")["team"] == {"name": "core"}
 

@@ -9,7 +9,10 @@ from board.errors import BoardError, GraphError, IllegalTransition, StaleLease, 
 from board.status import Status
 from board.store import Store
 
-from tests.disk import history, snapshot, task_file
+from tests.disk import history, snapshot, task_file, write_task_document
+from tests.conftest import BOTH_BACKENDS, files_only
+
+pytestmark = BOTH_BACKENDS
 
 
 class FakeClock:
@@ -36,6 +39,7 @@ def test_create_writes_both_sides_of_each_edge_and_logs_history(store: Store, wo
     assert not list((workspace / ".tasks").glob(".*.tmp"))
 
 
+@files_only("seed 001 writes its own files")
 def test_ids_continue_after_the_highest_integer_on_disk(store: Store, workspace: Path) -> None:
     (workspace / ".tasks" / "task_41.json").write_text(json.dumps({"id": 41, "subject": "written by seed 001"}))
     (workspace / ".tasks" / "task_zeta.json").write_text(json.dumps({"id": "zeta", "subject": "named"}))
@@ -101,6 +105,7 @@ def test_another_store_catches_up_through_the_history_log(workspace: Path) -> No
     assert not reader.sync()  # nothing new
 
 
+@files_only("history.jsonl itself")
 def test_stores_keep_following_a_history_log_that_was_emptied_replaced_or_deleted(workspace: Path) -> None:
     """Stores keep the log open between writes and reads; whatever is done to the file by hand,
     new lines must land in the file at the path and every reader must still catch up."""
@@ -131,6 +136,7 @@ def test_stores_keep_following_a_history_log_that_was_emptied_replaced_or_delete
     assert [h["changes"] for h in history(workspace)] == [{"progress": [20, 30]}]
 
 
+@files_only("versions written into files by hand")
 @pytest.mark.parametrize("version", [None, 2, 1], ids=["no version", "same version", "lower version"])
 @pytest.mark.parametrize("writer", ["this store", "a fresh store"])
 def test_an_outside_rewrite_is_the_state_and_the_next_write_logs_it(store: Store, workspace: Path, version: int | None, writer: str) -> None:
@@ -161,6 +167,7 @@ def test_an_outside_rewrite_is_the_state_and_the_next_write_logs_it(store: Store
     assert [h["op"] for h in history(workspace)].count("outside edit") == 1
 
 
+@files_only("a file half written by an editor")
 def test_readers_keep_the_last_good_copy_of_a_half_written_file(store: Store, workspace: Path) -> None:
     store.create("good")
     path = workspace / ".tasks" / "task_1.json"
@@ -178,6 +185,7 @@ def test_readers_keep_the_last_good_copy_of_a_half_written_file(store: Store, wo
     assert "1" not in store.tasks
 
 
+@files_only("files changed, made and removed by hand")
 def test_rescan_finds_changes_made_behind_the_stores_back(store: Store, workspace: Path) -> None:
     store.create("a")
     store.create("b")
@@ -197,11 +205,12 @@ def test_unknown_fields_survive_store_writes(store: Store, workspace: Path) -> N
     store.create("keep my fields")
     doc = task_file(workspace, "1")
     doc["vendor"] = {"x": 1}
-    (workspace / ".tasks" / "task_1.json").write_text(json.dumps(doc))
+    write_task_document(workspace, "1", doc)
     store.update("1", progress=10)
     assert task_file(workspace, "1")["vendor"] == {"x": 1}
 
 
+@files_only("file names")
 def test_a_file_whose_id_does_not_match_its_name_is_invalid(store: Store, workspace: Path) -> None:
     (workspace / ".tasks" / "task_5.json").write_text(json.dumps({"id": "6", "subject": "misnamed"}))
     store.rescan()
@@ -277,7 +286,7 @@ def test_check_and_repair_of_one_sided_edges(store: Store, workspace: Path) -> N
     store.create("b", blocked_by=["1"])
     doc = task_file(workspace, "1")
     doc["blocks"] = []
-    (workspace / ".tasks" / "task_1.json").write_text(json.dumps(doc))
+    write_task_document(workspace, "1", doc)
     problems = store.check()
     assert [p.kind for p in problems] == ["graph.asymmetric"]
     assert store.repair_symmetry() == ["#1 now lists #2 in blocks"]
@@ -306,6 +315,7 @@ def test_a_tool_call_can_carry_progress_in_the_same_write(store):
         store.record_toolcall(task.id, "edit", token=token, progress=101)
 
 
+@files_only("the board's directory")
 def test_writing_to_a_board_whose_directory_vanished_is_a_clear_error(store: Store, workspace: Path) -> None:
     store.create("here")
     shutil.rmtree(workspace / ".tasks")
@@ -316,6 +326,7 @@ def test_writing_to_a_board_whose_directory_vanished_is_a_clear_error(store: Sto
     assert not (workspace / ".tasks").exists()  # nothing was recreated behind the user's back
 
 
+@files_only("the board's directory and its lock")
 def test_a_store_that_outlives_its_board_directory_locks_the_new_one(store: Store, workspace: Path) -> None:
     """The lock file stays open between writes; a board deleted and made again must not leave
     this store locking the old, unlinked file while other writers lock the new one."""
@@ -350,6 +361,7 @@ def test_no_temp_file_is_left_behind_by_a_write_or_a_refused_write(store: Store,
     assert [p.name for p in (workspace / ".tasks").iterdir() if p.name.endswith(".tmp")] == []
 
 
+@files_only("the write protocol's rename")
 def test_a_writer_killed_between_the_rename_and_the_log_line_is_completed_by_the_next(store: Store, workspace: Path) -> None:
     store.create("a")
     store.create("b")
@@ -367,6 +379,7 @@ def test_a_writer_killed_between_the_rename_and_the_log_line_is_completed_by_the
     assert store.tasks["1"].progress == 40  # the recovered change reached this store's index too
 
 
+@files_only("the write protocol's note")
 def test_a_note_for_a_write_that_never_happened_is_dropped(store: Store, workspace: Path) -> None:
     store.create("a")
     tasks = workspace / ".tasks"
@@ -379,6 +392,7 @@ def test_a_note_for_a_write_that_never_happened_is_dropped(store: Store, workspa
     assert (tasks / ".history-pending.json").read_bytes() == b"" and len(history(workspace)) == 3
 
 
+@files_only("files half written and removed by hand")
 def test_bulk_reading_keeps_the_last_good_copy_and_notices_removals(store: Store, workspace: Path) -> None:
     store.create("a")
     store.create("b")

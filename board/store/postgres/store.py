@@ -123,6 +123,8 @@ class PostgresStore(Store):
         self._lock_depth = 0
         #: Tasks written in the transaction under way: re-read if it rolls back.
         self._touched: set[str] = set()
+        #: Refused writes logged in the transaction under way (kept if it rolls back).
+        self._refusals: list[dict[str, Any]] = []
         self._recent: dict[frozenset[str], dict[int, dict[str, Any]]] = {}
 
     @classmethod
@@ -236,12 +238,12 @@ class PostgresStore(Store):
         return result
 
     def rescan(self) -> ChangeSet:
-        """Reconcile with the table, for writers that bypass the store (SQL by hand)."""
+        """Reconcile with the table, for writers that bypass the store (SQL by hand, which may
+        leave the version as it was): every document is compared."""
         self._ensure_whole()
-        versions = dict(self.conn.execute("select id, version from board.tasks").fetchall())
-        stale = [task_id for task_id, version in versions.items() if task_id not in self.graph.tasks or self.graph.tasks[task_id].version != version]
-        gone = [task_id for task_id in self.graph.tasks if task_id not in versions]
-        return self._reread_ids([*stale, *gone])
+        stored = [task_id for (task_id,) in self.conn.execute("select id from board.tasks").fetchall()]
+        gone = [task_id for task_id in self.graph.tasks if task_id not in set(stored)]
+        return self._reread_ids([*stored, *gone])
 
     def reread(self, paths: Iterable[Path]) -> ChangeSet:
         return ChangeSet()  # no files: changes arrive through history and notifications
@@ -316,12 +318,17 @@ class PostgresStore(Store):
                 yield
         except BaseException:
             touched, self._touched = self._touched, set()
+            refusals, self._refusals = self._refusals, []
             self._lock_depth = 0
-            if touched and not self.conn.closed:
-                self._reread_ids(touched)
+            if not self.conn.closed:
+                for record in refusals:
+                    self._insert_history(record)  # the refusal stays on record; the rest is undone
+                if touched:
+                    self._reread_ids(touched)
             raise
         self._lock_depth = 0
         self._touched = set()
+        self._refusals = []
 
     def _fresh(self, task_id: str) -> Task:
         lock = " for update" if self._lock_depth else ""
@@ -386,7 +393,10 @@ class PostgresStore(Store):
         self._own_seqs.add(row[0])
 
     def _log(self, task_id: str, version: int, actor: str | None, op: str, changes: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
-        self._insert_history(self._history_record(task_id, version, actor, op, changes, extra))
+        record = self._history_record(task_id, version, actor, op, changes, extra)
+        self._insert_history(record)
+        if op == "conflict" and self._lock_depth:
+            self._refusals.append(record)  # logged again if the refusal rolls the transaction back
 
     def _on_board(self, task_id: str) -> bool:
         return self.conn.execute("select 1 from board.tasks where id = %s", (task_id,)).fetchone() is not None
