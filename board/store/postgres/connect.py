@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 from board.errors import BoardError
 
@@ -108,3 +111,98 @@ def _scrubbed(message: str, url: str) -> str:
             if len(password) >= 4:  # a shorter one would mangle every word that holds its letters
                 message = message.replace(password, "***")
     return message
+
+
+class DatabaseUnavailable(BoardError):
+    """The connection to the board's database broke (the server restarted, the network went);
+    whatever the statement was part of was rolled back."""
+
+
+class BoardConnection:
+    """A store's connection, which opens a new one on the next use after it broke.
+
+    A broken connection fails the statement in hand as ``DatabaseUnavailable`` (one line;
+    the transaction it was in is rolled back by the server, so nothing is half applied) and
+    the next statement outside a transaction reconnects. Anything else is psycopg's own.
+    """
+
+    def __init__(self, url: str, *, application_name: str = "board") -> None:
+        self.url = url
+        self.application_name = application_name
+        self._conn: psycopg.Connection | None = connect(url, autocommit=True, application_name=application_name)
+        self._depth = 0
+
+    @property
+    def raw(self) -> psycopg.Connection:
+        """The connection now, reopened if it broke (never inside a transaction)."""
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            if self._depth:
+                raise self._unavailable("the connection broke inside a transaction")
+            self._drop()
+            self._conn = connect(self.url, autocommit=True, application_name=self.application_name)
+        return self._conn
+
+    @property
+    def closed(self) -> bool:
+        return self._conn is None or self._conn.closed
+
+    def close(self) -> None:
+        self._drop()
+
+    def execute(self, query: Any, params: Any = None) -> psycopg.Cursor[Any]:
+        """Run one statement. Outside a transaction a statement only reads (the store writes in
+        transactions), so after a broken connection it is tried once more on a new one."""
+        import psycopg
+
+        try:
+            return self.raw.execute(query, params)
+        except psycopg.OperationalError as error:
+            failure = self._failed(error)
+            if self._depth or self._conn is None or not (self._conn.broken or self._conn.closed):
+                raise failure from None
+        try:
+            return self.raw.execute(query, params)
+        except psycopg.OperationalError as error:
+            raise self._failed(error) from None
+
+    def executemany(self, query: Any, params_seq: Any) -> None:
+        import psycopg
+
+        try:
+            self.raw.cursor().executemany(query, params_seq)
+        except psycopg.OperationalError as error:
+            raise self._failed(error) from None
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        import psycopg
+
+        conn = self.raw
+        self._depth += 1
+        try:
+            with conn.transaction():
+                yield
+        except psycopg.OperationalError as error:
+            raise self._failed(error) from None
+        finally:
+            self._depth -= 1
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.raw, name)
+
+    def _failed(self, error: Exception) -> DatabaseUnavailable:
+        if self._conn is not None and (self._conn.broken or self._conn.closed):
+            return self._unavailable(_first_line(error))
+        return DatabaseUnavailable(_scrubbed(f"the database refused: {_first_line(error)}", self.url))
+
+    def _unavailable(self, cause: str) -> DatabaseUnavailable:
+        cause = cause[:1].lower() + cause[1:]
+        return DatabaseUnavailable(_scrubbed(f"lost the connection to the board's database at {redact(self.url)} ({cause}); nothing was written, try again", self.url))
+
+    def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None and not conn.closed:
+            try:
+                conn.close()
+            except Exception:
+                pass

@@ -31,7 +31,7 @@ from board.status import Status
 from board.store import DEFAULT_LEASE_SECONDS
 from board.store.base import ChangeSet, Clock, Problem, Store, _check_agent, _iso
 from board.store.layout import next_integer_id
-from board.store.postgres.connect import connect, redact
+from board.store.postgres.connect import BoardConnection, DatabaseUnavailable, redact
 from board.store.postgres.migrations import check_schema
 from board.toolcall_log import fold
 
@@ -111,7 +111,7 @@ class PostgresStore(Store):
         self.layout = DatabaseLayout(url, Path(workspace).expanduser().resolve())
         super().__init__(clock=clock, actor=actor)
         self.url = url
-        self.conn = connect(url, autocommit=True)
+        self.conn = BoardConnection(url)
         # Closed when the store is collected or the process exits, whoever forgot to.
         weakref.finalize(self, self.conn.close)
         check_schema(self.conn)
@@ -320,11 +320,13 @@ class PostgresStore(Store):
             touched, self._touched = self._touched, set()
             refusals, self._refusals = self._refusals, []
             self._lock_depth = 0
-            if not self.conn.closed:
+            try:
                 for record in refusals:
                     self._insert_history(record)  # the refusal stays on record; the rest is undone
                 if touched:
                     self._reread_ids(touched)
+            except DatabaseUnavailable:
+                pass  # the connection is gone: the error in hand says so
             raise
         self._lock_depth = 0
         self._touched = set()
@@ -362,9 +364,7 @@ class PostgresStore(Store):
         if old is None or old.blocked_by != task.blocked_by:
             self.conn.execute("delete from board.task_edges where task_id = %s", (task.id,))
             if task.blocked_by:
-                self.conn.cursor().executemany(
-                    "insert into board.task_edges (task_id, blocker_id) values (%s, %s)", [(task.id, b) for b in task.blocked_by]
-                )
+                self.conn.executemany("insert into board.task_edges (task_id, blocker_id) values (%s, %s)", [(task.id, b) for b in task.blocked_by])
         self._insert_history(self._history_record(task.id, task.version, actor, op, changes, extra))
         self.graph.put(task)
         return task
