@@ -30,6 +30,7 @@ from board.model import Task, utcnow
 from board.roster import OwnedTasks, board_teams
 from board.status import Status
 from board.store import FileStore, Store, detect_layout
+from board.store.base import database_url
 from board.alerts import Alert, Severity, alerts_by_task
 from board.ui.board_alerts import AlertsFollower, StoreSnapshot, severity_counts, stat_stamp
 from board.ui.board_state import DisplayedBoard
@@ -48,6 +49,10 @@ from board.ui.widgets.key_footer import KeyFooter
 from board.ui.widgets.graph_view import GraphView
 from board.ui.widgets.kanban import KanbanBoard
 from board.watch import BoardWatcher
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from board.store.postgres.follow import DatabaseFollower
 from board.text import printable
 
 #: The first read posts this many tasks first, so a huge board shows something at once, then
@@ -60,6 +65,8 @@ PANELS_MIN_WIDTH = 130
 FLASH_SECONDS = 1.5
 #: How often ages and heartbeats on screen are brought up to date.
 CLOCK_SECONDS = 1.0
+#: A database board is followed by what its server announces; this catch-up is for a lost note.
+DATABASE_RECONCILE_SECONDS = 30.0
 #: Every reconcile stats each task file at least this often, even when the folder looks unchanged.
 FULL_RESCAN_SECONDS = 60.0
 #: New errors notified one by one, up to this many per update; the rest in one line.
@@ -140,8 +147,18 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         self.watch_files = watch
         self.live_clock = live_clock
         self.reconcile_seconds = reconcile_seconds
-        self.layout_ = detect_layout(self.workspace)
-        self.store: Store = FileStore(self.layout_, actor=HUMAN_ACTOR)
+        url = database_url(self.workspace)
+        self.store: Store
+        if url is not None:
+            from board.store.postgres.store import PostgresStore
+
+            self.store = PostgresStore(url, self.workspace, actor=HUMAN_ACTOR)
+            self.layout_ = self.store.layout
+        else:
+            self.layout_ = detect_layout(self.workspace)
+            self.store = FileStore(self.layout_, actor=HUMAN_ACTOR)
+        #: Why the board cannot be followed right now (the database is unreachable), or None.
+        self._connection_problem: str | None = None
         self.store_lock = threading.Lock()
         self._settings_problem: str | None = None
         self.settings = self._load_settings()
@@ -171,6 +188,7 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         #: True until the first alerts are on screen (tests wait for it).
         self._alerts_pending = True
         self._watcher: BoardWatcher | None = None
+        self._follower: DatabaseFollower | None = None
         self._theme_problems: list[str] = []
         #: Whether the user hid the panels (None until they toggle them; until then the panels
         #: follow the terminal width).
@@ -237,6 +255,13 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
     def _read_first_chunk(self) -> None:
         """Read the first few hundred tasks before the first frame (a small board: all of it),
         so the board opens with cards on it; a worker reads the rest."""
+        if self.in_database:
+            with self.store_lock:
+                self.store.load()
+                message = BoardChanged(tasks=list(self.store.tasks.values()), loaded=True)
+            self.on_board_changed(message)
+            self.call_after_refresh(self.follow_database)
+            return
         files = list(self.layout_.task_files())
         first, rest = files[:FIRST_CHUNK], files[FIRST_CHUNK:]
         with self.store_lock:
@@ -248,10 +273,16 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         # of its work and would otherwise delay that frame by a third of a second.
         self.call_after_refresh(self.feed_board, rest)
 
+    @property
+    def in_database(self) -> bool:
+        return self.layout_.name == "postgres"
+
     def on_unmount(self) -> None:
         self.alerts_follower.stop()
         if self._watcher is not None:
             self._watcher.stop()
+        if self._follower is not None:
+            self._follower.stop()
 
     def _tick(self) -> None:
         """Ages and heartbeat ages move with the clock, on an idle board too: only what is on
@@ -333,6 +364,55 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
             logs = {p for p in batch.side_paths if p.name == "history.jsonl" or p.parent.name == "toolcalls"}
             if logs:
                 self.post_message(TaskLogChanged(logs))
+
+    @work(thread=True, exclusive=True, group="board-feed")
+    def follow_database(self) -> None:
+        """Follow a database board by what its server announces (``DatabaseFollower``): re-read
+        the tasks named, everything after a reconnect, and catch up through history now and
+        then. While the server is out of reach the header says so; the board stays on screen."""
+        from board.store.postgres.connect import DatabaseUnavailable
+        from board.store.postgres.follow import DatabaseFollower
+
+        self._post_agents()
+        self.alerts_follower.wake()
+        if not self.watch_files:
+            return
+        self._follower = follower = DatabaseFollower(self.store.url, reconcile_seconds=DATABASE_RECONCILE_SECONDS)  # type: ignore[attr-defined]
+        for heard in follower.batches():
+            if heard.lost is not None:
+                self.call_from_thread(self._show_connection, heard.lost)
+                continue
+            try:
+                with self.store_lock:
+                    before = set(self.store.graph.tasks)
+                    if heard.back or heard.everything:
+                        self.store.load()
+                        ids = set(self.store.graph.tasks)
+                    else:
+                        ids = set(heard.task_ids)
+                        changes = self.store.reread_tasks(ids)  # type: ignore[attr-defined]
+                        if heard.reconcile:
+                            changes.merge(self.store.sync())
+                        ids = changes.changed | changes.removed
+                    present = [self.store.tasks[i] for i in ids if i in self.store.tasks]
+                    gone = sorted((before - set(self.store.graph.tasks)) | {i for i in ids if i not in self.store.tasks})
+                    message = BoardChanged(tasks=present, removed=gone)
+            except DatabaseUnavailable as error:
+                self.call_from_thread(self._show_connection, str(error))
+                continue
+            if heard.back:
+                self.call_from_thread(self._show_connection, None)
+            if present or gone:
+                self.post_message(message)
+            if present or gone or heard.side:
+                self.alerts_follower.wake()
+            if "agents" in heard.side or heard.back:
+                self._post_agents()
+
+    def _show_connection(self, problem: str | None) -> None:
+        """Say in the header that the database is out of reach (None: it is back)."""
+        self._connection_problem = problem
+        self._update_header()
 
     def _post_agents(self) -> None:
         """Read the registered agents, the teams working on the board and their inboxes (teams
@@ -463,7 +543,9 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
     def _update_header(self) -> None:
         loading = "" if self.loaded else f"loading… {len(self.graph):,} tasks read"
         hint = ""
-        if self.loaded and not self.graph and not self.layout_.exists():
+        if self._connection_problem is not None:
+            hint = f"reconnecting… {self._connection_problem}"
+        elif self.loaded and not self.graph and not self.layout_.exists():
             hint = f"{self.layout_.tasks_dir} is gone (deleted or moved); the board comes back when it does"
         elif self.loaded and not self.graph:
             hint = 'no tasks yet: add one with  board task create "Subject"'

@@ -237,6 +237,10 @@ class PostgresStore(Store):
         self.graph.put_many(fresh)
         return result
 
+    def reread_tasks(self, task_ids: Iterable[str]) -> ChangeSet:
+        """Re-read the named tasks (a follower heard that they changed)."""
+        return self._reread_ids(task_ids)
+
     def rescan(self) -> ChangeSet:
         """Reconcile with the table, for writers that bypass the store (SQL by hand, which may
         leave the version as it was): every document is compared."""
