@@ -34,6 +34,7 @@ from board.watch import BoardWatcher, WatchBatch
 
 if TYPE_CHECKING:
     from board.mcp_server import ServedBoard, BoardServer
+    from board.store.postgres.follow import Heard
 
 log = logging.getLogger(__name__)
 #: Events can be lost (an overflowing queue): every file is stat'ed again this often, and
@@ -55,7 +56,16 @@ class BoardFollower:
         #: What each watched address read last (None: no such task).
         self._last: dict[str, str | None] = {}
         layout = board.store.layout
-        self._watcher = BoardWatcher(layout.tasks_dir, is_task_file=lambda path: layout.task_id_for(path) is not None, state_dir=layout.state_dir)
+        #: A database board is followed by its server's notifications, a board in files by a watcher.
+        self._database: Any = None  # a DatabaseFollower
+        self._watcher: BoardWatcher | None = None
+        url = getattr(board.store, "url", None)
+        if url is not None:
+            from board.store.postgres.follow import DatabaseFollower
+
+            self._database = DatabaseFollower(url)
+        else:
+            self._watcher = BoardWatcher(layout.tasks_dir, is_task_file=lambda path: layout.task_id_for(path) is not None, state_dir=layout.state_dir)
         self._folder_seen = stat_stamp(layout.tasks_dir)
         self._full_rescan_at = time.monotonic()
         self._heard = False
@@ -65,7 +75,10 @@ class BoardFollower:
         tasks.start_soon(self._follow_in_thread)
 
     def stop(self) -> None:
-        self._watcher.stop()
+        if self._watcher is not None:
+            self._watcher.stop()
+        if self._database is not None:
+            self._database.stop()
 
     def problem_with(self, uri: str) -> str | None:
         """Why ``uri`` names no board resource, or None."""
@@ -125,9 +138,10 @@ class BoardFollower:
         await anyio.to_thread.run_sync(self._follow_batches, abandon_on_cancel=True)
 
     def _follow_batches(self) -> None:
-        for batch in self._watcher.batches():
+        batches = self._database.batches() if self._database is not None else self._watcher.batches()  # type: ignore[union-attr]
+        for batch in batches:
             try:
-                changed = self._changed_after(batch)
+                changed = self._changed_after_heard(batch) if self._database is not None else self._changed_after(batch)
             except (BoardError, OSError) as error:  # a board being rewritten under us: the next batch reads it again
                 log.warning("could not read the board's changes: %s", error)
                 continue
@@ -149,16 +163,36 @@ class BoardFollower:
             self._heard = self._heard or bool(batch.task_paths)
             if batch.reconcile:
                 moved |= self._reconcile()
-            if not (moved or self.board.touched):
-                return []
-            self.board.touched = False
-            changed = []
-            for uri in [u for u in self._last if self._watched(u)]:
-                now = self.board.render(uri)
-                if now != self._last[uri]:
-                    self._last[uri] = now
-                    changed.append((uri, self._subscribed.get(uri)))
-            return changed
+            return self._reread_watched(moved)
+
+    def _changed_after_heard(self, heard: Heard) -> list[tuple[str, ServerSession | None]]:
+        """The same for a database board: re-read the tasks its server named (all of them after
+        a reconnect), and catch up through history."""
+        if heard.lost is not None:
+            log.warning("%s; reconnecting", heard.lost)
+            return []
+        with self.board.lock:
+            self.board.agents.flush()
+            store = self.board.store
+            if heard.back or heard.everything:
+                store.load()
+                moved = True
+            else:
+                moved = bool(store.reread_tasks(heard.task_ids)) | bool(store.sync())  # type: ignore[attr-defined]
+            return self._reread_watched(moved)
+
+    def _reread_watched(self, moved: bool) -> list[tuple[str, ServerSession | None]]:
+        """Under the board's lock: the watched addresses that read differently now."""
+        if not (moved or self.board.touched):
+            return []
+        self.board.touched = False
+        changed = []
+        for uri in [u for u in self._last if self._watched(u)]:
+            now = self.board.render(uri)
+            if now != self._last[uri]:
+                self._last[uri] = now
+                changed.append((uri, self._subscribed.get(uri)))
+        return changed
 
     def _reconcile(self) -> bool:
         """Stat every file only when events may have been lost: the folder changed (a rename, a

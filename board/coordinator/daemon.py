@@ -25,6 +25,7 @@ from board.coordinator.workers import end_stale_commands
 from board.errors import BoardError
 from board.store import Store
 from board.store.lifetime_lock import LifetimeLock, held_elsewhere
+from board.store.postgres.locks import SessionLock
 from board.toolcall_log import AGENT_LOG_SUFFIX
 
 LOCK_NAME = ".coordinator.lock"
@@ -111,12 +112,15 @@ class Coordinator:
     def run(self, stop: threading.Event | None = None) -> int:
         """Tick on changes and on the period until ``stop`` is set (or SIGTERM/SIGINT)."""
         stop = stop or threading.Event()
-        lock = CoordinatorLock(self.state_dir)
+        database = getattr(self.store, "url", None)
+        lock = SessionLock(database, "coordinator") if database else CoordinatorLock(self.state_dir)
         if not lock.acquire():
             raise BoardError(f"another coordinator is already running on {self.store.layout.workspace} (it holds {lock.path})")
         try:
             self.say(f"coordinating {self.store.layout.workspace} (lease {self.settings.lease.seconds:g} s, tick {self.settings.coordinator.tick_seconds:g} s)")
             self.tick_once()
+            if database:
+                return self._follow_database(database, lock, stop)
             last_tick = time.monotonic()
             # Every batch of file events comes back here, wanted or not, and so does a quiet
             # period: the tick's period holds however much the directory churns (a filter in
@@ -141,6 +145,33 @@ class Coordinator:
         finally:
             lock.release()
             self.say("coordinator stopped")
+        return 0
+
+    def _follow_database(self, url: str, lock: SessionLock, stop: threading.Event) -> int:
+        """Tick on what the database announces, and at least every ``tick_seconds``. A server
+        restart drops the coordinator's lock with its connection: it is taken again, or, if
+        another coordinator took it meanwhile, this one stops."""
+        from board.store.postgres.follow import DatabaseFollower
+
+        follower = DatabaseFollower(url, reconcile_seconds=self.settings.coordinator.tick_seconds)
+        threading.Thread(target=lambda: (stop.wait(), follower.stop()), daemon=True).start()
+        last_tick = time.monotonic()
+        for heard in follower.batches():
+            if stop.is_set():
+                break
+            if heard.lost is not None:
+                self.say(f"waiting for the database: {heard.lost}")
+                continue
+            if heard.back:
+                lock.release()
+                if not lock.acquire():
+                    self.say("another coordinator took over while the database was away; stopping")
+                    return 0
+                self.say("the database is back")
+                self.store.load()
+            if heard.task_ids or heard.side or heard.back or heard.everything or time.monotonic() - last_tick >= self.settings.coordinator.tick_seconds:
+                self.tick_once()
+                last_tick = time.monotonic()
         return 0
 
     def say(self, message: str) -> None:

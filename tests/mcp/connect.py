@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -25,12 +26,14 @@ async def board_mcp(workspace: Path | None, *options: str, env: dict[str, str] |
     """``board mcp`` started over stdio by the SDK's own client, as Claude Code or Codex start it.
 
     The server gets only the environment given (and what the SDK passes on: HOME, PATH...), as
-    with a real client; ``PYTHONPATH`` makes it run this checkout.
+    with a real client; ``PYTHONPATH`` makes it run this checkout, and ``BOARD_DB`` (a client's
+    configuration would carry it, or ``--db``) the test's database board.
     """
+    database = {"BOARD_DB": os.environ["BOARD_DB"]} if os.environ.get("BOARD_DB") else {}
     where = ["-w", str(workspace)] if workspace is not None else []
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "board", *where, *options, "mcp"],
-        env={"PYTHONPATH": str(REPO), **(env or {})}, cwd=str(workspace or REPO),
+        env={"PYTHONPATH": str(REPO), **database, **(env or {})}, cwd=str(workspace or REPO),
     )
     async with Client(params, cache=None, **client) as connected:
         yield connected

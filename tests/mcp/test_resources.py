@@ -19,6 +19,9 @@ from board.agents import read_agent
 from board.store import Store
 from tests.coordinator.helpers import board_cli
 from tests.mcp.connect import board_mcp, json_of, ok, text_of
+from tests.conftest import BOTH_BACKENDS
+
+pytestmark = BOTH_BACKENDS
 
 #: Generous: the server and the command line share two loaded cores with other tests.
 TIMEOUT = 60
