@@ -257,10 +257,11 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         so the board opens with cards on it; a worker reads the rest."""
         if self.in_database:
             with self.store_lock:
-                self.store.load()
-                message = BoardChanged(tasks=list(self.store.tasks.values()), loaded=True)
+                self.store.start_reading()  # type: ignore[attr-defined]
+                changes, done = self.store.read_more(FIRST_CHUNK)  # type: ignore[attr-defined]
+                message = BoardChanged(tasks=[self.store.graph.tasks[i] for i in changes.changed], loaded=done)
             self.on_board_changed(message)
-            self.call_after_refresh(self.follow_database)
+            self.call_after_refresh(self.follow_database, done)
             return
         files = list(self.layout_.task_files())
         first, rest = files[:FIRST_CHUNK], files[FIRST_CHUNK:]
@@ -366,12 +367,24 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
                 self.post_message(TaskLogChanged(logs))
 
     @work(thread=True, exclusive=True, group="board-feed")
-    def follow_database(self) -> None:
-        """Follow a database board by what its server announces (``DatabaseFollower``): re-read
-        the tasks named, everything after a reconnect, and catch up through history now and
-        then. While the server is out of reach the header says so; the board stays on screen."""
+    def follow_database(self, read: bool = True) -> None:
+        """Read the rest of a database board a page at a time (unless ``read``), then follow it
+        by what its server announces (``DatabaseFollower``): re-read the tasks named, everything
+        after a reconnect, and catch up through history now and then. While the server is out
+        of reach the header says so; the board stays on screen."""
         from board.store.postgres.connect import DatabaseUnavailable
         from board.store.postgres.follow import DatabaseFollower
+
+        reread_all = False  # the first read was cut off: read the board again once reconnected
+        try:
+            while not read:
+                with self.store_lock:
+                    changes, read = self.store.read_more(LOAD_CHUNK)  # type: ignore[attr-defined]
+                    message = BoardChanged(tasks=[self.store.graph.tasks[i] for i in changes.changed], loaded=read)
+                self.post_message(message)
+        except DatabaseUnavailable as error:
+            self.call_from_thread(self._show_connection, str(error))
+            reread_all = True
 
         self._post_agents()
         self.alerts_follower.wake()
@@ -385,7 +398,8 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
             try:
                 with self.store_lock:
                     before = set(self.store.graph.tasks)
-                    if heard.back or heard.everything:
+                    whole = heard.back or heard.everything or reread_all
+                    if whole:
                         self.store.load()
                         ids = set(self.store.graph.tasks)
                     else:
@@ -396,13 +410,14 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
                         ids = changes.changed | changes.removed
                     present = [self.store.tasks[i] for i in ids if i in self.store.tasks]
                     gone = sorted((before - set(self.store.graph.tasks)) | {i for i in ids if i not in self.store.tasks})
-                    message = BoardChanged(tasks=present, removed=gone)
+                    message = BoardChanged(tasks=present, removed=gone, loaded=whole)
             except DatabaseUnavailable as error:
                 self.call_from_thread(self._show_connection, str(error))
                 continue
-            if heard.back:
+            if heard.back or reread_all:
+                reread_all = False
                 self.call_from_thread(self._show_connection, None)
-            if present or gone:
+            if present or gone or whole:
                 self.post_message(message)
             if present or gone or heard.side:
                 self.alerts_follower.wake()

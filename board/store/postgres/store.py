@@ -38,6 +38,8 @@ from board.toolcall_log import fold
 #: The board's write lock: an advisory lock on this key, exclusive for the rules' writes,
 #: shared for claims ("board_wr" in ASCII; the migrations take another key).
 WRITE_LOCK_KEY = 0x626F6172645F7772
+#: Tasks read per query when the whole board is read.
+LOAD_PAGE = 5_000
 #: How many ready tasks a claim offers the database at once, best first.
 CLAIM_CANDIDATES = 32
 #: Claims tried with the shared lock before one is made under the exclusive lock.
@@ -126,6 +128,7 @@ class PostgresStore(Store):
         #: Refused writes logged in the transaction under way (kept if it rolls back).
         self._refusals: list[dict[str, Any]] = []
         self._recent: dict[frozenset[str], dict[int, dict[str, Any]]] = {}
+        self._read_after: str | None = None
 
     @classmethod
     def open(cls, location: Path | str = ".", *, url: str | None = None, create: bool = False, whole: bool = True, **kwargs: Any) -> PostgresStore:  # type: ignore[override]
@@ -151,13 +154,30 @@ class PostgresStore(Store):
     # -- reading ------------------------------------------------------------------------------
 
     def load(self) -> None:
+        self.start_reading()
+        while not self.read_more(LOAD_PAGE)[1]:
+            pass
+
+    def start_reading(self) -> None:
+        """Begin reading the whole board afresh, a page at a time (``read_more``); writes made
+        meanwhile are caught up by the next ``sync``, from the history seen at the start."""
         self._partial = False
         self._history_seq = self._last_history_seq()
         self._gaps.clear()
         self.graph = self._new_graph()
         self.invalid = {}
-        rows = self.conn.execute("select id, doc from board.tasks").fetchall()
-        self.graph.put_many(task for task in (self._decode(task_id, doc) for task_id, doc in rows) if task is not None)
+        self._read_after: str | None = ""
+
+    def read_more(self, limit: int) -> tuple[ChangeSet, bool]:
+        """The next ``limit`` tasks (in id order) into the index; True once the board is read."""
+        if self._read_after is None:
+            return ChangeSet(), True
+        rows = self.conn.execute("select id, doc from board.tasks where id > %s order by id limit %s", (self._read_after, limit)).fetchall()
+        tasks = [task for task in (self._decode(task_id, doc) for task_id, doc in rows) if task is not None]
+        self.graph.put_many(tasks)
+        done = len(rows) < limit
+        self._read_after = None if done else rows[-1][0]
+        return ChangeSet(changed={t.id for t in tasks}), done
 
     def _decode(self, task_id: str, doc: Any) -> Task | None:
         where = str(self.layout.task_path(task_id))

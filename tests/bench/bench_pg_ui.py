@@ -1,0 +1,107 @@
+"""The dashboard on a board in PostgreSQL (plain script, not collected by pytest): prints
+figures, asserts nothing. Starts its own throwaway server (``tests/pg_cluster.py``).
+
+    PYTHONPATH=. python tests/bench/bench_pg_ui.py [latency|open|all] [--tasks N ...] [--rounds N]
+
+- latency: a task written by another connection (another machine, as far as the server knows)
+  -> the frame showing it (p50/p95/max), headless; the file store's figure for the same board
+  size is printed beside it, from the same run.
+- open: the board in a fresh process: first frame, first cards, fully read, peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from board.store.postgres.store import PostgresStore  # noqa: E402
+from tests.bench.bench_ui import OPEN_SCRIPT, TimedApp, latency as file_latency, next_frame_after, summary, wait_until  # noqa: E402
+from tests.bench.big_board import build_big_board  # noqa: E402
+from tests.bench.pg_board import fill_database  # noqa: E402
+from tests.pg_cluster import PgCluster  # noqa: E402
+
+
+async def database_latency(workspace: Path, url: str, rounds: int) -> None:
+    app = TimedApp(workspace, watch=True, live_clock=False)
+    writer = PostgresStore.open(workspace, url=url)
+    ids = [t.id for t in writer.tasks.values() if t.status == "pending"][:40]
+    samples: list[float] = []
+    async with app.run_test(size=(140, 40)):
+        await wait_until(lambda: app.loaded, timeout=120)
+        await asyncio.sleep(0.5)
+        for _ in range(rounds):
+            task_id = random.choice(ids)
+            progress = (app.graph.tasks[task_id].progress + 7) % 100
+            written: list[float] = []
+            done: list[int] = []
+            # Written from another thread on its own connection, as another process would.
+            thread = threading.Thread(target=lambda: (written.append(time.perf_counter()), done.append(writer.update(task_id, progress=progress).version)))
+            thread.start()
+            thread.join()
+            version = done[0]
+            await wait_until(lambda: (task_id, version) in app.applied, timeout=10)
+            frame = await next_frame_after(app, app.applied[(task_id, version)])
+            samples.append(frame - written[0])
+            await asyncio.sleep(random.uniform(0.02, 0.08))
+    writer.close()
+    print(summary(f"database write -> frame ({len(app.graph):,} tasks)", samples))
+
+
+def open_database_board(workspace: Path, url: str) -> None:
+    env = {**os.environ, "BOARD_DB": url}
+    runs = []
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-c", OPEN_SCRIPT, str(workspace), str(ROOT)], capture_output=True, text=True, env=env, timeout=600)
+        if done.returncode != 0:
+            raise SystemExit(done.stderr)
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    best = min(runs, key=lambda r: r["first_frame"])
+    print(
+        f"open a {best['tasks']:,}-task database board (best of 3): first frame {best['first_frame']:.2f} s, "
+        f"first cards {best['first_cards']:.2f} s, fully read {min(r['loaded'] for r in runs):.2f} s, "
+        f"peak RSS {min(r['rss_mb'] for r in runs):.0f} MB"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("which", nargs="?", default="all", choices=["latency", "open", "all"])
+    parser.add_argument("--tasks", type=int, nargs="+", default=[1_000, 10_000, 100_000], help="board sizes (default 1,000 10,000 100,000)")
+    parser.add_argument("--rounds", type=int, default=60, help="writes timed per board (default 60)")
+    args = parser.parse_args()
+    random.seed(1)
+    with PgCluster.running() as cluster, tempfile.TemporaryDirectory() as scratch:
+        for count in args.tasks:
+            url = cluster.create_database(f"bench_{count}")
+            started = time.perf_counter()
+            fill_database(url, count)
+            print(f"{count:,} tasks copied into the database in {time.perf_counter() - started:.1f} s")
+            workspace = Path(scratch) / f"ws{count}"
+            workspace.mkdir()
+            os.environ["BOARD_DB"] = url
+            try:
+                if args.which in ("latency", "all") and count <= 10_000:
+                    asyncio.run(database_latency(workspace, url, args.rounds))
+                if args.which in ("open", "all"):
+                    open_database_board(workspace, url)
+            finally:
+                del os.environ["BOARD_DB"]
+            if args.which in ("latency", "all") and count <= 10_000:
+                files = build_big_board(Path(scratch) / f"files{count}", count)
+                asyncio.run(file_latency(files, args.rounds))
+
+
+if __name__ == "__main__":
+    main()
