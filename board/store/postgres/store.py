@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from board.active_work import entry_for, note_task, read_active, write_active
 from board.errors import BoardError, InvalidTaskFile, TaskNotFound
 from board.graph import cancelled_blockers
 from board.model import Task, task_from_dict, task_to_dict, utcnow, validate_id
@@ -353,8 +354,10 @@ class PostgresStore(Store):
                 pass  # the connection is gone: the error in hand says so
             raise
         self._lock_depth = 0
-        self._touched = set()
+        touched, self._touched = self._touched, set()
         self._refusals = []
+        if touched:
+            self._note_active(touched)
 
     def _fresh(self, task_id: str) -> Task:
         lock = " for update" if self._lock_depth else ""
@@ -541,4 +544,17 @@ class PostgresStore(Store):
         return set()
 
     def refresh_active(self) -> bool:
-        return False  # active.json serves the file hooks; a database board has none yet
+        """Rebuild this machine's ``active.json`` (who works on what, which ``board hook`` reads
+        without a database connection) from the whole board; True if rewritten."""
+        self._ensure_whole()
+        wanted = {t.id: entry for t in self.graph.tasks.values() if (entry := entry_for(t.status, t.owner, t.files)) is not None}
+        if read_active(self.state_dir) == wanted:
+            return False
+        write_active(self.state_dir, wanted)
+        return True
+
+    def _note_active(self, task_ids: Iterable[str]) -> None:
+        """Keep this machine's ``active.json`` in step with the writes just committed here."""
+        for task_id in task_ids:
+            task = self.graph.tasks.get(task_id)
+            note_task(self.state_dir, task_id, entry_for(task.status, task.owner, task.files) if task is not None else None)
