@@ -79,10 +79,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def _counts(counts: dict[str, Any]) -> str:
-    return (
-        f"{counts['tasks']} tasks, {counts['history']} history lines, {counts['toolCalls']} tool calls and "
-        f"{counts['archived']} deleted tasks"
-    )
+    from board.store.postgres.transfer import counts_text
+
+    return counts_text(counts, last=" and ")
 
 
 def _warn(warnings: list[str]) -> None:

@@ -16,12 +16,15 @@ leaves no half board.
 Side state (agents, reservations, checkpoints, alerts) and settings (``board.toml``) are not
 moved: they are not kept by the store yet, and settings belong to each workspace.
 
-jsonb keeps an object's keys in an order of its own (shorter keys first, then by their bytes),
-and the files' bytes depend on that order. Export puts back what board itself orders: the task
-document's fields, and the fields of history lines and tool calls as board writes them. What
-board cannot know (the keys of ``metadata``, unknown fields, a line's extra keys) is recorded at
-import in ``meta`` rows ``key_order/<kind>/<key>``, only for the documents whose order would
-otherwise change, and put back on export while the document is still the one imported.
+Export gives back the files import read, byte for byte, in two ways. jsonb keeps an object's
+keys in an order of its own (shorter keys first, then by their bytes), and the files' bytes
+depend on that order: export puts back what board itself orders (the task document's fields,
+and the fields of history lines and tool calls as board writes them). What board cannot know
+(the keys of ``metadata``, unknown fields, a line's extra keys), and a task file's own counts
+when its log held calls it had not counted yet, are recorded at import in ``meta`` rows
+``import/<kind>/<key>``, only for the documents that need it, and used on export while the
+document is still the one imported. A task that changed since is written as the file store
+writes it, its counts covering its whole log.
 """
 
 from __future__ import annotations
@@ -58,9 +61,11 @@ from board.toolcall_log import TASK_LOGS, fold
 
 HISTORY_FILE = "history.jsonl"
 ARCHIVE_DIR = "archive"
-#: ``meta`` keys this module owns: the highest id issued, and the recorded key orders.
+#: ``meta`` keys this module owns: the highest id issued, and what import recorded to give the
+#: files back as they were (``import/task/<id>``, ``import/archive/<id>``, ``import/history/<seq>``,
+#: ``import/call/<seq>``).
 LAST_ID_KEY = "last_task_id"
-KEY_ORDER_PREFIX = "key_order/"
+IMPORTED_PREFIX = "import/"
 #: How many files export makes durable at once.
 FSYNC_THREADS = 16
 
@@ -172,15 +177,27 @@ class Logged:
 
 
 @dataclass
+class Imported:
+    """A task (or a deleted one) as import read it."""
+
+    #: As the file store's readers see it: the calls its log holds beyond its counts folded in.
+    task: Task
+    #: Its document as the file store writes it (integer ids as integers).
+    doc: dict[str, Any]
+    #: The file's own counts, when its log held calls they did not count yet.
+    file_tool_calls: dict[str, Any] | None = None
+    #: When it was deleted (deleted tasks only).
+    deleted_at: datetime | None = None
+
+
+@dataclass
 class FileBoard:
     """A board in files, as import reads it."""
 
     directory: Path
     layout: Layout
-    #: Each task as the file store's readers see it (calls folded in), with its document.
-    tasks: list[tuple[Task, dict[str, Any]]] = field(default_factory=list)
-    #: Each deleted task, its document and when it was deleted.
-    archived: list[tuple[Task, dict[str, Any], datetime]] = field(default_factory=list)
+    tasks: list[Imported] = field(default_factory=list)
+    archived: list[Imported] = field(default_factory=list)
     history: list[Logged] = field(default_factory=list)
     #: Each task's tool calls (by the id its log is named after), in the log's order.
     calls: dict[str, list[Logged]] = field(default_factory=dict)
@@ -228,8 +245,7 @@ def read_file_board(directory: Path | str) -> FileBoard:
         for task_id, key in sorted(layout.task_files(), key=lambda pair: _id_order(pair[0])):
             task = _read_task(layout, Path(key), task_id, broken)
             if task is not None:
-                task = _counted(task, logs.get(task_id))
-                board.tasks.append((task, _document(task)))
+                board.tasks.append(_imported(task, logs.get(task_id)))
         archive = layout.state_dir / ARCHIVE_DIR
         for name in sorted(_listing(archive, broken)):
             task_id = layout.task_id_for(layout.tasks_dir / name)
@@ -237,12 +253,11 @@ def read_file_board(directory: Path | str) -> FileBoard:
                 continue
             task = _read_task(layout, archive / name, task_id, broken)
             if task is not None:
-                task = _counted(task, logs.get(task_id))
-                board.archived.append((task, _document(task), deleted_at.get(task_id) or _mtime(archive / name)))
+                board.archived.append(_imported(task, logs.get(task_id), deleted_at.get(task_id) or _mtime(archive / name)))
     if broken:
         more = f" ({len(broken) - 1} more broken: 'board -w {directory} check' lists them)" if len(broken) > 1 else ""
         raise BoardError(f"cannot import {broken[0]}{more}; nothing was imported")
-    ids = {task.id for task, _ in board.tasks} | {task.id for task, _, _ in board.archived}
+    ids = {item.task.id for item in [*board.tasks, *board.archived]}
     # The file store's own rule for the next id (and a Claude Code list's .highwatermark), less one.
     board.last_id = int(layout.next_id(ids)) - 1
     _note_claude_deleted_blockers(board, ids)
@@ -295,6 +310,12 @@ def _read_task(layout: Layout, path: Path, task_id: str, broken: list[str]) -> T
     except InvalidTaskFile as error:
         broken.append(str(error))
         return None
+
+
+def _imported(task: Task, log: bytes | None, deleted_at: datetime | None = None) -> Imported:
+    counted = _counted(task, log)
+    own = task.tool_calls.model_dump(mode="json", by_alias=True) if counted is not task else None
+    return Imported(counted, _document(counted), own, deleted_at)
 
 
 def _document(task: Task) -> dict[str, Any]:
@@ -432,13 +453,14 @@ def _note_claude_deleted_blockers(board: FileBoard, ids: set[str]) -> None:
     """Claude Code deletes a completed task: its dependents' ``blockedBy`` still names it, and
     a Claude Code list counts it done. A database counts a missing blocker as open."""
     gone = [
-        (task.id, blocker) for task, _ in board.tasks for blocker in task.blocked_by
+        (item.task.id, blocker) for item in board.tasks for blocker in item.task.blocked_by
         if blocker not in ids and board.layout.missing_blocker_done(blocker)
     ]
     if gone:
         pairs = ", ".join(f"#{task_id} on #{blocker}" for task_id, blocker in gone[:10]) + (", ..." if len(gone) > 10 else "")
+        which = "dependency names a task" if len(gone) == 1 else "dependencies name tasks"
         board.warnings.append(
-            f"{len(gone)} dependencies name tasks Claude Code completed and deleted ({pairs}): in the database a missing "
+            f"{len(gone)} {which} Claude Code completed and deleted ({pairs}): in the database a missing "
             "blocker holds its task back; 'board task update ID --remove-blocked-by BLOCKER' lets it start"
         )
 
@@ -469,12 +491,12 @@ def import_board(url: str, directory: Path | str, *, replace: bool = False) -> d
             if any(held.values()):
                 if not replace:
                     raise BoardError(
-                        f"the database {redact(url)} already holds a board ({_counts_text(held)}); nothing was imported: "
+                        f"the database {redact(url)} already holds a board ({counts_text(held)}); nothing was imported: "
                         "pass --replace to replace it"
                     )
                 conn.execute("truncate board.task_edges, board.tasks, board.history, board.tool_calls, board.archive")
                 conn.execute("delete from board.meta where key = %s", (LAST_ID_KEY,))
-            conn.execute("delete from board.meta where key like %s", (KEY_ORDER_PREFIX + "%",))
+            conn.execute("delete from board.meta where key like %s", (IMPORTED_PREFIX + "%",))
             imported = _write_board(conn, source, sources)
     except psycopg.Error as error:
         raise BoardError(f"the database refused {_refused_row(error, sources)}: {_first_line(error)}; nothing was imported") from None
@@ -500,11 +522,17 @@ def board_counts(conn: Any) -> dict[str, int]:
     return dict(zip(("tasks", "history", "toolCalls", "archived"), map(int, row)))
 
 
-def _counts_text(counts: dict[str, int]) -> str:
-    return (
-        f"{counts['tasks']} tasks, {counts['history']} history lines, {counts['toolCalls']} tool calls, "
-        f"{counts['archived']} deleted tasks"
-    )
+def counts_text(counts: dict[str, int], last: str = ", ") -> str:
+    """What a board holds, in words: ``3 tasks, 1 history line, 0 tool calls, 1 deleted task``."""
+    parts = [
+        plural(counts["tasks"], "task"), plural(counts["history"], "history line"),
+        plural(counts["toolCalls"], "tool call"), plural(counts["archived"], "deleted task"),
+    ]
+    return ", ".join(parts[:-1]) + last + parts[-1]
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def _write_board(conn: Any, source: FileBoard, sources: dict[str, list[str]]) -> dict[str, int]:
@@ -512,30 +540,27 @@ def _write_board(conn: Any, source: FileBoard, sources: dict[str, list[str]]) ->
     layout = source.layout
 
     def task_rows() -> Iterator[tuple[Any, ...]]:
-        for task, doc in source.tasks:
+        for item in source.tasks:
+            task = item.task
             sources["tasks"].append(str(layout.task_path(task.id)))
             lease = task.lease
             yield (
-                task.id, json.dumps(doc, ensure_ascii=False), str(task.status), task.owner, PRIORITY_RANK[task.priority], task.version,
+                task.id, json.dumps(item.doc, ensure_ascii=False), str(task.status), task.owner, PRIORITY_RANK[task.priority], task.version,
                 lease.owner if lease else None, lease.token if lease else None, lease.expires_at if lease else None, task.updated_at,
             )
-            found = key_orders(doc, _task_in_board_order(_jsonb_order(doc)))
-            if found:
-                orders.append((f"{KEY_ORDER_PREFIX}task/{task.id}", {"version": task.version, "orders": found}))
+            _note_file_form("task", item, orders)
 
     def edge_rows() -> Iterator[tuple[str, str]]:
-        for task, _ in source.tasks:
-            for blocker in task.blocked_by:
-                sources["task_edges"].append(f"{layout.task_path(task.id)} (blockedBy #{blocker})")
-                yield task.id, blocker
+        for item in source.tasks:
+            for blocker in item.task.blocked_by:
+                sources["task_edges"].append(f"{layout.task_path(item.task.id)} (blockedBy #{blocker})")
+                yield item.task.id, blocker
 
     def archive_rows() -> Iterator[tuple[Any, ...]]:
-        for task, doc, deleted_at in source.archived:
-            sources["archive"].append(f"{layout.state_dir / ARCHIVE_DIR / layout.task_path(task.id).name}")
-            yield task.id, json.dumps(doc, ensure_ascii=False), deleted_at
-            found = key_orders(doc, _task_in_board_order(_jsonb_order(doc)))
-            if found:
-                orders.append((f"{KEY_ORDER_PREFIX}archive/{task.id}", {"version": task.version, "orders": found}))
+        for item in source.archived:
+            sources["archive"].append(f"{layout.state_dir / ARCHIVE_DIR / layout.task_path(item.task.id).name}")
+            yield item.task.id, json.dumps(item.doc, ensure_ascii=False), item.deleted_at
+            _note_file_form("archive", item, orders)
 
     for table in ("tasks", "task_edges", "history", "tool_calls", "archive"):
         sources[table] = []
@@ -577,6 +602,20 @@ def _write_board(conn: Any, source: FileBoard, sources: dict[str, list[str]]) ->
     }
 
 
+def _note_file_form(kind: str, item: Imported, orders: list[tuple[str, dict[str, Any]]]) -> None:
+    """Record what export needs to write the task's file back as it was: the key orders jsonb
+    loses, and the file's own counts when its log held calls they did not count."""
+    recorded: dict[str, Any] = {}
+    found = key_orders(item.doc, _task_in_board_order(_jsonb_order(item.doc)))
+    if found:
+        recorded["orders"] = found
+    if item.file_tool_calls is not None:
+        recorded["toolCalls"] = item.file_tool_calls
+        recorded["counted"] = item.doc["toolCalls"]
+    if recorded:
+        orders.append((f"{IMPORTED_PREFIX}{kind}/{item.task.id}", {"version": item.task.version, **recorded}))
+
+
 def _version(record: dict[str, Any]) -> int | None:
     version = record.get("version")
     return version if type(version) is int else None
@@ -597,7 +636,7 @@ def _note_line_orders(conn: Any, table: str, lines: list[Logged], in_board_order
     if len(seqs) != len(lines):
         raise BoardError(f"board.{table} changed while it was imported; nothing was imported")
     for index, found in pending:
-        orders.append((f"{KEY_ORDER_PREFIX}{kind}/{seqs[index]}", {"orders": found}))
+        orders.append((f"{IMPORTED_PREFIX}{kind}/{seqs[index]}", {"orders": found}))
 
 
 def _copy(conn: Any, target: str, rows: Iterable[tuple[Any, ...]]) -> None:
@@ -691,7 +730,7 @@ def _export_into(conn: Any, url: str, staging: Path, layout: TasksDirLayout) -> 
     where = redact(url)
     with conn.transaction():
         conn.execute("set transaction isolation level repeatable read, read only")
-        meta = dict(conn.execute("select key, value from board.meta where key = %s or key like %s", (LAST_ID_KEY, KEY_ORDER_PREFIX + "%")).fetchall())
+        meta = dict(conn.execute("select key, value from board.meta where key = %s or key like %s", (LAST_ID_KEY, IMPORTED_PREFIX + "%")).fetchall())
 
         logs: dict[str, list[bytes]] = {}
         calls = 0
@@ -705,7 +744,7 @@ def _export_into(conn: Any, url: str, staging: Path, layout: TasksDirLayout) -> 
             logs.setdefault(task_id, []).append(line)
             calls += 1
         if taskless:
-            warnings.append(f"{taskless} tool calls made on no task were not exported: they belong in the agents' logs, which are not exported yet")
+            warnings.append(f"{plural(taskless, 'tool call')} made on no task not exported: they belong in the agents' logs, which are not exported yet")
         joined = {task_id: b"".join(lines) for task_id, lines in logs.items()}
         if joined:
             (staging / TASK_LOGS).mkdir()
@@ -765,7 +804,7 @@ def _export_into(conn: Any, url: str, staging: Path, layout: TasksDirLayout) -> 
 
 
 def _orders(meta: dict[str, Any], key: str) -> list[list[Any]]:
-    record = meta.get(KEY_ORDER_PREFIX + key)
+    record = meta.get(IMPORTED_PREFIX + key)
     return record.get("orders", []) if isinstance(record, dict) else []
 
 
@@ -775,16 +814,20 @@ def _check_id(task_id: str, where: str) -> None:
 
 
 def _task_to_export(task_id: str, doc: Any, kind: str, meta: dict[str, Any], logs: dict[str, bytes], where: str) -> Task:
-    """A stored document as the task the file store would write: its recorded key order put
-    back while it is the version imported, and its counts covering its whole log."""
+    """A stored document as the task file to write: while it is the one imported, the file
+    import read (its key order, and its own counts if its log held calls they did not count);
+    else as the file store writes it, its counts covering its whole log."""
     _check_id(task_id, where)
     if not isinstance(doc, dict):
         raise BoardError(f"cannot export {where}: the document is not a JSON object; nothing was exported")
-    recorded = meta.get(f"{KEY_ORDER_PREFIX}{kind}/{task_id}")
-    if isinstance(recorded, dict) and recorded.get("version") == doc.get("version"):
+    recorded = meta.get(f"{IMPORTED_PREFIX}{kind}/{task_id}")
+    unchanged = isinstance(recorded, dict) and recorded.get("version") == doc.get("version")
+    if unchanged:
         apply_key_orders(doc, recorded.get("orders", []))
     log = logs.get(task_id)
-    if log is not None:
+    if unchanged and "toolCalls" in recorded and doc.get("toolCalls") == recorded.get("counted"):
+        doc["toolCalls"] = recorded["toolCalls"]  # no call since: the log is the one imported
+    elif log is not None:
         # The database counts every call in the document itself: the file's counts then
         # cover the whole log, and its readers add only calls logged after the export.
         counts = doc.get("toolCalls")
