@@ -349,6 +349,15 @@ def test_a_broken_file_is_named_and_nothing_is_written(sample: Path, rich: Path,
     assert tables(db) == before
 
 
+def test_several_broken_files_name_the_first_and_count_the_rest(sample: Path, db: str) -> None:
+    (sample / ".tasks" / "task_98.json").write_text("{")
+    (sample / ".tasks" / "task_99.json").write_text("{")
+    message = refused(board("--db", db, "import", str(sample)))
+    assert message.startswith(f"board: cannot import {sample / '.tasks' / 'task_98.json'}: not valid JSON")
+    assert message.endswith(" (and 1 more broken file); nothing was imported")
+    assert tables(db) == {table: [] for table in TABLES}
+
+
 def test_what_the_database_refuses_midway_leaves_it_as_it_was(sample: Path, rich: Path, db: str) -> None:
     ok(board("--db", db, "import", str(rich)))
     before = tables(db)

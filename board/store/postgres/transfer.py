@@ -255,7 +255,7 @@ def read_file_board(directory: Path | str) -> FileBoard:
             if task is not None:
                 board.archived.append(_imported(task, logs.get(task_id), deleted_at.get(task_id) or _mtime(archive / name)))
     if broken:
-        more = f" ({len(broken) - 1} more broken: 'board -w {directory} check' lists them)" if len(broken) > 1 else ""
+        more = f" (and {plural(len(broken) - 1, 'more broken file')})" if len(broken) > 1 else ""
         raise BoardError(f"cannot import {broken[0]}{more}; nothing was imported")
     ids = {item.task.id for item in [*board.tasks, *board.archived]}
     # The file store's own rule for the next id (and a Claude Code list's .highwatermark), less one.
