@@ -21,6 +21,7 @@ import board.cli
 COMMANDS = {
     "ui": "dashboard",
     "init": "tasks", "task": "tasks", "answer": "tasks", "check": "tasks",
+    "import": "transfer", "export": "transfer",
     "claim": "leases", "heartbeat": "leases", "release": "leases", "toolcall": "leases",
     "agents": "agents", "message": "agents",
     "checkpoint": "checkpoints", "resume": "checkpoints",
