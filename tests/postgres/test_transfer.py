@@ -194,6 +194,11 @@ def test_an_imported_board_works_through_the_store(rich: Path, db: str) -> None:
     assert again.tasks["1"].status == Status.COMPLETED and again.graph.ready_ids() == {"2", "7"}
     assert again.toolcalls("5") == FileStore.open(rich).toolcalls("5")
     assert again.restore("6").id == "6"  # the archive came along
+    # Ids the files wrote as integers stay integers through the store's writes.
+    with connect(db) as conn:
+        doc = conn.execute("select doc from board.tasks where id = '1'").fetchone()[0]
+        archived = conn.execute("select count(*) from board.archive").fetchone()[0]
+    assert type(doc["id"]) is int and all(type(i) is int for i in doc["blocks"]) and archived == 0
 
 
 def test_a_task_the_database_changed_comes_back_as_the_file_store_writes_it(rich: Path, db: str, tmp_path: Path) -> None:

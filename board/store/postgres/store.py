@@ -26,7 +26,7 @@ from typing import Any
 from board.active_work import entry_for, note_task, read_active, write_active
 from board.errors import BoardError, InvalidTaskFile, TaskNotFound
 from board.graph import cancelled_blockers
-from board.model import Task, task_from_dict, task_to_dict, utcnow, validate_id
+from board.model import Task, task_from_dict, task_to_dict, utcnow, validate_id, with_integer_ids
 from board.priority import PRIORITY_RANK
 from board.status import Status
 from board.store import DEFAULT_LEASE_SECONDS
@@ -187,6 +187,8 @@ class PostgresStore(Store):
         except InvalidTaskFile as error:
             self.invalid[where] = error.reason
             return None
+        # Integer ids (seed 001's files, imported) are written back as integers.
+        task.integer_ids = isinstance(doc, dict) and type(doc.get("id")) is int
         self.invalid.pop(where, None)
         return task
 
@@ -387,7 +389,7 @@ class PostgresStore(Store):
         after = task_to_dict(task)
         changes = {key: [before.get(key), value] for key, value in after.items() if key not in _UNTRACKED and before.get(key) != value}
         self._touched.add(task.id)
-        self._write_task(task, after)
+        self._write_task(task, with_integer_ids(dict(after)) if task.integer_ids else after)
         if old is None or old.blocked_by != task.blocked_by:
             self.conn.execute("delete from board.task_edges where task_id = %s", (task.id,))
             if task.blocked_by:
@@ -449,7 +451,7 @@ class PostgresStore(Store):
         self.conn.execute(
             "insert into board.archive (id, doc, archived_at) values (%s, %s, %s) "
             "on conflict (id) do update set doc = excluded.doc, archived_at = excluded.archived_at",
-            (current.id, json.dumps(task_to_dict(current)), self.clock()),
+            (current.id, json.dumps(with_integer_ids(task_to_dict(current)) if current.integer_ids else task_to_dict(current)), self.clock()),
         )
         self.conn.execute("delete from board.tasks where id = %s", (current.id,))
         self._log(current.id, current.version + 1, actor, "delete", {"status": [str(current.status), None]}, {"forced": True} if forced else None)
