@@ -65,7 +65,7 @@ def _settings(store: Store) -> BoardSettings:
     from board.config import BoardSettings, load_settings
 
     try:
-        return load_settings(store.state_dir)
+        return load_settings(store.local_dir)
     except BoardError:
         return BoardSettings()
 

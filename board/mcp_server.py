@@ -414,7 +414,7 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
         from board.reservations import reserve as reserve_files
 
         def hold(store: Store, name: str | None) -> Reservations:
-            seconds = ttl if ttl is not None else load_settings(store.state_dir).alerts.reservation_ttl_seconds
+            seconds = ttl if ttl is not None else load_settings(store.local_dir).alerts.reservation_ttl_seconds
             made = reserve_files(store, checked(task_id, id, "id"), text_list(path), agent=name, mode=mode, ttl_seconds=seconds)
             return {"reservations": [{"path": r.path, **r.to_dict()} for r in made]}
 
@@ -427,7 +427,7 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
         from board.config import load_settings
 
         def evaluate(store: Store, name: str | None) -> Alerts:
-            found = refresh_alerts(store, now=store.clock(), settings=load_settings(store.state_dir), fetch=True if fetch else None, rescan=False)
+            found = refresh_alerts(store, now=store.clock(), settings=load_settings(store.local_dir), fetch=True if fetch else None, rescan=False)
             return {"alerts": [a.to_dict() for a in found]}
 
         return board.call(None, evaluate)

@@ -128,7 +128,7 @@ def build(target: Path) -> None:
             store.state_dir,
             AgentRecord(name=name, kind="claude-code", pid=None, host="devbox", task=task, heartbeat_at=now - timedelta(minutes=minutes_ago), started_at=START),
         )
-    (store.state_dir / "board.toml").write_text("# Settings for this board; every line is optional.\n[lease]\nseconds = 30\n")
+    (store.local_dir / "board.toml").write_text("# Settings for this board; every line is optional.\n[lease]\nseconds = 30\n")
 
 
 if __name__ == "__main__":

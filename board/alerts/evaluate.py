@@ -225,8 +225,8 @@ def refresh_alerts(
     try:
         git = gather_git_state(
             store.layout.workspace,
-            store.state_dir,
-            fetch=_fetch_due(store.state_dir, now, settings) if fetch is None else fetch,
+            store.local_dir,
+            fetch=_fetch_due(store.local_dir, now, settings) if fetch is None else fetch,
             timeout=settings.git.timeout_seconds,
             now=iso(now),
         )
@@ -240,10 +240,10 @@ def refresh_alerts(
     return alerts
 
 
-def _fetch_due(state_dir: Path, now: datetime, settings: BoardSettings) -> bool:
+def _fetch_due(local_dir: Path, now: datetime, settings: BoardSettings) -> bool:
     if not settings.git.fetch:
         return False
-    last = parse_time(last_fetched_at(state_dir))
+    last = parse_time(last_fetched_at(local_dir))
     return last is None or not (timedelta(0) <= now - last < timedelta(seconds=settings.git.fetch_interval_seconds))
 
 

@@ -55,7 +55,7 @@ def cmd_agents(args: argparse.Namespace) -> int:
     records, teams = _board_teams(store)
     inboxes = {(team.name, name): inbox for team in teams for name, inbox in team_inboxes(team).items()}
     try:
-        settings = load_settings(store.state_dir)
+        settings = load_settings(store.local_dir)
     except BoardError:  # board check names the broken setting; the defaults do here
         settings = BoardSettings()
     now = store.clock()

@@ -71,9 +71,9 @@ def substitute(template: Sequence[str], task: Task, workspace: Path) -> list[str
     return [_PLACEHOLDER.sub(lambda m: values[m.group(1)], part) for part in template]
 
 
-def log_path(state_dir: Path, task_id: str) -> Path:
-    """Where a command's output for a task goes (the detail view shows it)."""
-    return state_dir / "logs" / f"{task_id}.log"
+def log_path(local_dir: Path, task_id: str) -> Path:
+    """Where a command's output for a task goes, in the store's ``local_dir``: it is this machine's."""
+    return local_dir / "logs" / f"{task_id}.log"
 
 
 class Worker:
@@ -93,7 +93,7 @@ class Worker:
         self.workspace = Path(workspace).resolve()
         self.name = name
         self.store = Store.open(self.workspace, actor=name)
-        self.settings = load_settings(self.store.state_dir)
+        self.settings = load_settings(self.store.local_dir)
         self.lease_seconds = self.settings.lease.seconds
         self.heartbeat_every = self.lease_seconds / 3
         self.poll_seconds = poll_seconds
@@ -395,7 +395,7 @@ class CommandWorker(Worker):
 
     def perform(self, task: Task, token: int) -> tuple[bool, str | None] | None:
         argv = substitute(self.template, task, self.workspace)
-        path = log_path(self.store.state_dir, task.id)
+        path = log_path(self.store.local_dir, task.id)
         path.parent.mkdir(exist_ok=True)
         with os.fdopen(open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND), "ab") as log:
             log.write(f"--- {utcnow().isoformat()} {self.name} runs #{task.id} (token {token}): {argv!r}\n".encode())

@@ -189,7 +189,7 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
 
     def _load_settings(self) -> BoardSettings:
         try:
-            return load_settings(self.layout_.state_dir)
+            return load_settings(self.store.local_dir)
         except BoardError as error:
             self._settings_problem = str(error)
             return BoardSettings()

@@ -31,7 +31,7 @@ from board.alerts import refresh_alerts
 from board.config import load_settings
 from board.store import Store
 store = Store.open(sys.argv[1])
-settings = load_settings(store.state_dir)
+settings = load_settings(store.local_dir)
 while True:
     started = time.monotonic()
     store.sync()
