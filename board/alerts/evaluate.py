@@ -51,6 +51,7 @@ from board.status import Status
 from board.reservations import Reservation, active_reservations, normalise_path
 from board.store import Layout, Store
 from board.store.atomic import open_regular, read_jsonl, read_regular, write_atomic
+from board.store.side import AgentRecords
 from board.times import iso, parse_time
 
 ALERTS_FILE = "alerts.json"
@@ -70,6 +71,7 @@ class BoardReading(Protocol):
     history_path: Path
     tasks: Mapping[str, Task]
     invalid: Mapping[str, str]
+    agent_records: AgentRecords
 
     @property
     def graph(self) -> TaskGraph: ...
@@ -161,16 +163,16 @@ def gather_inputs(store: BoardReading, *, now: datetime, git: GitState | None = 
         checkpoints=checkpoints,
         current_hashes=current,
         history=_HISTORY.read(store.history_path),
-        idle_members=idle_team_members(store.layout),
+        idle_members=idle_team_members(store.layout, store.agent_records),
     )
 
 
-def idle_team_members(layout: Layout) -> list[IdleMember]:
+def idle_team_members(layout: Layout, agent_records: AgentRecords) -> list[IdleMember]:
     """The idle members of the Claude Code teams working on the board (none when no team does)."""
     from board.agents import list_agents
     from board.roster import Activity, board_teams, member_activity, member_record
 
-    records = list_agents(layout.state_dir)
+    records = list_agents(agent_records)
     by_name = {r.name: r for r in records}
     idle = []
     for team in board_teams(layout.workspace, layout.tasks_dir, layout.name, records):

@@ -41,7 +41,7 @@ def _board_teams(store: Any) -> tuple[list[Any], list[Team]]:
     from board.roster import board_teams
 
     layout = store.layout
-    records = list_agents(layout.state_dir)
+    records = list_agents(store.agent_records)
     return records, board_teams(layout.workspace, layout.tasks_dir, layout.name, records)
 
 

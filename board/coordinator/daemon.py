@@ -100,7 +100,7 @@ class Coordinator:
                 if ended:
                     self.say(f"ended {len(ended)} process(es) still running tasks that finished or moved to another holder: pids {', '.join(map(str, ended))}")
             alerts_due = time.monotonic() - self._last_alerts >= min(ALERTS_EVERY_SECONDS, self.settings.coordinator.tick_seconds)
-            report = tick(self.store, list_agents(self.store.state_dir), self.settings, self.store.clock(), alerts=alerts_due)
+            report = tick(self.store, list_agents(self.store.agent_records), self.settings, self.store.clock(), alerts=alerts_due)
             if report.alerts_ran:
                 self._last_alerts = time.monotonic()
         except BoardError as error:

@@ -25,7 +25,7 @@ from typing import IO, Any
 import board
 from board import actions
 from board.actions import Who
-from board.agents import name_in_use, read_agent
+from board.agents import read_agent
 from board.config import load_settings
 from board.coordinator.daemon import coordinator_running
 from board.coordinator.workers import COMMAND_GROUP_FIELD, KILL_GRACE_SECONDS, die_with_parent, end_commands_of, kill_process_group
@@ -182,7 +182,7 @@ class Supervisor:
 
     def _free(self, name: str) -> bool:
         """A name no worker of this run had and no live process holds on this board."""
-        return name not in self.worker_names and not name_in_use(self.store.state_dir, name)
+        return name not in self.worker_names and not self.store.agent_records.name_in_use(name)
 
     def _worker_name(self, slot: int, restarts: int) -> tuple[str, int]:
         """``worker-3``, its replacements ``worker-3r1``, ``worker-3r2``...: always a name
@@ -335,7 +335,7 @@ class Supervisor:
         """End the command a (possibly dead) worker was running, from its agent record."""
         if child.role != "worker":
             return
-        record = read_agent(self.store.state_dir, child.name)
+        record = read_agent(self.store.agent_records, child.name)
         pgid = (record.__pydantic_extra__ or {}).get(COMMAND_GROUP_FIELD) if record else None
         if isinstance(pgid, int) and pgid > 1:
             kill_process_group(pgid, grace=0.5)

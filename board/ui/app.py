@@ -338,7 +338,7 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         """Read the registered agents, the teams working on the board and their inboxes (teams
         live outside the board's folders, so the reconcile looks at them too); post a change."""
         layout = self.layout_
-        agents = list_agents(layout.state_dir)
+        agents = list_agents(self.store.agent_records)
         teams = board_teams(layout.workspace, layout.tasks_dir, layout.name, agents)
         inboxes = {(team.name, member.name): read_inbox(team, member.name) for team in teams for member in team.members if member.messageable}
         reading = (agents, teams, inboxes)

@@ -24,6 +24,7 @@ from board.coordinator.daemon import coordinator_running
 from board.graph import TaskGraph
 from board.model import Task
 from board.store import Layout, Store
+from board.store.side import AgentRecords
 
 #: Alerts are re-checked this often without any file event (a coordinator started or stopped).
 ALERTS_RECHECK_SECONDS = 2.0
@@ -52,10 +53,11 @@ class StoreSnapshot:
     history_path: Path
     tasks: dict[str, Task]
     invalid: dict[str, str]
+    agent_records: AgentRecords
 
     @classmethod
     def of(cls, store: Store) -> StoreSnapshot:
-        return cls(store.layout, store.state_dir, store.history_path, dict(store.tasks), dict(store.invalid))
+        return cls(store.layout, store.state_dir, store.history_path, dict(store.tasks), dict(store.invalid), store.agent_records)
 
     @cached_property
     def graph(self) -> TaskGraph:
