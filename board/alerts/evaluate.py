@@ -51,7 +51,7 @@ from board.status import Status
 from board.reservations import Reservation, active_reservations, normalise_path
 from board.store import Layout, Store
 from board.store.atomic import open_regular, read_jsonl, read_regular, write_atomic
-from board.store.side import AgentRecords
+from board.store.side import AgentRecords, ReservationBook
 from board.times import iso, parse_time
 
 ALERTS_FILE = "alerts.json"
@@ -72,6 +72,7 @@ class BoardReading(Protocol):
     tasks: Mapping[str, Task]
     invalid: Mapping[str, str]
     agent_records: AgentRecords
+    reservation_book: ReservationBook
 
     @property
     def graph(self) -> TaskGraph: ...
@@ -157,7 +158,7 @@ def gather_inputs(store: BoardReading, *, now: datetime, git: GitState | None = 
         graph_problems=graph_problems,
         task_files=task_files,
         invalid=invalid,
-        reservations=active_reservations(store.state_dir, now, tasks),
+        reservations=active_reservations(store.reservation_book, now, tasks),
         touches=touches,
         git=git,
         checkpoints=checkpoints,

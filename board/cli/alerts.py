@@ -96,7 +96,7 @@ def cmd_reservations(args: argparse.Namespace) -> int:
     from board.reservations import active_reservations
 
     store = open_store(args)
-    held = active_reservations(store.state_dir, store.clock(), store.tasks)
+    held = active_reservations(store.reservation_book, store.clock(), store.tasks)
     if args.json:
         print_json([{"path": r.path, **r.to_dict()} for r in held])
     elif not held:

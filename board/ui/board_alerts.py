@@ -24,7 +24,7 @@ from board.coordinator.daemon import coordinator_running
 from board.graph import TaskGraph
 from board.model import Task
 from board.store import Layout, Store
-from board.store.side import AgentRecords
+from board.store.side import AgentRecords, ReservationBook
 
 #: Alerts are re-checked this often without any file event (a coordinator started or stopped).
 ALERTS_RECHECK_SECONDS = 2.0
@@ -54,10 +54,14 @@ class StoreSnapshot:
     tasks: dict[str, Task]
     invalid: dict[str, str]
     agent_records: AgentRecords
+    reservation_book: ReservationBook
 
     @classmethod
     def of(cls, store: Store) -> StoreSnapshot:
-        return cls(store.layout, store.state_dir, store.history_path, dict(store.tasks), dict(store.invalid), store.agent_records)
+        return cls(
+            store.layout, store.state_dir, store.history_path, dict(store.tasks), dict(store.invalid),
+            store.agent_records, store.reservation_book,
+        )
 
     @cached_property
     def graph(self) -> TaskGraph:
