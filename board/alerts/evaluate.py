@@ -51,7 +51,7 @@ from board.status import Status
 from board.reservations import Reservation, active_reservations, normalise_path
 from board.store import Layout, Store
 from board.store.atomic import open_regular, read_jsonl, read_regular, write_atomic
-from board.store.side import AgentRecords, ReservationBook
+from board.store.side import AgentRecords, CheckpointBook, ReservationBook
 from board.times import iso, parse_time
 
 ALERTS_FILE = "alerts.json"
@@ -73,6 +73,7 @@ class BoardReading(Protocol):
     invalid: Mapping[str, str]
     agent_records: AgentRecords
     reservation_book: ReservationBook
+    checkpoint_book: CheckpointBook
 
     @property
     def graph(self) -> TaskGraph: ...
@@ -137,15 +138,12 @@ def gather_inputs(store: BoardReading, *, now: datetime, git: GitState | None = 
     touches = _TOUCHES.read(store.state_dir / "toolcalls", workspace, set(tasks))
     checkpoints: dict[str, CheckpointHashes] = {}
     current: dict[str, str | None] = {}
-    # One listing of checkpoints/ instead of a stat per active task: most tasks have none.
-    try:
-        checkpointed = set(os.listdir(store.state_dir / "checkpoints"))
-    except OSError:
-        checkpointed = set()
+    # One look at which tasks have checkpoints instead of one per active task: most have none.
+    checkpointed = store.checkpoint_book.tasks()
     for task in active_tasks(tasks):
         if task.id not in checkpointed:
             continue
-        checkpoint = latest_checkpoint(store.state_dir, task.id)
+        checkpoint = latest_checkpoint(store.checkpoint_book, task.id)
         created = parse_time(checkpoint.created_at) if checkpoint else None
         if checkpoint is None or created is None:
             continue

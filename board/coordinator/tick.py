@@ -268,5 +268,4 @@ def _checkpoint(store: Store, report: TickReport, task_id: str, reason: str, not
     except (BoardError, OSError) as error:
         report.refused.append(f"checkpoint of #{task_id}: {error}")
         return
-    if checkpoint.path is not None:
-        report.checkpoints.append(str(checkpoint.path))
+    report.checkpoints.append(checkpoint.where)

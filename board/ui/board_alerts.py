@@ -24,7 +24,7 @@ from board.coordinator.daemon import coordinator_running
 from board.graph import TaskGraph
 from board.model import Task
 from board.store import Layout, Store
-from board.store.side import AgentRecords, ReservationBook
+from board.store.side import AgentRecords, CheckpointBook, ReservationBook
 
 #: Alerts are re-checked this often without any file event (a coordinator started or stopped).
 ALERTS_RECHECK_SECONDS = 2.0
@@ -55,12 +55,13 @@ class StoreSnapshot:
     invalid: dict[str, str]
     agent_records: AgentRecords
     reservation_book: ReservationBook
+    checkpoint_book: CheckpointBook
 
     @classmethod
     def of(cls, store: Store) -> StoreSnapshot:
         return cls(
             store.layout, store.state_dir, store.history_path, dict(store.tasks), dict(store.invalid),
-            store.agent_records, store.reservation_book,
+            store.agent_records, store.reservation_book, store.checkpoint_book,
         )
 
     @cached_property

@@ -124,8 +124,8 @@ def test_chaos_every_task_done_exactly_once_despite_random_sigkills(workspace):
     raw_lines = (workspace / ".tasks" / "history.jsonl").read_text().splitlines()
     assert len(raw_lines) == len(history) and all(json.loads(line) for line in raw_lines)
     for task_id in store.tasks:
-        for path in list_checkpoints(store.state_dir, task_id):
-            read_checkpoint(path)  # raises CorruptCheckpoint
+        for seq in list_checkpoints(store.checkpoint_book, task_id):
+            read_checkpoint(store.checkpoint_book, task_id, seq)  # raises CorruptCheckpoint
     assert len(list_agents(store.agent_records)) == len(list((workspace / ".tasks" / "agents").glob("*.json")))
 
     # No process outlived the run.
