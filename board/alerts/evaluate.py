@@ -1,14 +1,14 @@
-"""Gather what the detectors need from a board, run them, and keep ``alerts.json`` current.
+"""Gather what the detectors need from a board, run them, and keep the board's alerts current.
 
 ``refresh_alerts`` is what the coordinator calls once per tick and what ``board alerts`` runs;
-``read_alerts`` is for readers (the dashboard). Reading is incremental where it can be (tool
-calls and history are append-only, file hashes are cached by stat), so a tick on a quiet
-board costs a ``git status`` and a few stats.
+``read_alerts`` is for readers (the dashboard). The store keeps the current alerts
+(``store.alert_board``; in a board's files, ``alerts.json``). Reading is incremental where it
+can be (tool calls and history are append-only, file hashes are cached by stat), so a tick on a
+quiet board costs a ``git status`` and a few stats.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -50,11 +50,10 @@ from board.model import Task
 from board.status import Status
 from board.reservations import Reservation, active_reservations, normalise_path
 from board.store import Layout, Store
-from board.store.atomic import open_regular, read_jsonl, read_regular, write_atomic
-from board.store.side import AgentRecords, CheckpointBook, ReservationBook
+from board.store.atomic import open_regular, read_jsonl
+from board.store.side import AgentRecords, AlertBoard, CheckpointBook, ReservationBook
 from board.times import iso, parse_time
 
-ALERTS_FILE = "alerts.json"
 #: History ops the detectors read; the rest of the log is skipped.
 _HISTORY_OPS = frozenset({"conflict", "reclaim", "claim"})
 #: On a first read, only this much of the history's end is parsed.
@@ -211,7 +210,7 @@ def refresh_alerts(
     fetch: bool | None = None,
     rescan: bool = True,
 ) -> list[Alert]:
-    """Re-evaluate and write ``alerts.json`` (atomically, only when it changed); the coordinator's tick.
+    """Re-evaluate and store the alerts (only when they changed); the coordinator's tick.
 
     Git is fetched only with ``fetch=True`` or the ``git.fetch`` setting (then at most every
     ``git.fetch_interval_seconds``). When git fails or
@@ -221,7 +220,7 @@ def refresh_alerts(
     """
     if rescan:
         store.rescan()
-    previous = read_alerts(store.state_dir)
+    previous = read_alerts(store.alert_board)
     git_failed = False
     try:
         git = gather_git_state(
@@ -237,7 +236,7 @@ def refresh_alerts(
     if git_failed:
         kept = [a for a in previous if a.kind.startswith("drift.") and a.kind != "drift.external_change"]
         alerts = sorted([*alerts, *kept], key=Alert.sort_key)
-    write_alerts(store.state_dir, alerts)
+    write_alerts(store.alert_board, alerts)
     return alerts
 
 
@@ -248,31 +247,15 @@ def _fetch_due(local_dir: Path, now: datetime, settings: BoardSettings) -> bool:
     return last is None or not (timedelta(0) <= now - last < timedelta(seconds=settings.git.fetch_interval_seconds))
 
 
-def alerts_document(alerts: list[Alert]) -> bytes:
-    return (json.dumps({"alerts": [a.to_dict() for a in alerts]}, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+def write_alerts(board: AlertBoard, alerts: list[Alert]) -> bool:
+    """Store ``alerts`` as the board's current alerts unless they already are; True when written."""
+    return board.replace([a.to_dict() for a in alerts])
 
 
-def write_alerts(state_dir: Path, alerts: list[Alert]) -> bool:
-    """Write ``alerts.json`` unless it already says exactly this; True when it was written."""
-    data = alerts_document(alerts)
-    path = state_dir / ALERTS_FILE
-    try:
-        if read_regular(path) == data:
-            return False
-    except OSError:
-        pass
-    write_atomic(path, data)
-    return True
-
-
-def read_alerts(state_dir: Path) -> list[Alert]:
-    """The alerts last written to ``alerts.json``; none when it is missing or unreadable."""
-    try:
-        data = json.loads(read_regular(state_dir / ALERTS_FILE))
-    except (OSError, ValueError):
-        return []
+def read_alerts(board: AlertBoard) -> list[Alert]:
+    """The alerts last stored; none when there are none or they cannot be read."""
     alerts = []
-    for entry in data.get("alerts", []) if isinstance(data, dict) else []:
+    for entry in board.read():
         try:
             alerts.append(Alert.from_dict(entry))
         except (KeyError, ValueError, TypeError, AttributeError):

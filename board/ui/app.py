@@ -31,7 +31,8 @@ from board.roster import OwnedTasks, board_teams
 from board.status import Status
 from board.store import FileStore, Store, detect_layout
 from board.alerts import Alert, Severity, alerts_by_task
-from board.ui.board_alerts import AlertsFollower, StoreSnapshot, severity_counts, stat_stamp
+from board.store.atomic import stat_stamp
+from board.ui.board_alerts import AlertsFollower, StoreSnapshot, severity_counts
 from board.ui.board_state import DisplayedBoard
 from board.ui.card import CardView
 from board.ui.lanes import Lane, Lanes, display_state
@@ -157,12 +158,12 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         #: Tasks in progress by owner (the agents panel's current tasks, idle marks).
         self.owned = OwnedTasks()
         self.alerts: list[Alert] = []
-        #: Whether ``alerts`` came from a running coordinator's ``alerts.json``.
+        #: Whether ``alerts`` are the ones a running coordinator stored.
         self.alerts_from_coordinator = False
         #: Error alerts already announced, so each is notified once while it lasts.
         self._announced_errors: set[str] = set()
         #: Set by the board reader when something changed that alerts depend on.
-        self.alerts_follower = AlertsFollower(self.layout_.state_dir)
+        self.alerts_follower = AlertsFollower(self.store.alert_board, self.store.local_dir)
         #: Whether the side panels were shown just to reach the alerts (hidden again after).
         self._panels_shown_for_alerts = False
         self.loaded = False
