@@ -43,13 +43,12 @@ class UnreadableRecord(BoardError):
 
 class NameLock(Protocol):
     """An agent name held by one live process: taken by ``acquire``, given back by ``release``
-    or by the process's end, however it ends."""
+    or by the process's end, however it ends (a file lock; a session's advisory lock)."""
 
-    @property
-    def held(self) -> bool: ...
     def acquire(self) -> bool:
-        """Take the name; False when another live process holds it."""
+        """Take the name (again, if this holds it already); False when another holder has it."""
         ...
+
     def release(self) -> None: ...
 
 
@@ -81,7 +80,8 @@ class AgentRecords(Protocol):
         ...
 
     def name_in_use(self, name: str) -> bool:
-        """Does another live process hold ``name`` now? A probe: it takes nothing."""
+        """Does a ``name_lock`` hold ``name`` now (one of this process's too)? A probe: it takes
+        nothing, so a process starting under that name at that instant never gives up for it."""
         ...
 
 
