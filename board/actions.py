@@ -65,7 +65,7 @@ def _settings(store: Store) -> BoardSettings:
     from board.config import BoardSettings, load_settings
 
     try:
-        return load_settings(store.state_dir)
+        return load_settings(store.local_dir)
     except BoardError:
         return BoardSettings()
 
@@ -231,7 +231,7 @@ def answer(store: Store, task_id: str, text: str, who: Who, *, requeue: bool = F
     text = checked_text(text, "answer", "say what the agent should do")
     task = store.get(task_id)
     _refuse("answer", task)
-    owner_record = read_agent(store.state_dir, task.owner) if task.owner else None
+    owner_record = read_agent(store.agent_records, task.owner) if task.owner else None
     if requeue or answer_requeues(task, owner_record, store.clock(), _settings(store).agent_stale_after):
         return _move(store, task_id, Status.PENDING, who, reason="answered", fields={"answer": text})
     owner = task.owner

@@ -1,22 +1,26 @@
-"""The agent registry: one ``agents/<name>.json`` per agent, written by the agent or its runner."""
+"""The agent registry: one record per agent, written by the agent or its runner.
+
+The records are kept by the store (``store.agent_records``, ``board.store.side.AgentRecords``):
+``agents/<name>.json`` in a board's files. Which live process holds a name is the store's too
+(``store.agent_records.name_lock(name)``, ``name_in_use(name)``).
+"""
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 from datetime import datetime, timedelta
 from enum import StrEnum
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from board.model import utcnow, validate_id
-from board.store.atomic import read_regular, write_atomic
-from board.store.lifetime_lock import LifetimeLock, held_elsewhere
 from board.times import parse_time
-from board.toolcall_log import count_agent_calls
+
+if TYPE_CHECKING:
+    from board.store.side import AgentRecords
 
 
 class AgentState(StrEnum):
@@ -53,71 +57,48 @@ class AgentRecord(BaseModel):
 ONLY_WHEN_SET = ("activity", "activityAt", "sessionId", "team", "agentType")
 
 
-def agents_dir(state_dir: Path) -> Path:
-    return state_dir / "agents"
-
-
-def name_lock(state_dir: Path, name: str) -> LifetimeLock:
-    """The lock a process holds on an agent name while it works under it.
-
-    Leases and tokens are per name: two live processes under one name would both pass every
-    fence and run the same task at once. Holding this lock makes the name one process's.
-    """
-    directory = agents_dir(state_dir)
-    directory.mkdir(exist_ok=True)
-    return LifetimeLock(directory / f".{validate_id(name)}.lock")
-
-
-def name_in_use(state_dir: Path, name: str) -> bool:
-    """Does a live process hold agent name ``name`` on this board?"""
-    return held_elsewhere(agents_dir(state_dir) / f".{validate_id(name)}.lock")
-
-
-def write_agent(state_dir: Path, record: AgentRecord) -> None:
+def write_agent(records: AgentRecords, record: AgentRecord) -> None:
     validate_id(record.name)
-    directory = agents_dir(state_dir)
-    directory.mkdir(exist_ok=True)
     data = record.model_dump(mode="json", by_alias=True)
     for key in ONLY_WHEN_SET:
         if data.get(key) is None:
             data.pop(key, None)
-    write_atomic(directory / f"{record.name}.json", (json.dumps(data, indent=2) + "\n").encode())
+    records.write(record.name, data)
 
 
-def register_agent(state_dir: Path, name: str, *, kind: str = "agent", pid: int | None = None, now: datetime | None = None) -> AgentRecord:
+def register_agent(records: AgentRecords, name: str, *, kind: str = "agent", pid: int | None = None, now: datetime | None = None) -> AgentRecord:
     now = now or utcnow()
     record = AgentRecord(name=name, kind=kind, pid=pid if pid is not None else os.getpid(), host=socket.gethostname(), heartbeat_at=now, started_at=now)
-    write_agent(state_dir, record)
+    write_agent(records, record)
     return record
 
 
-def read_agent(state_dir: Path, name: str) -> AgentRecord | None:
+def read_agent(records: AgentRecords, name: str) -> AgentRecord | None:
+    data = records.read(name)
+    if data is None:
+        return None
     try:
-        raw = read_regular(agents_dir(state_dir) / f"{validate_id(name)}.json")
-        return with_logged_calls(state_dir, AgentRecord.model_validate_json(raw))
+        return with_logged_calls(records, AgentRecord.model_validate(data))
     except (OSError, ValidationError, ValueError):
         return None
 
 
-def list_agents(state_dir: Path) -> list[AgentRecord]:
+def list_agents(records: AgentRecords) -> list[AgentRecord]:
     """Every readable agent record; unreadable ones are skipped (they are the agent's business)."""
-    directory = agents_dir(state_dir)
-    if not directory.is_dir():
-        return []
-    records = []
-    for path in sorted(directory.glob("*.json")):
+    found = []
+    for data in records.read_all():
         try:
-            records.append(with_logged_calls(state_dir, AgentRecord.model_validate_json(read_regular(path))))
+            found.append(with_logged_calls(records, AgentRecord.model_validate(data)))
         except (OSError, ValidationError, ValueError):
             continue
-    return records
+    return found
 
 
-def with_logged_calls(state_dir: Path, record: AgentRecord) -> AgentRecord:
+def with_logged_calls(records: AgentRecords, record: AgentRecord) -> AgentRecord:
     """The record with its calls counted from its call log (``board.toolcall_log``), the one
     count every writer adds to, and its heartbeat no older than its last logged call: an
     agent making tool calls is alive whether or not it writes heartbeats."""
-    counted = count_agent_calls(state_dir, record.name)
+    counted = records.logged_calls(record.name)
     if counted is None:
         return record
     calls, last_call = counted

@@ -1,8 +1,9 @@
 """Checkpoints: a task's state, git HEAD and file hashes, so work can resume and drift be seen.
 
-Each is ``<state>/checkpoints/<id>/<seq>.json`` carrying a SHA-256 ``checksum`` of its own
-content; a checkpoint whose checksum does not match is corrupt and is never used to resume.
-Retention keeps the first, the last, and at most ``KEEP`` per task.
+Each carries a SHA-256 ``checksum`` of its own content; a checkpoint whose checksum does not
+match is corrupt and is never used to resume. Retention keeps the first, the last, and at most
+``KEEP`` per task. The store keeps them by task and sequence number (``store.checkpoint_book``,
+``board.store.side.CheckpointBook``; in a board's files, ``checkpoints/<id>/<seq>.json``).
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from typing import Any
 
 from board import gitstate
 from board.errors import BoardError
-from board.model import task_to_dict, validate_id
+from board.model import task_to_dict
 from board.store import Store
-from board.store.atomic import SpecialFile, open_regular, read_regular, write_atomic
+from board.store.atomic import SpecialFile, open_regular
+from board.store.side import CheckpointBook, UnreadableRecord
 
 KEEP = 20
 _HASH_CHUNK = 1 << 20
@@ -41,7 +43,8 @@ class Checkpoint:
     file_hashes: dict[str, str | None]
     document: dict[str, Any]
     checksum: str
-    path: Path | None = field(default=None, compare=False)
+    #: Where the store keeps it, for a person to find it (a file store: the file's path).
+    where: str = field(default="", compare=False)
 
     def content(self) -> dict[str, Any]:
         return {
@@ -79,32 +82,17 @@ def hash_files(workspace: Path, paths: list[str]) -> dict[str, str | None]:
     return {p: hash_file(workspace / p) for p in paths}
 
 
-def checkpoint_dir(state_dir: Path, task_id: str) -> Path:
-    return state_dir / "checkpoints" / validate_id(task_id)
-
-
-def _seq_paths(state_dir: Path, task_id: str) -> list[tuple[int, Path]]:
-    directory = checkpoint_dir(state_dir, task_id)
-    if not directory.is_dir():
-        return []
-    found = []
-    for path in directory.glob("*.json"):
-        if path.stem.isdigit():
-            found.append((int(path.stem), path))
-    return sorted(found)
-
-
 def write_checkpoint(store: Store, task_id: str, *, reason: str, note: str = "", actor: str | None = None) -> Checkpoint:
     """Record the task as it is now; called on claim, on coordinator status changes, on request."""
     task = store.get(task_id)
     workspace = store.layout.workspace
+    book = store.checkpoint_book
     # git and file hashing are slow (a subprocess, reading files): do them before taking the
     # board lock, which every writer of the board waits on. Only the sequence number needs it.
     git_head = gitstate.head(workspace)
     file_hashes = hash_files(workspace, task.files)
     with store.transaction():
-        existing = _seq_paths(store.state_dir, task_id)
-        seq = existing[-1][0] + 1 if existing else 1
+        seq = book.next_seq(task_id)
         content = {
             "seq": seq,
             "task": task_id,
@@ -116,33 +104,33 @@ def write_checkpoint(store: Store, task_id: str, *, reason: str, note: str = "",
             "fileHashes": file_hashes,
             "document": task_to_dict(task),
         }
-        record = {**content, "checksum": checksum_of(content)}
-        directory = checkpoint_dir(store.state_dir, task_id)
-        directory.mkdir(parents=True, exist_ok=True)
-        path = directory / f"{seq:06d}.json"
-        write_atomic(path, (json.dumps(record, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
-        _prune(store.state_dir, task_id)
-    return read_checkpoint(path)
+        book.write(task_id, seq, {**content, "checksum": checksum_of(content)})
+        _prune(book, task_id)
+    return read_checkpoint(book, task_id, seq)
 
 
-def _prune(state_dir: Path, task_id: str) -> None:
-    paths = _seq_paths(state_dir, task_id)
-    if len(paths) <= KEEP:
+def _prune(book: CheckpointBook, task_id: str) -> None:
+    numbers = book.sequence_numbers(task_id)
+    if len(numbers) <= KEEP:
         return
     # Keep the first (how the task began) and the newest KEEP - 1.
-    for _, path in paths[1 : len(paths) - (KEEP - 1)]:
-        path.unlink(missing_ok=True)
+    for seq in numbers[1 : len(numbers) - (KEEP - 1)]:
+        book.delete(task_id, seq)
 
 
-def read_checkpoint(path: Path) -> Checkpoint:
+def read_checkpoint(book: CheckpointBook, task_id: str, seq: int) -> Checkpoint:
+    """One checkpoint, its checksum verified (``CorruptCheckpoint`` otherwise)."""
     try:
-        data = json.loads(read_regular(path))
+        data = book.read(task_id, seq)
+    except UnreadableRecord as error:
+        raise CorruptCheckpoint(f"checkpoint {error.where} is unreadable ({error.problem})") from None
+    try:
         content = {key: data[key] for key in ("seq", "task", "createdAt", "actor", "reason", "note", "gitHead", "fileHashes", "document")}
         stored = data["checksum"]
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise CorruptCheckpoint(f"checkpoint {path} is unreadable ({error.__class__.__name__}: {error})") from None
+    except (KeyError, TypeError) as error:
+        raise CorruptCheckpoint(f"checkpoint {book.where(task_id, seq)} is unreadable ({error.__class__.__name__}: {error})") from None
     if checksum_of(content) != stored:
-        raise CorruptCheckpoint(f"checkpoint {path} is corrupt: its checksum does not match its content")
+        raise CorruptCheckpoint(f"checkpoint {book.where(task_id, seq)} is corrupt: its checksum does not match its content")
     return Checkpoint(
         seq=content["seq"],
         task=content["task"],
@@ -154,19 +142,20 @@ def read_checkpoint(path: Path) -> Checkpoint:
         file_hashes=dict(content["fileHashes"]),
         document=content["document"],
         checksum=stored,
-        path=path,
+        where=book.where(task_id, seq),
     )
 
 
-def list_checkpoints(state_dir: Path, task_id: str) -> list[Path]:
-    return [path for _, path in _seq_paths(state_dir, task_id)]
+def list_checkpoints(book: CheckpointBook, task_id: str) -> list[int]:
+    """The task's checkpoints by sequence number, oldest first (corrupt ones included)."""
+    return book.sequence_numbers(task_id)
 
 
-def latest_checkpoint(state_dir: Path, task_id: str) -> Checkpoint | None:
+def latest_checkpoint(book: CheckpointBook, task_id: str) -> Checkpoint | None:
     """The newest checkpoint whose checksum holds (a corrupt newer one is skipped)."""
-    for _, path in reversed(_seq_paths(state_dir, task_id)):
+    for seq in reversed(book.sequence_numbers(task_id)):
         try:
-            return read_checkpoint(path)
+            return read_checkpoint(book, task_id, seq)
         except CorruptCheckpoint:
             continue
     return None

@@ -100,9 +100,10 @@ class BoardSettings(_Section):
         return timedelta(seconds=self.lease.seconds * self.coordinator.stale_after_leases)
 
 
-def load_settings(state_dir: Path) -> BoardSettings:
-    """Read ``board.toml`` from a board's state directory; a broken file is one clear error."""
-    path = state_dir / FILE_NAME
+def load_settings(local_dir: Path) -> BoardSettings:
+    """Read ``board.toml`` from the store's ``local_dir`` (the workspace's settings on this
+    machine: ``.tasks/``); a broken file is one clear error."""
+    path = local_dir / FILE_NAME
     try:
         raw = read_regular(path)
     except FileNotFoundError:

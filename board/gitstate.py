@@ -95,7 +95,7 @@ class GitState:
 
 def gather_git_state(
     workspace: Path,
-    state_dir: Path | None = None,
+    local_dir: Path | None = None,
     *,
     fetch: bool = False,
     timeout: float = DEFAULT_TIMEOUT,
@@ -105,8 +105,9 @@ def gather_git_state(
 
     Returns None when the workspace is not inside a git repository (it then has no drift
     alerts). Raises ``GitUnavailable`` when git fails or times out, so a caller can keep
-    what it knew instead of clearing every drift alert on one slow call. With ``state_dir``,
-    the upstream head is remembered in ``git-state.json`` to catch force pushes across runs.
+    what it knew instead of clearing every drift alert on one slow call. With ``local_dir`` (the
+    store's: this clone's git state is this machine's), the upstream head is remembered in
+    ``git-state.json`` there to catch force pushes across runs.
     Never fetches unless ``fetch`` is true.
     """
     fetched, fetch_error = False, None
@@ -128,7 +129,7 @@ def gather_git_state(
     if status.upstream is not None and status.behind and status.head is not None:
         listing = run_git(workspace, "diff", "--name-only", "-z", "--relative", "HEAD...@{upstream}", timeout=timeout)
         upstream_changed = tuple(sorted(p for p in listing.split("\0") if p))
-    remembered = _read_remembered(state_dir) if state_dir is not None else {}
+    remembered = _read_remembered(local_dir) if local_dir is not None else {}
     previous = remembered.get("upstreamHead") if remembered.get("upstream") == status.upstream else None
     force_push = _force_push_from(remembered.get("forcePush")) if remembered.get("upstream") == status.upstream else None
     if previous and upstream_head and previous != upstream_head and not _is_ancestor(workspace, previous, upstream_head, timeout):
@@ -150,14 +151,14 @@ def gather_git_state(
         fetched=fetched,
         fetch_error=fetch_error,
     )
-    if state_dir is not None:
-        _remember(state_dir, state, remembered, fetched_at=now if fetched else remembered.get("fetchedAt"))
+    if local_dir is not None:
+        _remember(local_dir, state, remembered, fetched_at=now if fetched else remembered.get("fetchedAt"))
     return state
 
 
-def last_fetched_at(state_dir: Path) -> str | None:
+def last_fetched_at(local_dir: Path) -> str | None:
     """When board last fetched for this workspace (ISO time), so a fetch setting is rate-limited."""
-    value = _read_remembered(state_dir).get("fetchedAt")
+    value = _read_remembered(local_dir).get("fetchedAt")
     return value if isinstance(value, str) else None
 
 
@@ -260,9 +261,9 @@ def _not_a_repository(message: str) -> bool:
     return "not a git repository" in message.lower() or "no such file or directory" in message.lower()
 
 
-def _read_remembered(state_dir: Path) -> dict[str, Any]:
+def _read_remembered(local_dir: Path) -> dict[str, Any]:
     try:
-        data = json.loads(read_regular(state_dir / STATE_FILE))
+        data = json.loads(read_regular(local_dir / STATE_FILE))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -277,7 +278,7 @@ def _force_push_from(value: Any) -> ForcePush | None:
         return None
 
 
-def _remember(state_dir: Path, state: GitState, before: dict[str, Any], *, fetched_at: str | None) -> None:
+def _remember(local_dir: Path, state: GitState, before: dict[str, Any], *, fetched_at: str | None) -> None:
     """Persist the upstream head, any unreconciled force push and the last fetch, when they changed."""
     record: dict[str, Any] = {"upstream": state.upstream, "upstreamHead": state.upstream_head, "forcePush": None, "fetchedAt": fetched_at}
     if state.force_push is not None:
@@ -286,6 +287,6 @@ def _remember(state_dir: Path, state: GitState, before: dict[str, Any], *, fetch
         record["upstreamHead"] = before.get("upstreamHead")  # keep what we knew while the ref is missing
     if record != {k: before.get(k) for k in record}:
         try:
-            write_json_atomic(state_dir / STATE_FILE, record)
+            write_json_atomic(local_dir / STATE_FILE, record)
         except OSError:
             pass  # a read-only board still gets its alerts; it only forgets the head seen

@@ -29,7 +29,7 @@ from mcp.types import INVALID_PARAMS, EmptyResult, SubscribeRequestParams, Subsc
 from pydantic import ValidationError
 
 from board.errors import BoardError
-from board.ui.board_alerts import stat_stamp
+from board.store.atomic import stat_stamp
 from board.watch import BoardWatcher, WatchBatch
 
 if TYPE_CHECKING:

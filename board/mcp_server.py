@@ -37,6 +37,7 @@ from board.priority import Priority
 from board.reservations import MODES
 from board.status import Status
 from board.store import DEFAULT_LEASE_SECONDS, Store
+from board.store.side import AgentRecords
 
 PROMPT_URI = "board://prompt"
 TASK_URI = "board://task/{id}"
@@ -92,11 +93,11 @@ class Alerts(TypedDict):
 
 class AgentActivity:
     """The agents that call through this server, kept in the board's registry like any other
-    (``agents/<name>.json``), so the dashboard shows them: registered when a call first names
+    (``store.agent_records``), so the dashboard shows them: registered when a call first names
     them, their heartbeat renewed by their calls, marked stopped when the server ends."""
 
-    def __init__(self, state_dir: Path) -> None:
-        self.state_dir = state_dir
+    def __init__(self, agent_records: AgentRecords) -> None:
+        self.agent_records = agent_records
         self._records: dict[str, AgentRecord] = {}
         self._written: dict[str, float] = {}
         #: Agents whose record changed since it was last written.
@@ -106,8 +107,8 @@ class AgentActivity:
         now = utcnow()
         record = self._records.get(name)
         if record is None:
-            earlier = read_agent(self.state_dir, name)
-            record = self._records[name] = register_agent(self.state_dir, name, kind="mcp", now=now)
+            earlier = read_agent(self.agent_records, name)
+            record = self._records[name] = register_agent(self.agent_records, name, kind="mcp", now=now)
             record.tool_calls = earlier.tool_calls if earlier is not None and earlier.kind == "mcp" else 0
         moved = record.task != holding or record.stopped
         record.task, record.stopped = holding, False
@@ -123,7 +124,7 @@ class AgentActivity:
             self._write(self._records[name])
 
     def _write(self, record: AgentRecord) -> None:
-        write_agent(self.state_dir, record)
+        write_agent(self.agent_records, record)
         self._written[record.name] = record.heartbeat_at.timestamp()
         self._unwritten.discard(record.name)
 
@@ -142,7 +143,7 @@ class ServedBoard:
 
     def __init__(self, workspace: Path) -> None:
         self.store = Store.open(workspace, actor=cli_actor())
-        self.agents = AgentActivity(self.store.state_dir)
+        self.agents = AgentActivity(self.store.agent_records)
         #: Tools run in worker threads and the follower in another: the store is one index.
         self.lock = threading.Lock()
         #: Who calls when a call names no agent (the CLI's rule: $BOARD_AGENT).
@@ -414,7 +415,7 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
         from board.reservations import reserve as reserve_files
 
         def hold(store: Store, name: str | None) -> Reservations:
-            seconds = ttl if ttl is not None else load_settings(store.state_dir).alerts.reservation_ttl_seconds
+            seconds = ttl if ttl is not None else load_settings(store.local_dir).alerts.reservation_ttl_seconds
             made = reserve_files(store, checked(task_id, id, "id"), text_list(path), agent=name, mode=mode, ttl_seconds=seconds)
             return {"reservations": [{"path": r.path, **r.to_dict()} for r in made]}
 
@@ -427,7 +428,7 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
         from board.config import load_settings
 
         def evaluate(store: Store, name: str | None) -> Alerts:
-            found = refresh_alerts(store, now=store.clock(), settings=load_settings(store.state_dir), fetch=True if fetch else None, rescan=False)
+            found = refresh_alerts(store, now=store.clock(), settings=load_settings(store.local_dir), fetch=True if fetch else None, rescan=False)
             return {"alerts": [a.to_dict() for a in found]}
 
         return board.call(None, evaluate)
@@ -470,7 +471,7 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
             from board.roster import board_teams
 
             layout = store.layout
-            teams = board_teams(layout.workspace, layout.tasks_dir, layout.name, list_agents(layout.state_dir))
+            teams = board_teams(layout.workspace, layout.tasks_dir, layout.name, list_agents(store.agent_records))
             recipient = find_recipient(to, teams, team_name=team)
             sent = append_message(recipient.team, recipient.member.name, name or cli_actor(), text, summary=summary)
             return {"team": recipient.team.name, "to": recipient.member.name, "inbox": str(recipient.team.inbox_path(recipient.member.name)), "message": sent}

@@ -4,17 +4,14 @@ A reservation is advice between agents, not an OS lock: nothing stops a write, b
 refuses a conflicting reservation naming who holds the file and for which task, and an agent
 that touches a file reserved by another agent raises ``conflict.reservation``.
 
-Each reserved path is one file ``reservations/<sha256(path)[:16]>.json``. Its top level is the
-spec's shape ``{path, owner, task, mode, expiresAt}`` for the first holder, so a reader that
-knows only that shape still sees who holds it; ``holders`` lists every holder (several readers
-may share a file). Holders whose time ran out, or whose task is finished or gone, no longer
-count and are dropped at the next write.
+The holders of each reserved path are kept by the store (``store.reservation_book``,
+``board.store.side.ReservationBook``; in a board's files, one file
+``reservations/<sha256(path)[:16]>.json`` per path). Holders whose time ran out, or whose task
+is finished or gone, no longer count and are dropped at the next write.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import posixpath
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -25,16 +22,15 @@ from typing import TYPE_CHECKING, Any
 from board.errors import BoardError
 from board.names import validate_id
 from board.status import FINISHED
-from board.store.atomic import read_regular, write_json_atomic
-from board.times import iso, parse_time
+from board.times import iso
 from board.text import shortened
 
 if TYPE_CHECKING:  # the command line reads MODES while building its parser
     from board.model import Task
     from board.store import Store
+    from board.store.side import ReservationBook
 
 MODES = ("write", "read")
-DIRECTORY = "reservations"
 
 
 class ReservationConflict(BoardError):
@@ -98,42 +94,9 @@ def normalise_path(workspace: Path, raw: str) -> str | None:
     return normal
 
 
-def reservation_file(state_dir: Path, path: str) -> Path:
-    digest = hashlib.sha256(path.encode("utf-8")).hexdigest()[:16]
-    return state_dir / DIRECTORY / f"{digest}.json"
-
-
-def read_holders(file: Path) -> list[Reservation]:
-    """Every holder a reservation file names (expired ones included); unreadable files hold nothing."""
-    try:
-        data = json.loads(read_regular(file))
-    except (OSError, ValueError):
-        return []
-    if not isinstance(data, dict) or not isinstance(data.get("path"), str):
-        return []
-    entries = data.get("holders")
-    if not isinstance(entries, list):
-        entries = [data]  # the plain spec shape, written by another tool
-    holders = []
-    for entry in entries:
-        if not isinstance(entry, dict):
-            continue
-        expires = parse_time(entry.get("expiresAt"))
-        owner, task, mode = entry.get("owner"), entry.get("task"), entry.get("mode", "write")
-        if expires is None or not isinstance(owner, str) or not owner or task is None or mode not in MODES:
-            continue
-        holders.append(Reservation(data["path"], owner, str(task), mode, expires, parse_time(entry.get("acquiredAt"))))
-    return holders
-
-
-def active_reservations(state_dir: Path, now: datetime, tasks: Mapping[str, Task] | None = None) -> list[Reservation]:
+def active_reservations(book: ReservationBook, now: datetime, tasks: Mapping[str, Task] | None = None) -> list[Reservation]:
     """Unexpired holdings on every path (and, given the tasks, only those of unfinished tasks)."""
-    directory = state_dir / DIRECTORY
-    if not directory.is_dir():
-        return []
-    found = []
-    for file in sorted(directory.glob("*.json")):
-        found.extend(h for h in read_holders(file) if h.live(now, tasks))
+    found = [h for h in book.all_holders() if h.live(now, tasks)]
     return sorted(found, key=lambda r: (r.path, r.owner, r.task))
 
 
@@ -166,9 +129,10 @@ def reserve(
         holder = _agent_for(task, agent)
         now = now or store.clock()
         expires = now + timedelta(seconds=ttl_seconds)
+        book = store.reservation_book
         plans: list[tuple[str, list[Reservation]]] = []
         for path in wanted:
-            holders = [h for h in read_holders(reservation_file(store.state_dir, path)) if h.live(now, store.tasks)]
+            holders = [h for h in book.holders(path) if h.live(now, store.tasks)]
             blocking = [h for h in holders if h.excludes(holder, mode)]
             if blocking:
                 first = blocking[0]
@@ -177,9 +141,8 @@ def reserve(
                 )
             kept = [h for h in holders if (h.owner, h.task) != (holder, task_id)]
             plans.append((path, [*kept, Reservation(path, holder, task_id, mode, expires, now)]))
-        (store.state_dir / DIRECTORY).mkdir(exist_ok=True)
         for path, holders in plans:
-            _write(store.state_dir, path, holders)
+            book.replace(path, holders)
     return [holders[-1] for _, holders in plans]
 
 
@@ -197,43 +160,29 @@ def unreserve(
     named = list(dict.fromkeys(workspace_path(workspace, p) for p in paths))
     with store.transaction():
         now = now or store.clock()
+        book = store.reservation_book
+        held: dict[str, list[Reservation]] = {}
         if named:
-            files = {path: reservation_file(store.state_dir, path) for path in named}
+            held = {path: book.holders(path) for path in named}
         else:
-            directory = store.state_dir / DIRECTORY
-            files = {}
-            for file in sorted(directory.glob("*.json")) if directory.is_dir() else []:
-                for holder in read_holders(file):
-                    if holder.task == task_id:
-                        files[holder.path] = file
+            for holder in book.all_holders():
+                held.setdefault(holder.path, []).append(holder)
+            held = {path: holders for path, holders in held.items() if any(h.task == task_id for h in holders)}
         plans: list[tuple[str, list[Reservation]]] = []
-        for path, file in files.items():
-            holders = read_holders(file)
+        for path, holders in held.items():
             mine = [h for h in holders if h.task == task_id and (agent is None or h.owner == agent) and h.path == path]
             if not mine and named:
                 raise BoardError(f"task #{task_id} holds no reservation on {path}")
             plans.append((path, [h for h in holders if h not in mine and h.live(now, store.tasks)]))
         for path, holders in plans:
-            _write(store.state_dir, path, holders)
+            book.replace(path, holders)
     return [path for path, _ in plans]
 
 
-def _write(state_dir: Path, path: str, holders: list[Reservation]) -> None:
-    file = reservation_file(state_dir, path)
-    if not holders:
-        file.unlink(missing_ok=True)
-        return
-    first = holders[0]
-    write_json_atomic(
-        file,
-        {"path": path, "owner": first.owner, "task": first.task, "mode": first.mode, "expiresAt": iso(first.expires_at), "holders": [h.to_dict() for h in holders]},
-    )
-
-
 def _current_task(store: Store, task_id: str) -> Task:
-    """The task as on disk now, even if it was written behind the store's back (called under the lock)."""
+    """The task as stored now, even if it was written behind the store's back (called under the lock)."""
     store.sync()
-    store.reread([store.layout.task_path(validate_id(task_id))])
+    store._reread_ids([validate_id(task_id)])
     return store.get(task_id)
 
 

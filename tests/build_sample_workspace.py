@@ -125,10 +125,10 @@ def build(target: Path) -> None:
     now = clock()
     for name, task, minutes_ago in [("alice", "7", 0), ("bob", "11", 0), ("carol", "8", 1), ("dave", "20", 3), ("erin", None, 45)]:
         write_agent(
-            store.state_dir,
+            store.agent_records,
             AgentRecord(name=name, kind="claude-code", pid=None, host="devbox", task=task, heartbeat_at=now - timedelta(minutes=minutes_ago), started_at=START),
         )
-    (store.state_dir / "board.toml").write_text("# Settings for this board; every line is optional.\n[lease]\nseconds = 30\n")
+    (store.local_dir / "board.toml").write_text("# Settings for this board; every line is optional.\n[lease]\nseconds = 30\n")
 
 
 if __name__ == "__main__":

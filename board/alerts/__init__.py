@@ -1,11 +1,10 @@
 """Drift and conflict alerts (SPEC section 8): detectors, evaluation and ``alerts.json``.
 
-Readers use ``read_alerts(state_dir)``; the coordinator calls ``refresh_alerts`` once per tick.
+Readers use ``read_alerts(store.alert_board)``; the coordinator calls ``refresh_alerts`` once per tick.
 """
 
 from board.alerts.model import KINDS, Alert, Severity, alerts_by_task
 from board.alerts.evaluate import (
-    ALERTS_FILE,
     AlertInputs,
     detect_all,
     evaluate_alerts,
@@ -16,7 +15,6 @@ from board.alerts.evaluate import (
 )
 
 __all__ = [
-    "ALERTS_FILE",
     "KINDS",
     "Alert",
     "AlertInputs",

@@ -1,14 +1,14 @@
-"""Gather what the detectors need from a board, run them, and keep ``alerts.json`` current.
+"""Gather what the detectors need from a board, run them, and keep the board's alerts current.
 
 ``refresh_alerts`` is what the coordinator calls once per tick and what ``board alerts`` runs;
-``read_alerts`` is for readers (the dashboard). Reading is incremental where it can be (tool
-calls and history are append-only, file hashes are cached by stat), so a tick on a quiet
-board costs a ``git status`` and a few stats.
+``read_alerts`` is for readers (the dashboard). The store keeps the current alerts
+(``store.alert_board``; in a board's files, ``alerts.json``). Reading is incremental where it
+can be (tool calls and history are append-only, file hashes are cached by stat), so a tick on a
+quiet board costs a ``git status`` and a few stats.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -50,10 +50,10 @@ from board.model import Task
 from board.status import Status
 from board.reservations import Reservation, active_reservations, normalise_path
 from board.store import Layout, Store
-from board.store.atomic import read_jsonl, read_regular, write_atomic
+from board.store.atomic import read_jsonl
+from board.store.side import AgentRecords, AlertBoard, CheckpointBook, ReservationBook
 from board.times import iso, parse_time
 
-ALERTS_FILE = "alerts.json"
 #: History ops the detectors read; the rest of the log is skipped.
 HISTORY_OPS = frozenset({"conflict", "reclaim", "claim"})
 _RACY_SECONDS = 2.0
@@ -67,6 +67,9 @@ class BoardReading(Protocol):
     state_dir: Path
     tasks: Mapping[str, Task]
     invalid: Mapping[str, str]
+    agent_records: AgentRecords
+    reservation_book: ReservationBook
+    checkpoint_book: CheckpointBook
 
     @property
     def graph(self) -> TaskGraph: ...
@@ -133,15 +136,12 @@ def gather_inputs(store: BoardReading, *, now: datetime, git: GitState | None = 
     touches = _TOUCHES.read(store.state_dir / "toolcalls", workspace, set(tasks))
     checkpoints: dict[str, CheckpointHashes] = {}
     current: dict[str, str | None] = {}
-    # One listing of checkpoints/ instead of a stat per active task: most tasks have none.
-    try:
-        checkpointed = set(os.listdir(store.state_dir / "checkpoints"))
-    except OSError:
-        checkpointed = set()
+    # One look at which tasks have checkpoints instead of one per active task: most have none.
+    checkpointed = store.checkpoint_book.tasks()
     for task in active_tasks(tasks):
         if task.id not in checkpointed:
             continue
-        checkpoint = latest_checkpoint(store.state_dir, task.id)
+        checkpoint = latest_checkpoint(store.checkpoint_book, task.id)
         created = parse_time(checkpoint.created_at) if checkpoint else None
         if checkpoint is None or created is None:
             continue
@@ -154,22 +154,22 @@ def gather_inputs(store: BoardReading, *, now: datetime, git: GitState | None = 
         graph_problems=graph_problems,
         task_files=task_files,
         invalid=invalid,
-        reservations=active_reservations(store.state_dir, now, tasks),
+        reservations=active_reservations(store.reservation_book, now, tasks),
         touches=touches,
         git=git,
         checkpoints=checkpoints,
         current_hashes=current,
         history=store.recent_history(HISTORY_OPS),
-        idle_members=idle_team_members(store.layout),
+        idle_members=idle_team_members(store.layout, store.agent_records),
     )
 
 
-def idle_team_members(layout: Layout) -> list[IdleMember]:
+def idle_team_members(layout: Layout, agent_records: AgentRecords) -> list[IdleMember]:
     """The idle members of the Claude Code teams working on the board (none when no team does)."""
     from board.agents import list_agents
     from board.roster import Activity, board_teams, member_activity, member_record
 
-    records = list_agents(layout.state_dir)
+    records = list_agents(agent_records)
     by_name = {r.name: r for r in records}
     idle = []
     for team in board_teams(layout.workspace, layout.tasks_dir, layout.name, records):
@@ -209,7 +209,7 @@ def refresh_alerts(
     fetch: bool | None = None,
     rescan: bool = True,
 ) -> list[Alert]:
-    """Re-evaluate and write ``alerts.json`` (atomically, only when it changed); the coordinator's tick.
+    """Re-evaluate and store the alerts (only when they changed); the coordinator's tick.
 
     Git is fetched only with ``fetch=True`` or the ``git.fetch`` setting (then at most every
     ``git.fetch_interval_seconds``). When git fails or
@@ -219,13 +219,13 @@ def refresh_alerts(
     """
     if rescan:
         store.rescan()
-    previous = read_alerts(store.state_dir)
+    previous = read_alerts(store.alert_board)
     git_failed = False
     try:
         git = gather_git_state(
             store.layout.workspace,
-            store.state_dir,
-            fetch=_fetch_due(store.state_dir, now, settings) if fetch is None else fetch,
+            store.local_dir,
+            fetch=_fetch_due(store.local_dir, now, settings) if fetch is None else fetch,
             timeout=settings.git.timeout_seconds,
             now=iso(now),
         )
@@ -235,42 +235,26 @@ def refresh_alerts(
     if git_failed:
         kept = [a for a in previous if a.kind.startswith("drift.") and a.kind != "drift.external_change"]
         alerts = sorted([*alerts, *kept], key=Alert.sort_key)
-    write_alerts(store.state_dir, alerts)
+    write_alerts(store.alert_board, alerts)
     return alerts
 
 
-def _fetch_due(state_dir: Path, now: datetime, settings: BoardSettings) -> bool:
+def _fetch_due(local_dir: Path, now: datetime, settings: BoardSettings) -> bool:
     if not settings.git.fetch:
         return False
-    last = parse_time(last_fetched_at(state_dir))
+    last = parse_time(last_fetched_at(local_dir))
     return last is None or not (timedelta(0) <= now - last < timedelta(seconds=settings.git.fetch_interval_seconds))
 
 
-def alerts_document(alerts: list[Alert]) -> bytes:
-    return (json.dumps({"alerts": [a.to_dict() for a in alerts]}, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+def write_alerts(board: AlertBoard, alerts: list[Alert]) -> bool:
+    """Store ``alerts`` as the board's current alerts unless they already are; True when written."""
+    return board.replace([a.to_dict() for a in alerts])
 
 
-def write_alerts(state_dir: Path, alerts: list[Alert]) -> bool:
-    """Write ``alerts.json`` unless it already says exactly this; True when it was written."""
-    data = alerts_document(alerts)
-    path = state_dir / ALERTS_FILE
-    try:
-        if read_regular(path) == data:
-            return False
-    except OSError:
-        pass
-    write_atomic(path, data)
-    return True
-
-
-def read_alerts(state_dir: Path) -> list[Alert]:
-    """The alerts last written to ``alerts.json``; none when it is missing or unreadable."""
-    try:
-        data = json.loads(read_regular(state_dir / ALERTS_FILE))
-    except (OSError, ValueError):
-        return []
+def read_alerts(board: AlertBoard) -> list[Alert]:
+    """The alerts last stored; none when there are none or they cannot be read."""
     alerts = []
-    for entry in data.get("alerts", []) if isinstance(data, dict) else []:
+    for entry in board.read():
         try:
             alerts.append(Alert.from_dict(entry))
         except (KeyError, ValueError, TypeError, AttributeError):

@@ -41,7 +41,7 @@ def _board_teams(store: Any) -> tuple[list[Any], list[Team]]:
     from board.roster import board_teams
 
     layout = store.layout
-    records = list_agents(layout.state_dir)
+    records = list_agents(store.agent_records)
     return records, board_teams(layout.workspace, layout.tasks_dir, layout.name, records)
 
 
@@ -55,7 +55,7 @@ def cmd_agents(args: argparse.Namespace) -> int:
     records, teams = _board_teams(store)
     inboxes = {(team.name, name): inbox for team in teams for name, inbox in team_inboxes(team).items()}
     try:
-        settings = load_settings(store.state_dir)
+        settings = load_settings(store.local_dir)
     except BoardError:  # board check names the broken setting; the defaults do here
         settings = BoardSettings()
     now = store.clock()

@@ -57,7 +57,7 @@ def cmd_alerts(args: argparse.Namespace) -> int:
     from board.config import load_settings
 
     store = open_store(args)
-    settings = load_settings(store.state_dir)
+    settings = load_settings(store.local_dir)
     alerts = refresh_alerts(store, now=store.clock(), settings=settings, fetch=True if args.fetch else None)
     if args.json:
         print_json([a.to_dict() for a in alerts])
@@ -82,7 +82,7 @@ def cmd_reserve(args: argparse.Namespace) -> int:
     from board.reservations import reserve
 
     store = open_store(args)
-    ttl = args.ttl if args.ttl is not None else load_settings(store.state_dir).alerts.reservation_ttl_seconds
+    ttl = args.ttl if args.ttl is not None else load_settings(store.local_dir).alerts.reservation_ttl_seconds
     made = reserve(store, args.id, args.paths, agent=args.agent, mode=args.mode, ttl_seconds=ttl)
     if args.json:
         print_json([{"path": r.path, **r.to_dict()} for r in made])
@@ -96,7 +96,7 @@ def cmd_reservations(args: argparse.Namespace) -> int:
     from board.reservations import active_reservations
 
     store = open_store(args)
-    held = active_reservations(store.state_dir, store.clock(), store.tasks)
+    held = active_reservations(store.reservation_book, store.clock(), store.tasks)
     if args.json:
         print_json([{"path": r.path, **r.to_dict()} for r in held])
     elif not held:

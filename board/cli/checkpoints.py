@@ -43,19 +43,20 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
     if args.json:
         print_json(_checkpoint_json(checkpoint))
     else:
-        print(f"checkpoint {checkpoint.seq} of #{args.id} written ({checkpoint.path})")
+        print(f"checkpoint {checkpoint.seq} of #{args.id} written ({checkpoint.where})")
     return 0
 
 
 def _list(store: Any, args: argparse.Namespace) -> int:
     from board.checkpoints import CorruptCheckpoint, list_checkpoints, read_checkpoint
 
+    book = store.checkpoint_book
     rows = []
-    for path in list_checkpoints(store.state_dir, args.id):
+    for seq in list_checkpoints(book, args.id):
         try:
-            checkpoint = read_checkpoint(path)
+            checkpoint = read_checkpoint(book, args.id, seq)
         except CorruptCheckpoint as error:
-            rows.append({"path": str(path), "valid": False, "problem": str(error)})
+            rows.append({"path": book.where(args.id, seq), "valid": False, "problem": str(error)})
             continue
         rows.append({**_checkpoint_json(checkpoint), "valid": True})
     if args.json:
@@ -78,15 +79,15 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
     store = open_store(args)
     task = store.get(args.id)
-    paths = list_checkpoints(store.state_dir, args.id)
+    numbers = list_checkpoints(store.checkpoint_book, args.id)
     if args.seq is not None:
-        paths = [p for p in paths if p.stem.isdigit() and int(p.stem) == args.seq]
-        if not paths:
+        numbers = [seq for seq in numbers if seq == args.seq]
+        if not numbers:
             raise BoardError(f"#{args.id} has no checkpoint {args.seq}; see 'board checkpoint {args.id} --list'")
-    if not paths:
+    if not numbers:
         raise BoardError(f"#{args.id} has no checkpoint to resume from; write one with 'board checkpoint {args.id} --note ...'")
     try:
-        checkpoint = read_checkpoint(paths[-1])
+        checkpoint = read_checkpoint(store.checkpoint_book, args.id, numbers[-1])
     except CorruptCheckpoint as error:
         raise BoardError(f"{error}; refusing to resume from it (pick an older one with --seq, see 'board checkpoint {args.id} --list')") from None
     workspace = store.layout.workspace
@@ -130,4 +131,4 @@ def _short(head: str | None) -> str:
 
 
 def _checkpoint_json(checkpoint: Checkpoint) -> dict[str, Any]:
-    return {**checkpoint.content(), "checksum": checkpoint.checksum, "path": str(checkpoint.path)}
+    return {**checkpoint.content(), "checksum": checkpoint.checksum, "path": checkpoint.where}

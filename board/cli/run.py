@@ -156,11 +156,11 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
     return coordinator.run(stop)
 
 
-def _run_log(workspace: Path):
-    from board.store import detect_layout
+def _run_log(local_dir: Path):
+    """The run's log, in the store's ``local_dir``: it is this machine's."""
     from board.store.atomic import open_regular
 
-    directory = detect_layout(workspace.resolve()).state_dir / "logs"
+    directory = local_dir / "logs"
     directory.mkdir(parents=True, exist_ok=True)
     return os.fdopen(open_regular(directory / "run.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND), "ab")
 
@@ -179,8 +179,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     stop_on_ctrl_c()
     command = _command(args)
     workspace = Path(args.workspace).resolve()
-    Store.open(workspace)  # no board there is one clear error, and nothing gets created
-    output = None if args.verbose else _run_log(workspace)
+    store = Store.open(workspace)  # no board there is one clear error, and nothing gets created
+    output = None if args.verbose else _run_log(store.local_dir)
     supervisor = Supervisor(workspace, workers=args.workers, worker_args=_worker_args(args, command), child_output=output)
     try:
         supervisor.say(f"running {args.workers} {'simulated ' if args.simulate else ''}worker(s) on {workspace} (Ctrl-C stops; logs in .tasks/logs/)")
@@ -205,6 +205,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from board.coordinator.demo import prepare_demo_workspace
     from board.coordinator.run import Supervisor, final_summary
+    from board.store import Store
 
     stop_on_ctrl_c()
     run_dashboard = None if args.no_ui else _dashboard()
@@ -213,7 +214,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     workspace = prepare_demo_workspace()
     # A pace a person can follow: a task takes 5-14 s, the board settles in a minute or two.
     worker_args = ["--simulate", "--seed", str(args.seed), "--fail-rate", "0.08", "--toolcall-fail-rate", "0.1", "--task-seconds", str(5 * args.pace), str(14 * args.pace)]
-    output = _run_log(workspace)
+    output = _run_log(Store.open(workspace, whole=False).local_dir)
     supervisor = Supervisor(workspace, workers=args.workers, worker_args=worker_args, name_prefix="sim", child_output=output)
     print(f"demo board: {workspace}", flush=True)
     status = 0

@@ -1,6 +1,7 @@
 """The coordinator daemon: tick when the board changes on disk, and at least every ``tick_seconds``.
 
-Only one coordinator runs per board: it holds ``.tasks/.coordinator.lock`` for its lifetime
+Only one coordinator runs per board on this machine: it holds ``.coordinator.lock`` in the
+store's ``local_dir`` (``.tasks/``) for its lifetime
 (the operating system drops the lock when the process dies, so a killed coordinator can be
 restarted at once; ``CoordinatorLock``). The tick keeps no state, so a restarted coordinator simply carries on.
 """
@@ -44,13 +45,14 @@ _QUIET_DIRS = frozenset({"checkpoints", "logs", "reservations"})
 class CoordinatorLock(LifetimeLock):
     """The lock a coordinator holds for its lifetime, on ``.coordinator.lock``."""
 
-    def __init__(self, state_dir: Path) -> None:
-        super().__init__(state_dir / LOCK_NAME)
+    def __init__(self, local_dir: Path) -> None:
+        super().__init__(local_dir / LOCK_NAME)
 
 
-def coordinator_running(state_dir: Path) -> bool:
-    """Does some process hold this board's coordinator lock right now? (A probe: takes nothing.)"""
-    return held_elsewhere(state_dir / LOCK_NAME)
+def coordinator_running(local_dir: Path) -> bool:
+    """Does some process hold this board's coordinator lock right now? (A probe: takes nothing.)
+    ``local_dir`` is the store's (``Store.local_dir``)."""
+    return held_elsewhere(local_dir / LOCK_NAME)
 
 
 def _matters(change: watchfiles.Change, path: str) -> bool:
@@ -69,15 +71,15 @@ class Coordinator:
         if clock is not None:
             kwargs["clock"] = clock
         self.store = Store.open(workspace, **kwargs)
-        self.state_dir = self.store.state_dir
-        self.settings: BoardSettings = load_settings(self.state_dir)
+        self.local_dir = self.store.local_dir
+        self.settings: BoardSettings = load_settings(self.local_dir)
         self.log = log or sys.stderr
         self._last_rescan = float("-inf")  # the first tick rescans (and looks for leftover commands)
         self._last_alerts = float("-inf")
 
     def reload_settings(self) -> None:
         try:
-            self.settings = load_settings(self.state_dir)
+            self.settings = load_settings(self.local_dir)
             self.say(f"settings reloaded from {FILE_NAME}")
         except BoardError as error:
             self.say(f"kept the previous settings: {error}")
@@ -99,7 +101,7 @@ class Coordinator:
                 if ended:
                     self.say(f"ended {len(ended)} process(es) still running tasks that finished or moved to another holder: pids {', '.join(map(str, ended))}")
             alerts_due = time.monotonic() - self._last_alerts >= min(ALERTS_EVERY_SECONDS, self.settings.coordinator.tick_seconds)
-            report = tick(self.store, list_agents(self.state_dir), self.settings, self.store.clock(), alerts=alerts_due)
+            report = tick(self.store, list_agents(self.store.agent_records), self.settings, self.store.clock(), alerts=alerts_due)
             if report.alerts_ran:
                 self._last_alerts = time.monotonic()
         except BoardError as error:
@@ -113,7 +115,7 @@ class Coordinator:
         """Tick on changes and on the period until ``stop`` is set (or SIGTERM/SIGINT)."""
         stop = stop or threading.Event()
         database = getattr(self.store, "url", None)
-        lock = SessionLock(database, "coordinator") if database else CoordinatorLock(self.state_dir)
+        lock = SessionLock(database, "coordinator") if database else CoordinatorLock(self.local_dir)
         if not lock.acquire():
             raise BoardError(f"another coordinator is already running on {self.store.layout.workspace} (it holds {lock.path})")
         try:
@@ -125,9 +127,10 @@ class Coordinator:
             # Every batch of file events comes back here, wanted or not, and so does a quiet
             # period: the tick's period holds however much the directory churns (a filter in
             # the watcher would restart its timeout on every unwanted event, and a worker
-            # polling for work makes a temp file many times a second).
+            # polling for work makes a temp file many times a second). The board's folder is
+            # the signal of a board in files (board.toml, in local_dir, is the same folder).
             for changes in watchfiles.watch(
-                self.state_dir,
+                self.store.state_dir,
                 watch_filter=None,
                 debounce=DEBOUNCE_MS,
                 step=10,

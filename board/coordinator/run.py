@@ -25,7 +25,7 @@ from typing import IO, Any
 import board
 from board import actions
 from board.actions import Who
-from board.agents import name_in_use, read_agent
+from board.agents import read_agent
 from board.config import load_settings
 from board.coordinator.daemon import coordinator_running
 from board.coordinator.workers import COMMAND_GROUP_FIELD, KILL_GRACE_SECONDS, die_with_parent, end_commands_of, kill_process_group
@@ -165,9 +165,9 @@ class Supervisor:
     def start(self) -> None:
         """Validate the board's settings, then start the coordinator (unless one already runs on
         this board: it is used) and the workers."""
-        load_settings(self.store.state_dir)  # a broken board.toml is one clear error, before any child starts
+        load_settings(self.store.local_dir)  # a broken board.toml is one clear error, before any child starts
         if self.with_coordinator:
-            if coordinator_running(self.store.state_dir):
+            if coordinator_running(self.store.local_dir):
                 self.say("a coordinator is already running on this board; using it")
             else:
                 self._spawn("coordinator", "coordinator", ["coordinator", "-w", str(self.workspace)])
@@ -181,7 +181,7 @@ class Supervisor:
 
     def _free(self, name: str) -> bool:
         """A name no worker of this run had and no live process holds on this board."""
-        return name not in self.worker_names and not name_in_use(self.store.state_dir, name)
+        return name not in self.worker_names and not self.store.agent_records.name_in_use(name)
 
     def _worker_name(self, slot: int, restarts: int) -> tuple[str, int]:
         """``worker-3``, its replacements ``worker-3r1``, ``worker-3r2``...: always a name
@@ -233,7 +233,7 @@ class Supervisor:
                 continue
             now = time.monotonic()
             if child.role == "coordinator":
-                if coordinator_running(self.store.state_dir):
+                if coordinator_running(self.store.local_dir):
                     self.say(f"the coordinator (pid {child.process.pid}) {how}; another coordinator runs this board now")
                 elif self._gives_up("coordinator", now):
                     fatal.append(f"the coordinator died {MAX_RESTARTS_PER_SLOT + 1} times in {RESTART_WINDOW_SECONDS:g} s (see .tasks/logs/run.log); giving up")
@@ -249,7 +249,7 @@ class Supervisor:
                 continue
             replacement = self._start_worker(child.slot, child.restarts + 1)
             self.say(f"worker {child.name} (pid {child.process.pid}) {how}; its task comes back when its lease expires; started {replacement.name} in its place")
-        if self.with_coordinator and not any(c.role == "coordinator" for c in self.children) and not coordinator_running(self.store.state_dir):
+        if self.with_coordinator and not any(c.role == "coordinator" for c in self.children) and not coordinator_running(self.store.local_dir):
             # The coordinator this run used belonged to another run, which has ended: without
             # one, leases of dead workers would never be taken back.
             self.say("no coordinator is running on this board any more; starting one")
@@ -334,7 +334,7 @@ class Supervisor:
         """End the command a (possibly dead) worker was running, from its agent record."""
         if child.role != "worker":
             return
-        record = read_agent(self.store.state_dir, child.name)
+        record = read_agent(self.store.agent_records, child.name)
         pgid = (record.__pydantic_extra__ or {}).get(COMMAND_GROUP_FIELD) if record else None
         if isinstance(pgid, int) and pgid > 1:
             kill_process_group(pgid, grace=0.5)

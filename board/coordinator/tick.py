@@ -247,7 +247,7 @@ def assign_ready_tasks(
 
 
 def run_alert_detectors(store: Store, now: datetime, settings: BoardSettings) -> list[dict[str, Any]]:
-    """Every alert detector, once per tick; writes ``alerts.json`` when the alerts changed.
+    """Every alert detector, once per tick; stores the alerts (``store.alert_board``) when they changed.
 
     The caller keeps the store current (the daemon's watcher, or a fresh load for ``--once``),
     so the detectors skip their own directory rescan.
@@ -261,5 +261,4 @@ def _checkpoint(store: Store, report: TickReport, task_id: str, reason: str, not
     except (BoardError, OSError) as error:
         report.refused.append(f"checkpoint of #{task_id}: {error}")
         return
-    if checkpoint.path is not None:
-        report.checkpoints.append(str(checkpoint.path))
+    report.checkpoints.append(checkpoint.where)

@@ -32,7 +32,7 @@ from typing import IO, Any
 
 from board import actions
 from board.actions import Who
-from board.agents import AgentRecord, name_lock, read_agent, register_agent, write_agent
+from board.agents import AgentRecord, read_agent, register_agent, write_agent
 from board.checkpoints import write_checkpoint
 from board.config import load_settings
 from board.errors import AgentNameInUse, BoardError, StaleLease
@@ -71,9 +71,9 @@ def substitute(template: Sequence[str], task: Task, workspace: Path) -> list[str
     return [_PLACEHOLDER.sub(lambda m: values[m.group(1)], part) for part in template]
 
 
-def log_path(state_dir: Path, task_id: str) -> Path:
-    """Where a command's output for a task goes (the detail view shows it)."""
-    return state_dir / "logs" / f"{task_id}.log"
+def log_path(local_dir: Path, task_id: str) -> Path:
+    """Where a command's output for a task goes, in the store's ``local_dir``: it is this machine's."""
+    return local_dir / "logs" / f"{task_id}.log"
 
 
 class Worker:
@@ -93,7 +93,7 @@ class Worker:
         self.workspace = Path(workspace).resolve()
         self.name = name
         self.store = Store.open(self.workspace, actor=name)
-        self.settings = load_settings(self.store.state_dir)
+        self.settings = load_settings(self.store.local_dir)
         self.lease_seconds = self.settings.lease.seconds
         self.heartbeat_every = self.lease_seconds / 3
         self.poll_seconds = poll_seconds
@@ -122,12 +122,12 @@ class Worker:
         The agent name is this process's for as long as it runs (``AgentNameInUse`` otherwise):
         a task leased to the name is then this process's to resume, and no one else's.
         """
-        name_held = name_lock(self.store.state_dir, self.name)
+        name_held = self.store.agent_records.name_lock(self.name)
         if not name_held.acquire():
-            record = read_agent(self.store.state_dir, self.name)
+            record = read_agent(self.store.agent_records, self.name)
             holder = f" (pid {record.pid} on {record.host})" if record is not None and record.pid else ""
             raise AgentNameInUse(f"agent name {self.name!r} is in use by another live process on this board{holder}; pick another --name")
-        self._record = register_agent(self.store.state_dir, self.name, kind=self.kind, now=utcnow())
+        self._record = register_agent(self.store.agent_records, self.name, kind=self.kind, now=utcnow())
         try:
             done = 0
             while not self.stopping and (max_tasks is None or done < max_tasks):
@@ -145,13 +145,13 @@ class Worker:
         return 0
 
     def _mark_stopped(self) -> None:
-        record = read_agent(self.store.state_dir, self.name) or self._record
+        record = read_agent(self.store.agent_records, self.name) or self._record
         if record is not None:
             record.stopped = True
             record.task = None
             record.heartbeat_at = utcnow()
             _set_extra(record, COMMAND_GROUP_FIELD, None)
-            write_agent(self.store.state_dir, record)
+            write_agent(self.store.agent_records, record)
 
     def pause(self, seconds: float) -> None:
         """Sleep in short slices so a stop signal is honoured quickly."""
@@ -222,7 +222,7 @@ class Worker:
         self._write_record(task_id)
 
     def _write_record(self, task_id: str | None, **extra: Any) -> None:
-        record = read_agent(self.store.state_dir, self.name) or self._record
+        record = read_agent(self.store.agent_records, self.name) or self._record
         if record is None:
             return
         record.heartbeat_at = utcnow()
@@ -231,7 +231,7 @@ class Worker:
         record.tool_calls = self._tool_calls_finished + (self._tool_calls_on(task_id) if task_id else 0)
         for key, value in extra.items():
             _set_extra(record, key, value)
-        write_agent(self.store.state_dir, record)
+        write_agent(self.store.agent_records, record)
         self._record = record
 
     def _tool_calls_on(self, task_id: str) -> int:
@@ -395,7 +395,7 @@ class CommandWorker(Worker):
 
     def perform(self, task: Task, token: int) -> tuple[bool, str | None] | None:
         argv = substitute(self.template, task, self.workspace)
-        path = log_path(self.store.state_dir, task.id)
+        path = log_path(self.store.local_dir, task.id)
         path.parent.mkdir(exist_ok=True)
         with os.fdopen(open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND), "ab") as log:
             log.write(f"--- {utcnow().isoformat()} {self.name} runs #{task.id} (token {token}): {argv!r}\n".encode())

@@ -97,6 +97,15 @@ def describe_entry(path: Path | str) -> str:
     return _KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file")
 
 
+def stat_stamp(path: Path | str) -> Stamp | None:
+    """The file's ``Stamp`` now; None when there is nothing there to stat."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_mtime_ns, info.st_size, info.st_ino)
+
+
 def read_regular(path: Path | str, limit: int | None = SMALL_FILE_LIMIT) -> bytes:
     """The bytes of a regular file, at most ``limit`` of them (``SpecialFile`` beyond)."""
     fd = open_regular(path)

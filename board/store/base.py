@@ -877,3 +877,20 @@ class Store:
     def _append_call(self, record: dict[str, Any]) -> None:
         """Log one tool call (``board.toolcall_log.call_record``) on its task and agent."""
         raise NotImplementedError
+
+    # -- side state: what a board keeps beside its tasks (board.store.side) -----------------
+
+    #: The agent registry and which agent names live processes hold.
+    agent_records: AgentRecords
+    #: File reservations, every holder of every reserved path.
+    reservation_book: ReservationBook
+    #: Checkpoints by task and sequence number.
+    checkpoint_book: CheckpointBook
+    #: The current alerts, replaced as a whole.
+    alert_board: AlertBoard
+    #: This machine's files for the workspace (board.toml, git state, coordinator lock, logs).
+    local_dir: Path
+
+
+# What the side-state attributes above are (kept at the end, beside them).
+from board.store.side import AgentRecords, AlertBoard, CheckpointBook, ReservationBook  # noqa: E402

@@ -32,7 +32,8 @@ from board.status import Status
 from board.store import FileStore, Store, detect_layout
 from board.store.base import database_url
 from board.alerts import Alert, Severity, alerts_by_task
-from board.ui.board_alerts import AlertsFollower, StoreSnapshot, severity_counts, stat_stamp
+from board.store.atomic import stat_stamp
+from board.ui.board_alerts import AlertsFollower, StoreSnapshot, severity_counts
 from board.ui.board_state import DisplayedBoard
 from board.ui.card import CardView
 from board.ui.lanes import Lane, Lanes, display_state
@@ -174,12 +175,12 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         #: Tasks in progress by owner (the agents panel's current tasks, idle marks).
         self.owned = OwnedTasks()
         self.alerts: list[Alert] = []
-        #: Whether ``alerts`` came from a running coordinator's ``alerts.json``.
+        #: Whether ``alerts`` are the ones a running coordinator stored.
         self.alerts_from_coordinator = False
         #: Error alerts already announced, so each is notified once while it lasts.
         self._announced_errors: set[str] = set()
         #: Set by the board reader when something changed that alerts depend on.
-        self.alerts_follower = AlertsFollower(self.layout_.state_dir)
+        self.alerts_follower = AlertsFollower(self.store.alert_board, self.store.local_dir)
         #: Whether the side panels were shown just to reach the alerts (hidden again after).
         self._panels_shown_for_alerts = False
         self.loaded = False
@@ -207,7 +208,7 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
 
     def _load_settings(self) -> BoardSettings:
         try:
-            return load_settings(self.layout_.state_dir)
+            return load_settings(self.store.local_dir)
         except BoardError as error:
             self._settings_problem = str(error)
             return BoardSettings()
@@ -433,7 +434,7 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         """Read the registered agents, the teams working on the board and their inboxes (teams
         live outside the board's folders, so the reconcile looks at them too); post a change."""
         layout = self.layout_
-        agents = list_agents(layout.state_dir)
+        agents = list_agents(self.store.agent_records)
         teams = board_teams(layout.workspace, layout.tasks_dir, layout.name, agents)
         inboxes = {(team.name, member.name): read_inbox(team, member.name) for team in teams for member in team.members if member.messageable}
         reading = (agents, teams, inboxes)

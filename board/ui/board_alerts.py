@@ -1,17 +1,16 @@
 """Which alerts the dashboard shows, and how it sums them up. Textual-free.
 
-The alerts themselves are ``board.alerts``'s: while a coordinator runs, the ``alerts.json`` it
-writes every tick (it also sees git); otherwise the dashboard evaluates them from its own store,
-without git, so graph, file and conflict problems still show.
+The alerts themselves are ``board.alerts``'s: while a coordinator runs, the alerts it stores
+every tick (``store.alert_board``; it also sees git); otherwise the dashboard evaluates them
+from its own store, without git, so graph, file and conflict problems still show.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from functools import cached_property
 from datetime import datetime
@@ -25,6 +24,7 @@ from board.coordinator.daemon import coordinator_running
 from board.graph import TaskGraph
 from board.model import Task
 from board.store import Layout, Store
+from board.store.side import AgentRecords, AlertBoard, CheckpointBook, ReservationBook
 
 #: Alerts are re-checked this often without any file event (a coordinator started or stopped).
 ALERTS_RECHECK_SECONDS = 2.0
@@ -38,9 +38,9 @@ GROUP_ABOVE = 3
 SEVERITY_LABELS = ((Severity.ERROR, "error", "errors"), (Severity.WARNING, "warning", "warnings"), (Severity.INFO, "info", "info"))
 
 
-def coordinator_holds_lock(state_dir: Path) -> bool:
-    """Does a coordinator run on this board (so its ``alerts.json`` is current)?"""
-    return coordinator_running(state_dir)
+def coordinator_holds_lock(local_dir: Path) -> bool:
+    """Does a coordinator run on this board (so the alerts it stores are current)?"""
+    return coordinator_running(local_dir)
 
 
 @dataclass(frozen=True)
@@ -53,10 +53,16 @@ class StoreSnapshot:
     history: list[dict[str, Any]]
     tasks: dict[str, Task]
     invalid: dict[str, str]
+    agent_records: AgentRecords
+    reservation_book: ReservationBook
+    checkpoint_book: CheckpointBook
 
     @classmethod
     def of(cls, store: Store) -> StoreSnapshot:
-        return cls(store.layout, store.state_dir, store.recent_history(HISTORY_OPS), dict(store.tasks), dict(store.invalid))
+        return cls(
+            store.layout, store.state_dir, store.recent_history(HISTORY_OPS), dict(store.tasks), dict(store.invalid),
+            store.agent_records, store.reservation_book, store.checkpoint_book,
+        )
 
     def recent_history(self, ops: frozenset[str]) -> list[dict[str, Any]]:
         return [record for record in self.history if record.get("op") in ops]
@@ -133,23 +139,16 @@ def alerts_document_key(alerts: list[Alert]) -> tuple[tuple[Alert, datetime | No
     return tuple((alert, alert.since) for alert in alerts)
 
 
-def stat_stamp(path: Path) -> tuple[int, int, int] | None:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return (info.st_mtime_ns, info.st_size, info.st_ino)
-
-
 class AlertsFollower:
-    """Keeps a board's alerts current for a screen: the coordinator's ``alerts.json`` while one
+    """Keeps a board's alerts current for a screen: the alerts a coordinator stores while one
     runs, else an evaluation of the board's own files (no git). ``run`` loops in a thread until
     ``stop``; it wakes when told the board changed (``wake``), and every
     ``ALERTS_RECHECK_SECONDS`` to notice a coordinator come or go. Each change of what should be
     shown is handed to ``show``."""
 
-    def __init__(self, state_dir: Path) -> None:
-        self.state_dir = state_dir
+    def __init__(self, alert_board: AlertBoard, local_dir: Path) -> None:
+        self.alert_board = alert_board
+        self.local_dir = local_dir
         self._due = threading.Event()
         self._stopped = threading.Event()
 
@@ -170,10 +169,9 @@ class AlertsFollower:
         settings: BoardSettings,
         once: bool = False,
     ) -> None:
-        alerts_path = self.state_dir / "alerts.json"
         shown: tuple[object, ...] | None = None
         previous: list[Alert] = []
-        read_stamp: tuple[int, int, int] | None = None
+        read_stamp: Hashable | None = None
         evaluated_at = float("-inf")
         cost = 0.0
         while not self._stopped.is_set():
@@ -181,13 +179,13 @@ class AlertsFollower:
             self._due.clear()
             if self._stopped.is_set():
                 return
-            stamp = stat_stamp(alerts_path)
-            from_coordinator = stamp is not None and coordinator_holds_lock(self.state_dir)
+            stamp = self.alert_board.stamp()
+            from_coordinator = stamp is not None and coordinator_holds_lock(self.local_dir)
             if from_coordinator:
                 if stamp == read_stamp and shown is not None:
                     continue
                 read_stamp = stamp
-                alerts = read_alerts(self.state_dir)
+                alerts = read_alerts(self.alert_board)
             else:
                 read_stamp = None
                 if not woken and time.monotonic() - evaluated_at < LOCAL_ALERTS_SECONDS and shown is not None:

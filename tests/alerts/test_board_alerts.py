@@ -155,8 +155,8 @@ def test_the_same_condition_is_one_alert_that_keeps_its_first_seen_time(workspac
     assert second[0].since == T0
     assert second[0].age(T0 + timedelta(seconds=5)) == timedelta(seconds=5)
     assert alerts_file.stat().st_ino == written.st_ino  # unchanged content is not rewritten
-    assert read_alerts(workspace / ".tasks") == second
-    assert read_alerts(workspace / ".tasks")[0].since == T0
+    assert read_alerts(Store.open(workspace, whole=False).alert_board) == second
+    assert read_alerts(Store.open(workspace, whole=False).alert_board)[0].since == T0
 
     Store.open(workspace).set_status(task, "in_progress")
     assert refresh(workspace, now=T0 + timedelta(seconds=6)) == []

@@ -13,7 +13,8 @@ import pytest
 
 from board.errors import BoardError
 from board.model import utcnow
-from board.reservations import ReservationConflict, active_reservations, reservation_file, reserve, unreserve
+from board.reservations import ReservationConflict, active_reservations, reserve, unreserve
+from board.store.files.side import reservation_file
 from board.store import Store
 from tests.alerts.conftest import REPO, Repos, board, of_kind, refresh, start, token_of
 from tests.coordinator.helpers import started
@@ -75,10 +76,10 @@ def test_expired_reservations_are_ignored_and_replaced(workspace: Path) -> None:
     with pytest.raises(ReservationConflict):
         reserve(store, bob_task, ["a.py"], ttl_seconds=60, now=now + timedelta(seconds=59))
     later = now + timedelta(seconds=61)
-    assert active_reservations(store.state_dir, later) == []
+    assert active_reservations(store.reservation_book, later) == []
     made = reserve(store, bob_task, ["a.py"], ttl_seconds=60, now=later)
     assert [(r.owner, r.task) for r in made] == [("bob", bob_task)]
-    assert [(r.owner, r.task) for r in active_reservations(store.state_dir, later)] == [("bob", bob_task)]
+    assert [(r.owner, r.task) for r in active_reservations(store.reservation_book, later)] == [("bob", bob_task)]
 
 
 def test_a_finished_tasks_reservation_no_longer_holds(workspace: Path) -> None:
@@ -169,7 +170,7 @@ def test_unreserve_only_names_paths_the_task_holds(workspace: Path) -> None:
     reserve(store, task, ["a.py"])
     with pytest.raises(BoardError, match="holds no reservation on b.py"):
         unreserve(store, task, ["a.py", "b.py"])
-    assert [r.path for r in active_reservations(store.state_dir, utcnow())] == ["a.py"]
+    assert [r.path for r in active_reservations(store.reservation_book, utcnow())] == ["a.py"]
 
 
 def test_board_reservations_lists_what_holds(workspace: Path) -> None:
@@ -192,5 +193,5 @@ def test_racing_writers_exactly_one_reservation_wins(workspace: Path) -> None:
     assert sorted(code for code, _ in outcomes) == [0, 2, 2, 2]
     winner = ids[[code for code, _ in outcomes].index(0)]
     assert all(f"for task #{winner}" in err for code, err in outcomes if code == 2)
-    [held] = active_reservations(workspace / ".tasks", utcnow())
+    [held] = active_reservations(Store.open(workspace, whole=False).reservation_book, utcnow())
     assert held.task == winner

@@ -24,6 +24,7 @@ from pathlib import Path
 from board.alerts import read_alerts
 from board.reservations import reserve
 from board.store import Store
+from board.store.side import AlertBoard
 
 TICKER = """
 import sys, time
@@ -31,7 +32,7 @@ from board.alerts import refresh_alerts
 from board.config import load_settings
 from board.store import Store
 store = Store.open(sys.argv[1])
-settings = load_settings(store.state_dir)
+settings = load_settings(store.local_dir)
 while True:
     started = time.monotonic()
     store.sync()
@@ -61,10 +62,10 @@ def make_workspace(root: Path, files: int) -> Path:
     return work
 
 
-def wait_for(state_dir: Path, key_prefix: str, timeout: float = 10.0) -> float:
+def wait_for(board: AlertBoard, key_prefix: str, timeout: float = 10.0) -> float:
     started = time.perf_counter()
     while time.perf_counter() - started < timeout:
-        if any(a.key.startswith(key_prefix) for a in read_alerts(state_dir)):
+        if any(a.key.startswith(key_prefix) for a in read_alerts(board)):
             return time.perf_counter() - started
         time.sleep(0.005)
     raise SystemExit(f"{key_prefix} did not appear within {timeout} s")
@@ -81,6 +82,7 @@ def main() -> None:
         os.environ["HOME"] = temp
         work = make_workspace(Path(temp), args.files)
         state = work / ".tasks"
+        alert_board = Store.open(work, whole=False).alert_board
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
         ticker = subprocess.Popen([sys.executable, "-c", TICKER, str(work)], env=env)
         try:
@@ -89,7 +91,7 @@ def main() -> None:
                 time.sleep(random.uniform(0, 1.0))  # land anywhere in the tick
                 broken = state / f"task_broken{round_}.json"
                 broken.write_text("{not json")
-                samples["file.invalid"].append(wait_for(state, f"file.invalid:.tasks/{broken.name}"))
+                samples["file.invalid"].append(wait_for(alert_board, f"file.invalid:.tasks/{broken.name}"))
                 broken.unlink()
 
                 time.sleep(random.uniform(0, 1.0))
@@ -100,8 +102,8 @@ def main() -> None:
                 second_token = store.claim_task(second.id, f"bob{round_}").lease.token
                 reserve(store, first.id, [path])
                 store.record_toolcall(second.id, "Edit", files=[path], agent=f"bob{round_}")
-                samples["conflict.files"].append(wait_for(state, f"conflict.files:{first.id},{second.id}"))
-                samples["conflict.reservation"].append(wait_for(state, f"conflict.reservation:{path}:bob{round_}"))
+                samples["conflict.files"].append(wait_for(alert_board, f"conflict.files:{first.id},{second.id}"))
+                samples["conflict.reservation"].append(wait_for(alert_board, f"conflict.reservation:{path}:bob{round_}"))
                 store.set_status(first.id, "completed", token=first_token)
                 store.set_status(second.id, "completed", token=second_token)
         finally:

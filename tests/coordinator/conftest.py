@@ -44,5 +44,5 @@ def settings(**sections: dict) -> BoardSettings:
 
 
 def agent(board: Store, name: str, clock: FakeClock, **fields) -> AgentRecord:
-    record = register_agent(board.state_dir, name, kind="test", now=clock())
+    record = register_agent(board.agent_records, name, kind="test", now=clock())
     return record.model_copy(update=fields)

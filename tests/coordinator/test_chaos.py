@@ -124,9 +124,9 @@ def test_chaos_every_task_done_exactly_once_despite_random_sigkills(workspace):
     raw_lines = (workspace / ".tasks" / "history.jsonl").read_text().splitlines()
     assert len(raw_lines) == len(history) and all(json.loads(line) for line in raw_lines)
     for task_id in store.tasks:
-        for path in list_checkpoints(store.state_dir, task_id):
-            read_checkpoint(path)  # raises CorruptCheckpoint
-    assert len(list_agents(store.state_dir)) == len(list((workspace / ".tasks" / "agents").glob("*.json")))
+        for seq in list_checkpoints(store.checkpoint_book, task_id):
+            read_checkpoint(store.checkpoint_book, task_id, seq)  # raises CorruptCheckpoint
+    assert len(list_agents(store.agent_records)) == len(list((workspace / ".tasks" / "agents").glob("*.json")))
 
     # No process outlived the run.
     for pid in every_pid:
@@ -200,7 +200,7 @@ def test_chaos_runs_restarted_and_doubled_every_command_runs_exactly_once(worksp
             if kind == "worker":
                 # A worker dies while its command sleeps: the command dies with it, unfinished.
                 fresh = [line for line in lines()[-WORKERS:] if line[0] == "start" and time.time() - float(line[3]) < 0.12]
-                record = read_agent(workspace / ".tasks", fresh[-1][2]) if fresh else None
+                record = read_agent(store.agent_records, fresh[-1][2]) if fresh else None
                 if record is not None and record.pid and alive(record.pid) and not record.stopped:
                     slot = (parent_of(record.pid), re.sub(r"r\d+$", "", record.name))  # worker-3r2 fills slot worker-3
                     if deaths[slot] < MAX_RESTARTS_PER_SLOT - 1:  # a run gives up on a slot that keeps dying

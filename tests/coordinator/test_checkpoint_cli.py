@@ -43,7 +43,7 @@ def test_resume_refuses_a_corrupt_checkpoint_and_list_names_it(workspace, capsys
     task = store.create("job")
     for note in ("first", "second"):
         run(capsys, "checkpoint", task.id, "--note", note, "-w", str(workspace))
-    newest = list_checkpoints(store.state_dir, task.id)[-1]
+    newest = store.checkpoint_book.path(task.id, list_checkpoints(store.checkpoint_book, task.id)[-1])
     newest.write_text(newest.read_text().replace("second", "tampered"))
 
     code, _, err = run(capsys, "resume", task.id, "-w", str(workspace))

@@ -90,7 +90,8 @@ def test_a_second_run_on_the_same_board_adds_its_own_workers_and_never_runs_a_ta
 
 def test_an_agent_name_is_held_by_one_live_process(workspace):
     first = board_cli(workspace, "worker", "--name", "solo", "--simulate")
-    wait_for(lambda: (record := read_agent(workspace / ".tasks", "solo")) is not None and record.pid == first.pid, timeout=60, what="the first worker to register")
+    records = Store.open(workspace, whole=False).agent_records
+    wait_for(lambda: (record := read_agent(records, "solo")) is not None and record.pid == first.pid, timeout=60, what="the first worker to register")
     second = board_cli(workspace, "worker", "--name", "solo", "--simulate", stderr=subprocess.PIPE)
     _, err = second.communicate(timeout=60)
     assert second.returncode == 3
@@ -98,7 +99,7 @@ def test_an_agent_name_is_held_by_one_live_process(workspace):
     first.send_signal(signal.SIGTERM)
     first.wait(timeout=60)
     again = board_cli(workspace, "worker", "--name", "solo", "--simulate")  # free again once the holder is gone
-    wait_for(lambda: (record := read_agent(workspace / ".tasks", "solo")) is not None and record.pid == again.pid and not record.stopped, timeout=60, what="the name to be taken again")
+    wait_for(lambda: (record := read_agent(records, "solo")) is not None and record.pid == again.pid and not record.stopped, timeout=60, what="the name to be taken again")
 
 
 def test_a_worker_renews_a_lease_left_to_its_name_before_running_the_task(workspace, tmp_path):
@@ -112,7 +113,7 @@ def test_a_worker_renews_a_lease_left_to_its_name_before_running_the_task(worksp
     env = environment(side, WORK_SECONDS="2.5")
     command = ["--", "sh", str(tmp_path / "execution.sh"), "{id}"]
     resumer = board_cli(workspace, "worker", "--name", "w", "--no-self-claim", "--max-tasks", "1", *command, env=env)
-    wait_for(lambda: (record := read_agent(workspace / ".tasks", "w")) is not None and record.pid == resumer.pid, timeout=60, what="w to be running")
+    wait_for(lambda: (record := read_agent(store.agent_records, "w")) is not None and record.pid == resumer.pid, timeout=60, what="w to be running")
     store.claim("w", lease_seconds=1.0)  # what w's previous process left: a lease a second from its end
     board_cli(workspace, "coordinator", env=env)
     board_cli(workspace, "worker", "--name", "other", *command, env=env)
@@ -134,7 +135,7 @@ def test_a_command_orphaned_with_its_worker_and_run_is_ended_before_the_task_run
     env = environment(side, FIRST_RUN_HANGS="1")
     run = board_cli(workspace, *run_command(workspace, tmp_path, 1), env=env)
     wait_for(lambda: (side / f"ran.{task_id}").exists(), timeout=60, what="the command to start")
-    worker = read_agent(workspace / ".tasks", "worker-1")
+    worker = read_agent(store.agent_records, "worker-1")
     assert worker is not None and worker.pid
     os.kill(worker.pid, signal.SIGKILL)
     run.send_signal(signal.SIGKILL)

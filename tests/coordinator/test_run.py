@@ -312,7 +312,7 @@ def test_the_coordinator_reacts_to_changes_without_waiting_for_its_period(worksp
         started = time.monotonic()
 
         def assigned() -> bool:
-            register_agent(store.state_dir, "idle-agent", kind="test")  # each write is a file event
+            register_agent(store.agent_records, "idle-agent", kind="test")  # each write is a file event
             return store.sync() is not None and store.get("1").owner == "idle-agent"
 
         wait_for(assigned, timeout=40, what="the assignment")
@@ -331,13 +331,13 @@ def test_a_worker_shows_in_the_registry_as_working_then_stopped(workspace):
     store.create("job")
     worker = board_cli(workspace, "worker", "--name", "reg", "--simulate", "--task-seconds", "30", "30")
     try:
-        wait_for(lambda: (r := read_agent(store.state_dir, "reg")) is not None and r.task == "1", what="the record to show the task")
-        record = read_agent(store.state_dir, "reg")
+        wait_for(lambda: (r := read_agent(store.agent_records, "reg")) is not None and r.task == "1", what="the record to show the task")
+        record = read_agent(store.agent_records, "reg")
         assert agent_state(record, utcnow(), timedelta(seconds=30)) == AgentState.WORKING and record.kind == "simulated"
     finally:
         worker.send_signal(signal.SIGTERM)
         worker.wait(timeout=10)
-    record = read_agent(store.state_dir, "reg")
+    record = read_agent(store.agent_records, "reg")
     assert record.stopped and record.task is None
     assert agent_state(record, utcnow(), timedelta(seconds=30)) == AgentState.STALE
 

@@ -145,9 +145,9 @@ def test_checkpoints_are_written_for_every_status_change_the_tick_makes(board, c
     board.claim("w1", lease_seconds=30)
     clock.advance(31)
     report = tick(board, [agent(board, "w2", clock)], settings())
-    checkpoints = list_checkpoints(board.state_dir, task.id)
+    checkpoints = list_checkpoints(board.checkpoint_book, task.id)
     assert len(report.checkpoints) == 2 and len(checkpoints) == 2
-    latest = latest_checkpoint(board.state_dir, task.id)
+    latest = latest_checkpoint(board.checkpoint_book, task.id)
     assert latest.reason == "assign" and latest.document["owner"] == "w2"
     assert "assigned to w2" in latest.note
 
@@ -169,7 +169,7 @@ def test_block_policy_fires_after_n_consecutive_failures_and_shows_why(board, cl
     assert blocked.policy.name == "block_after_failures" and not blocked.policy.settled
     assert "2 consecutive failed tool calls" in blocked.error
     assert any(r["op"].startswith("status:blocked (policy block_after_failures") for r in board.history(task.id))
-    assert latest_checkpoint(board.state_dir, task.id).reason == "policy block_after_failures"
+    assert latest_checkpoint(board.checkpoint_book, task.id).reason == "policy block_after_failures"
     with pytest.raises(StaleLease):  # the worker's lease ended with the block
         board.record_toolcall(task.id, "edit", token=token)
 

@@ -74,7 +74,7 @@ def test_a_command_can_record_tool_calls_with_the_environment_it_is_given(worksp
     assert [(c["tool"], c["files"], c["agent"]) for c in store.toolcalls(task.id)] == [("edit", ["a.py"], "w1")]
     from board.agents import read_agent
 
-    assert read_agent(store.state_dir, "w1").tool_calls == 1
+    assert read_agent(store.agent_records, "w1").tool_calls == 1
 
 
 def test_non_zero_exit_fails_the_task_with_the_last_stderr_line(workspace):
@@ -139,7 +139,7 @@ def test_the_simulated_worker_records_tool_calls_progress_and_completes(workspac
     assert [r["changes"]["progress"][1] for r in store.history(task.id) if r["op"] == "toolcall"] == [33, 67, 99]
     from board.agents import read_agent
 
-    assert read_agent(store.state_dir, "sim").tool_calls == 3  # the agents panel counts them
+    assert read_agent(store.agent_records, "sim").tool_calls == 3  # the agents panel counts them
 
 
 def test_simulated_outcomes_depend_only_on_seed_and_task(workspace):

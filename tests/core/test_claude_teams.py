@@ -252,7 +252,7 @@ def test_protocol_messages_read_as_words(crew: Path) -> None:
 
 
 def test_board_agents_lists_registered_agents_and_team_members(crew: Path, workspace: Path) -> None:
-    write_agent(workspace / ".tasks", AgentRecord(name="sim-1", kind="simulated", heartbeat_at=datetime.now(UTC), task=None))
+    write_agent(Store.open(workspace, whole=False).agent_records, AgentRecord(name="sim-1", kind="simulated", heartbeat_at=datetime.now(UTC), task=None))
     write_inbox(crew, "ben", [inbox_message("team-lead", "Please take #2", "2026-11-20T23:01:00.000Z")])
     listing = board(workspace, "agents", "--json")
     assert listing.returncode == 0, listing.stderr
@@ -321,7 +321,7 @@ def test_a_members_registry_record_is_folded_into_its_line(crew: Path, workspace
     """Claude Code's hooks register a member under its own name: one line, the record's count
     and activity (newer than the config's idle flag) win."""
     later = datetime.now(UTC) + timedelta(minutes=5)
-    write_agent(workspace / ".tasks", AgentRecord(
+    write_agent(Store.open(workspace, whole=False).agent_records, AgentRecord(
         name="ben", kind="claude-code", team="crew", activity="working", activity_at=later, heartbeat_at=later, tool_calls=9, session_id="s-1",
     ))
     agents = json.loads(board(workspace, "agents", "--json").stdout)["agents"]

@@ -135,7 +135,7 @@ def test_a_board_file_replaced_by_a_link_is_never_written_through(workspace: Pat
 def test_agent_and_reservation_files_replaced_by_links_are_never_written_through(workspace: Path, outside: Path) -> None:
     store = Store.open(workspace)
     task_id = store.create("first").id
-    register_agent(store.state_dir, "alice")
+    register_agent(store.agent_records, "alice")
     agent_file = store.state_dir / "agents" / "alice.json"
     agent_file.unlink()
     agent_file.symlink_to(outside)
@@ -247,7 +247,7 @@ def test_temp_files_of_killed_writers_are_reported_at_once_and_removed_in_every_
 
     store = Store.open(workspace)
     task_id = store.create("busy").id
-    register_agent(store.state_dir, "alice")
+    register_agent(store.agent_records, "alice")
     reserve(store, task_id, ["src/a.py"], agent="alice")
     from board.checkpoints import write_checkpoint
 

@@ -114,10 +114,10 @@ def test_a_policy_judges_calls_that_were_only_logged(store: Store, workspace: Pa
 def test_an_agents_calls_are_counted_from_its_log(store: Store, workspace: Path) -> None:
     from board.agents import list_agents, register_agent
 
-    register_agent(store.state_dir, "ann")
+    register_agent(store.agent_records, "ann")
     task = store.create("t")
     store.record_toolcall(task.id, "Edit", agent="ann")
     store.record_toolcall(task.id, "Read", agent="ann")
-    assert [(a.name, a.tool_calls) for a in list_agents(store.state_dir)] == [("ann", 2)]
+    assert [(a.name, a.tool_calls) for a in list_agents(store.agent_records)] == [("ann", 2)]
     store.record_toolcall(task.id, "Read", agent="ann")
-    assert [a.tool_calls for a in list_agents(store.state_dir)] == [3]
+    assert [a.tool_calls for a in list_agents(store.agent_records)] == [3]

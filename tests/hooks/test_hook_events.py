@@ -116,7 +116,7 @@ def test_a_call_that_fits_no_task_is_counted_on_the_agent(hooked: Path) -> None:
 
     silent_ok(fire(hooked, "PostToolUse"))
     silent_ok(fire(hooked, "PostToolUseFailure"))
-    assert [(a.name, a.tool_calls) for a in list_agents(hooked / ".tasks")] == [("claude-8c35adc1", 2)]
+    assert [(a.name, a.tool_calls) for a in list_agents(Store.open(hooked, whole=False).agent_records)] == [("claude-8c35adc1", 2)]
 
 
 # -- the registry -------------------------------------------------------------------------------

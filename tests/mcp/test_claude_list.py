@@ -8,6 +8,7 @@ from pathlib import Path
 import anyio
 
 from board.agents import read_agent
+from board.store import Store
 from board.store.claude import CLAUDE_FIELDS
 from tests.core.test_claude_lists import claude_writes, task_list  # noqa: F401  (task_list: the fixture)
 from tests.mcp.connect import board_mcp, ok, refused
@@ -41,7 +42,7 @@ def test_an_agent_works_a_claude_code_list_over_mcp(task_list: Path) -> None:  #
         assert set(on_disk) <= set(CLAUDE_FIELDS)  # Claude Code's own shape; board's fields under metadata
         assert on_disk["status"] == "completed" and on_disk["metadata"]["board"]["toolCalls"]["total"] == 1
         assert json.loads((task_list / "8.json").read_text())["blockedBy"] == ["3"]
-        record = read_agent(task_list / ".board", "alice")
+        record = read_agent(Store.open(task_list, whole=False).agent_records, "alice")
         assert record is not None and record.kind == "mcp" and record.tool_calls == 1
 
     anyio.run(work)

@@ -112,5 +112,5 @@ def test_a_subscribed_client_hears_of_changes_and_only_to_what_it_subscribed(two
 
     anyio.run(subscribe)
     # The server ended by itself when the client left, file watcher and all: its agent is stopped.
-    alice = read_agent(two / ".tasks", "alice")
+    alice = read_agent(Store.open(two, whole=False).agent_records, "alice")
     assert alice is not None and alice.stopped

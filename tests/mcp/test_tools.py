@@ -44,6 +44,7 @@ def test_the_tools_are_the_ones_agents_expect_with_every_parameter_described(wor
 
 def test_a_dependency_from_creation_to_the_dependent_becoming_ready(workspace: Path) -> None:
     state_dir = workspace / ".tasks"
+    records = Store.open(workspace, whole=False).agent_records
 
     async def flow() -> None:
         async with board_mcp(workspace, env={"BOARD_AGENT": "alice"}) as client:
@@ -55,7 +56,7 @@ def test_a_dependency_from_creation_to_the_dependent_becoming_ready(workspace: P
             claimed = (await ok(client, "claim", {"lease": 120}))["task"]
             assert (claimed["id"], claimed["status"], claimed["owner"]) == ("1", "in_progress", "alice")
             token = claimed["lease"]["token"]
-            record = read_agent(state_dir, "alice")
+            record = read_agent(records, "alice")
             assert record is not None and (record.kind, record.task, record.stopped, record.pid) == ("mcp", "1", False, record.pid)
             assert record.pid != os.getpid()
 
@@ -64,7 +65,7 @@ def test_a_dependency_from_creation_to_the_dependent_becoming_ready(workspace: P
             assert called["toolCalls"]["total"] == 2 and called["toolCalls"]["failed"] == 1
             # What the dashboard's agents panel reads catches up while the agent works.
             with anyio.fail_after(60):
-                while (read_agent(state_dir, "alice") or record).tool_calls != 2:
+                while (read_agent(records, "alice") or record).tool_calls != 2:
                     await anyio.sleep(0.05)
             assert (await ok(client, "heartbeat", {}))["renewed"] == ["1"]
             assert (await ok(client, "task_update", {"id": "1", "progress": 60, "token": token}))["progress"] == 60
@@ -84,7 +85,7 @@ def test_a_dependency_from_creation_to_the_dependent_becoming_ready(workspace: P
             assert prompt.splitlines()[0] == "[x] #1 Design the schema (2 tool calls)"
 
         # The server has ended: its agents are shown stopped, not silent.
-        alice, bob = read_agent(state_dir, "alice"), read_agent(state_dir, "bob")
+        alice, bob = read_agent(records, "alice"), read_agent(records, "bob")
         assert alice is not None and alice.stopped and alice.task is None and alice.tool_calls == 2
         assert bob is not None and bob.stopped and bob.kind == "mcp"
         completed = [r for r in history(workspace) if r["task"] == "1" and r["changes"].get("status") == ["in_progress", "completed"]]

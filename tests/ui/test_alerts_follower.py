@@ -16,7 +16,7 @@ def test_the_follower_shows_a_new_problem_when_woken_and_ends_when_stopped(works
     store = Store.open(workspace)
     store.create("fine")
     shown: list[tuple[list, bool]] = []
-    follower = AlertsFollower(store.state_dir)
+    follower = AlertsFollower(store.alert_board, store.local_dir)
 
     def snapshot() -> StoreSnapshot:
         store.rescan()  # as the dashboard's reader keeps its store current

@@ -31,7 +31,7 @@ def footer_keys(app) -> set[str]:
 
 
 async def test_a_waiting_card_shows_the_question_and_w_answers_it_back_to_its_owner(sample: Path) -> None:
-    write_agent(sample / ".tasks", AgentRecord(name="dave", kind="claude-code", heartbeat_at=FIXED_NOW.replace(year=2099), started_at=FIXED_NOW))
+    write_agent(Store.open(sample, whole=False).agent_records, AgentRecord(name="dave", kind="claude-code", heartbeat_at=FIXED_NOW.replace(year=2099), started_at=FIXED_NOW))
     app = make_app(sample)
     async with app.run_test(size=(140, 40)) as pilot:
         await settled(pilot)
@@ -99,7 +99,7 @@ async def test_answering_a_task_whose_agent_stopped_puts_it_back_in_the_queue(wo
     store.create("Pick a database")
     task = store.claim("agent-7", lease_seconds=30)
     store.set_status(task.id, "waiting", actor="agent-7", token=task.lease.token, fields={"question": "Postgres or SQLite?"})
-    write_agent(workspace / ".tasks", AgentRecord(name="agent-7", kind="worker", heartbeat_at=store.clock(), started_at=store.clock(), stopped=True))
+    write_agent(store.agent_records, AgentRecord(name="agent-7", kind="worker", heartbeat_at=store.clock(), started_at=store.clock(), stopped=True))
     app = make_app(workspace, now=store.clock)
     async with app.run_test(size=(140, 40)) as pilot:
         await settled(pilot)

@@ -23,6 +23,7 @@ from board.store.history import RecentHistory
 from board.store.files.claims import ClaimIntents, FileClaims
 from board.store.files.index import FileIndex
 from board.store.files.repair import FileRepair
+from board.store.files.side import FileAgentRecords, FileAlertBoard, FileCheckpointBook, FileReservationBook
 from board.store.files.toolcalls import FileToolCalls
 from board.store.files.writes import PENDING_HISTORY, FileWrites, PendingNote
 
@@ -57,6 +58,10 @@ class FileStore(FileIndex, FileWrites, FileClaims, FileRepair, FileToolCalls, St
         self._directory_sync = SharedDirectorySync(layout.state_dir / ".synced")
         self._lock_depth = 0
         self._recent: dict[frozenset[str], RecentHistory] = {}
+        self.agent_records = FileAgentRecords(layout.state_dir)
+        self.reservation_book = FileReservationBook(layout.state_dir)
+        self.checkpoint_book = FileCheckpointBook(layout.state_dir)
+        self.alert_board = FileAlertBoard(layout.state_dir)
 
     @classmethod
     def open(cls, location: Path | str, *, create: bool = False, whole: bool = True, **kwargs: Any) -> Store:
@@ -94,6 +99,11 @@ class FileStore(FileIndex, FileWrites, FileClaims, FileRepair, FileToolCalls, St
 
     @property
     def state_dir(self) -> Path:
+        return self.layout.state_dir
+
+    @property
+    def local_dir(self) -> Path:
+        """Files of this machine and workspace: the board's own folder."""
         return self.layout.state_dir
 
     @property

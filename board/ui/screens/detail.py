@@ -18,6 +18,7 @@ from textual.screen import Screen
 from textual.widgets import Markdown, OptionList, Static
 from textual.widgets.option_list import Option
 
+from board.checkpoints import list_checkpoints
 from board.model import Task, by_policy
 from board.status import Status
 from board.ui.card import format_age, progress_bar
@@ -273,10 +274,9 @@ class DetailScreen(Screen[None]):
         with app.store_lock:
             history = app.store.history(task_id)
             calls = app.store.toolcalls(task_id)
-        checkpoints_dir = app.store.state_dir / "checkpoints" / task_id
         try:
-            checkpoints = sorted(p.name for p in checkpoints_dir.iterdir())
-        except OSError:
+            checkpoints = [str(seq) for seq in list_checkpoints(app.store.checkpoint_book, task_id)]
+        except (OSError, ValueError):
             checkpoints = []
         self.app.call_from_thread(self._show_logs, task_id, history[-HISTORY_LINES:], calls[-RECENT_TOOL_CALLS:], checkpoints)
 
