@@ -34,6 +34,7 @@ from board.store.base import ChangeSet, Clock, Problem, Store, _check_agent, _is
 from board.store.layout import next_integer_id
 from board.store.postgres.connect import BoardConnection, DatabaseUnavailable, redact
 from board.store.postgres.migrations import check_schema
+from board.store.postgres.side import DatabaseAgentRecords, DatabaseAlertBoard, DatabaseCheckpointBook, DatabaseReservationBook
 from board.toolcall_log import fold
 
 #: The board's write lock: an advisory lock on this key, exclusive for the rules' writes,
@@ -118,6 +119,10 @@ class PostgresStore(Store):
         # Closed when the store is collected or the process exits, whoever forgot to.
         weakref.finalize(self, self.conn.close)
         check_schema(self.conn)
+        self.agent_records = DatabaseAgentRecords(self.conn)
+        self.reservation_book = DatabaseReservationBook(self.conn)
+        self.checkpoint_book = DatabaseCheckpointBook(self.conn)
+        self.alert_board = DatabaseAlertBoard(self.conn)
         #: The highest history number read, the numbers below it not seen yet (and since
         #: when), and the numbers this store wrote itself (no need to re-read those tasks).
         self._history_seq = 0
@@ -147,6 +152,11 @@ class PostgresStore(Store):
 
     @property
     def state_dir(self) -> Path:
+        return self.layout.state_dir
+
+    @property
+    def local_dir(self) -> Path:
+        """This machine's files for the workspace (settings, git state, logs): ``.tasks/``."""
         return self.layout.state_dir
 
     def close(self) -> None:
