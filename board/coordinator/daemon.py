@@ -175,6 +175,10 @@ class Coordinator:
             if heard.task_ids or heard.side or heard.back or heard.everything or time.monotonic() - last_tick >= self.settings.coordinator.tick_seconds:
                 self.tick_once()
                 last_tick = time.monotonic()
+                try:
+                    self.store.serve_hooks()  # type: ignore[attr-defined]
+                except BoardError as error:
+                    self.say(f"could not bring board hook's calls in, will retry: {error}")
         return 0
 
     def say(self, message: str) -> None:

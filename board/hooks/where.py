@@ -21,22 +21,37 @@ _CLAUDE_SHOWS = {"pending": "pending", "in_progress": "in_progress", "completed"
 class HookBoard:
     """A board as the hook sees it: where its files are, and the workspace paths are relative to."""
 
-    __slots__ = ("workspace", "state_dir", "tasks_dir", "claude")
+    __slots__ = ("workspace", "state_dir", "tasks_dir", "claude", "database")
 
-    def __init__(self, workspace: Path, state_dir: Path, tasks_dir: Path, *, claude: bool) -> None:
+    def __init__(self, workspace: Path, state_dir: Path, tasks_dir: Path, *, claude: bool, database: bool = False) -> None:
         self.workspace = workspace
         self.state_dir = state_dir
         self.tasks_dir = tasks_dir
         self.claude = claude
+        #: The board is kept in PostgreSQL: the hook, which opens no connection, knows its tasks
+        #: in progress from this machine's ``active.json`` (kept by the store and the coordinator).
+        self.database = database
 
     def task_path(self, task_id: str) -> Path:
         return self.tasks_dir / (f"{task_id}.json" if self.claude else f"task_{task_id}.json")
 
     def has_task(self, task_id: str) -> bool:
-        return bool(ID_PATTERN.fullmatch(task_id)) and self.task_path(task_id).is_file()
+        if not ID_PATTERN.fullmatch(task_id):
+            return False
+        if self.database:
+            return task_id in self._active()
+        return self.task_path(task_id).is_file()
+
+    def _active(self) -> dict[str, Any]:
+        from board.active_work import read_active
+
+        return read_active(self.state_dir)
 
     def task_state(self, task_id: str) -> tuple[str, str] | None:
         """(status, owner) of a task, or None when it cannot be read."""
+        if self.database:
+            entry = self._active().get(task_id)
+            return ("in_progress", str(entry.get("owner") or "")) if isinstance(entry, dict) else None
         try:
             with open(self.task_path(task_id), "rb") as handle:
                 data = json.loads(handle.read(1024 * 1024))
@@ -70,7 +85,7 @@ def find_board(payload: Mapping[str, Any], environ: Mapping[str, str]) -> HookBo
     cwd = Path(str(payload.get("cwd") or environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()))
     named = environ.get("BOARD_WORKSPACE")
     if named:
-        board = _board_at(Path(named), cwd)
+        board = _board_at(Path(named), cwd, environ)
         if board is not None:
             return board
     for list_id in (environ.get("CLAUDE_CODE_TASK_LIST_ID"), payload.get("team_name")):
@@ -80,21 +95,38 @@ def find_board(payload: Mapping[str, Any], environ: Mapping[str, str]) -> HookBo
                 return HookBoard(cwd, list_dir / ".board", list_dir, claude=True)
     for directory in (cwd, *cwd.parents):
         if (directory / ".tasks").is_dir():
-            return _tasks_dir_board(directory)
+            return _tasks_dir_board(directory, environ)
     return None
 
 
-def _board_at(location: Path, cwd: Path) -> HookBoard | None:
+def _board_at(location: Path, cwd: Path, environ: Mapping[str, str]) -> HookBoard | None:
     if (location / ".tasks").is_dir():
-        return _tasks_dir_board(location)
+        return _tasks_dir_board(location, environ)
     if location.is_dir() and ((location / ".highwatermark").exists() or (location / ".lock").exists() or any(location.glob("*.json"))):
         return HookBoard(cwd, location / ".board", location, claude=True)
     return None
 
 
-def _tasks_dir_board(workspace: Path) -> HookBoard:
+def _tasks_dir_board(workspace: Path, environ: Mapping[str, str]) -> HookBoard:
     tasks = workspace / ".tasks"
-    return HookBoard(workspace, tasks, tasks, claude=False)
+    return HookBoard(workspace, tasks, tasks, claude=False, database=bool(environ.get("BOARD_DB")) or _names_a_database(tasks / "board.toml"))
+
+
+def _names_a_database(settings: Path) -> bool:
+    """Whether ``board.toml`` keeps the board in a database (``[store] url``)."""
+    try:
+        text = settings.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if "[store]" not in text:
+        return False  # most boards: no need to parse
+    import tomllib
+
+    try:
+        store = tomllib.loads(text).get("store")
+    except tomllib.TOMLDecodeError:
+        return False
+    return isinstance(store, dict) and bool(store.get("url"))
 
 
 def relative_file(board: HookBoard, raw: object) -> str | None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from board.active_work import entry_for, note_task, read_active, write_active
+from board.active_work import entry_for, note_task, read_active, replace_file, write_active
 from board.errors import BoardError, InvalidTaskFile, TaskNotFound
 from board.graph import cancelled_blockers
 from board.model import Task, task_from_dict, task_to_dict, utcnow, validate_id, with_integer_ids
@@ -35,7 +35,8 @@ from board.store.layout import next_integer_id
 from board.store.postgres.connect import BoardConnection, DatabaseUnavailable, redact
 from board.store.postgres.migrations import check_schema
 from board.store.postgres.side import DatabaseAgentRecords, DatabaseAlertBoard, DatabaseCheckpointBook, DatabaseReservationBook
-from board.toolcall_log import fold
+from board.store.atomic import read_jsonl
+from board.toolcall_log import AGENT_LOG_SUFFIX, AGENT_LOGS, fold
 
 #: The board's write lock: an advisory lock on this key, exclusive for the rules' writes,
 #: shared for claims ("board_wr" in ASCII; the migrations take another key).
@@ -564,6 +565,46 @@ class PostgresStore(Store):
             return False
         write_active(self.state_dir, wanted)
         return True
+
+    def serve_hooks(self) -> int:
+        """Keep what ``board hook`` on this machine works with, since it never opens a database
+        connection (importing psycopg alone would cost it 100 ms per tool call): the calls it
+        logged in this machine's ``.tasks/agents/`` go into the database (each agent's log read
+        on from where the last forwarding stopped), ``.tasks/reservations/`` mirrors the
+        reservations table for its guard, and ``active.json`` names every task in progress.
+        Called by the coordinator's ticks. Returns the number of calls forwarded."""
+        from board.store.files.side import FileReservationBook
+
+        self.sync()
+        self.refresh_active()
+
+        forwarded = 0
+        agents = self.state_dir / AGENT_LOGS
+        for log in sorted(agents.glob(f"*{AGENT_LOG_SUFFIX}")) if agents.is_dir() else []:
+            mark = log.with_name(log.name + ".forwarded")
+            try:
+                offset = int(mark.read_text() or 0)
+            except (FileNotFoundError, ValueError):
+                offset = 0
+            records, end = read_jsonl(log, offset)
+            if not records:
+                continue
+            with self.conn.transaction():
+                for record in records:
+                    if isinstance(record.get("agent"), str) and isinstance(record.get("tool"), str) and isinstance(record.get("ts"), str):
+                        self._append_call(record)
+                        forwarded += 1
+            replace_file(mark, str(end).encode())  # a crash right before this forwards these calls twice
+        mirror = FileReservationBook(self.state_dir)
+        wanted: dict[str, list[Any]] = {}
+        for holder in self.reservation_book.all_holders():
+            wanted.setdefault(holder.path, []).append(holder)
+        for holder in mirror.all_holders():
+            wanted.setdefault(holder.path, [])
+        for path, holders in wanted.items():
+            if mirror.holders(path) != holders:
+                mirror.replace(path, holders)
+        return forwarded
 
     def _note_active(self, task_ids: Iterable[str]) -> None:
         """Keep this machine's ``active.json`` in step with the writes just committed here."""

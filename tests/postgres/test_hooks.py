@@ -1,0 +1,58 @@
+"""Claude Code's hooks on a database board: ``board hook`` never opens a database connection
+(it must stay fast); the calls it logs on this machine reach the database, and its guard sees
+reservations made on any machine, through the coordinator's ticks (``serve_hooks``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from board.reservations import reserve
+from board.store import Store
+from board.store.postgres.connect import connect
+from board.store.postgres.migrations import migrate
+from tests.conftest import REPO
+
+PAYLOADS = REPO / "tests" / "hooks" / "payloads"
+
+
+def hook(workspace: Path, event: str, agent: str, **fields: object) -> subprocess.CompletedProcess[str]:
+    payload = json.loads((PAYLOADS / f"{event}.json").read_text().replace("{cwd}", str(workspace)))
+    payload.update(fields)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "BOARD_AGENT": agent}
+    return subprocess.run([sys.executable, "-m", "board", "hook"], input=json.dumps(payload), capture_output=True, text=True, env=env, cwd=workspace, timeout=60)
+
+
+def test_hook_calls_reach_the_database_and_its_guard_sees_reservations_from_anywhere(pg_url: str, tmp_path: Path) -> None:
+    with connect(pg_url, autocommit=True) as conn:
+        migrate(conn)
+    here, elsewhere = tmp_path / "here", tmp_path / "elsewhere"
+    (here / ".tasks").mkdir(parents=True)
+    (here / ".tasks" / "board.toml").write_text(f'[store]\nurl = "{pg_url}"\n')  # the project's board is the database
+    store = Store.open(here)
+    assert store.layout.name == "postgres"
+    store.create("models", files=["src/app/models.py"])
+    store.create("api", files=["src/app/api.py"])
+    assert store.claim("ann", lease_seconds=600).id == "1"
+    # Claude Code runs ann's hook on this machine: the call is logged here, not in the database.
+    done = hook(here, "PostToolUse", "ann")
+    assert done.returncode == 0 and done.stdout == ""
+    assert store.toolcalls("1") == []
+    assert store.serve_hooks() == 1
+    assert [c["tool"] for c in store.toolcalls("1")] == ["Write"]
+    assert Store.open(elsewhere, db=pg_url).get("1").tool_calls.total == 1
+    assert store.serve_hooks() == 0  # forwarded once, never twice
+    # Bob, on another machine, reserves a file ann is about to write.
+    other = Store.open(elsewhere, db=pg_url)
+    assert other.claim("bob", lease_seconds=600).id == "2"
+    reserve(other, "2", ["src/app/api.py"], mode="write", agent="bob")
+    target = {"file_path": str(here / "src" / "app" / "api.py"), "content": "x"}
+    assert hook(here, "PreToolUse", "ann", tool_input=target).returncode == 0  # not heard of here yet
+    store.serve_hooks()
+    blocked = hook(here, "PreToolUse", "ann", tool_input=target)
+    assert blocked.returncode == 2 and "bob" in blocked.stderr and "src/app/api.py" in blocked.stderr
+    store.close()
+    other.close()
