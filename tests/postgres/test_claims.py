@@ -269,12 +269,14 @@ def test_two_claims_by_one_agent_at_once_never_both_pass_the_limit(board_url: st
 
 def test_a_claim_tells_listeners_once_it_has_committed(board_url: str, tmp_path: Path) -> None:
     store = open_board(board_url, tmp_path)
-    make_tasks(store, 2)
+    make_tasks(store, 3)
     with connect(board_url, autocommit=True) as listener:
         listener.execute(f"listen {TASK_CHANNEL}")
         task = store.claim("ann")
-        got = [(n.channel, n.payload) for n in listener.notifies(timeout=30, stop_after=1)]
-    assert got == [(TASK_CHANNEL, task.id)]
+        store.update("3" if task.id != "3" else "2", description="a write after the claim")
+        got = [n.payload for n in listener.notifies(timeout=30, stop_after=2)]
+    # Once: from the claim after its commit, not also from the trigger inside its transaction.
+    assert got == [task.id, "3" if task.id != "3" else "2"]
 
 
 def test_a_claim_inside_a_transaction_is_part_of_it(board_url: str, tmp_path: Path) -> None:
@@ -287,6 +289,15 @@ def test_a_claim_inside_a_transaction_is_part_of_it(board_url: str, tmp_path: Pa
     with store.transaction():
         claimed = store.claim("ann")
     assert rows(board_url, "select owner, lease_token from board.tasks where id = %s", (claimed.id,)) == [("ann", claimed.lease.token)]
+
+
+def test_claim_statements_dropped_from_the_session_are_prepared_again(board_url: str, tmp_path: Path) -> None:
+    store = open_board(board_url, tmp_path)
+    make_tasks(store, 3)
+    assert store.claim("ann", max_held=None) is not None
+    store.conn.execute("deallocate board_claim_pick")
+    assert store.claim("ann", max_held=None) is not None
+    assert store.conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
 
 
 # -- processes, and SIGKILL -------------------------------------------------------------------
