@@ -192,8 +192,27 @@ create trigger reservations_notify after insert or update or delete or truncate 
     for each statement execute function board.notify_side();
 """
 
+#: The setting a transaction turns on (``set_config(NOTIFY_AFTER_COMMIT, 'on', true)``) to keep
+#: its task changes from notifying inside it; it notifies itself once it has committed.
+NOTIFY_AFTER_COMMIT = "board.notify_after_commit"
+
+_SCHEMA_2 = f"""
+-- A transaction that notifies takes a lock for the whole server before its commit and holds it
+-- until the commit is on disk, so notifying transactions reach the disk one at a time, never
+-- several in one flush. Claims are many small transactions at once: each claim turns
+-- {NOTIFY_AFTER_COMMIT} on for itself, and notifies its task's id right after its commit, in a
+-- transaction of its own that writes nothing to the log and so waits for no flush.
+drop trigger tasks_notify on board.tasks;
+create trigger tasks_notify after insert or update or delete on board.tasks
+    for each row when (current_setting('{NOTIFY_AFTER_COMMIT}', true) is distinct from 'on')
+    execute function board.notify_task();
+-- What an agent holds, which a claim with a limit counts: its tasks in progress.
+create index tasks_in_progress_owner on board.tasks (owner) where status = 'in_progress';
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "tasks, their edges, history, tool calls, agents, reservations, checkpoints, alerts, archive, meta; notify triggers", _SCHEMA_1),
+    Migration(2, "claims notify after their commit; tasks in progress by owner", _SCHEMA_2),
 )
 LATEST = MIGRATIONS[-1].version
 TASK_CHANNEL = "board_tasks"

@@ -33,7 +33,7 @@ from board.store import DEFAULT_LEASE_SECONDS
 from board.store.base import ChangeSet, Clock, Problem, Store, _check_agent, _iso
 from board.store.layout import next_integer_id
 from board.store.postgres.connect import BoardConnection, DatabaseUnavailable, redact
-from board.store.postgres.migrations import check_schema
+from board.store.postgres.migrations import NOTIFY_AFTER_COMMIT, TASK_CHANNEL, check_schema
 from board.store.postgres.side import DatabaseAgentRecords, DatabaseAlertBoard, DatabaseCheckpointBook, DatabaseReservationBook
 from board.store.atomic import read_jsonl
 from board.toolcall_log import AGENT_LOG_SUFFIX, AGENT_LOGS, fold
@@ -43,7 +43,8 @@ from board.toolcall_log import AGENT_LOG_SUFFIX, AGENT_LOGS, fold
 WRITE_LOCK_KEY = 0x626F6172645F7772
 #: Tasks read per query when the whole board is read.
 LOAD_PAGE = 5_000
-#: How many ready tasks a claim offers the database at once, best first.
+#: How many ready tasks a claim offers the database at once, best first; each attempt after
+#: the first offers twice as many as the one before (more claimers may hold the best ones).
 CLAIM_CANDIDATES = 32
 #: Claims tried with the shared lock before one is made under the exclusive lock.
 SHARED_CLAIM_ATTEMPTS = 3
@@ -65,11 +66,12 @@ on conflict (id) do update set doc = excluded.doc, status = excluded.status, own
     lease_token = excluded.lease_token, lease_expires_at = excluded.lease_expires_at, updated_at = excluded.updated_at
 """
 
-#: The first of the candidates (in the order given) that is still pending, ready and not being
-#: claimed by anyone else. A blocker with no row (deleted) does not hold a task back.
+#: The first of the candidates (ids in the order given, joined by commas: an id has none) that
+#: is still pending, ready and not being claimed by anyone else. A blocker with no row
+#: (deleted) does not hold a task back.
 _CLAIM_CANDIDATE = """
 select t.doc from board.tasks t
-join unnest(%s::text[]) with ordinality as c(id, n) on c.id = t.id
+join unnest(string_to_array(%s, ',')) with ordinality as c(id, n) on c.id = t.id
 where t.status = 'pending'
   and not exists (
     select 1 from board.task_edges e join board.tasks b on b.id = e.blocker_id
@@ -78,6 +80,64 @@ order by c.n
 limit 1
 for no key update of t skip locked
 """
+
+#: A claim in two round trips, each one query of several statements with the parameters bound
+#: by the client (``_CLAIM_BEGIN``, ``_CLAIM_WRITE``). First the locks and the pick: the board
+#: lock is taken shared (claims run side by side; the rules' other writes take it exclusively)
+#: and, with a limit on held tasks, the agent's own lock with it, so that two claims by one agent
+#: cannot both pass the limit; the held tasks are then read by a statement that starts once both
+#: are granted. Then the writes, the commit and the notification, which comes after the commit
+#: (migration 2): a transaction that notifies reaches the disk alone, never in one flush with
+#: others. The pick and the writes are prepared once per connection: planning the pick costs
+#: more than running it.
+_CLAIM_AGENT_LOCK = "select pg_advisory_xact_lock(hashtextextended(%s, 0))"
+_CLAIM_HELD = "select id from board.tasks where status = 'in_progress' and owner = %s order by id"
+_CLAIM_BEGIN = f"""
+begin;
+select pg_advisory_xact_lock_shared(%s), set_config('{NOTIFY_AFTER_COMMIT}', 'on', true);
+execute board_claim_pick(%s);
+"""
+_CLAIM_BEGIN_HELD = f"""
+begin;
+select pg_advisory_xact_lock_shared(%s), pg_advisory_xact_lock(hashtextextended(%s, 0)), set_config('{NOTIFY_AFTER_COMMIT}', 'on', true);
+{_CLAIM_HELD};
+execute board_claim_pick(%s);
+"""
+_CLAIM_WRITE = f"""
+execute board_claim_write(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s);
+execute board_claim_log(%s, %s, %s, %s);
+commit;
+select pg_notify('{TASK_CHANNEL}', %s);
+"""
+_CLAIM_STATEMENTS = {
+    "board_claim_pick": f"prepare board_claim_pick (text) as {_CLAIM_CANDIDATE.replace('%s', '$1')}",
+    "board_claim_write": """
+prepare board_claim_write (jsonb, text, text, smallint, bigint, text, bigint, timestamptz, timestamptz, text) as
+update board.tasks set doc = $1, status = $2, owner = $3, priority = $4, version = $5, lease_owner = $6, lease_token = $7,
+    lease_expires_at = $8, updated_at = $9 where id = $10
+""",
+    "board_claim_log": """
+prepare board_claim_log (text, bigint, timestamptz, jsonb) as
+insert into board.history (task_id, version, at, record) values ($1, $2, $3, $4) returning seq
+""",
+}
+#: The connections whose session has ``_CLAIM_STATEMENTS`` prepared.
+_CLAIM_PREPARED: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _refuse_over_limit(agent: str, max_held: int, held: list[str]) -> None:
+    if len(held) >= max_held:
+        raise BoardError(f"agent {agent} already holds {', '.join('#' + t for t in held)}; finish or release it first")
+
+
+def _each_result(cursor: Any) -> list[list[tuple[Any, ...]]]:
+    """The rows of each statement of the query the cursor just ran, in order ([] for those
+    that return none)."""
+    results = []
+    while True:
+        results.append(cursor.fetchall() if cursor.description is not None else [])
+        if not cursor.nextset():
+            return results
 
 
 @dataclass
@@ -484,23 +544,20 @@ class PostgresStore(Store):
         one no other claimer holds (``SKIP LOCKED``), all in one transaction."""
         self._ensure_whole()
         _check_agent(agent)
-        for _ in range(SHARED_CLAIM_ATTEMPTS):
+        for attempt in range(SHARED_CLAIM_ATTEMPTS):
             self.sync()
+            wanted = CLAIM_CANDIDATES << attempt
             candidates: list[str] = []
-            self.graph.first_ready(lambda task_id: candidates.append(task_id) or len(candidates) >= CLAIM_CANDIDATES)
+            self.graph.first_ready(lambda task_id: candidates.append(task_id) or len(candidates) >= wanted)
             if not candidates:
                 self._check_holding_stored(agent, max_held)
                 return None
-            with self._write_lock(shared=True):
-                # One claim at a time per agent, so two of its claims cannot both pass the limit.
-                self.conn.execute("select pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"board claim {agent}",))
-                self._check_holding_stored(agent, max_held)
-                row = self.conn.execute(_CLAIM_CANDIDATE, (candidates,)).fetchone()
-                if row is not None:
-                    task = self._decode(str(row[0]["id"]), row[0])
-                    if task is not None and self.graph.is_ready(task.id):
-                        self.graph.put(task)
-                        return self._commit(task, self._claimed(task, agent, lease_seconds), "claim", actor or agent)
+            if self._lock_depth:
+                claimed = self._claim_in_callers_transaction(agent, candidates, lease_seconds, max_held, actor)
+            else:
+                claimed = self._claim_shared(agent, candidates, lease_seconds, max_held, actor)
+            if claimed is not None:
+                return claimed
         with self._write_lock():
             self.sync()
             self._check_holding(agent, max_held)
@@ -517,11 +574,114 @@ class PostgresStore(Store):
         """The limit on held tasks, counted in the table (the index may not have caught up)."""
         if max_held is None:
             return
-        held = [task_id for (task_id,) in self.conn.execute(
-            "select id from board.tasks where status = 'in_progress' and owner = %s order by id", (agent,)
-        ).fetchall()]
-        if len(held) >= max_held:
-            raise BoardError(f"agent {agent} already holds {', '.join('#' + t for t in held)}; finish or release it first")
+        held = [task_id for (task_id,) in self.conn.execute(_CLAIM_HELD, (agent,)).fetchall()]
+        _refuse_over_limit(agent, max_held, held)
+
+    def _claim_shared(self, agent: str, candidates: list[str], lease_seconds: float, max_held: int | None, actor: str | None) -> Task | None:
+        """One claim in a transaction of its own under the shared board lock, in two round
+        trips (``_CLAIM_BEGIN``, ``_CLAIM_WRITE``); None when no candidate could be taken.
+        The task's row and history line are those ``_commit`` writes."""
+        import psycopg
+        from psycopg.pq import TransactionStatus
+
+        self._prepare_claims()
+        raw = self.conn.raw  # the connection now (reopened if it broke): its session has the statements
+        cursor = psycopg.ClientCursor(raw)
+        if max_held is None:
+            query, params = _CLAIM_BEGIN, (WRITE_LOCK_KEY, ",".join(candidates))
+        else:
+            query, params = _CLAIM_BEGIN_HELD, (WRITE_LOCK_KEY, f"board claim {agent}", agent, ",".join(candidates))
+        picked: Task | None = None
+        self._lock_depth = 1
+        try:
+            cursor.execute(query, params)
+            results = _each_result(cursor)
+            if max_held is not None:
+                _refuse_over_limit(agent, max_held, [task_id for (task_id,) in results[2]])
+            if results[-1]:
+                doc = results[-1][0][0]
+                picked = self._decode(str(doc["id"]), doc)
+            if picked is not None:
+                self.graph.put(picked)  # as it is now, under our row lock
+            if picked is None or not self.graph.is_ready(picked.id):
+                raw.execute("rollback")
+                return None
+            task, doc, record = self._claim_version(picked, self._claimed(picked, agent, lease_seconds), actor or agent)
+            lease = task.lease
+            assert lease is not None
+            cursor.execute(
+                _CLAIM_WRITE,
+                (
+                    json.dumps(doc), str(task.status), task.owner, PRIORITY_RANK[task.priority], task.version,
+                    lease.owner, lease.token, lease.expires_at, task.updated_at, task.id,
+                    task.id, task.version, record["ts"], json.dumps(record, ensure_ascii=False),
+                    task.id,
+                ),
+            )
+            self._own_seqs.add(_each_result(cursor)[1][0][0])
+        except BaseException as error:
+            try:
+                if raw.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
+                    raw.execute("rollback")
+                if picked is not None and raw.info.transaction_status == TransactionStatus.IDLE:
+                    self._reread_ids([picked.id])  # the write may or may not have committed
+            except psycopg.Error:
+                pass  # the connection is gone; the error raised below says why
+            if isinstance(error, psycopg.errors.InvalidSqlStatementName):
+                _CLAIM_PREPARED.discard(raw)  # the session was reset (DISCARD ALL): prepare again
+                return None
+            if isinstance(error, psycopg.OperationalError):
+                raise self.conn._failed(error) from None  # one line: DatabaseUnavailable
+            raise
+        finally:
+            self._lock_depth = 0
+            cursor.close()
+        self.graph.put(task)
+        self._note_active([task.id])
+        return task
+
+    def _prepare_claims(self) -> None:
+        """Prepare the claim's statements in this connection's session, once."""
+        raw = self.conn.raw
+        if raw in _CLAIM_PREPARED:
+            return
+        present = {name for (name,) in self.conn.execute("select name from pg_prepared_statements where name = any(%s)", (list(_CLAIM_STATEMENTS),))}
+        for name, statement in _CLAIM_STATEMENTS.items():
+            if name not in present:
+                self.conn.execute(statement)
+        _CLAIM_PREPARED.add(self.conn.raw)
+
+    def _claim_version(self, old: Task, new: Task, actor: str) -> tuple[Task, dict[str, Any], dict[str, Any]]:
+        """The claimed version of ``old`` (as a task and as its document) and its history line,
+        made as ``_commit`` makes them."""
+        now = self.clock()
+        data = task_to_dict(new)
+        data["version"] = old.version + 1
+        data["updatedAt"] = _iso(now)
+        task = task_from_dict(data, str(self.layout.task_path(new.id)))
+        task.integer_ids = new.integer_ids
+        before = task_to_dict(old)
+        after = task_to_dict(task)
+        changes = {key: [before.get(key), value] for key, value in after.items() if key not in _UNTRACKED and before.get(key) != value}
+        doc = with_integer_ids(dict(after)) if task.integer_ids else after  # ids keep the JSON type they had
+        return task, doc, self._history_record(task.id, task.version, actor, "claim", changes, None)
+
+    def _claim_in_callers_transaction(self, agent: str, candidates: list[str], lease_seconds: float, max_held: int | None, actor: str | None) -> Task | None:
+        """A claim inside a transaction the caller holds (``transaction()``), statement by statement."""
+        with self._write_lock(shared=True):
+            if max_held is not None:
+                self.conn.execute(_CLAIM_AGENT_LOCK, (f"board claim {agent}",))
+            self._check_holding_stored(agent, max_held)
+            row = self.conn.execute(_CLAIM_CANDIDATE, (",".join(candidates),)).fetchone()
+            if row is None:
+                return None
+            task = self._decode(str(row[0]["id"]), row[0])
+            if task is None:
+                return None
+            self.graph.put(task)
+            if not self.graph.is_ready(task.id):
+                return None
+            return self._commit(task, self._claimed(task, agent, lease_seconds), "claim", actor or agent)
 
     # -- tool calls ---------------------------------------------------------------------------
 

@@ -1,0 +1,441 @@
+"""Claims per second on a PostgreSQL board, by many OS processes at once, beside the file store.
+
+Run: python tests/bench/bench_pg_claims.py [--procs 4 16 64] [--tasks 20000] [--seconds 20]
+     [--backends socket tcp files] [--chains 20] [--complete] [--no-floor] [--quick] [--dir DIR]
+
+Prints figures; fails on nothing. A throwaway PostgreSQL server (``tests/pg_cluster.py``: fsync
+on, ``synchronous_commit`` on) holds each board; ``socket`` connects over its Unix socket, ``tcp``
+over 127.0.0.1. ``files`` is the same board in files under --dir (default: the current directory,
+as ``bench_store.py``), every claim fsynced.
+
+Each run: a board of --tasks tasks of mixed priorities, with a few dependency chains (each link
+completed by whoever claims it, so the next becomes ready); the claimers are started, open the
+board and say so, then are released together and claim (``max_held=None``) until nothing is left
+or --seconds run out. With --complete every claimer completes each task it claims before the next
+claim (``max_held=1``): a claim-and-complete cycle, and the rate counts cycles.
+
+Checked after every run: duplicates (a task with two claim lines in history, given to two
+processes, or held on the board by someone other than the process it was given to, or under
+another lease token) and lost (a claim a process was given that the board does not show, a
+claim in history no process was given, or a ready task left behind when the claimers found
+nothing more). Both must be 0. Latency is the time one ``store.claim`` call takes, seen by its
+caller. CPU is per claim: the claiming processes', and their PostgreSQL backends' (read from
+/proc). Last, a floor measured in the same run: one-row inserts, each its own durable commit,
+by as many connections. The load average is printed before and after: on a shared machine the
+figures follow it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import random
+import resource
+import shutil
+import statistics
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from board.model import task_from_dict, task_to_dict
+from board.priority import PRIORITY_RANK
+from board.status import Status
+from board.store import Store
+
+#: Dependency chains on each board (--chains), of CHAIN_LENGTH tasks each blocked by the one before.
+CHAINS = 20
+CHAIN_LENGTH = 10
+PRIORITIES = (("critical", 0.05), ("high", 0.20), ("medium", 0.55), ("low", 0.20))
+TEMPLATE = "board_bench_template"
+
+
+# -- the board ------------------------------------------------------------------------------------
+
+
+def board_docs(count: int, chains: int = CHAINS, seed: int = 7) -> list[dict[str, Any]]:
+    """``count`` task documents as the store writes them: ids 1..count, priorities drawn at
+    random, and ``chains`` chains of CHAIN_LENGTH tasks spread over the ids."""
+    rng = random.Random(seed)
+    names, weights = zip(*PRIORITIES)
+    blocked_by: dict[int, list[str]] = {}
+    blocks: dict[int, list[str]] = {}
+    heads = range(1, count + 1, max(count // chains, CHAIN_LENGTH)) if chains else range(0)
+    for head in list(heads)[:chains]:
+        for n in range(head + 1, min(head + CHAIN_LENGTH, count + 1)):
+            blocked_by[n] = [str(n - 1)]
+            blocks[n - 1] = [str(n)]
+    docs = []
+    for n in range(1, count + 1):
+        raw = {
+            "id": str(n), "subject": f"task {n}", "status": "pending", "priority": rng.choices(names, weights)[0],
+            "blockedBy": blocked_by.get(n, []), "blocks": blocks.get(n, []), "version": 1,
+            "createdAt": "2026-01-01T00:00:00Z", "updatedAt": "2026-01-01T00:00:00Z",
+        }
+        docs.append(task_to_dict(task_from_dict(raw, f"bench task {n}")))
+    return docs
+
+
+def make_file_board(root: Path, docs: list[dict[str, Any]]) -> None:
+    """The board in files, written straight to disk (setup, not what is measured)."""
+    Store.open(root, create=True).close()
+    tasks_dir = root / ".tasks"
+    for doc in docs:
+        (tasks_dir / f"task_{doc['id']}.json").write_text(json.dumps(doc))
+
+
+def make_pg_template(cluster: Any, docs: list[dict[str, Any]]) -> None:
+    """A database holding the board, which each run copies (``create database ... template``)."""
+    from board.store.postgres.connect import connect
+    from board.store.postgres.migrations import migrate
+
+    url = cluster.create_database(TEMPLATE)
+    with connect(url, autocommit=True) as conn:
+        migrate(conn)
+        with conn.transaction(), conn.cursor() as cursor:
+            with cursor.copy("copy board.tasks (id, doc, status, owner, priority, version, updated_at) from stdin") as copy:
+                for doc in docs:
+                    copy.write_row((doc["id"], json.dumps(doc), doc["status"], "", PRIORITY_RANK[doc["priority"]], doc["version"], doc["updatedAt"]))
+            with cursor.copy("copy board.task_edges (task_id, blocker_id) from stdin") as copy:
+                for doc in docs:
+                    for blocker in doc["blockedBy"]:
+                        copy.write_row((doc["id"], blocker))
+        conn.execute("vacuum analyze")
+
+
+def copy_pg_board(cluster: Any, name: str) -> None:
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(cluster.socket_url("postgres"), autocommit=True) as conn:
+        conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
+        conn.execute(sql.SQL("create database {} template {}").format(sql.Identifier(name), sql.Identifier(TEMPLATE)))
+
+
+# -- the claimers ---------------------------------------------------------------------------------
+
+
+class Claimed(NamedTuple):
+    agent: str
+    ids: list[str]
+    tokens: list[int]
+    latencies: list[float]  # seconds per claim call that returned a task
+    last_claim: float  # time.monotonic() when its last claim returned
+    errors: list[str]
+    cpu: float  # user + system seconds from the start signal to the end
+    server_cpu: float | None  # the same for its PostgreSQL backend, when /proc shows it
+    drained: bool  # it stopped because nothing was left, not because time ran out
+
+
+def _open(where: dict[str, str]) -> Store:
+    if "url" in where:
+        return Store.open(where["workspace"], db=where["url"])
+    return Store.open(where["workspace"])
+
+
+def _backend_cpu(store: Store) -> float | None:
+    """CPU seconds the store's PostgreSQL backend has used (a local server, readable /proc)."""
+    conn = getattr(store, "conn", None)
+    if conn is None:
+        return None
+    try:
+        stat = Path(f"/proc/{conn.info.backend_pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _claimer(where: dict[str, str], agent: str, seconds: float, complete: bool, ready: Any, start: Any, out: Any) -> None:
+    try:
+        store = _open(where)
+    except BaseException as error:  # say so rather than leave the parent waiting
+        ready.put((agent, f"{type(error).__name__}: {error}"))
+        return
+    ready.put((agent, None))
+    start.wait()
+    deadline = time.monotonic() + seconds
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    server_before = _backend_cpu(store)
+    ids: list[str] = []
+    tokens: list[int] = []
+    latencies: list[float] = []
+    errors: list[str] = []
+    last = time.monotonic()
+    drained = False
+    while time.monotonic() < deadline:
+        began = time.perf_counter()
+        try:
+            task = store.claim(agent, max_held=1 if complete else None)
+        except Exception as error:  # counted and shown: a claim must not fail
+            errors.append(f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}")
+            if len(errors) > 20:
+                break
+            continue
+        took = time.perf_counter() - began
+        if task is None:
+            if not any(t.status == Status.PENDING for t in store.graph.tasks.values()):
+                drained = True
+                break
+            time.sleep(0.002)  # a chain's next link waits on a claimer completing the one before
+            continue
+        last = time.monotonic()
+        latencies.append(took)
+        ids.append(task.id)
+        assert task.lease is not None
+        tokens.append(task.lease.token)
+        if complete or task.blocks:
+            try:
+                store.set_status(task.id, Status.COMPLETED, token=task.lease.token, actor=agent)
+            except Exception as error:
+                errors.append(f"complete: {type(error).__name__}: {error}")
+            last = time.monotonic()
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    server_after = _backend_cpu(store)
+    server_cpu = server_after - server_before if server_before is not None and server_after is not None else None
+    out.put(Claimed(agent, ids, tokens, latencies, last, errors, cpu, server_cpu, drained))
+    store.close()
+
+
+class Run(NamedTuple):
+    backend: str
+    processes: int
+    claims: int
+    rate: float
+    p50_ms: float
+    p99_ms: float
+    duplicates: int
+    lost: int
+    errors: list[str]
+    cpu_ms: float  # CPU of the claimers per claim
+    server_cpu_ms: float | None  # CPU of their PostgreSQL backends per claim
+    drained: bool
+    seconds: float
+
+
+def run_claimers(backend: str, where: dict[str, str], processes: int, seconds: float, complete: bool) -> tuple[list[Claimed], float, float]:
+    """Start the claimers, wait until each has opened the board, release them together."""
+    context = multiprocessing.get_context("fork")
+    ready, out = context.Queue(), context.Queue()
+    start = context.Event()
+    workers = [
+        context.Process(target=_claimer, args=(where, f"agent{i}", seconds, complete, ready, start, out), daemon=True)
+        for i in range(processes)
+    ]
+    try:
+        for worker in workers:
+            worker.start()
+        for _ in workers:
+            agent, failure = ready.get(timeout=600)
+            if failure:
+                raise RuntimeError(f"{agent} could not open the board: {failure}")
+        released = time.monotonic()
+        start.set()
+        results = [out.get(timeout=seconds + 600) for _ in workers]
+        for worker in workers:
+            worker.join(timeout=60)
+    finally:
+        for worker in workers:
+            if worker.is_alive():
+                worker.kill()  # by its pid
+                worker.join()
+    ended = max((r.last_claim for r in results), default=released)
+    return results, released, ended
+
+
+def check(backend: str, where: dict[str, str], results: list[Claimed]) -> tuple[int, int]:
+    """Duplicates and lost claims, from what the claimers were given and what the board holds."""
+    given: dict[str, list[tuple[str, int]]] = {}
+    for result in results:
+        for task_id, token in zip(result.ids, result.tokens):
+            given.setdefault(task_id, []).append((result.agent, token))
+    if "url" in where:
+        import psycopg
+
+        with psycopg.connect(where["url"]) as conn:
+            claim_lines = Counter(
+                task_id for (task_id,) in conn.execute("select task_id from board.history where record ->> 'op' = 'claim'")
+            )
+            board = {
+                task_id: (status, owner, token)
+                for task_id, status, owner, token in conn.execute("select id, status, owner, lease_token from board.tasks")
+            }
+    else:
+        store = Store.open(where["workspace"])
+        claim_lines = Counter(str(h["task"]) for h in store.history() if h.get("op") == "claim")
+        board = {t.id: (str(t.status), t.owner, t.lease.token if t.lease else None) for t in store.tasks.values()}
+        store.close()
+    duplicates = sum(len(holders) - 1 for holders in given.values())
+    duplicates += sum(count - 1 for count in claim_lines.values() if count > 1)
+    lost = sum(1 for task_id in claim_lines if task_id not in given)  # committed, never handed out
+    for task_id, holders in given.items():
+        status, owner, token = board.get(task_id, (None, None, None))
+        if status not in ("in_progress", "completed"):
+            lost += 1  # handed out, not on the board
+        elif (owner, token if status == "in_progress" else holders[0][1]) not in holders:
+            duplicates += 1  # someone else holds what this claimer was given, or under another lease
+    if any(r.drained for r in results):
+        # Someone found nothing left: every task must have been handed out.
+        lost += sum(1 for status, _, _ in board.values() if status == "pending")
+    return duplicates, lost
+
+
+def bench(backend: str, where: dict[str, str], processes: int, seconds: float, complete: bool) -> Run:
+    results, released, ended = run_claimers(backend, where, processes, seconds, complete)
+    duplicates, lost = check(backend, where, results)
+    latencies = sorted(lat for r in results for lat in r.latencies)
+    claims = len(latencies)
+    elapsed = max(ended - released, 1e-9)
+
+    def percentile(p: float) -> float:
+        return latencies[min(len(latencies) - 1, int(p * len(latencies)))] * 1000 if latencies else float("nan")
+
+    return Run(
+        backend=backend, processes=processes, claims=claims, rate=claims / elapsed,
+        p50_ms=statistics.median(latencies) * 1000 if latencies else float("nan"), p99_ms=percentile(0.99),
+        duplicates=duplicates, lost=lost, errors=[e for r in results for e in r.errors],
+        cpu_ms=sum(r.cpu for r in results) * 1000 / max(claims, 1),
+        server_cpu_ms=None if any(r.server_cpu is None for r in results) else sum(r.server_cpu or 0 for r in results) * 1000 / max(claims, 1),
+        drained=all(r.drained for r in results), seconds=elapsed,
+    )
+
+
+# -- a floor: bare durable commits ----------------------------------------------------------------
+
+
+def _committer(url: str, seconds: float, ready: Any, start: Any, out: Any) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        ready.put(None)
+        start.wait()
+        deadline = time.monotonic() + seconds
+        done = 0
+        while time.monotonic() < deadline:
+            conn.execute("insert into bench_commits (at) values (now())")
+            done += 1
+    out.put(done)
+
+
+def bench_bare_commits(cluster: Any, processes: int, seconds: float) -> float:
+    """One-row inserts per second, each its own durable commit, by ``processes`` connections
+    over the socket: what this machine's disk and server allow, with no board at all."""
+    import psycopg
+
+    name = "board_bench_commits"
+    with psycopg.connect(cluster.socket_url("postgres"), autocommit=True) as conn:
+        conn.execute(f"drop database if exists {name} with (force)")
+        conn.execute(f"create database {name}")
+    url = cluster.socket_url(name)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("create table bench_commits (n bigserial primary key, at timestamptz)")
+    context = multiprocessing.get_context("fork")
+    ready, out = context.Queue(), context.Queue()
+    start = context.Event()
+    workers = [context.Process(target=_committer, args=(url, seconds, ready, start, out), daemon=True) for _ in range(processes)]
+    try:
+        for worker in workers:
+            worker.start()
+        for _ in workers:
+            ready.get(timeout=120)
+        began = time.monotonic()
+        start.set()
+        done = sum(out.get(timeout=seconds + 120) for _ in workers)
+        elapsed = time.monotonic() - began
+        for worker in workers:
+            worker.join(timeout=60)
+    finally:
+        for worker in workers:
+            if worker.is_alive():
+                worker.kill()
+                worker.join()
+    return done / elapsed
+
+
+# -- main -----------------------------------------------------------------------------------------
+
+
+def _row(run: Run) -> str:
+    drained = "emptied" if run.drained else "time up"
+    server = f"{run.server_cpu_ms:6.2f}" if run.server_cpu_ms is not None else "     -"
+    return (
+        f"  {run.processes:4d}  {run.backend:6s}  {run.claims:7d}  {run.rate:8.0f}  {run.p50_ms:7.2f}  {run.p99_ms:8.2f}"
+        f"  {run.duplicates:3d}  {run.lost:4d}  {run.cpu_ms:6.2f}  {server}  {drained} after {run.seconds:.1f} s"
+        + (f"  ERRORS {len(run.errors)}: {run.errors[0]}" if run.errors else "")
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--procs", type=int, nargs="+", default=[4, 16, 64], help="claiming processes per run (default: 4 16 64)")
+    parser.add_argument("--tasks", type=int, default=None, help="tasks on each board (default 20,000; --quick 5,000)")
+    parser.add_argument("--seconds", type=float, default=None, help="time budget of each run (default 20; --quick 8)")
+    parser.add_argument("--backends", nargs="+", choices=("socket", "tcp", "files"), default=["socket", "tcp", "files"])
+    parser.add_argument("--chains", type=int, default=CHAINS, help=f"dependency chains of {CHAIN_LENGTH} tasks on each board (default {CHAINS})")
+    parser.add_argument("--complete", action="store_true", help="complete each task before the next claim (max_held=1)")
+    parser.add_argument("--no-floor", action="store_true", help="skip the bare-commit baseline")
+    parser.add_argument("--quick", action="store_true", help="smaller, shorter runs")
+    parser.add_argument("--dir", default=".", help="where to make the file boards and workspaces (default: current directory)")
+    args = parser.parse_args()
+    tasks = args.tasks or (5000 if args.quick else 20_000)
+    seconds = args.seconds or (8.0 if args.quick else 20.0)
+
+    import psycopg
+
+    from tests.pg_cluster import PgCluster
+
+    docs = board_docs(tasks, args.chains)
+    blocked = sum(1 for doc in docs if doc["blockedBy"])
+    base = Path(tempfile.mkdtemp(dir=args.dir, prefix="board-bench-pg-"))
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; {tasks:,} tasks ({blocked} of them in chains, waiting), at most {seconds:.0f} s a run")
+    print(f"  {'complete each task before the next claim (max_held=1)' if args.complete else 'claims only (max_held=None); chain links completed to free the next'}")
+    runs: list[Run] = []
+    floors: dict[int, float] = {}
+    try:
+        with PgCluster.running() as cluster:
+            with psycopg.connect(cluster.socket_url("postgres"), autocommit=True) as conn:
+                version = conn.execute("show server_version").fetchone()[0]
+                sync = conn.execute("show synchronous_commit").fetchone()[0]
+                fsync = conn.execute("show fsync").fetchone()[0]
+            print(f"  PostgreSQL {version}, fsync {fsync}, synchronous_commit {sync}; data in {cluster.base}; files under {base}")
+            if {"socket", "tcp"} & set(args.backends):
+                make_pg_template(cluster, docs)
+            print("\n  CPU ms: CPU per claim of the claiming processes, and of their PostgreSQL backends")
+            print(f"  {'procs':>4}  {'where':6s}  {'claims':>7}  {'claims/s':>8}  {'p50 ms':>7}  {'p99 ms':>8}  dup  lost  CPU ms  server")
+            for number, processes in enumerate(args.procs):
+                for backend in args.backends:
+                    workspace = base / f"{backend}-{processes}"
+                    workspace.mkdir()
+                    if backend == "files":
+                        make_file_board(workspace, docs)
+                        where = {"workspace": str(workspace)}
+                    else:
+                        name = f"board_bench_{number}_{backend}"
+                        copy_pg_board(cluster, name)
+                        where = {"workspace": str(workspace), "url": cluster.socket_url(name) if backend == "socket" else cluster.tcp_url(name)}
+                    run = bench(backend, where, processes, seconds, args.complete)
+                    runs.append(run)
+                    print(_row(run), flush=True)
+                    if backend != "files":
+                        cluster.drop_database(name)
+            if not args.no_floor:
+                for processes in args.procs:
+                    floors[processes] = bench_bare_commits(cluster, processes, 3.0 if args.quick else 5.0)
+                print("\n  baseline, bare durable commits (one-row insert each) over the socket, no board:")
+                print("  " + "   ".join(f"{p} processes {rate:,.0f}/s" for p, rate in floors.items()))
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    print(f"\n  load average at the end: {os.getloadavg()[0]:.1f} (1 min), {os.getloadavg()[1]:.1f} (5 min)")
+    bad = [r for r in runs if r.duplicates or r.lost or r.errors]
+    print("\n  0 duplicates, 0 lost in every run" if not bad else f"\n  {len(bad)} runs with duplicates, lost claims or errors")
+    target = [r for r in runs if r.processes == 16 and r.backend in ("socket", "tcp")]
+    if target:
+        print("  target >= 5,000 claims/s at 16 processes: " + ", ".join(f"{r.backend} {r.rate:,.0f}" for r in target))
+
+
+if __name__ == "__main__":
+    main()

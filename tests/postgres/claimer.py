@@ -1,0 +1,53 @@
+"""Run by test_claims.py as a process of its own: ``python -m tests.postgres.claimer MODE URL
+WORKSPACE AGENT``. It opens the board, prints ``{"backend": PID}`` (its PostgreSQL backend), waits
+for ``go`` on stdin, then claims, printing one JSON line per step (flushed, so a test that kills
+it knows what it was told):
+
+- ``work``: claim (``max_held=1``) and complete each task, ``{"claimed": ID, "token": T}`` then
+  ``{"completed": ID}``, until nothing is ready (``{"done": true}``);
+- ``claim``: claim only (``max_held=None``), ``{"claimed": ID, "token": T}``, until nothing is ready;
+- ``hang``: start one claim and stop inside its transaction, once the task is picked and locked
+  and before anything is written: ``{"picked": ID}``, then wait on stdin for ever.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from board.status import Status
+from board.store.postgres.store import PostgresStore
+
+
+def say(**fields: object) -> None:
+    print(json.dumps(fields), flush=True)
+
+
+def main(mode: str, url: str, workspace: str, agent: str) -> None:
+    store = PostgresStore.open(workspace, url=url)
+    say(backend=store.conn.info.backend_pid)
+    if sys.stdin.readline().strip() != "go":
+        return
+    if mode == "hang":
+        def stop_here(task, agent, lease_seconds):  # noqa: ANN001, ANN202 - Store._claimed's signature
+            say(picked=task.id)
+            sys.stdin.readline()
+            raise SystemExit("released")
+
+        store._claimed = stop_here  # type: ignore[method-assign]
+        store.claim(agent, max_held=None)
+        return
+    while True:
+        task = store.claim(agent, max_held=1 if mode == "work" else None)
+        if task is None:
+            say(done=True)
+            return
+        assert task.lease is not None
+        say(claimed=task.id, token=task.lease.token)
+        if mode == "work":
+            store.set_status(task.id, Status.COMPLETED, token=task.lease.token, actor=agent)
+            say(completed=task.id)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:5])
