@@ -38,8 +38,10 @@ from board.toolcall_log import fold
 #: The board's write lock: an advisory lock on this key, exclusive for the rules' writes,
 #: shared for claims ("board_wr" in ASCII; the migrations take another key).
 WRITE_LOCK_KEY = 0x626F6172645F7772
-#: How many ready tasks a claim offers the database at once, best first; each attempt after
-#: the first offers twice as many as the one before (more claimers may hold the best ones).
+#: How many ready tasks a claim offers the database at once, best first, plus two for each
+#: task the catch-up before it found changed (with many claimers at once, about as many as
+#: may take or lock the best ones before this claim's pick); each attempt after the first
+#: offers twice as many as the one before.
 CLAIM_CANDIDATES = 32
 #: Claims tried with the shared lock before one is made under the exclusive lock.
 SHARED_CLAIM_ATTEMPTS = 3
@@ -495,8 +497,8 @@ class PostgresStore(Store):
         self._ensure_whole()
         _check_agent(agent)
         for attempt in range(SHARED_CLAIM_ATTEMPTS):
-            self.sync()
-            wanted = CLAIM_CANDIDATES << attempt
+            changed = self.sync()
+            wanted = (CLAIM_CANDIDATES + 2 * len(changed.changed)) << attempt
             candidates: list[str] = []
             self.graph.first_ready(lambda task_id: candidates.append(task_id) or len(candidates) >= wanted)
             if not candidates:
