@@ -43,8 +43,10 @@ from board.toolcall_log import AGENT_LOG_SUFFIX, AGENT_LOGS, fold
 WRITE_LOCK_KEY = 0x626F6172645F7772
 #: Tasks read per query when the whole board is read.
 LOAD_PAGE = 5_000
-#: How many ready tasks a claim offers the database at once, best first; each attempt after
-#: the first offers twice as many as the one before (more claimers may hold the best ones).
+#: How many ready tasks a claim offers the database at once, best first, plus two for each
+#: task the catch-up before it found changed (with many claimers at once, about as many as
+#: may take or lock the best ones before this claim's pick); each attempt after the first
+#: offers twice as many as the one before.
 CLAIM_CANDIDATES = 32
 #: Claims tried with the shared lock before one is made under the exclusive lock.
 SHARED_CLAIM_ATTEMPTS = 3
@@ -545,8 +547,8 @@ class PostgresStore(Store):
         self._ensure_whole()
         _check_agent(agent)
         for attempt in range(SHARED_CLAIM_ATTEMPTS):
-            self.sync()
-            wanted = CLAIM_CANDIDATES << attempt
+            changed = self.sync()
+            wanted = (CLAIM_CANDIDATES + 2 * len(changed.changed)) << attempt
             candidates: list[str] = []
             self.graph.first_ready(lambda task_id: candidates.append(task_id) or len(candidates) >= wanted)
             if not candidates:
