@@ -13,15 +13,22 @@ import pytest
 
 from board.agents import read_agent
 from board.store import Store
-from tests.conftest import REPO
+from tests.conftest import BOTH_BACKENDS, REPO, files_only
 from tests.core.test_cli import board
 from tests.disk import history, snapshot, task_file
 from tests.mcp.connect import TOOLS, board_mcp, ok, refused
 
+pytestmark = BOTH_BACKENDS
+
 
 def board_state(workspace: Path) -> dict[str, bytes]:
-    """The board's files, less the spare temp files a running store keeps ready (dot names)."""
+    """The board's files (and rows), less the spare temp files a running store keeps ready (dot names)."""
     return {path: data for path, data in snapshot(workspace / ".tasks").items() if not Path(path).name.startswith(".")}
+
+
+def registered_agents(workspace: Path) -> list[str]:
+    """The agents the board has a record of, wherever it keeps them."""
+    return sorted(record["name"] for record in Store.open(workspace, whole=False).agent_records.read_all())
 
 
 def test_the_tools_are_the_ones_agents_expect_with_every_parameter_described(workspace: Path) -> None:
@@ -43,7 +50,6 @@ def test_the_tools_are_the_ones_agents_expect_with_every_parameter_described(wor
 
 
 def test_a_dependency_from_creation_to_the_dependent_becoming_ready(workspace: Path) -> None:
-    state_dir = workspace / ".tasks"
     records = Store.open(workspace, whole=False).agent_records
 
     async def flow() -> None:
@@ -90,7 +96,7 @@ def test_a_dependency_from_creation_to_the_dependent_becoming_ready(workspace: P
         assert bob is not None and bob.stopped and bob.kind == "mcp"
         completed = [r for r in history(workspace) if r["task"] == "1" and r["changes"].get("status") == ["in_progress", "completed"]]
         assert completed and completed[0]["actor"] == "alice"
-        calls = [json.loads(line) for line in (state_dir / "toolcalls" / "1.jsonl").read_text().splitlines()]
+        calls = Store.open(workspace, whole=False).toolcalls("1")
         assert [(c["tool"], c["ok"], c["agent"], c["files"]) for c in calls] == [("Edit", True, "alice", ["schema.sql"]), ("Bash", False, "alice", [])]
 
     anyio.run(flow)
@@ -144,7 +150,7 @@ def test_every_refusal_is_the_command_lines_one_line_and_the_server_lives_on(wor
 
     anyio.run(refusals)
     # Only the call that succeeded registered its agent: a refused call changes nothing on disk.
-    assert sorted(p.name for p in (workspace / ".tasks" / "agents").glob("*.json")) == ["alice.json"]
+    assert registered_agents(workspace) == ["alice"]
 
 
 def test_command_line_writers_beside_an_mcp_agent_lose_nothing(workspace: Path) -> None:
@@ -186,7 +192,8 @@ def test_command_line_writers_beside_an_mcp_agent_lose_nothing(workspace: Path) 
     assert Store.open(workspace).check() == []
 
 
-def test_the_server_refuses_to_start_without_a_board_and_mcp_takes_no_json(tmp_path: Path) -> None:
+@files_only("a workspace without .tasks/ has no board only when the board is kept in files")
+def test_the_server_refuses_to_start_without_a_board_and_mcp_takes_no_json(tmp_path: Path, backend: str) -> None:
     missing = board(tmp_path, "mcp")
     assert missing.returncode == 2 and "no board in" in missing.stderr and len(missing.stderr.splitlines()) == 1
     Store.open(tmp_path, create=True)
@@ -204,4 +211,4 @@ def test_an_agent_name_that_could_name_a_path_is_refused(workspace: Path, agent:
             assert "is not a valid agent name" in await refused(client, "claim", {"agent": agent})
 
     anyio.run(call)
-    assert not (workspace / ".tasks" / "agents").exists() and task_file(workspace, "1")["status"] == "pending"
+    assert registered_agents(workspace) == [] and task_file(workspace, "1")["status"] == "pending"
