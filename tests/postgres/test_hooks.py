@@ -56,3 +56,59 @@ def test_hook_calls_reach_the_database_and_its_guard_sees_reservations_from_anyw
     assert blocked.returncode == 2 and "bob" in blocked.stderr and "src/app/api.py" in blocked.stderr
     store.close()
     other.close()
+
+
+def database_board(pg_url: str, workspace: Path) -> Store:
+    with connect(pg_url, autocommit=True) as conn:
+        migrate(conn)
+    (workspace / ".tasks").mkdir(parents=True)
+    (workspace / ".tasks" / "board.toml").write_text(f'[store]\nurl = "{pg_url}"\n')
+    return Store.open(workspace)
+
+
+def test_a_call_is_forwarded_once_even_when_the_forwarder_dies_before_saying_so(pg_url: str, tmp_path: Path) -> None:
+    """How far a log was forwarded is kept with the calls, in one transaction: a forwarder that
+    loses everything it knew locally (a crash, a new process, a wiped ``.tasks/``'s marks) and a
+    second forwarder serving the same machine forward each call exactly once."""
+    here = tmp_path / "here"
+    store = database_board(pg_url, here)
+    store.create("models")
+    assert store.claim("ann", lease_seconds=600).id == "1"
+    for _ in range(3):
+        assert hook(here, "PostToolUse", "ann").returncode == 0
+    second = Store.open(here)
+    assert store.serve_hooks() == 3
+    for mark in (here / ".tasks" / "agents").glob("*.forwarded"):
+        mark.unlink()  # nothing local says how far it got
+    assert second.serve_hooks() == 0 and store.serve_hooks() == 0
+    assert hook(here, "PostToolUse", "ann").returncode == 0
+    assert second.serve_hooks() + store.serve_hooks() == 1
+    assert len(store.toolcalls("1")) == 4 and Store.open(tmp_path / "elsewhere", db=pg_url).get("1").tool_calls.total == 4
+    store.close()
+    second.close()
+
+
+def test_a_claude_code_session_shows_on_every_machine_as_it_starts_works_and_ends(pg_url: str, tmp_path: Path) -> None:
+    here = tmp_path / "here"
+    store = database_board(pg_url, here)
+    store.create("models")
+    watcher = Store.open(tmp_path / "laptop", db=pg_url)  # a person's dashboard elsewhere reads this
+    assert hook(here, "SessionStart", "ann").returncode == 0
+    store.serve_hooks()
+    record = watcher.agent_records.read("ann")
+    assert record is not None and (record["activity"], record["kind"], record["model"]) == ("working", "claude-code", "claude-sonnet-4-5")
+    # Something else on the board speaks for ann meanwhile; the hook's news is merged, not a replacement.
+    watcher.agent_records.write("ann", {**record, "note": "kept"})
+    assert hook(here, "Stop", "ann").returncode == 0
+    store.serve_hooks()
+    record = watcher.agent_records.read("ann")
+    assert record is not None and (record["activity"], record["note"]) == ("idle", "kept")
+    # Unchanged since: nothing is written again, so a later change made elsewhere stands.
+    watcher.agent_records.write("ann", {**record, "activity": "working"})
+    store.serve_hooks()
+    assert watcher.agent_records.read("ann")["activity"] == "working"  # type: ignore[index]
+    assert hook(here, "SessionEnd", "ann").returncode == 0
+    store.serve_hooks()
+    assert watcher.agent_records.read("ann")["activity"] == "gone"  # type: ignore[index]
+    store.close()
+    watcher.close()

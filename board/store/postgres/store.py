@@ -15,6 +15,7 @@ are looked at again until they appear or time out (a rolled-back insert never ap
 from __future__ import annotations
 
 import json
+import socket
 import time
 import weakref
 from collections.abc import Iterable, Iterator
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from board.active_work import entry_for, note_task, read_active, replace_file, write_active
+from board.active_work import entry_for, note_task, read_active, write_active
 from board.errors import BoardError, InvalidTaskFile, TaskNotFound
 from board.graph import cancelled_blockers
 from board.model import Task, task_from_dict, task_to_dict, utcnow, validate_id, with_integer_ids
@@ -125,6 +126,16 @@ insert into board.history (task_id, version, at, record) values ($1, $2, $3, $4)
 }
 #: The connections whose session has ``_CLAIM_STATEMENTS`` prepared.
 _CLAIM_PREPARED: weakref.WeakSet[Any] = weakref.WeakSet()
+#: This machine, in the keys that say how far its hook logs were forwarded.
+_HOST = socket.gethostname()
+
+
+def _legacy_mark(log: Path) -> int:
+    """Where forwarding of ``log`` stopped before the database kept it: a file beside the log."""
+    try:
+        return int(log.with_name(log.name + ".forwarded").read_text() or 0)
+    except (OSError, ValueError):
+        return 0
 
 
 def _refuse_over_limit(agent: str, max_held: int, held: list[str]) -> None:
@@ -198,6 +209,8 @@ class PostgresStore(Store):
         self._refusals: list[dict[str, Any]] = []
         self._recent: dict[frozenset[str], dict[int, dict[str, Any]]] = {}
         self._read_after: str | None = None
+        #: The local agent records forwarded, by name: (mtime, size) of the file then.
+        self._forwarded_records: dict[str, tuple[int, int]] = {}
 
     @classmethod
     def open(cls, location: Path | str = ".", *, url: str | None = None, create: bool = False, whole: bool = True, **kwargs: Any) -> PostgresStore:  # type: ignore[override]
@@ -731,32 +744,17 @@ class PostgresStore(Store):
     def serve_hooks(self) -> int:
         """Keep what ``board hook`` on this machine works with, since it never opens a database
         connection (importing psycopg alone would cost it 100 ms per tool call): the calls it
-        logged in this machine's ``.tasks/agents/`` go into the database (each agent's log read
-        on from where the last forwarding stopped), ``.tasks/reservations/`` mirrors the
+        logged in this machine's ``.tasks/agents/`` go into the database, each exactly once; the
+        agent records it keeps there (sessions starting, working, idle, ending) reach the
+        agents table, where every dashboard reads them; ``.tasks/reservations/`` mirrors the
         reservations table for its guard, and ``active.json`` names every task in progress.
         Called by the coordinator's ticks. Returns the number of calls forwarded."""
         from board.store.files.side import FileReservationBook
 
         self.sync()
         self.refresh_active()
-
-        forwarded = 0
-        agents = self.state_dir / AGENT_LOGS
-        for log in sorted(agents.glob(f"*{AGENT_LOG_SUFFIX}")) if agents.is_dir() else []:
-            mark = log.with_name(log.name + ".forwarded")
-            try:
-                offset = int(mark.read_text() or 0)
-            except (FileNotFoundError, ValueError):
-                offset = 0
-            records, end = read_jsonl(log, offset)
-            if not records:
-                continue
-            with self.conn.transaction():
-                for record in records:
-                    if isinstance(record.get("agent"), str) and isinstance(record.get("tool"), str) and isinstance(record.get("ts"), str):
-                        self._append_call(record)
-                        forwarded += 1
-            replace_file(mark, str(end).encode())  # a crash right before this forwards these calls twice
+        forwarded = self._forward_call_logs()
+        self._forward_agent_records()
         mirror = FileReservationBook(self.state_dir)
         wanted: dict[str, list[Any]] = {}
         for holder in self.reservation_book.all_holders():
@@ -767,6 +765,52 @@ class PostgresStore(Store):
             if mirror.holders(path) != holders:
                 mirror.replace(path, holders)
         return forwarded
+
+    def _forward_call_logs(self) -> int:
+        """Each agent's call log read on from where the last forwarding stopped. How far that
+        was is kept in ``board.meta``, written in the transaction that inserts the calls: a
+        crash anywhere forwards a call once, and two processes serving one machine's hooks wait
+        on the same row instead of both forwarding it."""
+        forwarded = 0
+        agents = self.state_dir / AGENT_LOGS
+        for log in sorted(agents.glob(f"*{AGENT_LOG_SUFFIX}")) if agents.is_dir() else []:
+            key = f"forwarded:{_HOST}:{log.resolve()}"
+            with self.conn.transaction():
+                self.conn.execute("insert into board.meta (key, value) values (%s, %s) on conflict (key) do nothing", (key, json.dumps(_legacy_mark(log))))
+                offset = int(self.conn.execute("select value from board.meta where key = %s for update", (key,)).fetchone()[0])
+                records, end = read_jsonl(log, offset)
+                if not records:
+                    continue
+                for record in records:
+                    if isinstance(record.get("agent"), str) and isinstance(record.get("tool"), str) and isinstance(record.get("ts"), str):
+                        self._append_call(record)
+                        forwarded += 1
+                self.conn.execute("update board.meta set value = %s where key = %s", (json.dumps(end), key))
+        return forwarded
+
+    def _forward_agent_records(self) -> None:
+        """The agent records ``board hook`` keeps on this machine, into the agents table when
+        they changed since this process last forwarded them. What the hook wrote wins, except a
+        heartbeat older than the one the table holds (the agent may have spoken from elsewhere)."""
+        agents = self.state_dir / AGENT_LOGS
+        for path in sorted(agents.glob("*.json")) if agents.is_dir() else []:
+            try:
+                stat = path.stat()
+                local = json.loads(path.read_bytes())
+            except (OSError, ValueError):
+                continue  # being replaced, or broken: the hook never writes half a record
+            stamp = (stat.st_mtime_ns, stat.st_size)
+            name = local.get("name") if isinstance(local, dict) else None
+            if not isinstance(name, str) or name != path.stem or self._forwarded_records.get(name) == stamp:
+                continue
+            stored = self.agent_records.read(name) or {}
+            merged = {**stored, **local}
+            beats = [b for b in (stored.get("heartbeatAt"), local.get("heartbeatAt")) if isinstance(b, str)]
+            if beats:
+                merged["heartbeatAt"] = max(beats)
+            if merged != stored:
+                self.agent_records.write(name, merged)
+            self._forwarded_records[name] = stamp
 
     def _note_active(self, task_ids: Iterable[str]) -> None:
         """Keep this machine's ``active.json`` in step with the writes just committed here."""
