@@ -117,3 +117,16 @@ def test_importing_the_package_does_not_import_psycopg() -> None:
 )
 def test_redact_hides_passwords_only(url: str, shown: str) -> None:
     assert redact(url) == shown
+
+
+def test_a_connection_lost_mid_transaction_lets_go_of_its_locks_unless_the_url_says_otherwise(pg_cluster: PgCluster) -> None:
+    """A board connection tells the server to end a transaction left idle (a client that died or
+    lost its network holding the board's lock), and to probe a quiet TCP peer; a URL's own
+    settings win."""
+    settings = "select current_setting('idle_in_transaction_session_timeout'), current_setting('tcp_keepalives_idle'), current_setting('tcp_user_timeout')"
+    with connect(pg_cluster.tcp_url()) as conn:
+        assert conn.execute(settings).fetchone() == ("15s", "5", "15000")
+        assert conn.info.get_parameters()["keepalives"] == "1"
+    with connect(pg_cluster.tcp_url() + "?options=-c%20idle_in_transaction_session_timeout%3D2min&keepalives_idle=60") as conn:
+        assert conn.execute(settings).fetchone()[:2] == ("2min", "5")
+        assert conn.info.get_parameters()["keepalives_idle"] == "60"

@@ -23,6 +23,22 @@ if TYPE_CHECKING:
 NOT_INSTALLED = "PostgreSQL support is not installed: pip install 'board[postgres]'"
 #: libpq waits as long as the operating system does (minutes) for a host that does not answer.
 DEFAULT_CONNECT_TIMEOUT = 10
+#: A machine cut off the network mid-transaction would otherwise hold its locks (the board's
+#: write lock among them) until TCP gives up, two hours by default: every board stops with it.
+#: The board's own transactions never wait on anything but the database, for milliseconds, so
+#: the server ends one left idle this long, and both ends probe a quiet TCP connection (first
+#: after 5 s, then every 2 s, 3 unanswered: gone) and drop one whose data goes unacknowledged
+#: for 15 s. A machine that died or lost its link so lets go of its locks, its agent names and
+#: the coordinator's place within about 15 s. A URL that sets any of these keeps its value.
+IDLE_IN_TRANSACTION_SECONDS = 15
+_CLIENT_KEEPALIVES = {"keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 3, "tcp_user_timeout": 15_000}
+_SERVER_SETTINGS = {
+    "idle_in_transaction_session_timeout": f"{IDLE_IN_TRANSACTION_SECONDS}s",
+    "tcp_keepalives_idle": "5",
+    "tcp_keepalives_interval": "2",
+    "tcp_keepalives_count": "3",
+    "tcp_user_timeout": "15000",
+}
 
 _URL_PASSWORD = re.compile(r"^(?P<head>postgres(?:ql)?://[^@/?#:]*):(?P<password>[^@/?#]*)@", re.IGNORECASE)
 _QUERY_PASSWORD = re.compile(r"(?P<head>[?&]password=)(?P<password>[^&#]*)", re.IGNORECASE)
@@ -60,6 +76,11 @@ def connect(url: str, *, autocommit: bool = False, application_name: str = "boar
     options: dict[str, object] = {"application_name": application_name}
     if "connect_timeout" not in params and not os.environ.get("PGCONNECT_TIMEOUT"):
         options["connect_timeout"] = DEFAULT_CONNECT_TIMEOUT
+    options.update({key: value for key, value in _CLIENT_KEEPALIVES.items() if key not in params})
+    given = str(params.get("options") or os.environ.get("PGOPTIONS") or "")
+    settings = " ".join(f"-c {name}={value}" for name, value in _SERVER_SETTINGS.items() if name not in given)
+    if settings:
+        options["options"] = f"{given} {settings}".strip()
     try:
         return psycopg.connect(url, autocommit=autocommit, **options)
     except psycopg.Error as error:
