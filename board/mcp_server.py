@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -511,9 +512,20 @@ def serve(workspace: Path) -> None:
     follower = BoardFollower(board)
     server = build_server(board, follower)
 
+    async def ended_by_signal() -> None:
+        # A client that stops waiting for the server to exit sends SIGTERM (the SDK's does after
+        # two seconds): end as on a closed stdin, so its agents are marked stopped. Not by
+        # cancelling the server: its stdin is read in a thread, which waits for the next line.
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+            async for _ in signals:
+                follower.stop()
+                board.close()
+                os._exit(0)
+
     async def run() -> None:
         async with anyio.create_task_group() as tasks:
             follower.start_in(tasks)
+            tasks.start_soon(ended_by_signal)
             try:
                 await server.run_stdio_async()
             finally:

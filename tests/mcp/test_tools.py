@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -212,3 +213,27 @@ def test_an_agent_name_that_could_name_a_path_is_refused(workspace: Path, agent:
 
     anyio.run(call)
     assert registered_agents(workspace) == [] and task_file(workspace, "1")["status"] == "pending"
+
+
+def test_a_server_ended_by_sigterm_shows_its_agents_stopped(workspace: Path) -> None:
+    """Clients that stop waiting for the server (the SDK's after two seconds) send SIGTERM: the
+    server ends as on a closed stdin, its agents marked stopped rather than left looking alive."""
+    Store.open(workspace).create("Task")
+    records = Store.open(workspace, whole=False).agent_records
+
+    async def session() -> None:
+        async with board_mcp(workspace, env={"BOARD_AGENT": "alice"}) as client:
+            await ok(client, "claim", {"lease": 600})
+            record = read_agent(records, "alice")
+            assert record is not None and not record.stopped and record.pid is not None
+            os.kill(record.pid, signal.SIGTERM)
+            with anyio.fail_after(60):
+                while not (read_agent(records, "alice") or record).stopped:
+                    await anyio.sleep(0.05)
+            with anyio.fail_after(60):
+                while Path(f"/proc/{record.pid}").exists() and "Z" not in Path(f"/proc/{record.pid}/stat").read_text().rsplit(")", 1)[1].split()[:1]:
+                    await anyio.sleep(0.05)
+
+    anyio.run(session)
+    alice = read_agent(records, "alice")
+    assert alice is not None and alice.stopped and alice.task is None
