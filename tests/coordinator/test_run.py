@@ -223,12 +223,12 @@ def test_quitting_the_demo_dashboard_stops_every_child(monkeypatch, capsys):
 
 def test_ctrl_c_in_the_demo_stops_every_child():
     demo = started(subprocess.Popen([sys.executable, "-m", "board", "demo", "--no-ui"], env={"PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
-    wait_for(lambda: len(children_of(demo.pid)) == 5, what="coordinator and 4 workers")
+    wait_for(lambda: len(children_of(demo.pid)) == 5, timeout=60, what="coordinator and 4 workers")
     children = children_of(demo.pid)
     workspace = Path(demo.stdout.readline().split("demo board: ", 1)[1].strip())
     wait_for(lambda: board_progress(Store.open(workspace).graph).running > 0, timeout=60, what="the demo's workers to start work")
     demo.send_signal(signal.SIGINT)
-    output, _ = demo.communicate(timeout=30)
+    output, _ = demo.communicate(timeout=90)
     assert demo.returncode == 130, output
     for pid in children:
         assert not alive(pid), f"child {pid} survived Ctrl-C"

@@ -72,9 +72,13 @@ def test_a_line_still_being_written_is_not_counted_until_it_is_whole(store: Stor
 
 
 WRITER = """
-import sys
+import sys, time
 from board.store import Store
 store = Store.open(sys.argv[1], whole=False)
+if sys.argv[2] == "rewrites":  # begin once calls are coming in, however the processes were scheduled
+    deadline = time.monotonic() + 60
+    while Store.open(sys.argv[1], whole=False).get("1").tool_calls.total == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
 for n in range(int(sys.argv[3])):
     if sys.argv[2] == "calls":
         store.record_toolcall("1", "Edit", ok=n % 5 != 0, agent="agent" + sys.argv[4])
