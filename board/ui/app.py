@@ -150,11 +150,15 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         self.reconcile_seconds = reconcile_seconds
         url = database_url(self.workspace)
         self.store: Store
+        #: Where the board is kept, in the title, when it is not this workspace's files.
+        self.kept_in = ""
         if url is not None:
+            from board.store.postgres.connect import describe
             from board.store.postgres.store import PostgresStore
 
             self.store = PostgresStore(url, self.workspace, actor=HUMAN_ACTOR)
             self.layout_ = self.store.layout
+            self.kept_in = describe(url)
         else:
             self.layout_ = detect_layout(self.workspace)
             self.store = FileStore(self.layout_, actor=HUMAN_ACTOR)
@@ -577,7 +581,7 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         if self.readonly:
             parts.append("READ-ONLY")
         self.header_bar.show_alert_counts(severity_counts(self.alerts))
-        self.header_bar.title_text = printable(self.workspace.name or str(self.workspace))
+        self.header_bar.title_text = printable(" · ".join(filter(None, (self.workspace.name or str(self.workspace), self.kept_in))))
         self.header_bar.detail_text = " · ".join(parts) + " "
 
     def _announce_questions(self, asking: list[Task]) -> None:

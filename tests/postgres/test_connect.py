@@ -130,3 +130,18 @@ def test_a_connection_lost_mid_transaction_lets_go_of_its_locks_unless_the_url_s
     with connect(pg_cluster.tcp_url() + "?options=-c%20idle_in_transaction_session_timeout%3D2min&keepalives_idle=60") as conn:
         assert conn.execute(settings).fetchone()[:2] == ("2min", "5")
         assert conn.info.get_parameters()["keepalives_idle"] == "60"
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        (f"postgresql://ann:{SECRET}@db.example/plan", "database plan on db.example:5432"),
+        ("postgresql://ann@db.example:6000/plan?sslmode=require", "database plan on db.example:6000"),
+        ("postgresql://postgres@/demo?host=/tmp/pg&port=5433", "database demo on this machine"),
+        (f"host=/run/postgresql dbname=plan password={SECRET}", "database plan on this machine"),
+    ],
+)
+def test_the_dashboard_names_the_database_without_its_password(url: str, shown: str) -> None:
+    from board.store.postgres.connect import describe
+
+    assert describe(url) == shown

@@ -87,6 +87,20 @@ def connect(url: str, *, autocommit: bool = False, application_name: str = "boar
         raise BoardError(_connect_failure(error, params, url)) from None
 
 
+def describe(url: str) -> str:
+    """A short name for the database ``url`` names, for a title: "database plan on db.example"."""
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+
+        params = conninfo_to_dict(url)
+    except Exception:  # noqa: BLE001 - a name for a title; the connection reports real problems
+        return "a PostgreSQL database"
+    name = str(params.get("dbname") or os.environ.get("PGDATABASE") or params.get("user") or "")
+    where = _where(params)
+    where = "this machine" if where.startswith(("socket", "the default socket")) else where
+    return f"database {name} on {where}" if name else f"PostgreSQL on {where}"
+
+
 def _connect_failure(error: Exception, params: dict[str, object], url: str) -> str:
     message = _first_line(error)
     failed = _SERVER_FAILED.search(message)
