@@ -11,6 +11,11 @@ class BoardError(Exception):
     exit_code = 2
 
 
+class BoardUnavailable(BoardError):
+    """Where the board is kept cannot be reached just now (its database server is down or out of
+    reach): nothing was written; trying again later may work. A screen keeps what it shows."""
+
+
 class InvalidTaskFile(BoardError):
     """A task file that does not parse or validate; it is reported and left untouched."""
 

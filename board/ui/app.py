@@ -24,7 +24,7 @@ from textual.widgets import ContentSwitcher
 from board.agents import AgentRecord, list_agents
 from board.claude_teams import Inbox, Team, read_inbox
 from board.config import BoardSettings, load_settings
-from board.errors import BoardError
+from board.errors import BoardError, BoardUnavailable
 from board.graph import TaskGraph
 from board.model import Task, utcnow
 from board.roster import OwnedTasks, board_teams
@@ -438,7 +438,10 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         """Read the registered agents, the teams working on the board and their inboxes (teams
         live outside the board's folders, so the reconcile looks at them too); post a change."""
         layout = self.layout_
-        agents = list_agents(self.store.agent_records)
+        try:
+            agents = list_agents(self.store.agent_records)
+        except BoardUnavailable:
+            return  # the panel keeps what it shows; the reconnect posts the agents again
         teams = board_teams(layout.workspace, layout.tasks_dir, layout.name, agents)
         inboxes = {(team.name, member.name): read_inbox(team, member.name) for team in teams for member in team.members if member.messageable}
         reading = (agents, teams, inboxes)

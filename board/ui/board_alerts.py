@@ -20,6 +20,7 @@ from typing import Any
 from board.alerts import Alert, Severity, detect_all, gather_inputs, read_alerts
 from board.alerts.evaluate import HISTORY_OPS, carry_since
 from board.config import BoardSettings
+from board.errors import BoardUnavailable
 from board.coordinator.daemon import coordinator_running
 from board.graph import TaskGraph
 from board.model import Task
@@ -151,6 +152,8 @@ class AlertsFollower:
         self.local_dir = local_dir
         self._due = threading.Event()
         self._stopped = threading.Event()
+        #: Why the last look failed, while the board is out of reach (None once it answers).
+        self.unavailable: str | None = None
 
     def wake(self) -> None:
         """Something alerts depend on changed on disk."""
@@ -179,26 +182,32 @@ class AlertsFollower:
             self._due.clear()
             if self._stopped.is_set():
                 return
-            stamp = self.alert_board.stamp()
-            from_coordinator = stamp is not None and coordinator_holds_lock(self.local_dir)
-            if from_coordinator:
-                if stamp == read_stamp and shown is not None:
-                    continue
-                read_stamp = stamp
-                alerts = read_alerts(self.alert_board)
-            else:
-                read_stamp = None
-                if not woken and time.monotonic() - evaluated_at < LOCAL_ALERTS_SECONDS and shown is not None:
-                    continue
-                # On a big busy board an evaluation costs a fraction of a second: space them out
-                # (changes arriving meanwhile join the next one) so they take at most a fifth of the time.
-                pause = evaluated_at + max(LOCAL_ALERTS_GAP, 4 * cost) - time.monotonic()
-                if pause > 0 and self._stopped.wait(pause):
-                    return
-                self._due.clear()
-                evaluated_at = time.monotonic()
-                alerts = evaluate_without_git(snapshot(), now=now(), settings=settings, previous=previous)
-                cost = time.monotonic() - evaluated_at
+            try:
+                stamp = self.alert_board.stamp()
+                self.unavailable = None
+                from_coordinator = stamp is not None and coordinator_holds_lock(self.local_dir)
+                if from_coordinator:
+                    if stamp == read_stamp and shown is not None:
+                        continue
+                    read_stamp = stamp
+                    alerts = read_alerts(self.alert_board)
+                else:
+                    read_stamp = None
+                    if not woken and time.monotonic() - evaluated_at < LOCAL_ALERTS_SECONDS and shown is not None:
+                        continue
+                    # On a big busy board an evaluation costs a fraction of a second: space them out
+                    # (changes arriving meanwhile join the next one) so they take at most a fifth of the time.
+                    pause = evaluated_at + max(LOCAL_ALERTS_GAP, 4 * cost) - time.monotonic()
+                    if pause > 0 and self._stopped.wait(pause):
+                        return
+                    self._due.clear()
+                    evaluated_at = time.monotonic()
+                    alerts = evaluate_without_git(snapshot(), now=now(), settings=settings, previous=previous)
+                    cost = time.monotonic() - evaluated_at
+            except BoardUnavailable as error:
+                # The alerts shown stay; the next round (a wake, or the recheck) tries again.
+                self.unavailable = str(error)
+                continue
             previous = alerts
             reading = (from_coordinator, alerts_document_key(alerts))
             if reading != shown:

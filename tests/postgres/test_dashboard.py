@@ -61,10 +61,19 @@ async def test_the_dashboard_says_reconnecting_and_comes_back_by_itself(database
             await wait_for(pilot, lambda: app._connection_problem is not None, timeout=30, message="the header to say the database is gone")
             assert app.header_bar._hint.startswith("reconnecting… lost the connection to the board's database")
             assert "schema" in {t.subject for t in app.graph.tasks.values()}  # the board stays on screen
+            # The alerts and agents panels look too while the server is gone, and keep what they show.
+            app.alerts_follower.wake()
+            await wait_for(pilot, lambda: app.alerts_follower.unavailable is not None, timeout=30, message="the alerts follower to meet the outage")
+            assert "cannot connect to PostgreSQL" in app.alerts_follower.unavailable or "lost the connection" in app.alerts_follower.unavailable
+            app._post_agents()
+            assert app.is_running
         finally:
             pg_cluster.start()
         await wait_for(pilot, lambda: app._connection_problem is None, timeout=60, message="the dashboard to reconnect")
         writer = Store.open(tmp_path)
         writer.create("after the restart")
         await wait_for(pilot, lambda: any(t.subject == "after the restart" for t in app.graph.tasks.values()), timeout=30, message="a write after the restart on screen")
+        app.alerts_follower.wake()
+        await wait_for(pilot, lambda: app.alerts_follower.unavailable is None, timeout=30, message="the alerts follower to reach the server again")
+        assert app.is_running
         writer.close()
