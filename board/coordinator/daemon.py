@@ -23,7 +23,7 @@ from board.agents import list_agents
 from board.config import FILE_NAME, BoardSettings, load_settings
 from board.coordinator.tick import TickReport, tick
 from board.coordinator.workers import end_stale_commands
-from board.errors import BoardError
+from board.errors import BoardError, BoardUnavailable
 from board.store import Store
 from board.store.lifetime_lock import LifetimeLock, held_elsewhere
 from board.store.postgres.locks import SessionLock
@@ -159,19 +159,26 @@ class Coordinator:
         follower = DatabaseFollower(url, reconcile_seconds=self.settings.coordinator.tick_seconds)
         threading.Thread(target=lambda: (stop.wait(), follower.stop()), daemon=True).start()
         last_tick = time.monotonic()
+        resuming = False  # the database came back: take the lock again and reread before ticking
         for heard in follower.batches():
             if stop.is_set():
                 break
             if heard.lost is not None:
                 self.say(f"waiting for the database: {heard.lost}")
                 continue
-            if heard.back:
-                lock.release()
-                if not lock.acquire():
-                    self.say("another coordinator took over while the database was away; stopping")
-                    return 0
+            resuming = resuming or heard.back
+            if resuming:
+                try:
+                    lock.release()
+                    if not lock.acquire():
+                        self.say("another coordinator took over while the database was away; stopping")
+                        return 0
+                    self.store.load()
+                except BoardUnavailable as error:  # away again already: the next batch retries
+                    self.say(f"waiting for the database: {error}")
+                    continue
+                resuming = False
                 self.say("the database is back")
-                self.store.load()
             if heard.task_ids or heard.side or heard.back or heard.everything or time.monotonic() - last_tick >= self.settings.coordinator.tick_seconds:
                 self.tick_once()
                 last_tick = time.monotonic()

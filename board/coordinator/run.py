@@ -29,7 +29,7 @@ from board.agents import read_agent
 from board.config import load_settings
 from board.coordinator.daemon import coordinator_running
 from board.coordinator.workers import COMMAND_GROUP_FIELD, KILL_GRACE_SECONDS, die_with_parent, end_commands_of, kill_process_group
-from board.errors import AgentNameInUse, BoardError
+from board.errors import AgentNameInUse, BoardError, BoardUnavailable
 from board.graph import TaskGraph, is_hidden, sorted_ids
 from board.status import FINISHED, Status
 from board.store import Store
@@ -268,15 +268,31 @@ class Supervisor:
         last_line = ""
         last_report = 0.0
         history_mark = self.store.history_mark()
+        away: str | None = None  # why the board is out of reach (its database server), while it is
         while True:
             problems = self.check_children()
-            progress = self.progress()
-            if events:
-                records, history_mark = self.store.history_since(history_mark)
-                for record in records:
-                    line = describe_event(record, self.store.graph)
-                    if line:
-                        self.say(line)
+            try:
+                progress = self.progress()
+                if events:
+                    records, history_mark = self.store.history_since(history_mark)
+                    for record in records:
+                        line = describe_event(record, self.store.graph)
+                        if line:
+                            self.say(line)
+            except BoardUnavailable as error:
+                # The coordinator and the workers wait it out too; so does the run.
+                if away is None:
+                    self.say(f"waiting for the board: {error}")
+                away = str(error)
+                if problems:
+                    for problem in problems:
+                        self.say(problem)
+                    return board_progress(self.store.graph)
+                time.sleep(max(poll_seconds, 1.0))
+                continue
+            if away is not None:
+                away = None
+                self.say("the board is back")
             line = progress.line()
             now = time.monotonic()
             if not quiet and (line != last_line and now - last_report >= report_every or progress.settled):
@@ -314,7 +330,10 @@ class Supervisor:
                 kill_process_group(child.process.pid, process=child.process, grace=0.5)
                 self._kill_recorded_command(child)
         self.children.clear()
-        self._release_tasks_of_stopped_workers()
+        try:
+            self._release_tasks_of_stopped_workers()
+        except BoardUnavailable as error:
+            self.say(f"the stopped workers' tasks go back to the pool when their leases run out: {error}")
 
     def _release_tasks_of_stopped_workers(self) -> None:
         """Tasks still leased to workers of this run (killed before they could hand them back)
@@ -334,7 +353,10 @@ class Supervisor:
         """End the command a (possibly dead) worker was running, from its agent record."""
         if child.role != "worker":
             return
-        record = read_agent(self.store.agent_records, child.name)
+        try:
+            record = read_agent(self.store.agent_records, child.name)
+        except BoardUnavailable:
+            return  # the worker ends its own command when it stops; a dead one's stays to the coordinator
         pgid = (record.__pydantic_extra__ or {}).get(COMMAND_GROUP_FIELD) if record else None
         if isinstance(pgid, int) and pgid > 1:
             kill_process_group(pgid, grace=0.5)

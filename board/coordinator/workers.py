@@ -24,18 +24,18 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from board import actions
 from board.actions import Who
 from board.agents import AgentRecord, read_agent, register_agent, write_agent
 from board.checkpoints import write_checkpoint
 from board.config import load_settings
-from board.errors import AgentNameInUse, BoardError, StaleLease
+from board.errors import AgentNameInUse, BoardError, BoardUnavailable, StaleLease
 from board.model import Task, utcnow
 from board.status import FINISHED, Status
 from board.store import Store
@@ -55,6 +55,10 @@ STDERR_TAIL_BYTES = 4096
 #: Agent record field naming the process group of the command a worker is running, so a
 #: supervisor can end it even when the worker itself was killed.
 COMMAND_GROUP_FIELD = "commandPgid"
+#: While the board is out of reach, a worker tries again after 0.25 s, doubling up to this.
+MAX_OUTAGE_RETRY_SECONDS = 5.0
+
+T = TypeVar("T")
 
 
 class LeaseLost(Exception):
@@ -131,7 +135,10 @@ class Worker:
         try:
             done = 0
             while not self.stopping and (max_tasks is None or done < max_tasks):
-                picked = self.next_task()
+                try:
+                    picked = self.reachable(self.next_task)
+                except BoardUnavailable:
+                    break  # asked to stop while the board was out of reach
                 if picked is None:
                     self.beat(None)
                     self.pause(self.poll_seconds)
@@ -140,9 +147,33 @@ class Worker:
                 self.work_on(task, token)
                 done += 1
         finally:
-            self._mark_stopped()
+            try:
+                self._mark_stopped()
+            except BoardUnavailable as error:
+                self.say(f"stopping without saying so on the board: {error}")
             name_held.release()
         return 0
+
+    def reachable(self, call: Callable[[], T]) -> T:
+        """``call()``, waited out while the board is out of reach (its database server restarting
+        or cut off): a worker outlives an outage instead of dying with its task. Raises
+        ``BoardUnavailable`` only when asked to stop meanwhile."""
+        delay, waited = 0.25, False
+        while True:
+            try:
+                result = call()
+            except BoardUnavailable as error:
+                if self.stopping:
+                    raise
+                if not waited:
+                    self.say(f"waiting for the board: {error}")
+                waited = True
+                self.pause(delay)
+                delay = min(delay * 2, MAX_OUTAGE_RETRY_SECONDS)
+                continue
+            if waited:
+                self.say("the board is back")
+            return result
 
     def _mark_stopped(self) -> None:
         record = read_agent(self.store.agent_records, self.name) or self._record
@@ -203,23 +234,29 @@ class Worker:
         if now - self._last_heartbeat < self.heartbeat_every:
             return
         self._last_heartbeat = now
-        self.store.sync()
-        for task in list(self.store.held_by(self.name)):
-            if task.lease is None or task.lease.owner != self.name:
-                continue
-            try:
-                self.store.renew_lease(task.id, task.lease.token, actor=self.name)
-            except BoardError:  # StaleLease included: it moved on between sync and renewal
-                continue
-        if current is None:
-            self._write_record(None)
-            return
-        task_id, token = current
-        fresh = self.store.tasks.get(task_id)
-        if fresh is None or fresh.lease is None or fresh.lease.token != token:
-            self._write_record(None)
-            raise LeaseLost(f"lease on #{task_id} was taken back")
-        self._write_record(task_id)
+        try:
+            self.store.sync()
+            for task in list(self.store.held_by(self.name)):
+                if task.lease is None or task.lease.owner != self.name:
+                    continue
+                try:
+                    self.store.renew_lease(task.id, task.lease.token, actor=self.name)
+                except BoardUnavailable:
+                    raise
+                except BoardError:  # StaleLease included: it moved on between sync and renewal
+                    continue
+            if current is None:
+                self._write_record(None)
+                return
+            task_id, token = current
+            fresh = self.store.tasks.get(task_id)
+            if fresh is None or fresh.lease is None or fresh.lease.token != token:
+                self._write_record(None)
+                raise LeaseLost(f"lease on #{task_id} was taken back")
+            self._write_record(task_id)
+        except BoardUnavailable:
+            # The work goes on; the lease is renewed (or found lost) once the board answers.
+            self._last_heartbeat = now - self.heartbeat_every + min(self.heartbeat_every, 1.0)
 
     def _write_record(self, task_id: str | None, **extra: Any) -> None:
         record = read_agent(self.store.agent_records, self.name) or self._record
@@ -251,10 +288,10 @@ class Worker:
             # hand the task to someone else while this command runs. Then, holding the current
             # lease, whatever still runs the task (a command that outlived its dead worker) is
             # ended: a task runs once at a time.
-            self.store.renew_lease(task.id, token, actor=self.name, unexpired=True, lease_seconds=self.lease_seconds)
+            self.reachable(lambda: self.store.renew_lease(task.id, token, actor=self.name, unexpired=True, lease_seconds=self.lease_seconds))
             end_commands_of(self.workspace, task.id)
             self._last_heartbeat = time.monotonic()
-            self._write_record(task.id)
+            self.reachable(lambda: self._write_record(task.id))
             outcome = self.perform(task, token)
             if outcome is None:  # stopped: say so first (no more assignments), then give it back
                 self._mark_stopped()
@@ -263,18 +300,50 @@ class Worker:
                 return
             ok, error = outcome
             if ok:
-                actions.complete(self.store, task.id, Who(self.name, token=token))
+                self._finish(task.id, Status.COMPLETED, lambda: actions.complete(self.store, task.id, Who(self.name, token=token)))
             else:
-                actions.fail(self.store, task.id, Who(self.name, token=token), error=error)
+                self._finish(task.id, Status.FAILED, lambda: actions.fail(self.store, task.id, Who(self.name, token=token), error=error))
             self.say(f"#{task.id} {'completed' if ok else 'failed: ' + (error or '')}")
         except (LeaseLost, StaleLease) as lost:
             self.say(f"#{task.id} abandoned: {lost}")
         except BoardError as error:
             self.say(f"#{task.id} could not be finished: {error}")
         finally:
-            self.store.sync()
-            self._tool_calls_finished += self._tool_calls_on(task.id)
-            self._write_record(None)
+            try:
+                self.reachable(self.store.sync)
+                self._tool_calls_finished += self._tool_calls_on(task.id)
+                self.reachable(lambda: self._write_record(None))
+            except BoardUnavailable:
+                pass  # stopping while the board is out of reach: the run's end says the rest
+
+    def _finish(self, task_id: str, status: Status, write: Callable[[], object]) -> None:
+        """The task's last write, waited out through an outage. A write whose commit was sent
+        just as the connection broke may have landed although the reply never came: if retrying
+        it is refused and the board shows this worker's move made, it was."""
+        first = True
+
+        def attempt() -> object:
+            nonlocal first
+            retry, first = not first, False
+            try:
+                return write()
+            except BoardUnavailable:
+                raise
+            except BoardError:
+                if retry and self._made(task_id, status):
+                    return None
+                raise
+
+        self.reachable(attempt)
+
+    def _made(self, task_id: str, status: Status) -> bool:
+        """Whether the board's last word on the task is this worker moving it to ``status``."""
+        self.store.sync()
+        task = self.store.tasks.get(task_id)
+        if task is None or task.status != status:
+            return False
+        last = self.store.history(task_id)[-1:]
+        return bool(last) and last[0].get("actor") == self.name and str(last[0].get("op", "")).startswith(f"status:{status}")
 
     def perform(self, task: Task, token: int) -> tuple[bool, str | None] | None:
         """Do the task. Returns (ok, error), or None when the worker was asked to stop."""
@@ -352,7 +421,7 @@ class SimulatedWorker(Worker):
                 return None
             files = task.files[: 1 + step % max(1, len(task.files))] if task.files else []
             progress = min(99, round(100 * step / len(durations)))
-            self.store.record_toolcall(task.id, tool, ok=ok, ms=int(seconds * 1000), files=files, agent=self.name, token=token, progress=progress)
+            self.reachable(lambda: self.store.record_toolcall(task.id, tool, ok=ok, ms=int(seconds * 1000), files=files, agent=self.name, token=token, progress=progress))
         if fails:
             return False, f"simulated failure: {calls[-1][0]} step did not pass"
         return True, None

@@ -37,8 +37,15 @@ class SessionLock:
         """Take the lock if no other session holds it; False if one does."""
         if self._conn is not None and not self._conn.closed and not self._conn.broken:
             return True
-        conn = connect(self.url, autocommit=True, application_name=f"board {self.name}")
-        got = conn.execute("select pg_try_advisory_lock(%s)", (self.key,)).fetchone()[0]
+        import psycopg
+
+        from board.store.postgres.connect import DatabaseUnavailable
+
+        try:
+            conn = connect(self.url, autocommit=True, application_name=f"board {self.name}")
+            got = conn.execute("select pg_try_advisory_lock(%s)", (self.key,)).fetchone()[0]
+        except (BoardError, psycopg.OperationalError) as error:  # out of reach: the caller may wait
+            raise DatabaseUnavailable(str(error).strip().splitlines()[0]) from None
         if not got:
             conn.close()
             return False
