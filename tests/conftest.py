@@ -59,16 +59,23 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def workspace(tmp_path: Path, backend: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An initialised, empty workspace. On PostgreSQL, ``BOARD_DB`` names a fresh database with
     the board's schema, so every ``Store.open`` and ``board`` command of the test uses it."""
-    if backend == "postgres":
-        from board.store.postgres.connect import connect
-        from board.store.postgres.migrations import migrate
-
-        url = request.getfixturevalue("pg_url")
-        with connect(url, autocommit=True) as conn:
-            migrate(conn)
-        monkeypatch.setenv("BOARD_DB", url)
+    board_kept_in(backend, request, monkeypatch)
     Store.open(tmp_path, create=True).close()
     return tmp_path
+
+
+def board_kept_in(backend: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On PostgreSQL: a fresh database with the board's schema, named by ``BOARD_DB`` for the
+    rest of the test (every ``Store.open`` and ``board`` command, child processes included)."""
+    if backend != "postgres":
+        return
+    from board.store.postgres.connect import connect
+    from board.store.postgres.migrations import migrate
+
+    url = request.getfixturevalue("pg_url")
+    with connect(url, autocommit=True) as conn:
+        migrate(conn)
+    monkeypatch.setenv("BOARD_DB", url)
 
 
 def files_only(reason: str) -> pytest.MarkDecorator:

@@ -9,7 +9,6 @@ quiet board costs a ``git status`` and a few stats.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -50,7 +49,6 @@ from board.model import Task
 from board.status import Status
 from board.reservations import Reservation, active_reservations, normalise_path
 from board.store import Layout, Store
-from board.store.atomic import read_jsonl
 from board.store.side import AgentRecords, AlertBoard, CheckpointBook, ReservationBook
 from board.times import iso, parse_time
 
@@ -75,6 +73,8 @@ class BoardReading(Protocol):
     def graph(self) -> TaskGraph: ...
 
     def recent_history(self, ops: frozenset[str]) -> list[dict[str, Any]]: ...
+
+    def touching_calls(self) -> list[tuple[str, dict[str, Any]]]: ...
 
 
 @dataclass
@@ -133,7 +133,7 @@ def gather_inputs(store: BoardReading, *, now: datetime, git: GitState | None = 
         InvalidFile(_relative(Path(path), workspace), reason, store.layout.task_id_for(Path(path)))
         for path, reason in store.invalid.items()
     ]
-    touches = _TOUCHES.read(store.state_dir / "toolcalls", workspace, set(tasks))
+    touches = _TOUCHES.read(store.touching_calls(), workspace, set(tasks))
     checkpoints: dict[str, CheckpointHashes] = {}
     current: dict[str, str | None] = {}
     # One look at which tasks have checkpoints instead of one per active task: most have none.
@@ -273,40 +273,27 @@ def _relative(path: Path, workspace: Path) -> str:
 
 
 class _ToolcallTouches:
-    """Touches from ``toolcalls/<id>.jsonl``, reading only what was appended since last time."""
+    """Touches from the tool calls the board logged (``store.touching_calls``), each record
+    turned into touches once: the store hands back the same record objects every time."""
 
     def __init__(self) -> None:
-        self._files: dict[Path, tuple[int, int, list[Touch]]] = {}
+        self._made: dict[int, tuple[dict[str, Any], list[Touch]]] = {}
         self._lock = threading.Lock()
 
-    def read(self, directory: Path, workspace: Path, task_ids: set[str]) -> list[Touch]:
+    def read(self, calls: list[tuple[str, dict[str, Any]]], workspace: Path, task_ids: set[str]) -> list[Touch]:
         with self._lock:  # a coordinator thread and a dashboard worker may both evaluate
-            return self._read(directory, workspace, task_ids)
-
-    def _read(self, directory: Path, workspace: Path, task_ids: set[str]) -> list[Touch]:
-        try:
-            entries = [e for e in os.scandir(directory) if e.name.endswith(".jsonl")]
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        touches: list[Touch] = []
-        for entry in entries:
-            task_id = entry.name[: -len(".jsonl")]
-            if task_id not in task_ids:
-                continue
-            path = Path(entry.path)
-            try:
-                info = entry.stat()
-            except FileNotFoundError:
-                continue
-            inode, offset, known = self._files.get(path, (info.st_ino, 0, []))
-            if inode != info.st_ino or info.st_size < offset:
-                offset, known = 0, []
-            if info.st_size > offset:
-                records, offset = read_jsonl(path, offset)
-                known = known + list(_touches_of(records, task_id, workspace))
-            self._files[path] = (info.st_ino, offset, known)
-            touches.extend(known)
-        return touches
+            touches: list[Touch] = []
+            made: dict[int, tuple[dict[str, Any], list[Touch]]] = {}
+            for task_id, record in calls:
+                if task_id not in task_ids:
+                    continue
+                known = self._made.get(id(record))
+                if known is None or known[0] is not record:
+                    known = (record, _touches_of([record], task_id, workspace))
+                made[id(record)] = known
+                touches.extend(known[1])
+            self._made = made  # only what is still handed out (an id is reused once its record is gone)
+            return touches
 
 
 def _touches_of(records: list[dict[str, Any]], task_id: str, workspace: Path) -> list[Touch]:

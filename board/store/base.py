@@ -816,6 +816,12 @@ class Store:
     def toolcalls(self, task_id: str) -> list[dict[str, Any]]:
         raise NotImplementedError
 
+    def touching_calls(self) -> list[tuple[str, dict[str, Any]]]:
+        """Every logged tool call on a task that names files, as (task id, record), oldest first
+        per task (the alert detectors' touches); each call reads on from the last, and the
+        records already read are the same objects each time."""
+        raise NotImplementedError
+
     def recent_history(self, ops: frozenset[str]) -> list[dict[str, Any]]:
         """The newest history lines whose ``op`` is one of ``ops``, oldest first (the alert
         detectors' claims, reclaims and conflicts); each call reads on from the last."""

@@ -52,6 +52,7 @@ class StoreSnapshot:
     layout: Layout
     state_dir: Path
     history: list[dict[str, Any]]
+    touches: list[tuple[str, dict[str, Any]]]
     tasks: dict[str, Task]
     invalid: dict[str, str]
     agent_records: AgentRecords
@@ -61,12 +62,15 @@ class StoreSnapshot:
     @classmethod
     def of(cls, store: Store) -> StoreSnapshot:
         return cls(
-            store.layout, store.state_dir, store.recent_history(HISTORY_OPS), dict(store.tasks), dict(store.invalid),
+            store.layout, store.state_dir, store.recent_history(HISTORY_OPS), store.touching_calls(), dict(store.tasks), dict(store.invalid),
             store.agent_records, store.reservation_book, store.checkpoint_book,
         )
 
     def recent_history(self, ops: frozenset[str]) -> list[dict[str, Any]]:
         return [record for record in self.history if record.get("op") in ops]
+
+    def touching_calls(self) -> list[tuple[str, dict[str, Any]]]:
+        return self.touches
 
     @cached_property
     def graph(self) -> TaskGraph:

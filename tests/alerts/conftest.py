@@ -17,6 +17,7 @@ from board.alerts import Alert, refresh_alerts
 from board.config import load_settings
 from board.model import utcnow
 from board.store import Store
+from tests.conftest import board_kept_in
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -62,7 +63,8 @@ class Repos:
 
 
 @pytest.fixture
-def repos(tmp_path: Path) -> Repos:
+def repos(tmp_path: Path, backend: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Repos:
+    board_kept_in(backend, request, monkeypatch)
     upstream = tmp_path / "upstream.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(upstream))
     a, b = tmp_path / "a", tmp_path / "b"

@@ -12,6 +12,9 @@ from board.checkpoints import write_checkpoint
 from board.model import utcnow
 from board.store import Store
 from tests.alerts.conftest import board, of_kind, refresh, start, token_of
+from tests.conftest import BOTH_BACKENDS, files_only
+
+pytestmark = BOTH_BACKENDS
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
@@ -22,6 +25,7 @@ def write_task(workspace: Path, task_id: str, **fields: object) -> None:
     (workspace / ".tasks" / f"task_{task_id}.json").write_text(json.dumps(document))
 
 
+@files_only("task files written by hand, as another tool would write them")
 def test_hand_written_cycle_dangling_and_one_sided_edges(workspace: Path) -> None:
     write_task(workspace, "1", blockedBy=["2"], blocks=["2"])
     write_task(workspace, "2", blockedBy=["1"], blocks=["1"])
@@ -47,6 +51,7 @@ def test_hand_written_cycle_dangling_and_one_sided_edges(workspace: Path) -> Non
     assert [a for a in alerts if a.kind.startswith("graph.")] == []
 
 
+@files_only("a task file that is not JSON")
 def test_invalid_task_file_is_an_error_until_fixed(workspace: Path) -> None:
     start(workspace, "fine", "alice")
     path = workspace / ".tasks" / "task_7.json"
@@ -147,22 +152,23 @@ def test_the_same_condition_is_one_alert_that_keeps_its_first_seen_time(workspac
     task = start(workspace, "needs a decision", "alice")
     Store.open(workspace).set_status(task, "waiting", token=token_of(workspace, task))
     first = refresh(workspace, now=T0)
-    alerts_file = workspace / ".tasks" / "alerts.json"
-    written = alerts_file.stat()
+    alert_board = Store.open(workspace, whole=False).alert_board
+    written = alert_board.stamp()
 
     second = refresh(workspace, now=T0 + timedelta(seconds=5))
     assert [a.key for a in second] == [a.key for a in first]
     assert second[0].since == T0
     assert second[0].age(T0 + timedelta(seconds=5)) == timedelta(seconds=5)
-    assert alerts_file.stat().st_ino == written.st_ino  # unchanged content is not rewritten
+    assert alert_board.stamp() == written  # unchanged content is not rewritten
     assert read_alerts(Store.open(workspace, whole=False).alert_board) == second
     assert read_alerts(Store.open(workspace, whole=False).alert_board)[0].since == T0
 
     Store.open(workspace).set_status(task, "in_progress")
     assert refresh(workspace, now=T0 + timedelta(seconds=6)) == []
-    assert json.loads(alerts_file.read_text()) == {"alerts": []}
+    assert alert_board.read() == []
 
 
+@files_only("a dangling blocker, which only a task file written by hand can have")
 def test_board_alerts_prints_severity_kind_message_and_tasks(workspace: Path) -> None:
     write_task(workspace, "1", blockedBy=["9"])
     done = board(workspace, "alerts")
@@ -182,12 +188,14 @@ def test_every_kind_of_the_spec_has_a_severity() -> None:
     }  # fmt: skip
 
 
+@files_only("a dangling blocker, which only a task file written by hand can have")
 def test_alerts_by_task_groups_worst_first(workspace: Path) -> None:
     write_task(workspace, "1", blockedBy=["9"], status="waiting", owner="alice")
     grouped = alerts_by_task(refresh(workspace))
     assert [a.kind for a in grouped["1"]] == ["graph.dangling", "human.waiting"]
 
 
+@files_only("edges changed in task files by hand")
 def test_graph_problems_are_recomputed_only_when_dependencies_change(workspace: Path) -> None:
     """Progress and status updates reuse the last graph check; an edge or parent change redoes it."""
     from board.alerts.evaluate import _GraphProblemsCache

@@ -22,6 +22,9 @@ from board.gitstate import GitState
 from board.model import Task
 from board.reservations import Reservation
 from tests.alerts.conftest import Repos, git, of_kind, refresh, start
+from tests.conftest import BOTH_BACKENDS
+
+pytestmark = BOTH_BACKENDS
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 

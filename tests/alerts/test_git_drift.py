@@ -9,6 +9,9 @@ from board.gitstate import gather_git_state, parse_status_v2
 from board.model import utcnow
 from board.store import Store
 from tests.alerts.conftest import Repos, board, commit_file, git, of_kind, refresh, start
+from tests.conftest import BOTH_BACKENDS
+
+pytestmark = BOTH_BACKENDS
 
 
 def test_upstream_ahead_warns_then_errors_when_a_held_file_changed_and_clears_after_pull(repos: Repos) -> None:

@@ -18,6 +18,9 @@ from board.store.files.side import reservation_file
 from board.store import Store
 from tests.alerts.conftest import REPO, Repos, board, of_kind, refresh, start, token_of
 from tests.coordinator.helpers import started
+from tests.conftest import BOTH_BACKENDS, files_only
+
+pytestmark = BOTH_BACKENDS
 
 
 def snapshot(directory: Path) -> dict[str, bytes]:
@@ -45,6 +48,7 @@ def test_a_conflicting_reservation_is_refused_naming_the_holder_and_task(repos: 
     assert read.returncode == 2 and "alice" in read.stderr
 
 
+@files_only("the reservation file's format")
 def test_readers_share_and_a_writer_waits_for_them(repos: Repos) -> None:
     alice_task = start(repos.a, "read the app", "alice")
     bob_task = start(repos.a, "read it too", "bob")

@@ -34,9 +34,9 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def board(tmp_path: Path, clock: FakeClock) -> Store:
-    Store.open(tmp_path, create=True)
-    return Store.open(tmp_path, clock=clock, actor="test")
+def board(workspace: Path, clock: FakeClock) -> Store:
+    """The test's board (on PostgreSQL too, in a module marked ``BOTH_BACKENDS``) on the fake clock."""
+    return Store.open(workspace, clock=clock, actor="test")
 
 
 def settings(**sections: dict) -> BoardSettings:

@@ -24,6 +24,9 @@ from board.status import Status
 from board.store import Store
 
 from .helpers import alive, board_cli, started, wait_for, write_settings
+from tests.conftest import BOTH_BACKENDS, files_only
+
+pytestmark = BOTH_BACKENDS
 
 EXECUTION = """\
 exec 9>>"$SIDE/lock.$1"
@@ -171,6 +174,7 @@ def test_the_restart_budget_counts_only_recent_deaths(workspace):
     assert [supervisor._gives_up(2, 1000.0 + n) for n in range(MAX_RESTARTS_PER_SLOT + 1)] == [False] * MAX_RESTARTS_PER_SLOT + [True]
 
 
+@files_only("temp files in .tasks/ churn the file watcher; a database board's coordinator follows notifications")
 def test_a_temp_file_storm_never_delays_a_reclaim(workspace, tmp_path):
     """A process making and removing temp files in ``.tasks/`` all the time (as idle workers
     polling for work do): the coordinator still ticks on its period and takes back a lease

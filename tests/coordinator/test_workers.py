@@ -17,6 +17,9 @@ from board.status import Status
 from board.store import Store
 
 from .helpers import REPO, alive, board_cli, wait_for, write_settings
+from tests.conftest import BOTH_BACKENDS
+
+pytestmark = BOTH_BACKENDS
 
 PY = sys.executable
 

@@ -37,6 +37,8 @@ class FileStore(FileIndex, FileWrites, FileClaims, FileRepair, FileToolCalls, St
         self._history_offset = 0
         self._file_stamps: dict[str, Stamp] = {}  # keyed by str(path): cheaper than Path in hot loops
         self._paths: dict[str, tuple[Path, str]] = {}  # task id -> its file, as Path and as str
+        #: Each tool-call log read for ``touching_calls``: (inode, bytes read, calls naming files).
+        self._touching_logs: dict[Path, tuple[int, int, list[dict[str, Any]]]] = {}
         #: Each task as this store last knew it accounted for by history (its own writes, lines
         #: it read, or first sight): what an outside edit is measured against.
         self._logged: dict[str, Task] = {}

@@ -68,3 +68,29 @@ class FileToolCalls:
     def toolcalls(self, task_id: str) -> list[dict[str, Any]]:
         records, _ = read_jsonl(self.toolcalls_path(task_id))
         return records
+
+    def touching_calls(self) -> list[tuple[str, dict[str, Any]]]:
+        """Read from each ``toolcalls/<id>.jsonl`` only what was appended since the last look
+        (a log replaced or cut short is read again from its start)."""
+        seen = self._touching_logs
+        try:
+            entries = [e for e in os.scandir(self.state_dir / TASK_LOGS) if e.name.endswith(".jsonl")]
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        found: list[tuple[str, dict[str, Any]]] = []
+        for entry in entries:
+            task_id = entry.name[: -len(".jsonl")]
+            path = Path(entry.path)
+            try:
+                info = entry.stat()
+            except FileNotFoundError:
+                continue
+            inode, offset, known = seen.get(path, (info.st_ino, 0, []))
+            if inode != info.st_ino or info.st_size < offset:
+                offset, known = 0, []
+            if info.st_size > offset:
+                records, offset = read_jsonl(path, offset)
+                known = known + [record for record in records if record.get("files")]
+            seen[path] = (info.st_ino, offset, known)
+            found.extend((task_id, record) for record in known)
+        return found

@@ -209,6 +209,8 @@ class PostgresStore(Store):
         self._refusals: list[dict[str, Any]] = []
         self._recent: dict[frozenset[str], dict[int, dict[str, Any]]] = {}
         self._read_after: str | None = None
+        #: The tool calls naming files read so far, by number (``touching_calls``).
+        self._touching: dict[int, tuple[str, dict[str, Any]]] = {}
         #: The local agent records forwarded, by name: (mtime, size) of the file then.
         self._forwarded_records: dict[str, tuple[int, int]] = {}
 
@@ -397,6 +399,21 @@ class PostgresStore(Store):
     def toolcalls(self, task_id: str) -> list[dict[str, Any]]:
         rows = self.conn.execute("select record from board.tool_calls where task_id = %s order by seq", (validate_id(task_id),)).fetchall()
         return [record for (record,) in rows]
+
+    def touching_calls(self) -> list[tuple[str, dict[str, Any]]]:
+        """Read again a little before the last call seen (calls commit in any order, as history
+        does), kept by number so none twice."""
+        kept = self._touching
+        since = max(kept) - RECENT_OVERLAP if kept else 0
+        rows = self.conn.execute(
+            "select seq, task_id, record from board.tool_calls where seq > %s and task_id is not null "
+            "and jsonb_typeof(record -> 'files') = 'array' and record -> 'files' <> '[]'::jsonb order by seq",
+            (since,),
+        ).fetchall()
+        for seq, task_id, record in rows:
+            if seq not in kept:
+                kept[seq] = (task_id, record)
+        return [kept[seq] for seq in sorted(kept)]
 
     def check(self) -> list[Problem]:
         self._ensure_whole()
