@@ -6,7 +6,8 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,14 +42,41 @@ def board_cli(workspace: Path, *args: str, **popen) -> subprocess.Popen:
     return started(subprocess.Popen([sys.executable, "-m", "board", *args], env=env, cwd=workspace, **popen))
 
 
-def alive(pid: int) -> bool:
-    """Is ``pid`` a running (not zombie) process?"""
+@dataclass(frozen=True)
+class Proc:
+    """A process as first seen: its pid and when it started. On a busy machine pids wrap round
+    within minutes (32,768 of them), so "is it still alive?" must not be answered by a newcomer
+    that was given the same number."""
+
+    pid: int
+    start: int  # clock ticks after boot, /proc/<pid>/stat field 22
+
+
+def _stat(pid: int) -> list[str] | None:
     try:
         with open(f"/proc/{pid}/stat") as handle:
-            state = handle.read().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
+            return handle.read().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
+def identify(pids: Iterable[int]) -> list[Proc]:
+    """The processes behind ``pids`` that are there now (the others are gone already)."""
+    found = []
+    for pid in pids:
+        fields = _stat(pid)
+        if fields is not None:
+            found.append(Proc(pid, int(fields[19])))
+    return found
+
+
+def alive(process: int | Proc) -> bool:
+    """Is the process a running (not zombie) one: the same process, when given as a ``Proc``?"""
+    pid = process.pid if isinstance(process, Proc) else process
+    fields = _stat(pid)
+    if fields is None or fields[0] in ("Z", "X"):
         return False
-    return state not in ("Z", "X")
+    return not isinstance(process, Proc) or int(fields[19]) == process.start
 
 
 def wait_for(condition: Callable[[], object], *, timeout: float = 15, what: str = "the condition") -> None:

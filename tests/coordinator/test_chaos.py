@@ -24,7 +24,7 @@ from board.agents import list_agents, read_agent
 from board.status import Status
 from board.store import Store
 
-from .helpers import alive, board_cli, write_settings
+from .helpers import Proc, alive, board_cli, identify, write_settings
 
 TASKS = 200
 WORKERS = 8
@@ -52,7 +52,7 @@ def test_chaos_every_task_done_exactly_once_despite_random_sigkills(workspace):
         child_output=subprocess.DEVNULL,
         log=open(workspace / "supervisor.log", "w"),
     )
-    every_pid: list[int] = []
+    every_pid: list[Proc] = []
     kills: list[str] = []
     deadline = time.monotonic() + 90
     try:
@@ -60,7 +60,7 @@ def test_chaos_every_task_done_exactly_once_despite_random_sigkills(workspace):
         next_kill = time.monotonic() + 0.5
         while time.monotonic() < deadline:
             assert not supervisor.check_children(), "a worker slot was given up on"
-            every_pid += [pid for pid in supervisor.pids() if pid not in every_pid]
+            every_pid += [p for p in identify(supervisor.pids()) if p not in every_pid]
             progress = supervisor.progress()
             if progress.settled:
                 break
@@ -130,7 +130,7 @@ def test_chaos_every_task_done_exactly_once_despite_random_sigkills(workspace):
 
     # No process outlived the run.
     for pid in every_pid:
-        assert not alive(pid), f"pid {pid} outlived the run"
+        assert not alive(pid), f"pid {pid.pid} outlived the run"
     assert all(t.status == Status.COMPLETED and t.lease is None for t in store.tasks.values())
 
 
@@ -173,7 +173,7 @@ def test_chaos_runs_restarted_and_doubled_every_command_runs_exactly_once(worksp
 
     runs: list[subprocess.Popen] = []
     runs.append(start_run())
-    every_pid: list[int] = []
+    every_pid: list[Proc] = []
     done_kinds: Counter[str] = Counter()
     deaths: Counter[tuple[int, str]] = Counter()  # kills per run and worker slot (or its coordinator)
     deadline = time.monotonic() + 240
@@ -182,7 +182,7 @@ def test_chaos_runs_restarted_and_doubled_every_command_runs_exactly_once(worksp
     while time.monotonic() < deadline and any(run.poll() is None for run in runs):
         live = [run for run in runs if run.poll() is None]
         for run in live:
-            every_pid += [pid for pid in descendants(run.pid) if pid not in every_pid]
+            every_pid += [p for p in identify(descendants(run.pid)) if p not in every_pid]
         done = completed()
         if not second_started and done >= TASKS * 0.2:
             runs.append(start_run())
@@ -233,7 +233,7 @@ def test_chaos_runs_restarted_and_doubled_every_command_runs_exactly_once(worksp
     assert done_kinds["worker"] >= 3 and done_kinds["run"] == 2, done_kinds  # the chaos happened
 
     for pid in every_pid:
-        assert not alive(pid), f"pid {pid} ({_cmdline(pid)!r}) outlived the runs"
+        assert not alive(pid), f"pid {pid.pid} ({_cmdline(pid.pid)!r}) outlived the runs"
     store.close()  # this test's own spares (a live writer's) go too
     fixed = subprocess.run([sys.executable, "-m", "board", "check", "--fix", "-w", str(workspace)], env=env, capture_output=True, text=True, timeout=60)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr

@@ -23,7 +23,7 @@ from board.coordinator.workers import commands_of
 from board.status import Status
 from board.store import Store
 
-from .helpers import alive, board_cli, started, wait_for, write_settings
+from .helpers import alive, board_cli, identify, started, wait_for, write_settings
 from tests.conftest import BOTH_BACKENDS, files_only
 
 pytestmark = BOTH_BACKENDS
@@ -146,7 +146,7 @@ def test_a_command_orphaned_with_its_worker_and_run_is_ended_before_the_task_run
     wait_for(lambda: not alive(worker.pid), timeout=60, what="the worker to die")
     workspace_path = workspace.resolve()
     wait_for(lambda: commands_of(workspace_path, task_id) and all(not _is_shell(pid) for pid in commands_of(workspace_path, task_id)), timeout=60, what="the shell to die with its worker")
-    orphans = commands_of(workspace_path, task_id)
+    orphans = identify(commands_of(workspace_path, task_id))
     assert orphans, "the command's child should have outlived its worker (that is what is tested)"
 
     again = board_cli(workspace, *run_command(workspace, tmp_path, 1), env=env, stderr=subprocess.PIPE)
@@ -154,7 +154,7 @@ def test_a_command_orphaned_with_its_worker_and_run_is_ended_before_the_task_run
     assert again.returncode == 0, err.decode()
     assert_each_ran_once(side, [task_id])
     for pid in orphans:
-        assert not alive(pid), f"orphan {pid} outlived the run"
+        assert not alive(pid), f"orphan {pid.pid} outlived the run"
     assert commands_of(workspace_path, task_id) == []
 
 

@@ -14,7 +14,7 @@ from board.coordinator.run import board_progress
 from board.status import Status
 from board.store import Store
 
-from .helpers import REPO, alive, board_cli, started, wait_for, write_settings
+from .helpers import REPO, alive, board_cli, identify, started, wait_for, write_settings
 
 FAST = ["--simulate", "--task-seconds", "0.05", "0.15", "--fail-rate", "0"]
 
@@ -87,13 +87,13 @@ def test_ctrl_c_stops_every_child_and_hands_tasks_back(workspace):
     run = board_cli(workspace, "run", "--workers", "3", "--simulate", "--task-seconds", "30", "30", stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     wait_for(lambda: len(children_of(run.pid)) == 4, what="coordinator and 3 workers")
     wait_for(lambda: store.sync() is not None and board_progress(store.graph).running == 3, what="three tasks to start")
-    children = children_of(run.pid)
+    children = identify(children_of(run.pid))
     run.send_signal(signal.SIGINT)
     assert run.wait(timeout=20) == 130
     output = run.stdout.read().decode()
     assert "interrupted" in output
     for pid in children:
-        assert not alive(pid), f"child {pid} survived Ctrl-C"
+        assert not alive(pid), f"child {pid.pid} survived Ctrl-C"
     store.sync()
     assert board_progress(store.graph).running == 0
     assert sum(1 for r in store.history() if r["op"].startswith("release (worker")) == 3
@@ -103,7 +103,7 @@ def test_a_killed_supervisor_takes_its_children_with_it(workspace):
     make_chain_board(workspace, count=4)
     run = board_cli(workspace, "run", "--workers", "2", "--simulate", "--task-seconds", "30", "30")
     wait_for(lambda: len(children_of(run.pid)) == 3, what="coordinator and 2 workers")
-    children = children_of(run.pid)
+    children = identify(children_of(run.pid))
     run.send_signal(signal.SIGKILL)
     run.wait()
     wait_for(lambda: not any(alive(pid) for pid in children), timeout=15, what="orphaned children to exit")
@@ -209,7 +209,7 @@ def test_quitting_the_demo_dashboard_stops_every_child(monkeypatch, capsys):
     def fake_dashboard(workspace, readonly, remember_choices):
         wait_for(lambda: len(children_of(os.getpid())) >= 5, what="coordinator and 4 workers")
         wait_for(lambda: board_progress(Store.open(workspace).graph).running >= 4, what="the workers to start work")
-        seen.update(workspace=workspace, readonly=readonly, remember=remember_choices, children=children_of(os.getpid()))
+        seen.update(workspace=workspace, readonly=readonly, remember=remember_choices, children=identify(children_of(os.getpid())))
 
     monkeypatch.setitem(sys.modules, "board.ui", types.SimpleNamespace(run_dashboard=fake_dashboard))
     monkeypatch.setenv("PYTHONPATH", str(REPO))
@@ -217,21 +217,21 @@ def test_quitting_the_demo_dashboard_stops_every_child(monkeypatch, capsys):
     assert seen["readonly"] is False and len(seen["children"]) == 5
     assert seen["remember"] is False  # a demo never writes the user's config
     for pid in seen["children"]:
-        assert not alive(pid), f"child {pid} outlived the dashboard"
+        assert not alive(pid), f"child {pid.pid} outlived the dashboard"
     assert not Path(seen["workspace"]).exists()  # the temp board is removed unless --keep
 
 
 def test_ctrl_c_in_the_demo_stops_every_child():
     demo = started(subprocess.Popen([sys.executable, "-m", "board", "demo", "--no-ui"], env={"PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
     wait_for(lambda: len(children_of(demo.pid)) == 5, timeout=60, what="coordinator and 4 workers")
-    children = children_of(demo.pid)
+    children = identify(children_of(demo.pid))
     workspace = Path(demo.stdout.readline().split("demo board: ", 1)[1].strip())
     wait_for(lambda: board_progress(Store.open(workspace).graph).running > 0, timeout=60, what="the demo's workers to start work")
     demo.send_signal(signal.SIGINT)
     output, _ = demo.communicate(timeout=90)
     assert demo.returncode == 130, output
     for pid in children:
-        assert not alive(pid), f"child {pid} survived Ctrl-C"
+        assert not alive(pid), f"child {pid.pid} survived Ctrl-C"
 
 
 def test_run_with_events_tells_the_story(workspace):

@@ -18,7 +18,7 @@ from board.status import Status
 from board.store import Store
 from board.store.postgres.connect import connect
 from board.store.postgres.migrations import migrate
-from tests.coordinator.helpers import alive, write_settings
+from tests.coordinator.helpers import Proc, alive, identify, write_settings
 from tests.coordinator.test_chaos import KILLS, SEED, TASKS, WORKERS, build_random_dag
 from tests.pg_cluster import PgCluster
 
@@ -46,7 +46,7 @@ def test_chaos_on_postgres_with_sigkills_and_a_server_restart(database_workspace
         child_output=subprocess.DEVNULL,
         log=open(workspace / "supervisor.log", "w"),
     )
-    every_pid: list[int] = []
+    every_pid: list[Proc] = []
     kills: list[str] = []
     restarted = False
     deadline = time.monotonic() + 240
@@ -55,7 +55,7 @@ def test_chaos_on_postgres_with_sigkills_and_a_server_restart(database_workspace
         next_kill = time.monotonic() + 0.5
         while time.monotonic() < deadline:
             assert not supervisor.check_children(), "a worker slot was given up on"
-            every_pid += [pid for pid in supervisor.pids() if pid not in every_pid]
+            every_pid += [p for p in identify(supervisor.pids()) if p not in every_pid]
             try:
                 progress = supervisor.progress()
             except Exception:
@@ -112,5 +112,5 @@ def test_chaos_on_postgres_with_sigkills_and_a_server_restart(database_workspace
     assert store.check() == []
     assert all(t.status == Status.COMPLETED and t.lease is None for t in store.tasks.values())
     for pid in every_pid:
-        assert not alive(pid), f"pid {pid} outlived the run"
+        assert not alive(pid), f"pid {pid.pid} outlived the run"
     store.close()
