@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from copy import deepcopy
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -114,6 +115,8 @@ def _no_tool_calls() -> ToolCalls:
 
 
 _NO_TOOL_CALLS = ToolCalls()
+#: The tool calls of every task read with none (``lean``): shared, so never changed in place.
+_IDLE_TOOL_CALLS = ToolCalls()
 
 
 class Lease(_Document):
@@ -292,7 +295,45 @@ def lean(task: Task) -> Task:
         if part is not None:
             shared = _SHARED_FIELDS_SET.setdefault(type(part), set(type(part).model_fields))
             object.__setattr__(part, "__pydantic_fields_set__", shared)
+    # An id is named by its task, by its dependents' blockedBy and its blockers' blocks, and by
+    # every index and lane: one string for all of them, not one per mention (a tenth of a
+    # 100,000-task board's memory). Owners repeat across tasks the same way.
+    values = task.__dict__
+    values["id"] = sys.intern(task.id)
+    if task.blocked_by:
+        values["blocked_by"] = [sys.intern(b) for b in task.blocked_by]
+    if task.blocks:
+        values["blocks"] = [sys.intern(b) for b in task.blocks]
+    if task.parent is not None:
+        values["parent"] = sys.intern(task.parent)
+    if task.owner:
+        values["owner"] = sys.intern(task.owner)
+    # Most tasks on a big board have no tool calls yet: they share one record of none, which no
+    # one changes in place (a change is made on ``draft_of``'s copy, which copies it).
+    calls = task.tool_calls
+    if calls.total == 0 and calls == _IDLE_TOOL_CALLS:
+        values["tool_calls"] = _IDLE_TOOL_CALLS
+    object.__setattr__(task, "__dict__", _key_sharing(values))
     return task
+
+
+class _FieldValues:
+    """Holds a task's field values only long enough to hand out its ``__dict__`` (``_key_sharing``)."""
+
+
+def _key_sharing(values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` in a dict that shares its keys with every other task's.
+
+    pydantic gives each instance a dict of its own, keys and all: 832 bytes for a task's 27
+    fields, the largest part of a task in memory. The attribute dicts of a plain class's
+    instances share one table of keys and hold only the values (296 bytes), so the values go
+    through one of those. The result is an ordinary dict: setting a field keeps the sharing,
+    and should a future Python not share, it is simply a dict like pydantic's own.
+    """
+    holder = _FieldValues()
+    for name, value in values.items():
+        setattr(holder, name, value)
+    return holder.__dict__
 
 
 def task_from_dict(data: Any, source: str) -> Task:

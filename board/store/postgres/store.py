@@ -26,7 +26,7 @@ from typing import Any
 from board.active_work import entry_for, note_task, read_active, replace_file, write_active
 from board.errors import BoardError, InvalidTaskFile, TaskNotFound
 from board.graph import cancelled_blockers
-from board.model import Task, task_from_dict, task_to_dict, utcnow, validate_id, with_integer_ids
+from board.model import Task, lean, task_from_dict, task_to_dict, utcnow, validate_id, with_integer_ids
 from board.priority import PRIORITY_RANK
 from board.status import Status
 from board.store import DEFAULT_LEASE_SECONDS
@@ -263,7 +263,7 @@ class PostgresStore(Store):
         # Integer ids (seed 001's files, imported) are written back as integers.
         task.integer_ids = isinstance(doc, dict) and type(doc.get("id")) is int
         self.invalid.pop(where, None)
-        return task
+        return lean(task)
 
     def _last_history_seq(self) -> int:
         return int(self.conn.execute("select coalesce(max(seq), 0) from board.history").fetchone()[0])
@@ -456,7 +456,7 @@ class PostgresStore(Store):
         data["updatedAt"] = _iso(now)
         if old is None:
             data["createdAt"] = data.get("createdAt") or _iso(now)
-        task = task_from_dict(data, str(self.layout.task_path(new.id)))
+        task = lean(task_from_dict(data, str(self.layout.task_path(new.id))))
         task.integer_ids = new.integer_ids
         before = task_to_dict(old) if old else {}
         after = task_to_dict(task)
@@ -660,7 +660,7 @@ class PostgresStore(Store):
         data = task_to_dict(new)
         data["version"] = old.version + 1
         data["updatedAt"] = _iso(now)
-        task = task_from_dict(data, str(self.layout.task_path(new.id)))
+        task = lean(task_from_dict(data, str(self.layout.task_path(new.id))))
         task.integer_ids = new.integer_ids
         before = task_to_dict(old)
         after = task_to_dict(task)
