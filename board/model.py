@@ -287,20 +287,23 @@ _SHARED_FIELDS_SET: dict[type, set[str]] = {}
 
 
 def lean(task: Task) -> Task:
-    """Give a task read from a file (and its parts) one shared set of "fields set" per model.
+    """Make a task read from a file or a database row as small in memory as it can be, for the
+    indexes that hold every task of a board (a 100,000-task board's dashboard holds them all).
 
     pydantic keeps, per instance, the set of the fields the input gave: for a task and its tool
     calls, about 3 KB, most of a task's memory (90 MB of a 30,000-task board). board never asks
     for it (it serialises every field, never ``exclude_unset``), so one set per model, holding
-    every field name, serves all of them; an assignment adds a name already there.
+    every field name, serves all of them; an assignment adds a name already there. The rest
+    (shared ids, empty lists and tool calls, a dict of values only) is explained below; none of
+    it changes what the task says, compares equal to or writes.
     """
     for part in (task, task.tool_calls, task.lease, task.policy):
         if part is not None:
             shared = _SHARED_FIELDS_SET.setdefault(type(part), set(type(part).model_fields))
             object.__setattr__(part, "__pydantic_fields_set__", shared)
     # An id is named by its task, by its dependents' blockedBy and its blockers' blocks, and by
-    # every index and lane: one string for all of them, not one per mention (a tenth of a
-    # 100,000-task board's memory). Owners repeat across tasks the same way.
+    # every index and lane: one string for all of them, not one per mention. Owners and parents
+    # repeat across tasks the same way.
     values = task.__dict__
     values["id"] = sys.intern(task.id)
     values["blocked_by"] = [sys.intern(b) for b in task.blocked_by] if task.blocked_by else _NONE
@@ -337,7 +340,8 @@ def _key_sharing(values: dict[str, Any]) -> dict[str, Any]:
     fields, the largest part of a task in memory. The attribute dicts of a plain class's
     instances share one table of keys and hold only the values (296 bytes), so the values go
     through one of those. The result is an ordinary dict: setting a field keeps the sharing,
-    and should a future Python not share, it is simply a dict like pydantic's own.
+    and should the keys stop being shared (CPython shares up to 30 per class; a task has 27
+    fields), it is simply a dict like pydantic's own.
     """
     holder = _FieldValues()
     for name, value in values.items():

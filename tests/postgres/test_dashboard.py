@@ -68,6 +68,9 @@ async def test_the_dashboard_says_reconnecting_and_comes_back_by_itself(database
         writer.create("after the restart")
         await wait_for(pilot, lambda: any(t.subject == "after the restart" for t in app.graph.tasks.values()), timeout=30, message="a write after the restart on screen")
         writer.close()
+        # The board read again after the reconnect is held once: what is shown is the reader's copy.
+        with app.store_lock:
+            assert all(task is app.store.graph.tasks[task.id] for task in app.graph)
 
 
 WRITER = r"""
