@@ -253,6 +253,47 @@ class PostgresStore(Store):
         self._read_after = None if done else rows[-1][0]
         return ChangeSet(changed={t.id for t in tasks}), done
 
+    def reload(self) -> ChangeSet:
+        """Read the whole board again a page at a time into the index as it is (after a lost
+        connection: what happened meanwhile was not heard), keeping each task that did not
+        change as it was: whoever holds it (a dashboard) keeps holding the same one, not a
+        second copy of the board. Returns what changed, went, or cannot be read."""
+        if self._partial or self._read_after is not None:
+            before = set(self.graph.tasks)
+            self.load()
+            return ChangeSet(changed=set(self.graph.tasks), removed=before - set(self.graph.tasks))
+        self._history_seq = self._last_history_seq()
+        self._gaps.clear()
+        result = ChangeSet()
+        seen: set[str] = set()
+        unreadable: set[str] = set()
+        after = ""
+        while True:
+            rows = self.conn.execute("select id, doc from board.tasks where id > %s order by id limit %s", (after, LOAD_PAGE)).fetchall()
+            fresh = []
+            for task_id, doc in rows:
+                seen.add(task_id)
+                task = self._decode(task_id, doc)
+                if task is None:
+                    where = str(self.layout.task_path(task_id))
+                    unreadable.add(where)
+                    result.invalid.add(where)
+                    if task_id in self.graph.tasks:  # as a first read would have it: not on the board
+                        self.graph.remove(task_id)
+                        result.removed.add(task_id)
+                elif self.graph.tasks.get(task_id) != task:
+                    fresh.append(task)
+                    result.changed.add(task_id)
+            self.graph.put_many(fresh)
+            if len(rows) < LOAD_PAGE:
+                break
+            after = rows[-1][0]
+        for task_id in [t for t in self.graph.tasks if t not in seen]:
+            self.graph.remove(task_id)
+            result.removed.add(task_id)
+        self.invalid = {where: reason for where, reason in self.invalid.items() if where in unreadable}
+        return result
+
     def _decode(self, task_id: str, doc: Any) -> Task | None:
         where = str(self.layout.task_path(task_id))
         try:
