@@ -11,6 +11,11 @@ class BoardError(Exception):
     exit_code = 2
 
 
+class StoreUnavailable(BoardError):
+    """The board's storage cannot be reached right now (its database server is restarting, the
+    network went): the same request may work a moment later."""
+
+
 class InvalidTaskFile(BoardError):
     """A task file that does not parse or validate; it is reported and left untouched."""
 

@@ -20,6 +20,7 @@ from typing import Any
 from board.alerts import Alert, Severity, detect_all, gather_inputs, read_alerts
 from board.alerts.evaluate import HISTORY_OPS, carry_since
 from board.config import BoardSettings
+from board.errors import StoreUnavailable
 from board.coordinator.daemon import coordinator_running
 from board.graph import TaskGraph
 from board.model import Task
@@ -179,26 +180,31 @@ class AlertsFollower:
             self._due.clear()
             if self._stopped.is_set():
                 return
-            stamp = self.alert_board.stamp()
-            from_coordinator = stamp is not None and coordinator_holds_lock(self.local_dir)
-            if from_coordinator:
-                if stamp == read_stamp and shown is not None:
-                    continue
-                read_stamp = stamp
-                alerts = read_alerts(self.alert_board)
-            else:
-                read_stamp = None
-                if not woken and time.monotonic() - evaluated_at < LOCAL_ALERTS_SECONDS and shown is not None:
-                    continue
-                # On a big busy board an evaluation costs a fraction of a second: space them out
-                # (changes arriving meanwhile join the next one) so they take at most a fifth of the time.
-                pause = evaluated_at + max(LOCAL_ALERTS_GAP, 4 * cost) - time.monotonic()
-                if pause > 0 and self._stopped.wait(pause):
-                    return
-                self._due.clear()
-                evaluated_at = time.monotonic()
-                alerts = evaluate_without_git(snapshot(), now=now(), settings=settings, previous=previous)
-                cost = time.monotonic() - evaluated_at
+            try:
+                stamp = self.alert_board.stamp()
+                from_coordinator = stamp is not None and coordinator_holds_lock(self.local_dir)
+                if from_coordinator:
+                    if stamp == read_stamp and shown is not None:
+                        continue
+                    read_stamp = stamp
+                    alerts = read_alerts(self.alert_board)
+                else:
+                    read_stamp = None
+                    if not woken and time.monotonic() - evaluated_at < LOCAL_ALERTS_SECONDS and shown is not None:
+                        continue
+                    # On a big busy board an evaluation costs a fraction of a second: space them out
+                    # (changes arriving meanwhile join the next one) so they take at most a fifth of the time.
+                    pause = evaluated_at + max(LOCAL_ALERTS_GAP, 4 * cost) - time.monotonic()
+                    if pause > 0 and self._stopped.wait(pause):
+                        return
+                    self._due.clear()
+                    evaluated_at = time.monotonic()
+                    alerts = evaluate_without_git(snapshot(), now=now(), settings=settings, previous=previous)
+                    cost = time.monotonic() - evaluated_at
+            except StoreUnavailable:
+                # The board's database is out of reach for now: the reader says so on screen;
+                # the alerts on screen stay, and the next round (a wake or a recheck) tries again.
+                continue
             previous = alerts
             reading = (from_coordinator, alerts_document_key(alerts))
             if reading != shown:

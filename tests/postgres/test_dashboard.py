@@ -147,3 +147,69 @@ async def test_a_board_of_many_pages_shows_exact_lanes_and_follows_another_proce
         column.scroll_to_card(0)
         await pilot.pause()
         assert f"#{first_ready}" in column.render_line(0).text
+
+
+def test_the_alerts_follower_waits_out_a_server_restart(database_board: Store, tmp_path: Path, pg_cluster: PgCluster) -> None:
+    import threading
+    import time
+
+    from board.config import BoardSettings
+    from board.model import utcnow
+    from board.ui.board_alerts import AlertsFollower, StoreSnapshot
+
+    class CountedBoard:
+        """The store's alert board, counting the rounds that asked it (and how they ended)."""
+
+        def __init__(self, board: object) -> None:
+            self.board = board
+            self.asked: list[str] = []
+
+        def stamp(self) -> object:
+            try:
+                stamp = self.board.stamp()  # type: ignore[attr-defined]
+            except Exception as error:
+                self.asked.append(type(error).__name__)
+                raise
+            self.asked.append("answered")
+            return stamp
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.board, name)
+
+    counted = CountedBoard(database_board.alert_board)
+    shown: list[list] = []
+    follower = AlertsFollower(counted, database_board.local_dir)  # type: ignore[arg-type]
+    thread = threading.Thread(
+        target=follower.run,
+        args=(lambda: StoreSnapshot.of(database_board), lambda alerts, coordinator: shown.append(alerts)),
+        kwargs={"now": utcnow, "settings": BoardSettings()},
+    )
+    thread.start()
+
+    def until(condition, message: str) -> None:
+        deadline = time.monotonic() + 60
+        while not condition():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {message}")
+            threading.Event().wait(0.01)
+
+    try:
+        follower.wake()
+        until(lambda: shown, "the first alerts")
+        pg_cluster.stop()
+        try:
+            asked = len(counted.asked)
+            follower.wake()
+            until(lambda: len(counted.asked) > asked, "a round while the server is down")
+            assert counted.asked[-1] == "DatabaseUnavailable" and thread.is_alive()
+        finally:
+            pg_cluster.start()
+        rounds = len(shown)
+        database_board.set_status("1", "cancelled")  # #2 waits on it: an alert
+        follower.wake()
+        until(lambda: len(shown) > rounds, "the alerts after the restart")
+        assert any(alert.kind == "graph.cancelled_blocker" for alert in shown[-1]) and thread.is_alive()
+    finally:
+        follower.stop()
+        thread.join(timeout=30)
+    assert not thread.is_alive()

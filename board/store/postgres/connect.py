@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from board.errors import BoardError
+from board.errors import BoardError, StoreUnavailable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -113,7 +113,7 @@ def _scrubbed(message: str, url: str) -> str:
     return message
 
 
-class DatabaseUnavailable(BoardError):
+class DatabaseUnavailable(StoreUnavailable):
     """The connection to the board's database broke (the server restarted, the network went);
     whatever the statement was part of was rolled back."""
 
@@ -139,7 +139,12 @@ class BoardConnection:
             if self._depth:
                 raise self._unavailable("the connection broke inside a transaction")
             self._drop()
-            self._conn = connect(self.url, autocommit=True, application_name=self.application_name)
+            try:
+                self._conn = connect(self.url, autocommit=True, application_name=self.application_name)
+            except BoardError as error:
+                # Still out of reach (the server restarting): the same one-line failure as the
+                # broken connection, which whoever follows the board waits out.
+                raise DatabaseUnavailable(str(error)) from None
         return self._conn
 
     @property
