@@ -76,11 +76,11 @@ def test_reading_the_whole_board_again_keeps_the_tasks_that_did_not_change(board
         writer.delete("5")
         with connect(board_db, autocommit=True) as conn:
             conn.execute("update board.tasks set doc = jsonb_set(doc, '{progress}', '\"lots\"') where id = '6'")
-        postgres_store.LOAD_PAGE, page = 3, postgres_store.LOAD_PAGE
+        postgres_store.RELOAD_PAGE, page = 3, postgres_store.RELOAD_PAGE
         try:
             changes = reader.reload()
         finally:
-            postgres_store.LOAD_PAGE = page
+            postgres_store.RELOAD_PAGE = page
         assert changes.changed == {"2", "3", "8"} and changes.removed == {"5", "6"} and len(changes.invalid) == 1
         assert reader.graph.tasks["2"].progress == 40 and not reader.graph.is_ready("8")
         assert all(reader.graph.tasks[i] is held[i] for i in ("1", "4", "7"))  # 3 now lists 8 in blocks

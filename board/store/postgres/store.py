@@ -43,6 +43,9 @@ from board.toolcall_log import AGENT_LOG_SUFFIX, AGENT_LOGS, fold
 WRITE_LOCK_KEY = 0x626F6172645F7772
 #: Tasks read per query when the whole board is read.
 LOAD_PAGE = 5_000
+#: ... and when it is read again (``reload``): most of a page is thrown away as unchanged, and
+#: each page's documents, decoded, are several times the size of the tasks they make.
+RELOAD_PAGE = 1_000
 #: How many ready tasks a claim offers the database at once, best first, plus two for each
 #: task the catch-up before it found changed (with many claimers at once, about as many as
 #: may take or lock the best ones before this claim's pick); each attempt after the first
@@ -269,7 +272,7 @@ class PostgresStore(Store):
         unreadable: set[str] = set()
         after = ""
         while True:
-            rows = self.conn.execute("select id, doc from board.tasks where id > %s order by id limit %s", (after, LOAD_PAGE)).fetchall()
+            rows = self.conn.execute("select id, doc from board.tasks where id > %s order by id limit %s", (after, RELOAD_PAGE)).fetchall()
             fresh = []
             for task_id, doc in rows:
                 seen.add(task_id)
@@ -285,7 +288,7 @@ class PostgresStore(Store):
                     fresh.append(task)
                     result.changed.add(task_id)
             self.graph.put_many(fresh)
-            if len(rows) < LOAD_PAGE:
+            if len(rows) < RELOAD_PAGE:
                 break
             after = rows[-1][0]
         for task_id in [t for t in self.graph.tasks if t not in seen]:
