@@ -60,8 +60,11 @@ class TaskGraph:
     def __init__(self, tasks: Iterable[Task] = (), *, missing_blocker_done: MissingBlockerRule = never_done) -> None:
         self.tasks: dict[str, Task] = {}
         self.missing_blocker_done = missing_blocker_done
-        self._dependents: dict[str, set[str]] = {}
-        self._children: dict[str, set[str]] = {}
+        # Lists, not sets: most tasks have one to three dependents, and an empty set alone costs
+        # 216 bytes (a list of one, 64), for every task of every index a process keeps. Each
+        # (blocker, dependent) pair is listed once: ``put`` adds only edges it did not have.
+        self._dependents: dict[str, list[str]] = {}
+        self._children: dict[str, list[str]] = {}
         self._ready: set[str] = set()
         self._structure_version = 0
         self._cache: dict[str, tuple[int, object]] = {}
@@ -78,18 +81,16 @@ class TaskGraph:
         old_blockers = set(old.blocked_by) if old else set()
         new_blockers = set(task.blocked_by)
         for blocker in old_blockers - new_blockers:
-            dependents = self._dependents.get(blocker)
-            if dependents is not None:
-                dependents.discard(task.id)
+            _unlink(self._dependents, blocker, task.id)
         for blocker in new_blockers - old_blockers:
-            self._dependents.setdefault(blocker, set()).add(task.id)
+            self._dependents.setdefault(blocker, []).append(task.id)
         old_parent = old.parent if old else None
         if old_parent != task.parent:
             if old_parent is not None:
-                self._children.get(old_parent, set()).discard(task.id)
+                _unlink(self._children, old_parent, task.id)
                 self._refresh_ready(old_parent)
             if task.parent is not None:
-                self._children.setdefault(task.parent, set()).add(task.id)
+                self._children.setdefault(task.parent, []).append(task.id)
         if (
             old is None
             or old_blockers != new_blockers
@@ -117,9 +118,9 @@ class TaskGraph:
             self.tasks[task.id] = task
             added.append(task.id)
             for blocker in task.blocked_by:
-                self._dependents.setdefault(blocker, set()).add(task.id)
+                self._dependents.setdefault(blocker, []).append(task.id)
             if task.parent is not None:
-                self._children.setdefault(task.parent, set()).add(task.id)
+                self._children.setdefault(task.parent, []).append(task.id)
         if not added:
             return
         self._structure_version += 1
@@ -137,15 +138,13 @@ class TaskGraph:
         if old is None:
             return
         for blocker in old.blocked_by:
-            dependents = self._dependents.get(blocker)
-            if dependents is not None:
-                dependents.discard(task_id)
+            _unlink(self._dependents, blocker, task_id)
         self._ready.discard(task_id)
         self._structure_version += 1
         for dependent in self._dependents.get(task_id, ()):
             self._refresh_ready(dependent)
         if old.parent is not None:
-            self._children.get(old.parent, set()).discard(task_id)
+            _unlink(self._children, old.parent, task_id)
             self._refresh_ready(old.parent)
 
     def _refresh_ready(self, task_id: str) -> None:
@@ -505,6 +504,15 @@ def cancelled_blockers(tasks: Mapping[str, Task]) -> list[GraphProblem]:
             )
         )
     return found
+
+
+def _unlink(index: dict[str, list[str]], key: str, value: str) -> None:
+    """Take ``value`` out of ``index[key]`` (and the key out once its list is empty)."""
+    values = index.get(key)
+    if values is not None and value in values:
+        values.remove(value)
+        if not values:
+            del index[key]
 
 
 def _finished(task: Task) -> bool:

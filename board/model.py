@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from copy import deepcopy
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -114,6 +115,8 @@ def _no_tool_calls() -> ToolCalls:
 
 
 _NO_TOOL_CALLS = ToolCalls()
+#: The tool calls of every task read with none (``lean``): shared, so never changed in place.
+_IDLE_TOOL_CALLS = ToolCalls()
 
 
 class Lease(_Document):
@@ -276,23 +279,74 @@ def parse_task(raw: bytes, source: str | os.PathLike[str]) -> Task:
     return lean(task)
 
 
+#: The empty list and metadata every task read without any shares (see ``lean``).
+_NONE: list[Any] = []
+_NO_METADATA: dict[str, Any] = {}
 #: One set of field names per model, shared by every instance read from a file (see ``lean``).
 _SHARED_FIELDS_SET: dict[type, set[str]] = {}
 
 
 def lean(task: Task) -> Task:
-    """Give a task read from a file (and its parts) one shared set of "fields set" per model.
+    """Make a task read from a file or a database row as small in memory as it can be, for the
+    indexes that hold every task of a board (a 100,000-task board's dashboard holds them all).
 
     pydantic keeps, per instance, the set of the fields the input gave: for a task and its tool
     calls, about 3 KB, most of a task's memory (90 MB of a 30,000-task board). board never asks
     for it (it serialises every field, never ``exclude_unset``), so one set per model, holding
-    every field name, serves all of them; an assignment adds a name already there.
+    every field name, serves all of them; an assignment adds a name already there. The rest
+    (shared ids, empty lists and tool calls, a dict of values only) is explained below; none of
+    it changes what the task says, compares equal to or writes.
     """
     for part in (task, task.tool_calls, task.lease, task.policy):
         if part is not None:
             shared = _SHARED_FIELDS_SET.setdefault(type(part), set(type(part).model_fields))
             object.__setattr__(part, "__pydantic_fields_set__", shared)
+    # An id is named by its task, by its dependents' blockedBy and its blockers' blocks, and by
+    # every index and lane: one string for all of them, not one per mention. Owners and parents
+    # repeat across tasks the same way.
+    values = task.__dict__
+    values["id"] = sys.intern(task.id)
+    values["blocked_by"] = [sys.intern(b) for b in task.blocked_by] if task.blocked_by else _NONE
+    values["blocks"] = [sys.intern(b) for b in task.blocks] if task.blocks else _NONE
+    # Empty lists and metadata are one shared object each: an indexed task is never changed in
+    # place (``draft_of`` gives a change fresh ones), and each would cost 56-64 bytes a task.
+    if not task.files:
+        values["files"] = _NONE
+    if not task.labels:
+        values["labels"] = _NONE
+    if not task.metadata:
+        values["metadata"] = _NO_METADATA
+    if task.parent is not None:
+        values["parent"] = sys.intern(task.parent)
+    if task.owner:
+        values["owner"] = sys.intern(task.owner)
+    # Most tasks on a big board have no tool calls yet: they share one record of none, which no
+    # one changes in place (a change is made on ``draft_of``'s copy, which copies it).
+    calls = task.tool_calls
+    if calls.total == 0 and calls == _IDLE_TOOL_CALLS:
+        values["tool_calls"] = _IDLE_TOOL_CALLS
+    object.__setattr__(task, "__dict__", _key_sharing(values))
     return task
+
+
+class _FieldValues:
+    """Holds a task's field values only long enough to hand out its ``__dict__`` (``_key_sharing``)."""
+
+
+def _key_sharing(values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` in a dict that shares its keys with every other task's.
+
+    pydantic gives each instance a dict of its own, keys and all: 832 bytes for a task's 27
+    fields, the largest part of a task in memory. The attribute dicts of a plain class's
+    instances share one table of keys and hold only the values (296 bytes), so the values go
+    through one of those. The result is an ordinary dict: setting a field keeps the sharing,
+    and should the keys stop being shared (CPython shares up to 30 per class; a task has 27
+    fields), it is simply a dict like pydantic's own.
+    """
+    holder = _FieldValues()
+    for name, value in values.items():
+        setattr(holder, name, value)
+    return holder.__dict__
 
 
 def task_from_dict(data: Any, source: str) -> Task:

@@ -402,19 +402,18 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
                 continue
             try:
                 with self.store_lock:
-                    before = set(self.store.graph.tasks)
                     whole = heard.back or heard.everything or reread_all
                     if whole:
-                        self.store.load()
-                        ids = set(self.store.graph.tasks)
+                        # The tasks that did not change stay the objects on screen: the board
+                        # is not held twice, and only what changed is applied.
+                        changes = self.store.reload()  # type: ignore[attr-defined]
                     else:
-                        ids = set(heard.task_ids)
-                        changes = self.store.reread_tasks(ids)  # type: ignore[attr-defined]
+                        changes = self.store.reread_tasks(heard.task_ids)  # type: ignore[attr-defined]
                         if heard.reconcile:
                             changes.merge(self.store.sync())
-                        ids = changes.changed | changes.removed
+                    ids = changes.changed | changes.removed
                     present = [self.store.tasks[i] for i in ids if i in self.store.tasks]
-                    gone = sorted((before - set(self.store.graph.tasks)) | {i for i in ids if i not in self.store.tasks})
+                    gone = sorted(i for i in ids if i not in self.store.tasks)
                     message = BoardChanged(tasks=present, removed=gone, loaded=whole)
             except DatabaseUnavailable as error:
                 self.call_from_thread(self._show_connection, str(error))

@@ -65,6 +65,10 @@ class DisplayedBoard:
                 continue
             current = self.graph.tasks.get(task.id)
             if current is not None and task == current:
+                if task is not current:
+                    # The same task read again (the whole board, after a reconnect): hold the
+                    # reader's copy, so the one shown stops keeping a second copy of the board alive.
+                    self.graph.tasks[task.id] = task
                 continue
             if current is None or current.blocked_by != task.blocked_by:
                 applied.edges_changed = True

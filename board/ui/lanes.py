@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from enum import IntEnum
 
-from board.graph import TaskGraph, id_sort_key, is_hidden
+from board.graph import TaskGraph, is_hidden
 from board.model import PRIORITY_RANK, Task
 from board.status import Status
 
@@ -42,7 +42,10 @@ _LANE_OF_STATUS = {
     Status.CANCELLED: Lane.DONE,
 }
 
-SortKey = tuple[int, int, tuple[int, int, str]]
+#: A placed task: its lane, then its order there (wave, priority, then the id: numeric ids by
+#: number, first, then the others by name). One flat tuple per task, as a 100,000-task board
+#: keeps one for each: nested ones (lane and key, key and id key) cost twice the memory.
+SortKey = tuple[Lane, int, int, int, int | str]
 TaskFilter = Callable[[Task], bool]
 
 
@@ -64,7 +67,7 @@ class Lanes:
     def __init__(self) -> None:
         self.ids: dict[Lane, list[str]] = {lane: [] for lane in Lane}
         self._keys: dict[Lane, list[SortKey]] = {lane: [] for lane in Lane}
-        self._placed: dict[str, tuple[Lane, SortKey]] = {}
+        self._placed: dict[str, SortKey] = {}
         self._state: dict[str, str] = {}
         self.counts: Counter[str] = Counter()
         self.waves: dict[str, int] = {}
@@ -84,14 +87,17 @@ class Lanes:
         return set(self._placed)
 
     def lane_index(self, task_id: str) -> tuple[Lane, int] | None:
-        placed = self._placed.get(task_id)
-        if placed is None:
+        key = self._placed.get(task_id)
+        if key is None:
             return None
-        lane, key = placed
+        lane = key[0]
         return lane, bisect_left(self._keys[lane], key)
 
-    def _key(self, task: Task) -> SortKey:
-        return (self.waves.get(task.id, 0), PRIORITY_RANK[task.priority], id_sort_key(task.id))
+    def _key(self, lane: Lane, task: Task) -> SortKey:
+        task_id = task.id
+        if task_id.isdigit():
+            return (lane, self.waves.get(task_id, 0), PRIORITY_RANK[task.priority], 0, int(task_id))
+        return (lane, self.waves.get(task_id, 0), PRIORITY_RANK[task.priority], 1, task_id)
 
     def _visible(self, task: Task) -> bool:
         if task.status == Status.CANCELLED and not self.show_cancelled:
@@ -112,9 +118,10 @@ class Lanes:
             self._state[task.id] = state
             self.counts[state] += 1
             if self._visible(task):
-                lane, key = lane_of(task, graph), self._key(task)
+                lane = lane_of(task, graph)
+                key = self._key(lane, task)
                 placed[lane].append((key, task.id))
-                self._placed[task.id] = (lane, key)
+                self._placed[task.id] = key
         for lane, entries in placed.items():
             entries.sort()
             self._keys[lane] = [key for key, _ in entries]
@@ -129,25 +136,25 @@ class Lanes:
                 self.counts[old_state] -= 1
             old = self._placed.pop(task_id, None)
             task = graph.tasks.get(task_id)
-            new: tuple[Lane, SortKey] | None = None
+            new: SortKey | None = None
             if task is not None and not is_hidden(task):
                 state = display_state(task, graph)
                 self._state[task_id] = state
                 self.counts[state] += 1
                 if self._visible(task):
-                    new = (lane_of(task, graph), self._key(task))
+                    new = self._key(lane_of(task, graph), task)
             if old == new:
                 if new is not None:
                     self._placed[task_id] = new
                 continue
             if old is not None:
-                lane, key = old
+                lane, key = old[0], old
                 index = bisect_left(self._keys[lane], key)
                 del self._keys[lane][index]
                 del self.ids[lane][index]
                 touched[lane] = min(index, touched.get(lane, index))
             if new is not None:
-                lane, key = new
+                lane, key = new[0], new
                 index = bisect_left(self._keys[lane], key)
                 self._keys[lane].insert(index, key)
                 self.ids[lane].insert(index, task_id)

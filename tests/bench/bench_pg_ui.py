@@ -1,12 +1,14 @@
 """The dashboard on a board in PostgreSQL (plain script, not collected by pytest): prints
 figures, asserts nothing. Starts its own throwaway server (``tests/pg_cluster.py``).
 
-    PYTHONPATH=. python tests/bench/bench_pg_ui.py [latency|open|all] [--tasks N ...] [--rounds N]
+    PYTHONPATH=. python tests/bench/bench_pg_ui.py [latency|open|memory|all] [--tasks N ...] [--rounds N]
 
 - latency: a task written by another connection (another machine, as far as the server knows)
   -> the frame showing it (p50/p95/max), headless; the file store's figure for the same board
   size is printed beside it, from the same run.
 - open: the board in a fresh process: first frame, first cards, fully read, peak RSS.
+- memory: the board in a fresh process that follows it: resident memory once read, once its
+  alerts are evaluated, and after the server restarts under it (read again once it is back).
 """
 
 from __future__ import annotations
@@ -75,9 +77,54 @@ def open_database_board(workspace: Path, url: str) -> None:
     )
 
 
+MEMORY_SCRIPT = r"""
+import asyncio, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[2])
+from tests.bench.bench_ui import TimedApp, wait_until
+
+def rss():
+    lines = Path("/proc/self/status").read_text().splitlines()
+    return {key: int(line.split()[1]) // 1024 for line in lines for key in ("VmRSS:", "VmHWM:") if line.startswith(key)}
+
+async def main():
+    app = TimedApp(Path(sys.argv[1]), watch=True, live_clock=False)
+    async with app.run_test(size=(140, 40)):
+        await wait_until(lambda: app.loaded, timeout=600)
+        read = rss()
+        await wait_until(lambda: not app._alerts_pending, timeout=600)
+        alerts = rss()
+        print("restart", flush=True)
+        await wait_until(lambda: app._connection_problem is not None, timeout=120)
+        await wait_until(lambda: app._connection_problem is None, timeout=600)
+        await asyncio.sleep(5)  # the board read again, and its alerts
+        back = rss()
+        print(f"{len(app.graph):,} tasks: read {read['VmRSS:']} MB, alerts evaluated {alerts['VmRSS:']} MB, "
+              f"after a server restart {back['VmRSS:']} MB (peak {back['VmHWM:']} MB)", flush=True)
+
+asyncio.run(main())
+"""
+
+
+def database_memory(workspace: Path, url: str, cluster: PgCluster) -> None:
+    env = {**os.environ, "BOARD_DB": url}
+    child = subprocess.Popen([sys.executable, "-c", MEMORY_SCRIPT, str(workspace), str(ROOT)], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert child.stdout is not None
+        if child.stdout.readline().strip() != "restart":
+            raise SystemExit("the dashboard did not read the board")
+        cluster.restart()
+        print(child.stdout.readline().strip())
+        child.wait(timeout=600)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("which", nargs="?", default="all", choices=["latency", "open", "all"])
+    parser.add_argument("which", nargs="?", default="all", choices=["latency", "open", "memory", "all"])
     parser.add_argument("--tasks", type=int, nargs="+", default=[1_000, 10_000, 100_000], help="board sizes (default 1,000 10,000 100,000)")
     parser.add_argument("--rounds", type=int, default=60, help="writes timed per board (default 60)")
     args = parser.parse_args()
@@ -96,6 +143,8 @@ def main() -> None:
                     asyncio.run(database_latency(workspace, url, args.rounds))
                 if args.which in ("open", "all"):
                     open_database_board(workspace, url)
+                if args.which in ("memory", "all"):
+                    database_memory(workspace, url, cluster)
             finally:
                 del os.environ["BOARD_DB"]
             if args.which in ("latency", "all") and count <= 10_000:

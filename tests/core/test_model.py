@@ -4,6 +4,7 @@ import pytest
 
 from board.errors import InvalidTaskFile
 from board.model import MAX_FILE_BYTES, dump_task, parse_task
+from board.status import Status
 
 
 def doc(**fields) -> bytes:
@@ -95,3 +96,25 @@ def test_tasks_read_from_files_share_one_fields_set_and_still_write_every_field(
     reread = parse_task(dump_task(first), "task_1.json")
     assert reread == first and reread.tool_calls.total == 2 and reread.lease.token == 3
     assert dump_task(reread) == dump_task(first)
+
+
+def test_tasks_read_share_what_is_empty_and_a_change_to_one_leaves_the_others_alone() -> None:
+    from board.model import draft_of, task_from_dict
+
+    raw = [json.dumps({"id": str(n), "subject": f"task {n}", "blockedBy": ["1"] if n > 1 else []}).encode() for n in (1, 2, 3)]
+    first, second, third = (parse_task(r, f"task_{n}.json") for n, r in zip((1, 2, 3), raw))
+    # What they share is written as each alone would be.
+    for task, data in zip((first, second, third), raw):
+        assert dump_task(task) == dump_task(task_from_dict(json.loads(data), "x"))
+        assert task == task_from_dict(json.loads(data), "x")
+    assert second.blocked_by[0] is first.id  # one string for an id, however often it is named
+    changed = draft_of(second)
+    changed.labels.append("urgent")
+    changed.files.append("src/a.py")
+    changed.metadata["estimate"] = 60
+    changed.blocked_by.append("3")
+    changed.tool_calls.total = 4
+    changed.status = Status.IN_PROGRESS
+    assert (third.labels, third.files, third.metadata, third.tool_calls.total, third.status) == ([], [], {}, 0, "pending")
+    assert (first.labels, second.labels, second.blocked_by, second.tool_calls.total) == ([], [], ["1"], 0)
+    assert json.loads(dump_task(changed))["labels"] == ["urgent"] and changed.status == "in_progress"

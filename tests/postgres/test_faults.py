@@ -57,3 +57,35 @@ def test_a_command_against_a_stopped_server_is_one_line_and_exit_2(board_db: str
         pg_cluster.start()
     listed = board(tmp_path, board_db, "task", "list")
     assert listed.returncode == 0 and "one" in listed.stdout
+
+
+def test_reading_the_whole_board_again_keeps_the_tasks_that_did_not_change(board_db: str, tmp_path: Path) -> None:
+    import board.store.postgres.store as postgres_store
+
+    reader = Store.open(tmp_path, db=board_db)
+    writer = Store.open(tmp_path, db=board_db)
+    try:
+        for n in range(7):
+            writer.create(f"task {n + 1}")
+        reader.sync()
+        held = dict(reader.graph.tasks)
+        # Missed while the connection was down: a change, a new task, a deletion, a row made
+        # unreadable by hand; read back over pages smaller than the board.
+        writer.update("2", progress=40)
+        writer.create("task 8", blocked_by=["3"])
+        writer.delete("5")
+        with connect(board_db, autocommit=True) as conn:
+            conn.execute("update board.tasks set doc = jsonb_set(doc, '{progress}', '\"lots\"') where id = '6'")
+        postgres_store.RELOAD_PAGE, page = 3, postgres_store.RELOAD_PAGE
+        try:
+            changes = reader.reload()
+        finally:
+            postgres_store.RELOAD_PAGE = page
+        assert changes.changed == {"2", "3", "8"} and changes.removed == {"5", "6"} and len(changes.invalid) == 1
+        assert reader.graph.tasks["2"].progress == 40 and not reader.graph.is_ready("8")
+        assert all(reader.graph.tasks[i] is held[i] for i in ("1", "4", "7"))  # 3 now lists 8 in blocks
+        assert list(reader.invalid) == [str(reader.layout.task_path("6"))]
+        assert reader.reload() == postgres_store.ChangeSet(invalid=changes.invalid)  # nothing more to read
+    finally:
+        reader.close()
+        writer.close()

@@ -57,3 +57,12 @@ def test_the_first_read_of_a_big_board_arranges_the_lanes_once() -> None:
     assert board.lanes_stale and board.lanes.ids[Lane.READY] == []
     board.arrange()
     assert not board.lanes_stale and board.lanes.ids[Lane.READY] == ["1", "2", "3"]
+
+
+def test_the_same_task_read_again_changes_nothing_and_is_held_once() -> None:
+    board = board_of(Task(id="1", subject="a"), Task(id="2", subject="b", blocked_by=["1"]))
+    again = Task(id="2", subject="b", blocked_by=["1"])
+    applied = board.apply([again], observed=2)
+    assert applied.changed == set() and not applied.edges_changed
+    assert board.graph.tasks["2"] is again  # the copy read before can go
+    assert board.lanes.lane_index("2") == (Lane.WAITING_DEPS, 0)

@@ -27,7 +27,7 @@ from typing import Any
 from board.active_work import entry_for, note_task, read_active, write_active
 from board.errors import BoardError, InvalidTaskFile, TaskNotFound
 from board.graph import cancelled_blockers
-from board.model import Task, task_from_dict, task_to_dict, utcnow, validate_id, with_integer_ids
+from board.model import Task, lean, task_from_dict, task_to_dict, utcnow, validate_id, with_integer_ids
 from board.priority import PRIORITY_RANK
 from board.status import Status
 from board.store import DEFAULT_LEASE_SECONDS
@@ -44,6 +44,9 @@ from board.toolcall_log import AGENT_LOG_SUFFIX, AGENT_LOGS, fold
 WRITE_LOCK_KEY = 0x626F6172645F7772
 #: Tasks read per query when the whole board is read.
 LOAD_PAGE = 5_000
+#: ... and when it is read again (``reload``): most of a page is thrown away as unchanged, and
+#: each page's documents, decoded, are several times the size of the tasks they make.
+RELOAD_PAGE = 1_000
 #: How many ready tasks a claim offers the database at once, best first, plus two for each
 #: task the catch-up before it found changed (with many claimers at once, about as many as
 #: may take or lock the best ones before this claim's pick); each attempt after the first
@@ -268,6 +271,47 @@ class PostgresStore(Store):
         self._read_after = None if done else rows[-1][0]
         return ChangeSet(changed={t.id for t in tasks}), done
 
+    def reload(self) -> ChangeSet:
+        """Read the whole board again a page at a time into the index as it is (after a lost
+        connection: what happened meanwhile was not heard), keeping each task that did not
+        change as it was: whoever holds it (a dashboard) keeps holding the same one, not a
+        second copy of the board. Returns what changed, went, or cannot be read."""
+        if self._partial or self._read_after is not None:
+            before = set(self.graph.tasks)
+            self.load()
+            return ChangeSet(changed=set(self.graph.tasks), removed=before - set(self.graph.tasks))
+        self._history_seq = self._last_history_seq()
+        self._gaps.clear()
+        result = ChangeSet()
+        seen: set[str] = set()
+        unreadable: set[str] = set()
+        after = ""
+        while True:
+            rows = self.conn.execute("select id, doc from board.tasks where id > %s order by id limit %s", (after, RELOAD_PAGE)).fetchall()
+            fresh = []
+            for task_id, doc in rows:
+                seen.add(task_id)
+                task = self._decode(task_id, doc)
+                if task is None:
+                    where = str(self.layout.task_path(task_id))
+                    unreadable.add(where)
+                    result.invalid.add(where)
+                    if task_id in self.graph.tasks:  # as a first read would have it: not on the board
+                        self.graph.remove(task_id)
+                        result.removed.add(task_id)
+                elif self.graph.tasks.get(task_id) != task:
+                    fresh.append(task)
+                    result.changed.add(task_id)
+            self.graph.put_many(fresh)
+            if len(rows) < RELOAD_PAGE:
+                break
+            after = rows[-1][0]
+        for task_id in [t for t in self.graph.tasks if t not in seen]:
+            self.graph.remove(task_id)
+            result.removed.add(task_id)
+        self.invalid = {where: reason for where, reason in self.invalid.items() if where in unreadable}
+        return result
+
     def _decode(self, task_id: str, doc: Any) -> Task | None:
         where = str(self.layout.task_path(task_id))
         try:
@@ -278,7 +322,7 @@ class PostgresStore(Store):
         # Integer ids (seed 001's files, imported) are written back as integers.
         task.integer_ids = isinstance(doc, dict) and type(doc.get("id")) is int
         self.invalid.pop(where, None)
-        return task
+        return lean(task)
 
     def _last_history_seq(self) -> int:
         return int(self.conn.execute("select coalesce(max(seq), 0) from board.history").fetchone()[0])
@@ -486,7 +530,7 @@ class PostgresStore(Store):
         data["updatedAt"] = _iso(now)
         if old is None:
             data["createdAt"] = data.get("createdAt") or _iso(now)
-        task = task_from_dict(data, str(self.layout.task_path(new.id)))
+        task = lean(task_from_dict(data, str(self.layout.task_path(new.id))))
         task.integer_ids = new.integer_ids
         before = task_to_dict(old) if old else {}
         after = task_to_dict(task)
@@ -690,7 +734,7 @@ class PostgresStore(Store):
         data = task_to_dict(new)
         data["version"] = old.version + 1
         data["updatedAt"] = _iso(now)
-        task = task_from_dict(data, str(self.layout.task_path(new.id)))
+        task = lean(task_from_dict(data, str(self.layout.task_path(new.id))))
         task.integer_ids = new.integer_ids
         before = task_to_dict(old)
         after = task_to_dict(task)
