@@ -375,3 +375,27 @@ async def test_the_detail_view_opens_in_every_theme_ansi_ones_included(sample: P
             assert app.screen.__class__.__name__ == "DetailScreen", theme
             await pilot.press("escape")
             await pilot.pause()
+
+
+async def test_a_board_too_big_to_draw_asks_for_a_filter_before_the_graph(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The graph's layout grows faster than the board; past the limit ``g`` says to filter first
+    (the kanban stays), and a filtered board small enough is drawn."""
+    from textual.widgets import ContentSwitcher
+
+    import board.ui.app as app_module
+
+    monkeypatch.setattr(app_module, "GRAPH_MAX_TASKS", 5)
+    app = make_app(sample)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        assert len(app.lanes.placed_ids()) > 5
+        await pilot.press("g")
+        await pilot.pause()
+        assert app.query_one(ContentSwitcher).current == "kanban" and app.kanban.has_focus
+        assert any("too many to draw as a graph" in n.message and "filter" in n.message for n in app._notifications)
+        await pilot.press("slash", *"@carol", "enter")
+        await wait_for(pilot, lambda: 0 < len(app.lanes.placed_ids()) <= 5, message="the filtered board")
+        await pilot.press("g")
+        await pilot.pause()
+        assert app.query_one(ContentSwitcher).current == "graph"
+        assert set(app.graph_view.graph_layout.position) <= app.lanes.placed_ids()
