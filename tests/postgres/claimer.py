@@ -6,8 +6,8 @@ it knows what it was told):
 - ``work``: claim (``max_held=1``) and complete each task, ``{"claimed": ID, "token": T}`` then
   ``{"completed": ID}``, until nothing is ready (``{"done": true}``);
 - ``claim``: claim only (``max_held=None``), ``{"claimed": ID, "token": T}``, until nothing is ready;
-- ``hang``: start one claim and stop inside its transaction, once the task is picked and locked
-  and before anything is written: ``{"picked": ID}``, then wait on stdin for ever.
+- ``hang``: start one claim and stop inside its transaction, once the task is picked, locked and
+  written and before the commit: ``{"picked": ID}``, then wait on stdin for ever.
 """
 
 from __future__ import annotations
@@ -29,12 +29,20 @@ def main(mode: str, url: str, workspace: str, agent: str) -> None:
     if sys.stdin.readline().strip() != "go":
         return
     if mode == "hang":
-        def stop_here(task, agent, lease_seconds):  # noqa: ANN001, ANN202 - Store._claimed's signature
-            say(picked=task.id)
+        from board.store.postgres import store as module
+
+        # The claim's query without its commit: the task is picked, locked and written, and the
+        # transaction stays open until the process dies.
+        module._CLAIM_NEXT = module._CLAIM_NEXT.split("commit;")[0]
+        each_result = module._each_result
+
+        def stop_here(cursor):  # noqa: ANN001, ANN202 - _each_result's signature
+            outcome, doc = each_result(cursor)[1][0][:2]
+            say(picked=str(doc["id"]) if doc is not None else None, outcome=outcome)
             sys.stdin.readline()
             raise SystemExit("released")
 
-        store._claimed = stop_here  # type: ignore[method-assign]
+        module._each_result = stop_here
         store.claim(agent, max_held=None)
         return
     while True:
