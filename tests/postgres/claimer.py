@@ -29,22 +29,16 @@ def main(mode: str, url: str, workspace: str, agent: str) -> None:
     if sys.stdin.readline().strip() != "go":
         return
     if mode == "hang":
-        from board.store.postgres import store as module
+        from board.store.postgres.store import _CLAIM_CALL
 
-        # The claim's query without its commit: the task is picked, locked and written, and the
-        # transaction stays open until the process dies.
-        module._CLAIM_NEXT = module._CLAIM_NEXT.split("commit;")[0]
-        each_result = module._each_result
-
-        def stop_here(cursor):  # noqa: ANN001, ANN202 - _each_result's signature
-            outcome, doc = each_result(cursor)[1][0][:2]
-            say(picked=str(doc["id"]) if doc is not None else None, outcome=outcome)
-            sys.stdin.readline()
-            raise SystemExit("released")
-
-        module._each_result = stop_here
-        store.claim(agent, max_held=None)
-        return
+        # The claim's call inside a transaction that stays open until the process dies: the
+        # task is picked, locked and written, not committed.
+        raw = store.conn.raw
+        raw.execute("begin")
+        outcome, doc = raw.execute(_CLAIM_CALL, store._claim_params(agent, 600, None, None, False)).fetchone()[:2]
+        say(picked=str(doc["id"]) if doc is not None else None, outcome=outcome)
+        sys.stdin.readline()
+        raise SystemExit("released")
     while True:
         task = store.claim(agent, max_held=1 if mode == "work" else None)
         if task is None:

@@ -83,14 +83,13 @@ order by t.priority, t.remaining desc, t.id_number, t.id collate "C"
 limit 1
 for no key update of t skip locked
 """
-#: A claim in one round trip: ``board.claim_next`` (migration 3) picks and writes, then the
-#: commit, then the notification, in a transaction of its own (see ``_CLAIM_BEGIN``).
-_CLAIM_NEXT = f"""
-begin;
-select * from board.claim_next(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s);
-commit;
-select pg_notify('{TASK_CHANNEL}', id) from (select current_setting('{CLAIMED_TASK}', true) as id) c where c.id <> '';
+#: A claim in one round trip, two prepared statements sent together (a pipeline), each its
+#: own transaction: ``board.claim_next`` (migration 3) picks and writes, and commits; then the
+#: notification of the task it took, after that commit (see ``_CLAIM_BEGIN`` for why after).
+_CLAIM_CALL = """
+select * from board.claim_next(%s::bigint, %s::text, %s::int, %s::boolean, %s::text, %s::text, %s::text, %s::timestamptz, %s::jsonb, %s::timestamptz)
 """
+_CLAIM_NOTIFY = f"select pg_notify('{TASK_CHANNEL}', id) from (select current_setting('{CLAIMED_TASK}', true) as id) c where c.id <> ''"
 
 #: A claim in two round trips, each one query of several statements with the parameters bound
 #: by the client (``_CLAIM_BEGIN``, ``_CLAIM_WRITE``). First the locks and the pick: the board
@@ -594,24 +593,20 @@ class PostgresStore(Store):
         ("rules", the document to claim through the rules); refuses an agent over its limit."""
         import psycopg
 
-        now = self.clock()
-        lease = {"owner": agent, "token": 0, "expiresAt": _json_time(now + timedelta(seconds=lease_seconds)), "seconds": float(lease_seconds)}
         raw = self.conn.raw  # the connection now (reopened if it broke)
-        cursor = psycopg.ClientCursor(raw)
         try:
-            cursor.execute(
-                _CLAIM_NEXT,
-                (WRITE_LOCK_KEY, agent, max_held, exclusive, actor or agent, _iso(now), _json_time(now), now, json.dumps(lease),
-                 now + timedelta(seconds=lease_seconds)),
-            )
-            outcome, doc, seq, held = _each_result(cursor)[1][0]
+            with raw.pipeline() as pipeline:
+                claim = raw.cursor()
+                claim.execute(_CLAIM_CALL, self._claim_params(agent, lease_seconds, max_held, actor, exclusive), prepare=True)
+                pipeline.sync()
+                raw.cursor().execute(_CLAIM_NOTIFY, prepare=True)
+                pipeline.sync()
+                outcome, doc, seq, held = claim.fetchone()
         except BaseException as error:
             self._after_failed_claim(raw, None)
             if isinstance(error, psycopg.OperationalError):
                 raise self.conn._failed(error) from None  # one line: DatabaseUnavailable
             raise
-        finally:
-            cursor.close()
         if outcome == "held":
             _refuse_over_limit(agent, max_held or 0, list(held))
         if outcome != "claimed":
@@ -623,6 +618,13 @@ class PostgresStore(Store):
         self.graph.put(task)
         self._note_active([task.id])
         return outcome, task
+
+    def _claim_params(self, agent: str, lease_seconds: float, max_held: int | None, actor: str | None, exclusive: bool) -> tuple[Any, ...]:
+        """``board.claim_next``'s arguments: what the rules take from the clock, read once."""
+        now = self.clock()
+        expires = now + timedelta(seconds=lease_seconds)
+        lease = {"owner": agent, "token": 0, "expiresAt": _json_time(expires), "seconds": float(lease_seconds)}
+        return (WRITE_LOCK_KEY, agent, max_held, exclusive, actor or agent, _iso(now), _json_time(now), now, json.dumps(lease), expires)
 
     def _after_failed_claim(self, raw: Any, picked: Task | None) -> None:
         """Roll back what a failed claim left open; re-read its task if the commit may have happened."""
