@@ -182,6 +182,7 @@ def _claimer(where: dict[str, str], agent: str, seconds: float, complete: bool, 
             continue
         took = time.perf_counter() - began
         if task is None:
+            store.sync()  # a claim on PostgreSQL reads only the task it takes: catch up to see what is left
             if not any(t.status == Status.PENDING for t in store.graph.tasks.values()):
                 drained = True
                 break
