@@ -4,7 +4,9 @@ Every write is one transaction. The writes that the rules make under the board l
 database-wide advisory lock instead, so they see one state exactly as on files; a claim takes
 that lock shared, so claims run side by side and pick their tasks with ``FOR NO KEY UPDATE SKIP
 LOCKED``, in the order the rules give (priority, then the longest remaining critical path, then
-id). A transaction that dies leaves nothing behind: the task it was claiming stays claimable.
+id). The database makes that pick (``board.claim_next``, schema version 3) from the readiness and
+remaining path it keeps per task, so a claim needs nothing of this process's index. A
+transaction that dies leaves nothing behind: the task it was claiming stays claimable.
 
 Each process keeps an index (a ``TaskGraph``) as the file store does, and catches up through
 the history table: the rows added since it last looked name the tasks to re-read. History rows
@@ -430,6 +432,12 @@ class PostgresStore(Store):
             finally:
                 self._lock_depth -= 1
             return
+        if not shared:
+            # The rules catch up (sync) once they hold the lock, which stops every claim: most
+            # of the catching up is done here, before it, so that claims wait only for the rest.
+            # A broken connection refuses the write here, as it would under the lock.
+            with self.conn.without_retry():
+                self.sync()
         self._lock_depth = 1
         self._touched = set()
         try:
