@@ -57,7 +57,9 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_claim(args: argparse.Namespace) -> int:
-    store = open_store(args)
+    # A database board picks the task itself: the claim reads no other task, unless --json
+    # asks for what is derived from the whole board (its wave, its dependents).
+    store = open_store(args, whole=args.json)
     task = store.claim(args.agent, lease_seconds=args.lease, max_held=args.max)
     if task is None:
         if args.json:

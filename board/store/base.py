@@ -451,18 +451,24 @@ class Store:
         """Apply a status change to a draft inside ``mutate`` (for writes that change more)."""
         self._apply_status(task, target, error=error)
 
-    def _apply_status(self, task: Task, target: Status, *, error: str | None = None, owner: str | None = None, lease_seconds: float | None = None) -> None:
+    def _apply_status(
+        self, task: Task, target: Status, *, error: str | None = None, owner: str | None = None, lease_seconds: float | None = None, ready_known: bool = False
+    ) -> None:
         """Every status change goes through here: the transition table, readiness, an owner for
-        work in progress, and each status's side effects, in one place no writer can skip."""
+        work in progress, and each status's side effects, in one place no writer can skip.
+        ``ready_known``: the store established readiness itself (a database's claim picks only
+        ready tasks, under their row lock)."""
         check_transition(task.status, target)
-        self._enter_status(task, target, error=error, owner=owner, lease_seconds=lease_seconds)
+        self._enter_status(task, target, error=error, owner=owner, lease_seconds=lease_seconds, ready_known=ready_known)
 
-    def _enter_status(self, task: Task, target: Status, *, error: str | None = None, owner: str | None = None, lease_seconds: float | None = None) -> None:
+    def _enter_status(
+        self, task: Task, target: Status, *, error: str | None = None, owner: str | None = None, lease_seconds: float | None = None, ready_known: bool = False
+    ) -> None:
         now = self.clock()
         if task.policy is not None and not task.policy.settled:
             task.policy.settled = True  # the status is no longer the policy's doing
         if target == Status.IN_PROGRESS:
-            if task.status == Status.PENDING:
+            if task.status == Status.PENDING and not ready_known:
                 why = self.graph.why_not_ready(task)
                 if why:
                     raise NotReady(f"task {task.id} is not ready: {why}")

@@ -96,13 +96,18 @@ def make_pg_template(cluster: Any, docs: list[dict[str, Any]]) -> None:
     with connect(url, autocommit=True) as conn:
         migrate(conn)
         with conn.transaction(), conn.cursor() as cursor:
-            with cursor.copy("copy board.tasks (id, doc, status, owner, priority, version, updated_at) from stdin") as copy:
+            # As an import writes a board: the documents are the rules' own, and the claim
+            # columns are computed once at the end.
+            cursor.execute("select set_config('board.claim_order_deferred', 'on', true)")
+            with cursor.copy("copy board.tasks (id, doc, status, owner, priority, version, updated_at, normal) from stdin") as copy:
                 for doc in docs:
-                    copy.write_row((doc["id"], json.dumps(doc), doc["status"], "", PRIORITY_RANK[doc["priority"]], doc["version"], doc["updatedAt"]))
+                    copy.write_row((doc["id"], json.dumps(doc), doc["status"], "", PRIORITY_RANK[doc["priority"]], doc["version"], doc["updatedAt"], True))
             with cursor.copy("copy board.task_edges (task_id, blocker_id) from stdin") as copy:
                 for doc in docs:
                     for blocker in doc["blockedBy"]:
                         copy.write_row((doc["id"], blocker))
+            cursor.execute("select set_config('board.claim_order_deferred', 'off', true)")
+            cursor.execute("select board.rebuild_claim_order()")
         conn.execute("vacuum analyze")
 
 
@@ -177,6 +182,7 @@ def _claimer(where: dict[str, str], agent: str, seconds: float, complete: bool, 
             continue
         took = time.perf_counter() - began
         if task is None:
+            store.sync()  # a claim on PostgreSQL reads only the task it takes: catch up to see what is left
             if not any(t.status == Status.PENDING for t in store.graph.tasks.values()):
                 drained = True
                 break

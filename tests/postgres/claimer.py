@@ -6,8 +6,8 @@ it knows what it was told):
 - ``work``: claim (``max_held=1``) and complete each task, ``{"claimed": ID, "token": T}`` then
   ``{"completed": ID}``, until nothing is ready (``{"done": true}``);
 - ``claim``: claim only (``max_held=None``), ``{"claimed": ID, "token": T}``, until nothing is ready;
-- ``hang``: start one claim and stop inside its transaction, once the task is picked and locked
-  and before anything is written: ``{"picked": ID}``, then wait on stdin for ever.
+- ``hang``: start one claim and stop inside its transaction, once the task is picked, locked and
+  written and before the commit: ``{"picked": ID}``, then wait on stdin for ever.
 """
 
 from __future__ import annotations
@@ -29,14 +29,16 @@ def main(mode: str, url: str, workspace: str, agent: str) -> None:
     if sys.stdin.readline().strip() != "go":
         return
     if mode == "hang":
-        def stop_here(task, agent, lease_seconds):  # noqa: ANN001, ANN202 - Store._claimed's signature
-            say(picked=task.id)
-            sys.stdin.readline()
-            raise SystemExit("released")
+        from board.store.postgres.store import _CLAIM_CALL
 
-        store._claimed = stop_here  # type: ignore[method-assign]
-        store.claim(agent, max_held=None)
-        return
+        # The claim's call inside a transaction that stays open until the process dies: the
+        # task is picked, locked and written, not committed.
+        raw = store.conn.raw
+        raw.execute("begin")
+        outcome, doc = raw.execute(_CLAIM_CALL, store._claim_params(agent, 600, None, None, False)).fetchone()[:2]
+        say(picked=str(doc["id"]) if doc is not None else None, outcome=outcome)
+        sys.stdin.readline()
+        raise SystemExit("released")
     while True:
         task = store.claim(agent, max_held=1 if mode == "work" else None)
         if task is None:

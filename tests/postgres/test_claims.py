@@ -294,6 +294,8 @@ def test_a_claim_inside_a_transaction_is_part_of_it(board_url: str, tmp_path: Pa
 def test_claim_statements_dropped_from_the_session_are_prepared_again(board_url: str, tmp_path: Path) -> None:
     store = open_board(board_url, tmp_path)
     make_tasks(store, 3)
+    # Documents the rules did not write (an import's): claimed through the rules' statements.
+    store.conn.execute("update board.tasks set normal = false")
     assert store.claim("ann", max_held=None) is not None
     store.conn.execute("deallocate board_claim_pick")
     assert store.claim("ann", max_held=None) is not None

@@ -203,6 +203,18 @@ class BoardConnection:
         except psycopg.OperationalError as error:
             raise self._failed(error) from None
 
+    @contextmanager
+    def without_retry(self) -> Iterator[None]:
+        """Reads that fail on a broken connection as a transaction's statements would, with
+        ``DatabaseUnavailable``, rather than being tried again on a new connection: for reads
+        that are the first step of a write. A connection known broken before is reopened first."""
+        self.raw  # noqa: B018 - reopens a connection that broke before
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+
     def executemany(self, query: Any, params_seq: Any) -> None:
         import psycopg
 

@@ -4,7 +4,9 @@ Every write is one transaction. The writes that the rules make under the board l
 database-wide advisory lock instead, so they see one state exactly as on files; a claim takes
 that lock shared, so claims run side by side and pick their tasks with ``FOR NO KEY UPDATE SKIP
 LOCKED``, in the order the rules give (priority, then the longest remaining critical path, then
-id). A transaction that dies leaves nothing behind: the task it was claiming stays claimable.
+id). The database makes that pick (``board.claim_next``, schema version 3) from the readiness and
+remaining path it keeps per task, so a claim needs nothing of this process's index. A
+transaction that dies leaves nothing behind: the task it was claiming stays claimable.
 
 Each process keeps an index (a ``TaskGraph``) as the file store does, and catches up through
 the history table: the rows added since it last looked name the tasks to re-read. History rows
@@ -17,6 +19,7 @@ from __future__ import annotations
 import json
 import socket
 import time
+from datetime import datetime, timedelta
 import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -27,14 +30,14 @@ from typing import Any
 from board.active_work import entry_for, note_task, read_active, write_active
 from board.errors import BoardError, InvalidTaskFile, TaskNotFound
 from board.graph import cancelled_blockers
-from board.model import Task, lean, task_from_dict, task_to_dict, utcnow, validate_id, with_integer_ids
+from board.model import Task, draft_of, lean, task_from_dict, task_to_dict, utcnow, validate_id, with_integer_ids
 from board.priority import PRIORITY_RANK
 from board.status import Status
 from board.store import DEFAULT_LEASE_SECONDS
 from board.store.base import ChangeSet, Clock, Problem, Store, _check_agent, _iso
 from board.store.layout import next_integer_id
 from board.store.postgres.connect import BoardConnection, DatabaseUnavailable, redact
-from board.store.postgres.migrations import NOTIFY_AFTER_COMMIT, TASK_CHANNEL, check_schema
+from board.store.postgres.migrations import CLAIMED_TASK, NOTIFY_AFTER_COMMIT, TASK_CHANNEL, check_schema
 from board.store.postgres.side import DatabaseAgentRecords, DatabaseAlertBoard, DatabaseCheckpointBook, DatabaseReservationBook
 from board.store.atomic import read_jsonl
 from board.toolcall_log import AGENT_LOG_SUFFIX, AGENT_LOGS, fold
@@ -47,13 +50,10 @@ LOAD_PAGE = 5_000
 #: ... and when it is read again (``reload``): most of a page is thrown away as unchanged, and
 #: each page's documents, decoded, are several times the size of the tasks they make.
 RELOAD_PAGE = 1_000
-#: How many ready tasks a claim offers the database at once, best first, plus two for each
-#: task the catch-up before it found changed (with many claimers at once, about as many as
-#: may take or lock the best ones before this claim's pick); each attempt after the first
-#: offers twice as many as the one before.
-CLAIM_CANDIDATES = 32
-#: Claims tried with the shared lock before one is made under the exclusive lock.
-SHARED_CLAIM_ATTEMPTS = 3
+#: How many times a claim asks the database before it gives up: only a task whose document
+#: the rules must write (``board.claim_next`` hands it back) can be taken by another claim
+#: between the two steps.
+CLAIM_ATTEMPTS = 50
 #: How long a skipped history number is looked for again before it counts as rolled back.
 GAP_SECONDS = 30.0
 #: How many recent history lines of a kind are kept for the alert detectors, and how far
@@ -66,26 +66,36 @@ _UNTRACKED = frozenset({"version", "updatedAt"})
 _TASK_COLUMNS = "id, doc, status, owner, priority, version, lease_owner, lease_token, lease_expires_at, updated_at"
 
 _UPSERT_TASK = f"""
-insert into board.tasks ({_TASK_COLUMNS}) values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+insert into board.tasks ({_TASK_COLUMNS}, normal) values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, true)
 on conflict (id) do update set doc = excluded.doc, status = excluded.status, owner = excluded.owner,
     priority = excluded.priority, version = excluded.version, lease_owner = excluded.lease_owner,
-    lease_token = excluded.lease_token, lease_expires_at = excluded.lease_expires_at, updated_at = excluded.updated_at
+    lease_token = excluded.lease_token, lease_expires_at = excluded.lease_expires_at, updated_at = excluded.updated_at, normal = true
 """
 
 #: The first of the candidates (ids in the order given, joined by commas: an id has none) that
-#: is still pending, ready and not being claimed by anyone else. A blocker with no row
-#: (deleted) does not hold a task back.
+#: is still ready (the column migration 3's triggers keep) and not being claimed by anyone else.
 _CLAIM_CANDIDATE = """
 select t.doc from board.tasks t
 join unnest(string_to_array(%s, ',')) with ordinality as c(id, n) on c.id = t.id
-where t.status = 'pending'
-  and not exists (
-    select 1 from board.task_edges e join board.tasks b on b.id = e.blocker_id
-    where e.task_id = t.id and b.status <> 'completed')
+where t.ready
 order by c.n
 limit 1
 for no key update of t skip locked
 """
+#: The first ready task in claim order, for a claim inside a caller's transaction.
+_CLAIM_BEST = """
+select t.doc from board.tasks t where t.ready
+order by t.priority, t.remaining desc, t.id_number, t.id collate "C"
+limit 1
+for no key update of t skip locked
+"""
+#: A claim in one round trip, two prepared statements sent together (a pipeline), each its
+#: own transaction: ``board.claim_next`` (migration 3) picks and writes, and commits; then the
+#: notification of the task it took, after that commit (see ``_CLAIM_BEGIN`` for why after).
+_CLAIM_CALL = """
+select * from board.claim_next(%s::bigint, %s::text, %s::int, %s::boolean, %s::text, %s::text, %s::text, %s::timestamptz, %s::jsonb, %s::timestamptz)
+"""
+_CLAIM_NOTIFY = f"select pg_notify('{TASK_CHANNEL}', id) from (select current_setting('{CLAIMED_TASK}', true) as id) c where c.id <> ''"
 
 #: A claim in two round trips, each one query of several statements with the parameters bound
 #: by the client (``_CLAIM_BEGIN``, ``_CLAIM_WRITE``). First the locks and the pick: the board
@@ -120,7 +130,7 @@ _CLAIM_STATEMENTS = {
     "board_claim_write": """
 prepare board_claim_write (jsonb, text, text, smallint, bigint, text, bigint, timestamptz, timestamptz, text) as
 update board.tasks set doc = $1, status = $2, owner = $3, priority = $4, version = $5, lease_owner = $6, lease_token = $7,
-    lease_expires_at = $8, updated_at = $9 where id = $10
+    lease_expires_at = $8, updated_at = $9, normal = true where id = $10
 """,
     "board_claim_log": """
 prepare board_claim_log (text, bigint, timestamptz, jsonb) as
@@ -139,6 +149,19 @@ def _legacy_mark(log: Path) -> int:
         return int(log.with_name(log.name + ".forwarded").read_text() or 0)
     except (OSError, ValueError):
         return 0
+
+
+_TIME = None
+
+
+def _json_time(moment: datetime) -> str:
+    """A time as a task document has it (pydantic's JSON form, as ``task_to_dict`` writes it)."""
+    global _TIME
+    if _TIME is None:
+        from pydantic import TypeAdapter
+
+        _TIME = TypeAdapter(datetime)
+    return _TIME.dump_python(moment, mode="json")
 
 
 def _refuse_over_limit(agent: str, max_held: int, held: list[str]) -> None:
@@ -483,6 +506,12 @@ class PostgresStore(Store):
             finally:
                 self._lock_depth -= 1
             return
+        if not shared:
+            # The rules catch up (sync) once they hold the lock, which stops every claim: most
+            # of the catching up is done here, before it, so that claims wait only for the rest.
+            # A broken connection refuses the write here, as it would under the lock.
+            with self.conn.without_retry():
+                self.sync()
         self._lock_depth = 1
         self._touched = set()
         try:
@@ -616,35 +645,88 @@ class PostgresStore(Store):
     # -- claims -------------------------------------------------------------------------------
 
     def claim(self, agent: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS, max_held: int | None = 1, actor: str | None = None) -> Task | None:
-        """Take the best ready task for ``agent``: the candidates in the rules' order, the first
-        one no other claimer holds (``SKIP LOCKED``), all in one transaction."""
-        self._ensure_whole()
+        """Take the best ready task for ``agent``: the database picks it (``board.claim_next``:
+        the first ready task in claim order that no other claim holds, by the claim columns its
+        triggers keep) and writes it, in one round trip. Nothing of the board is read here
+        beyond the task taken, so a process that only claims never reads the whole board."""
         _check_agent(agent)
-        for attempt in range(SHARED_CLAIM_ATTEMPTS):
-            changed = self.sync()
-            wanted = (CLAIM_CANDIDATES + 2 * len(changed.changed)) << attempt
-            candidates: list[str] = []
-            self.graph.first_ready(lambda task_id: candidates.append(task_id) or len(candidates) >= wanted)
-            if not candidates:
-                self._check_holding_stored(agent, max_held)
-                return None
-            if self._lock_depth:
-                claimed = self._claim_in_callers_transaction(agent, candidates, lease_seconds, max_held, actor)
-            else:
-                claimed = self._claim_shared(agent, candidates, lease_seconds, max_held, actor)
-            if claimed is not None:
-                return claimed
-        with self._write_lock():
-            self.sync()
-            self._check_holding(agent, max_held)
-            while True:
-                best = self.graph.best_ready()
-                if best is None:
+        if self._lock_depth:
+            return self._claim_in_callers_transaction(agent, lease_seconds, max_held, actor)
+        exclusive = False
+        for _ in range(CLAIM_ATTEMPTS):
+            outcome, doc = self._claim_next(agent, lease_seconds, max_held, actor, exclusive)
+            if outcome == "claimed":
+                return doc
+            if outcome == "none":
+                if exclusive:
                     return None
-                fresh = self._fresh(best)
-                if not self.graph.is_ready(fresh.id):
-                    continue
-                return self._commit(fresh, self._claimed(fresh, agent, lease_seconds), "claim", actor or agent)
+                # Nothing free: maybe nothing is ready, maybe claims under way hold the rest and
+                # one of them rolls back. Under the exclusive lock no claim is under way.
+                exclusive = True
+            elif outcome == "rules":
+                # A document not in the rules' form: the rules claim it, if it is still free.
+                claimed = self._claim_shared(agent, [str(doc["id"])], lease_seconds, max_held, actor)
+                if claimed is not None:
+                    return claimed
+        raise BoardError(f"could not claim a task for {agent}: every attempt found its pick taken; try again")
+
+    def _claim_next(self, agent: str, lease_seconds: float, max_held: int | None, actor: str | None, exclusive: bool) -> tuple[str, Any]:
+        """One ``board.claim_next`` call and its commit: ("claimed", the task), ("none", None),
+        ("rules", the document to claim through the rules); refuses an agent over its limit."""
+        import psycopg
+
+        raw = self.conn.raw  # the connection now (reopened if it broke)
+        try:
+            with raw.pipeline() as pipeline:
+                claim = raw.cursor()
+                claim.execute(_CLAIM_CALL, self._claim_params(agent, lease_seconds, max_held, actor, exclusive), prepare=True)
+                pipeline.sync()
+                raw.cursor().execute(_CLAIM_NOTIFY, prepare=True)
+                pipeline.sync()
+                outcome, doc, seq, held = claim.fetchone()
+        except BaseException as error:
+            self._after_failed_claim(raw, None)
+            if isinstance(error, psycopg.OperationalError):
+                raise self.conn._failed(error) from None  # one line: DatabaseUnavailable
+            raise
+        if outcome == "held":
+            _refuse_over_limit(agent, max_held or 0, list(held))
+        if outcome != "claimed":
+            return outcome, doc
+        self._own_seqs.add(seq)
+        task = self._decode(str(doc["id"]), doc)
+        if task is None:  # the database wrote what the rules would not read back: say so
+            raise BoardError(f"task {doc.get('id')} was claimed but cannot be read: {self.invalid.get(str(self.layout.task_path(str(doc.get('id')))))}")
+        self.graph.put(task)
+        self._note_active([task.id])
+        return outcome, task
+
+    def _claim_params(self, agent: str, lease_seconds: float, max_held: int | None, actor: str | None, exclusive: bool) -> tuple[Any, ...]:
+        """``board.claim_next``'s arguments: what the rules take from the clock, read once."""
+        now = self.clock()
+        expires = now + timedelta(seconds=lease_seconds)
+        lease = {"owner": agent, "token": 0, "expiresAt": _json_time(expires), "seconds": float(lease_seconds)}
+        return (WRITE_LOCK_KEY, agent, max_held, exclusive, actor or agent, _iso(now), _json_time(now), now, json.dumps(lease), expires)
+
+    def _after_failed_claim(self, raw: Any, picked: Task | None) -> None:
+        """Roll back what a failed claim left open; re-read its task if the commit may have happened."""
+        import psycopg
+        from psycopg.pq import TransactionStatus
+
+        try:
+            if raw.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
+                raw.execute("rollback")
+            if picked is not None and raw.info.transaction_status == TransactionStatus.IDLE:
+                self._reread_ids([picked.id])  # the write may or may not have committed
+        except psycopg.Error:
+            pass  # the connection is gone; the error the caller raises says why
+
+    def _claimed(self, task: Task, agent: str, lease_seconds: float) -> Task:
+        """A draft of ``task`` claimed by ``agent``: the database's ready column said it may
+        start, so the rules do not ask this process's index (which may not hold its blockers)."""
+        draft = draft_of(task)
+        self._apply_status(draft, Status.IN_PROGRESS, owner=agent, lease_seconds=lease_seconds, ready_known=True)
+        return draft
 
     def _check_holding_stored(self, agent: str, max_held: int | None) -> None:
         """The limit on held tasks, counted in the table (the index may not have caught up)."""
@@ -658,7 +740,6 @@ class PostgresStore(Store):
         trips (``_CLAIM_BEGIN``, ``_CLAIM_WRITE``); None when no candidate could be taken.
         The task's row and history line are those ``_commit`` writes."""
         import psycopg
-        from psycopg.pq import TransactionStatus
 
         self._prepare_claims()
         raw = self.conn.raw  # the connection now (reopened if it broke): its session has the statements
@@ -677,9 +758,7 @@ class PostgresStore(Store):
             if results[-1]:
                 doc = results[-1][0][0]
                 picked = self._decode(str(doc["id"]), doc)
-            if picked is not None:
-                self.graph.put(picked)  # as it is now, under our row lock
-            if picked is None or not self.graph.is_ready(picked.id):
+            if picked is None:
                 raw.execute("rollback")
                 return None
             task, doc, record = self._claim_version(picked, self._claimed(picked, agent, lease_seconds), actor or agent)
@@ -696,13 +775,7 @@ class PostgresStore(Store):
             )
             self._own_seqs.add(_each_result(cursor)[1][0][0])
         except BaseException as error:
-            try:
-                if raw.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
-                    raw.execute("rollback")
-                if picked is not None and raw.info.transaction_status == TransactionStatus.IDLE:
-                    self._reread_ids([picked.id])  # the write may or may not have committed
-            except psycopg.Error:
-                pass  # the connection is gone; the error raised below says why
+            self._after_failed_claim(raw, picked)
             if isinstance(error, psycopg.errors.InvalidSqlStatementName):
                 _CLAIM_PREPARED.discard(raw)  # the session was reset (DISCARD ALL): prepare again
                 return None
@@ -742,21 +815,19 @@ class PostgresStore(Store):
         doc = with_integer_ids(dict(after)) if task.integer_ids else after  # ids keep the JSON type they had
         return task, doc, self._history_record(task.id, task.version, actor, "claim", changes, None)
 
-    def _claim_in_callers_transaction(self, agent: str, candidates: list[str], lease_seconds: float, max_held: int | None, actor: str | None) -> Task | None:
+    def _claim_in_callers_transaction(self, agent: str, lease_seconds: float, max_held: int | None, actor: str | None) -> Task | None:
         """A claim inside a transaction the caller holds (``transaction()``), statement by statement."""
         with self._write_lock(shared=True):
             if max_held is not None:
                 self.conn.execute(_CLAIM_AGENT_LOCK, (f"board claim {agent}",))
             self._check_holding_stored(agent, max_held)
-            row = self.conn.execute(_CLAIM_CANDIDATE, (",".join(candidates),)).fetchone()
+            row = self.conn.execute(_CLAIM_BEST).fetchone()
             if row is None:
                 return None
             task = self._decode(str(row[0]["id"]), row[0])
             if task is None:
                 return None
             self.graph.put(task)
-            if not self.graph.is_ready(task.id):
-                return None
             return self._commit(task, self._claimed(task, agent, lease_seconds), "claim", actor or agent)
 
     # -- tool calls ---------------------------------------------------------------------------
@@ -776,7 +847,7 @@ class PostgresStore(Store):
                 return
             counts = fold(row[0] or {}, [record])
             counts.pop("logged", None)
-            self.conn.execute("update board.tasks set doc = jsonb_set(doc, '{toolCalls}', %s) where id = %s", (json.dumps(counts), record["task"]))
+            self.conn.execute("update board.tasks set doc = jsonb_set(doc, '{toolCalls}', %s), normal = false where id = %s", (json.dumps(counts), record["task"]))
 
     def sync_tool_calls(self) -> ChangeSet:
         """Re-read tasks in progress whose counts moved (calls do not write history)."""

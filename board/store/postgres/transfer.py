@@ -55,7 +55,7 @@ from board.store.claude import looks_like_claude_list
 from board.store.files.writes import PENDING_HISTORY
 from board.store.layout import Layout, TasksDirLayout, detect_layout
 from board.store.postgres.connect import connect, redact
-from board.store.postgres.migrations import check_schema
+from board.store.postgres.migrations import CLAIM_ORDER_DEFERRED, check_schema
 from board.store.postgres.store import WRITE_LOCK_KEY
 from board.toolcall_log import TASK_LOGS, fold
 
@@ -547,6 +547,7 @@ def _write_board(conn: Any, source: FileBoard, sources: dict[str, list[str]]) ->
             yield (
                 task.id, json.dumps(item.doc, ensure_ascii=False), str(task.status), task.owner, PRIORITY_RANK[task.priority], task.version,
                 lease.owner if lease else None, lease.token if lease else None, lease.expires_at if lease else None, task.updated_at,
+                True,  # the document is the rules' own (``_document``): claims may write it in SQL
             )
             _note_file_form("task", item, orders)
 
@@ -564,8 +565,13 @@ def _write_board(conn: Any, source: FileBoard, sources: dict[str, list[str]]) ->
 
     for table in ("tasks", "task_edges", "history", "tool_calls", "archive"):
         sources[table] = []
-    _copy(conn, "tasks (id, doc, status, owner, priority, version, lease_owner, lease_token, lease_expires_at, updated_at)", task_rows())
+    # The claim columns (migration 3) once for the whole board, not row by row as the tasks and
+    # edges arrive.
+    conn.execute("select set_config(%s, 'on', true)", (CLAIM_ORDER_DEFERRED,))
+    _copy(conn, "tasks (id, doc, status, owner, priority, version, lease_owner, lease_token, lease_expires_at, updated_at, normal)", task_rows())
     _copy(conn, "task_edges (task_id, blocker_id)", edge_rows())
+    conn.execute("select set_config(%s, 'off', true)", (CLAIM_ORDER_DEFERRED,))
+    conn.execute("select board.rebuild_claim_order()")
 
     history = source.history
     sources["history"] = [item.where for item in history]
