@@ -903,6 +903,11 @@ class Store:
     #: This machine's files for the workspace (board.toml, git state, coordinator lock, logs).
     local_dir: Path
 
+    def alert_board_of_its_own(self) -> AlertBoard:
+        """The alerts, for a thread that reads them beside the store's own users without its
+        lock (a dashboard's alerts follower): on a connection of its own where there is one."""
+        raise NotImplementedError
+
 
 # What the side-state attributes above are (kept at the end, beside them).
 from board.store.side import AgentRecords, AlertBoard, CheckpointBook, ReservationBook  # noqa: E402

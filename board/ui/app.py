@@ -188,7 +188,7 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         #: Error alerts already announced, so each is notified once while it lasts.
         self._announced_errors: set[str] = set()
         #: Set by the board reader when something changed that alerts depend on.
-        self.alerts_follower = AlertsFollower(self.store.alert_board, self.store.local_dir)
+        self.alerts_follower = AlertsFollower(self.store.alert_board_of_its_own(), self.store.local_dir)
         #: Whether the side panels were shown just to reach the alerts (hidden again after).
         self._panels_shown_for_alerts = False
         self.loaded = False

@@ -65,6 +65,9 @@ class FileStore(FileIndex, FileWrites, FileClaims, FileRepair, FileToolCalls, St
         self.checkpoint_book = FileCheckpointBook(layout.state_dir)
         self.alert_board = FileAlertBoard(layout.state_dir)
 
+    def alert_board_of_its_own(self) -> FileAlertBoard:
+        return FileAlertBoard(self.layout.state_dir)  # a file read whole each time: nothing to share
+
     @classmethod
     def open(cls, location: Path | str, *, create: bool = False, whole: bool = True, **kwargs: Any) -> Store:
         """Open the board at ``location``: a workspace with ``.tasks/``, or a Claude Code task list.

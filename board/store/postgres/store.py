@@ -266,6 +266,12 @@ class PostgresStore(Store):
     def close(self) -> None:
         self.conn.close()
 
+    def alert_board_of_its_own(self) -> DatabaseAlertBoard:
+        conn = BoardConnection(self.url, application_name="board alerts")
+        board = DatabaseAlertBoard(conn)
+        weakref.finalize(board, conn.close)
+        return board
+
     # -- reading ------------------------------------------------------------------------------
 
     def load(self) -> None:
