@@ -42,6 +42,10 @@ ALERTS_EVERY_SECONDS = 1.0
 _QUIET_DIRS = frozenset({"checkpoints", "logs", "reservations"})
 
 
+#: The name of the coordinator's lock in a board's database (``SessionLock``).
+COORDINATOR_LOCK = "coordinator"
+
+
 class CoordinatorLock(LifetimeLock):
     """The lock a coordinator holds for its lifetime, on ``.coordinator.lock``."""
 
@@ -53,6 +57,17 @@ def coordinator_running(local_dir: Path) -> bool:
     """Does some process hold this board's coordinator lock right now? (A probe: takes nothing.)
     ``local_dir`` is the store's (``Store.local_dir``)."""
     return held_elsewhere(local_dir / LOCK_NAME)
+
+
+def coordinator_running_on(store: Store) -> bool:
+    """Does a coordinator run on ``store``'s board, on this machine or, for a board in a
+    database, on any machine? (A probe: takes nothing; False while the database is away.)"""
+    database = getattr(store, "url", None)
+    if database:
+        from board.store.postgres.locks import held_elsewhere as held_in_database
+
+        return held_in_database(database, COORDINATOR_LOCK)
+    return coordinator_running(store.local_dir)
 
 
 def _matters(change: watchfiles.Change, path: str) -> bool:
@@ -115,7 +130,7 @@ class Coordinator:
         """Tick on changes and on the period until ``stop`` is set (or SIGTERM/SIGINT)."""
         stop = stop or threading.Event()
         database = getattr(self.store, "url", None)
-        lock = SessionLock(database, "coordinator") if database else CoordinatorLock(self.local_dir)
+        lock = SessionLock(database, COORDINATOR_LOCK) if database else CoordinatorLock(self.local_dir)
         if not lock.acquire():
             raise BoardError(f"another coordinator is already running on {self.store.layout.workspace} (it holds {lock.path})")
         try:

@@ -27,7 +27,7 @@ from board import actions
 from board.actions import Who
 from board.agents import read_agent
 from board.config import load_settings
-from board.coordinator.daemon import coordinator_running
+from board.coordinator.daemon import coordinator_running_on
 from board.coordinator.workers import COMMAND_GROUP_FIELD, KILL_GRACE_SECONDS, die_with_parent, end_commands_of, kill_process_group
 from board.errors import AgentNameInUse, BoardError, BoardUnavailable
 from board.graph import TaskGraph, is_hidden, sorted_ids
@@ -167,7 +167,7 @@ class Supervisor:
         this board: it is used) and the workers."""
         load_settings(self.store.local_dir)  # a broken board.toml is one clear error, before any child starts
         if self.with_coordinator:
-            if coordinator_running(self.store.local_dir):
+            if coordinator_running_on(self.store):
                 self.say("a coordinator is already running on this board; using it")
             else:
                 self._spawn("coordinator", "coordinator", ["coordinator", "-w", str(self.workspace)])
@@ -233,7 +233,7 @@ class Supervisor:
                 continue
             now = time.monotonic()
             if child.role == "coordinator":
-                if coordinator_running(self.store.local_dir):
+                if coordinator_running_on(self.store):
                     self.say(f"the coordinator (pid {child.process.pid}) {how}; another coordinator runs this board now")
                 elif self._gives_up("coordinator", now):
                     fatal.append(f"the coordinator died {MAX_RESTARTS_PER_SLOT + 1} times in {RESTART_WINDOW_SECONDS:g} s (see .tasks/logs/run.log); giving up")
@@ -249,7 +249,7 @@ class Supervisor:
                 continue
             replacement = self._start_worker(child.slot, child.restarts + 1)
             self.say(f"worker {child.name} (pid {child.process.pid}) {how}; its task comes back when its lease expires; started {replacement.name} in its place")
-        if self.with_coordinator and not any(c.role == "coordinator" for c in self.children) and not coordinator_running(self.store.local_dir):
+        if self.with_coordinator and not any(c.role == "coordinator" for c in self.children) and not coordinator_running_on(self.store):
             # The coordinator this run used belonged to another run, which has ended: without
             # one, leases of dead workers would never be taken back.
             self.say("no coordinator is running on this board any more; starting one")

@@ -151,9 +151,12 @@ class AlertsFollower:
     ``ALERTS_RECHECK_SECONDS`` to notice a coordinator come or go. Each change of what should be
     shown is handed to ``show``."""
 
-    def __init__(self, alert_board: AlertBoard, local_dir: Path) -> None:
+    def __init__(self, alert_board: AlertBoard, local_dir: Path, coordinator_running: Callable[[], bool] | None = None) -> None:
         self.alert_board = alert_board
         self.local_dir = local_dir
+        #: Whether a coordinator keeps the stored alerts current (on a database board it may run
+        #: on another machine); by default, the coordinator lock in ``local_dir``.
+        self.coordinator_running = coordinator_running or (lambda: coordinator_holds_lock(local_dir))
         self._due = threading.Event()
         self._stopped = threading.Event()
         #: Why the last look failed, while the board is out of reach (None once it answers).
@@ -189,7 +192,7 @@ class AlertsFollower:
             try:
                 stamp = self.alert_board.stamp()
                 self.unavailable = None
-                from_coordinator = stamp is not None and coordinator_holds_lock(self.local_dir)
+                from_coordinator = stamp is not None and self.coordinator_running()
                 if from_coordinator:
                     if stamp == read_stamp and shown is not None:
                         continue

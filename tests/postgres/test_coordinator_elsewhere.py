@@ -1,0 +1,94 @@
+"""One coordinator per board, wherever it runs: a second workspace on the same database (another
+machine, as far as the board knows) uses the coordinator already running instead of starting
+one that cannot take the lock, and its dashboard shows the alerts that coordinator keeps."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from board.store import Store
+from board.store.postgres.connect import connect
+from board.store.postgres.locks import held_elsewhere
+from board.store.postgres.migrations import migrate
+from tests.conftest import REPO
+from tests.coordinator.helpers import wait_for
+from tests.ui.conftest import make_app, settled
+from tests.ui.conftest import wait_for as wait_on_screen
+
+TIMEOUT = 120
+
+
+@pytest.fixture
+def two_workspaces(pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    with connect(pg_url, autocommit=True) as conn:
+        migrate(conn)
+    monkeypatch.delenv("BOARD_DB", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    spaces = []
+    for name in ("here", "there"):
+        (tmp_path / name / ".tasks").mkdir(parents=True)
+        (tmp_path / name / ".tasks" / "board.toml").write_text(f'[store]\nurl = "{pg_url}"\n[coordinator]\ntick_seconds = 0.3\n')
+        spaces.append(tmp_path / name)
+    return spaces[0], spaces[1]
+
+
+def start_coordinator(workspace: Path) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if k != "BOARD_DB"} | {"PYTHONPATH": str(REPO)}
+    return subprocess.Popen([sys.executable, "-m", "board", "coordinator"], cwd=workspace, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def test_a_run_on_another_workspace_uses_the_coordinator_already_running(two_workspaces: tuple[Path, Path], pg_url: str) -> None:
+    here, there = two_workspaces
+    store = Store.open(there)
+    for n in range(6):
+        store.create(f"step {n}")
+    coordinator = start_coordinator(here)
+    try:
+        wait_for(lambda: held_elsewhere(pg_url, "coordinator"), timeout=TIMEOUT, what="the coordinator here to hold the board's lock")
+        env = {k: v for k, v in os.environ.items() if k != "BOARD_DB"} | {"PYTHONPATH": str(REPO)}
+        argv = [sys.executable, "-m", "board", "run", "--workers", "2", "--simulate", "--fail-rate", "0", "--toolcall-fail-rate", "0", "--task-seconds", "0.05", "0.1"]
+        run = subprocess.run(argv, cwd=there, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert "a coordinator is already running on this board; using it" in run.stderr
+        log = (there / ".tasks" / "logs" / "run.log").read_text()
+        assert "coordinator:" not in log, "this run started a coordinator of its own"
+        assert coordinator.poll() is None, "the coordinator that was running was disturbed"
+    finally:
+        coordinator.send_signal(signal.SIGTERM)
+        try:
+            coordinator.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            coordinator.kill()
+            coordinator.wait()
+
+
+@pytest.mark.anyio
+async def test_a_dashboard_elsewhere_shows_the_alerts_the_running_coordinator_keeps(two_workspaces: tuple[Path, Path], pg_url: str) -> None:
+    here, there = two_workspaces
+    Store.open(there).create("needs a person")
+    coordinator = start_coordinator(here)
+    try:
+        wait_for(lambda: held_elsewhere(pg_url, "coordinator"), timeout=TIMEOUT, what="the coordinator here to hold the board's lock")
+        app = make_app(there, watch=True)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await settled(pilot)
+            app.alerts_follower.wake()
+            await wait_on_screen(pilot, lambda: app.alerts_from_coordinator, timeout=60, message="the coordinator's alerts on screen")
+    finally:
+        coordinator.send_signal(signal.SIGTERM)
+        try:
+            coordinator.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            coordinator.kill()
+            coordinator.wait()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
