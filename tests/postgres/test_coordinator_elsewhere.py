@@ -43,6 +43,15 @@ def start_coordinator(workspace: Path) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "board", "coordinator"], cwd=workspace, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def stop(process: subprocess.Popen) -> None:
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def test_a_run_on_another_workspace_uses_the_coordinator_already_running(two_workspaces: tuple[Path, Path], pg_url: str) -> None:
     here, there = two_workspaces
     store = Store.open(there)
@@ -60,12 +69,7 @@ def test_a_run_on_another_workspace_uses_the_coordinator_already_running(two_wor
         assert "coordinator:" not in log, "this run started a coordinator of its own"
         assert coordinator.poll() is None, "the coordinator that was running was disturbed"
     finally:
-        coordinator.send_signal(signal.SIGTERM)
-        try:
-            coordinator.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            coordinator.kill()
-            coordinator.wait()
+        stop(coordinator)
 
 
 @pytest.mark.anyio
@@ -81,12 +85,7 @@ async def test_a_dashboard_elsewhere_shows_the_alerts_the_running_coordinator_ke
             app.alerts_follower.wake()
             await wait_on_screen(pilot, lambda: app.alerts_from_coordinator, timeout=60, message="the coordinator's alerts on screen")
     finally:
-        coordinator.send_signal(signal.SIGTERM)
-        try:
-            coordinator.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            coordinator.kill()
-            coordinator.wait()
+        stop(coordinator)
 
 
 @pytest.fixture

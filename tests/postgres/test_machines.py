@@ -108,82 +108,71 @@ def test_a_machine_cut_off_while_holding_the_write_lock_does_not_stop_the_board(
     store.close()
 
 
-def test_three_machines_share_one_board_and_survive_a_partition(tmp_path: Path) -> None:
-    with Machines(3) as machines:
-        cluster = PgCluster.create()
-        processes: list[subprocess.Popen] = []
-        try:
-            octets = machines[0].host_address.split(".")[:2]
-            listen_also_on(cluster.data, [m.host_address for m in machines], f"{'.'.join(octets)}.0.0/16")
-            try:
-                cluster.start()
-            except ClusterError as error:
-                pytest.fail(str(error))
-            here = cluster.create_database("machines")
-            with connect(here, autocommit=True) as conn:
-                migrate(conn)
-            store = Store.open(tmp_path / "here", db=here)
-            previous: list[str] = []
-            for n in range(TASKS):
-                blockers = previous[-2:] if n % 10 == 9 else []  # a few joins, so order matters too
-                previous.append(store.create(f"step {n}", blocked_by=blockers).id)
+def test_three_machines_share_one_board_and_survive_a_partition(machines_and_server: tuple[list[Machine], PgCluster, str], tmp_path: Path) -> None:
+    machines, cluster, here = machines_and_server
+    processes: list[subprocess.Popen] = []
+    try:
+        store = Store.open(tmp_path / "here", db=here)
+        previous: list[str] = []
+        for n in range(TASKS):
+            blockers = previous[-2:] if n % 10 == 9 else []  # a few joins, so order matters too
+            previous.append(store.create(f"step {n}", blocked_by=blockers).id)
 
-            env = {k: v for k, v in os.environ.items() if k != "BOARD_DB"} | {"PYTHONPATH": str(REPO)}
-            for i, machine in enumerate(machines):
-                workspace = tmp_path / machine.name
-                (workspace / ".tasks").mkdir(parents=True)
-                url = f"postgresql://{SUPERUSER}@{machine.host_address}:{cluster.port}/machines"
-                (workspace / ".tasks" / "board.toml").write_text(f'[store]\nurl = "{url}"\n[lease]\nseconds = 2\n[coordinator]\ntick_seconds = 0.2\n')
-                out = open(tmp_path / f"{machine.name}.log", "w")
-                if i == 0:
-                    argv = [sys.executable, "-m", "board", "run", "--workers", "2", "--timeout", str(TIMEOUT), *SIMULATED]
+        env = machine_env()
+        for i, machine in enumerate(machines):
+            workspace = tmp_path / machine.name
+            (workspace / ".tasks").mkdir(parents=True)
+            url = machine_url(machine, cluster)
+            (workspace / ".tasks" / "board.toml").write_text(f'[store]\nurl = "{url}"\n[lease]\nseconds = 2\n[coordinator]\ntick_seconds = 0.2\n')
+            out = open(tmp_path / f"{machine.name}.log", "w")
+            if i == 0:
+                argv = [sys.executable, "-m", "board", "run", "--workers", "2", "--timeout", str(TIMEOUT), *SIMULATED]
+                processes.append(machine.popen(argv, cwd=workspace, env=env, stdout=out, stderr=subprocess.STDOUT))
+            else:
+                for w in range(2):
+                    argv = [sys.executable, "-m", "board", "worker", "--name", f"m{i}-w{w}", *SIMULATED]
                     processes.append(machine.popen(argv, cwd=workspace, env=env, stdout=out, stderr=subprocess.STDOUT))
-                else:
-                    for w in range(2):
-                        argv = [sys.executable, "-m", "board", "worker", "--name", f"m{i}-w{w}", *SIMULATED]
-                        processes.append(machine.popen(argv, cwd=workspace, env=env, stdout=out, stderr=subprocess.STDOUT))
 
-            # The server's loopback is not a machine's: they reach it only over their links.
-            probe = machines[1].run([sys.executable, "-c", f"import socket; socket.create_connection(('127.0.0.1', {cluster.port}), timeout=5)"], timeout=60)
-            assert probe.returncode != 0 and "Connection refused" in probe.stderr
+        # The server's loopback is not a machine's: they reach it only over their links.
+        probe = machines[1].run([sys.executable, "-c", f"import socket; socket.create_connection(('127.0.0.1', {cluster.port}), timeout=5)"], timeout=60)
+        assert probe.returncode != 0 and "Connection refused" in probe.stderr
 
-            def held_on_machine_1() -> str | None:
-                store.sync()
-                held = [t.id for t in store.tasks.values() if t.status == "in_progress" and t.owner.startswith("m1-")]
-                return held[0] if held else None
-
-            wait_for(held_on_machine_1, "machine-1 to hold a task")
-            cut_off = held_on_machine_1()
-            assert cut_off is not None
-            machines[1].cut()
-            try:
-                wait_for(lambda: any(r["op"] == "reclaim" and r["task"] == cut_off for r in store.history(cut_off)), f"#{cut_off} to be taken back from machine-1")
-            finally:
-                machines[1].heal()
-            assert processes[0].wait(timeout=TIMEOUT) == 0, (tmp_path / "machine-0.log").read_text()[-3000:]
-            history = store.history()
+        def held_on_machine_1() -> str | None:
             store.sync()
-            assert all(t.status == "completed" and t.lease is None for t in store.tasks.values())
-            completed = Counter(r["task"] for r in history if r["op"].startswith("status:completed"))
-            assert set(completed) == set(store.tasks) and max(completed.values()) == 1
-            for record in history:
-                if record["op"].startswith("status:completed"):
-                    before = (record["changes"].get("lease") or [None])[0]
-                    assert before is not None and before["owner"] == record["actor"], f"completed without the lease: {record}"
-            # Work was spread over the three machines: each has completions.
-            by_machine = Counter("machine-1" if r["actor"].startswith("m1-") else "machine-2" if r["actor"].startswith("m2-") else "machine-0"
-                                 for r in history if r["op"].startswith("status:completed"))
-            assert set(by_machine) == {"machine-0", "machine-1", "machine-2"}, by_machine
-            assert store.check() == []
-            store.close()
+            held = [t.id for t in store.tasks.values() if t.status == "in_progress" and t.owner.startswith("m1-")]
+            return held[0] if held else None
+
+        wait_for(held_on_machine_1, "machine-1 to hold a task")
+        cut_off = held_on_machine_1()
+        assert cut_off is not None
+        machines[1].cut()
+        try:
+            wait_for(lambda: any(r["op"] == "reclaim" and r["task"] == cut_off for r in store.history(cut_off)), f"#{cut_off} to be taken back from machine-1")
         finally:
-            for process in processes:
-                if process.poll() is None:
-                    process.send_signal(signal.SIGTERM)
-            for process in processes:
-                try:
-                    process.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
-            cluster.close()
+            machines[1].heal()
+        assert processes[0].wait(timeout=TIMEOUT) == 0, (tmp_path / "machine-0.log").read_text()[-3000:]
+        history = store.history()
+        store.sync()
+        assert all(t.status == "completed" and t.lease is None for t in store.tasks.values())
+        completed = Counter(r["task"] for r in history if r["op"].startswith("status:completed"))
+        assert set(completed) == set(store.tasks) and max(completed.values()) == 1
+        for record in history:
+            if record["op"].startswith("status:completed"):
+                before = (record["changes"].get("lease") or [None])[0]
+                assert before is not None and before["owner"] == record["actor"], f"completed without the lease: {record}"
+        # Work was spread over the three machines: each has completions.
+        by_machine = Counter("machine-1" if r["actor"].startswith("m1-") else "machine-2" if r["actor"].startswith("m2-") else "machine-0"
+                             for r in history if r["op"].startswith("status:completed"))
+        assert set(by_machine) == {"machine-0", "machine-1", "machine-2"}, by_machine
+        assert store.check() == []
+        store.close()
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in processes:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
