@@ -40,7 +40,19 @@ def two_workspaces(pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 def start_coordinator(workspace: Path) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k != "BOARD_DB"} | {"PYTHONPATH": str(REPO)}
-    return subprocess.Popen([sys.executable, "-m", "board", "coordinator"], cwd=workspace, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    output = open(workspace / "coordinator.out", "w")
+    return subprocess.Popen([sys.executable, "-m", "board", "coordinator"], cwd=workspace, env=env, stdout=output, stderr=subprocess.STDOUT)
+
+
+def wait_for_the_coordinator(coordinator: subprocess.Popen, workspace: Path, url: str) -> None:
+    def holding() -> bool:
+        assert coordinator.poll() is None, f"the coordinator ended: {(workspace / 'coordinator.out').read_text()[-2000:]}"
+        return held_elsewhere(url, "coordinator")
+
+    try:
+        wait_for(holding, timeout=TIMEOUT, what="the coordinator here to hold the board's lock")
+    except AssertionError as error:
+        raise AssertionError(f"{error}; it said: {(workspace / 'coordinator.out').read_text()[-2000:]}") from None
 
 
 def stop(process: subprocess.Popen) -> None:
@@ -59,7 +71,7 @@ def test_a_run_on_another_workspace_uses_the_coordinator_already_running(two_wor
         store.create(f"step {n}")
     coordinator = start_coordinator(here)
     try:
-        wait_for(lambda: held_elsewhere(pg_url, "coordinator"), timeout=TIMEOUT, what="the coordinator here to hold the board's lock")
+        wait_for_the_coordinator(coordinator, here, pg_url)
         env = {k: v for k, v in os.environ.items() if k != "BOARD_DB"} | {"PYTHONPATH": str(REPO)}
         argv = [sys.executable, "-m", "board", "run", "--workers", "2", "--simulate", "--fail-rate", "0", "--toolcall-fail-rate", "0", "--task-seconds", "0.05", "0.1"]
         run = subprocess.run(argv, cwd=there, env=env, capture_output=True, text=True, timeout=TIMEOUT)
@@ -78,7 +90,7 @@ async def test_a_dashboard_elsewhere_shows_the_alerts_the_running_coordinator_ke
     Store.open(there).create("needs a person")
     coordinator = start_coordinator(here)
     try:
-        wait_for(lambda: held_elsewhere(pg_url, "coordinator"), timeout=TIMEOUT, what="the coordinator here to hold the board's lock")
+        wait_for_the_coordinator(coordinator, here, pg_url)
         app = make_app(there, watch=True)
         async with app.run_test(size=(140, 40)) as pilot:
             await settled(pilot)
