@@ -30,7 +30,8 @@ def test_a_run_waits_out_a_stopped_server_and_finishes_the_board(pg_url: str, pg
         store.create(f"step {n}", blocked_by=[str(n)] if n % 4 else [])
     env = {k: v for k, v in os.environ.items() if k != "BOARD_DB"} | {"PYTHONPATH": str(REPO)}
     argv = [sys.executable, "-m", "board", "run", "--workers", "2", "--simulate", "--seed", "5", "--fail-rate", "0", "--toolcall-fail-rate", "0", "--task-seconds", "0.1", "0.3", "--steps", "1", "2"]
-    run = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    said = tmp_path / "run.out"  # what the run itself prints, read while it runs
+    run = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=open(said, "w"), stderr=subprocess.STDOUT, text=True)
     log = tmp_path / ".tasks" / "logs" / "run.log"
 
     def logged(text: str) -> int:
@@ -39,7 +40,7 @@ def test_a_run_waits_out_a_stopped_server_and_finishes_the_board(pg_url: str, pg
     def wait_for(condition, what: str) -> None:  # noqa: ANN001
         deadline = time.monotonic() + TIMEOUT
         while not condition():
-            assert run.poll() is None, f"the run ended while waiting for {what}: {run.communicate()[0][-3000:]}"
+            assert run.poll() is None, f"the run ended while waiting for {what}: {said.read_text()[-3000:]}"
             assert time.monotonic() < deadline, f"timed out waiting for {what}"
             time.sleep(0.1)
 
@@ -47,11 +48,13 @@ def test_a_run_waits_out_a_stopped_server_and_finishes_the_board(pg_url: str, pg
         wait_for(lambda: logged(" completed\n") >= 3, "the first tasks to be done")
         pg_cluster.stop()
         try:
-            # Down long enough that every worker has met the outage, and has waited through it.
+            # Down long enough that both workers and the run itself have met the outage.
             wait_for(lambda: logged("waiting for the board") >= 2, "both workers to meet the outage")
+            wait_for(lambda: "board: waiting for the board" in said.read_text(), "the run to meet the outage")
         finally:
             pg_cluster.start()
-        output, _ = run.communicate(timeout=TIMEOUT)
+        run.wait(timeout=TIMEOUT)
+        output = said.read_text()
         assert run.returncode == 0, output[-3000:]
     finally:
         if run.poll() is None:
