@@ -786,7 +786,6 @@ class Store:
         self._reread_ids([task_id])
         return self.get(task_id)
 
-
     # -- what a backend provides ------------------------------------------------------------
 
     def load(self) -> None:

@@ -277,7 +277,7 @@ def test_processes_claiming_at_once_take_every_task_once_and_in_claim_order(boar
     nothing is ready. Each process's claims rank ever later, and a task is taken only once every
     task before it is taken or being taken: at most as many as the other processes' claims
     under way."""
-    from tests.postgres.test_claims import claim_lines, kill_all, start_claimers
+    from tests.postgres.test_claims import claim_lines, run_claimers
 
     store = PostgresStore.open(tmp_path, url=board_url)
     rng = random.Random(21)
@@ -289,12 +289,7 @@ def test_processes_claiming_at_once_take_every_task_once_and_in_claim_order(boar
     graph = stored_graph(board_url)
     rank = {task_id: n for n, task_id in enumerate(graph.claim_order(graph.ready_ids()))}
     tcp_url = pg_cluster.tcp_url(unquote(urlsplit(board_url).path.lstrip("/")))
-    claimers = start_claimers("claim", [board_url, tcp_url] * 3, tmp_path)
-    try:
-        for claimer in claimers:
-            claimer.finish()
-    finally:
-        kill_all(claimers)
+    claimers = run_claimers("claim", [board_url, tcp_url] * 3, tmp_path)
     given = [task_id for claimer in claimers for task_id in claimer.heard("claimed")]
     assert sorted(given) == sorted(rank), "every ready task claimed exactly once, and nothing else"
     for claimer in claimers:
@@ -314,18 +309,13 @@ def test_processes_claiming_at_once_take_every_task_once_and_in_claim_order(boar
 def test_processes_claiming_and_completing_free_each_chain_link_once(board_url: str, tmp_path: Path) -> None:
     """Four processes claim and complete (one task held at a time) a board of chains: every task
     is done once, by the one process it was given to, and nothing is left ready or held."""
-    from tests.postgres.test_claims import assert_one_holder_at_a_time, kill_all, start_claimers
+    from tests.postgres.test_claims import assert_one_holder_at_a_time, run_claimers
 
     store = PostgresStore.open(tmp_path, url=board_url)
     with store.transaction():
         for n in range(1, 121):
             store.create(f"job {n}", blocked_by=[str(n - 1)] if n % 6 != 1 else [], metadata={"estimate": n % 4 + 1})
-    claimers = start_claimers("work", [board_url] * 4, tmp_path)
-    try:
-        for claimer in claimers:
-            claimer.finish()
-    finally:
-        kill_all(claimers)
+    claimers = run_claimers("work", [board_url] * 4, tmp_path)
     done = [task_id for claimer in claimers for task_id in claimer.heard("completed")]
     assert sorted(done, key=int) == [str(n) for n in range(1, 121)]
     assert_one_holder_at_a_time(board_url)

@@ -135,6 +135,17 @@ def kill_all(claimers: list[Claimer]) -> None:
         claimer.kill()
 
 
+def run_claimers(mode: str, urls: list[str], workspace: Path) -> list[Claimer]:
+    """``start_claimers``, each run until it finds nothing more; every one is ended however it goes."""
+    claimers = start_claimers(mode, urls, workspace)
+    try:
+        for claimer in claimers:
+            claimer.finish()
+    finally:
+        kill_all(claimers)
+    return claimers
+
+
 def make_tasks(store: Store, count: int, *, seed: int = 1, chains: int = 0) -> None:
     """``count`` tasks of mixed priorities, in one transaction; every ``chains``-th task waits on the one before."""
     rng = random.Random(seed)
@@ -387,12 +398,7 @@ def test_clients_over_tcp_and_over_the_socket_claim_one_board_together_without_d
     count = 300
     make_tasks(store, count, seed=3)
     tcp_url = pg_cluster.tcp_url(unquote(urlsplit(board_url).path.lstrip("/")))
-    claimers = start_claimers("claim", [tcp_url, board_url] * 3, tmp_path)
-    try:
-        for claimer in claimers:
-            claimer.finish()
-    finally:
-        kill_all(claimers)
+    claimers = run_claimers("claim", [tcp_url, board_url] * 3, tmp_path)
     given = [(task_id, claimer.agent, token) for claimer in claimers for task_id, token in zip(claimer.heard("claimed"), claimer.heard("token"))]
     assert sorted(task_id for task_id, _, _ in given) == sorted(str(n) for n in range(1, count + 1))
     assert all(claimer.heard("claimed") for claimer in claimers[:2]), "a TCP or a socket client claimed nothing: the race did not happen"

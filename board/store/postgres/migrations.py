@@ -262,19 +262,23 @@ create index tasks_parent on board.tasks (parent_id) where parent_id is not null
 -- Whether the board has stuck tasks at all.
 create index tasks_stuck on board.tasks (id) where stuck_wave is not null;
 
+-- Whether each task is ready now, by the rules' one definition: pending, not hidden, every
+-- blocker completed (one with no row holds it back) and every sub-task finished. A view, so
+-- the planner reads only the rows a query asks for.
+create view board.task_readiness as
+    select c.id, c.status = 'pending' and not c.hidden
+        and not exists (
+            select 1 from board.task_edges e left join board.tasks b on b.id = e.blocker_id
+            where e.task_id = c.id and (b.id is null or b.status <> 'completed'))
+        and not exists (
+            select 1 from board.tasks k where k.parent_id = c.id and k.status not in ('completed', 'cancelled')) as ready
+    from board.tasks c;
+
 -- Whether each task named is ready now; writes only the rows that change.
 create function board.refresh_ready(ids text[]) returns void language sql as $$
     update board.tasks t set ready = f.ready
-    from (
-        select c.id, c.status = 'pending' and not c.hidden
-            and not exists (
-                select 1 from board.task_edges e left join board.tasks b on b.id = e.blocker_id
-                where e.task_id = c.id and (b.id is null or b.status <> 'completed'))
-            and not exists (
-                select 1 from board.tasks k where k.parent_id = c.id and k.status not in ('completed', 'cancelled')) as ready
-        from board.tasks c where c.id = any(ids)
-    ) f
-    where t.id = f.id and t.ready <> f.ready
+    from board.task_readiness f
+    where f.id = any(ids) and t.id = f.id and t.ready <> f.ready
 $$;
 
 -- The remaining path of each task named, and then of their blockers as far as a value
@@ -347,15 +351,7 @@ begin
     from claim_waves w
     where w.id = t.id and (t.stuck_wave is distinct from case when w.stuck then w.wave end or t.remaining <> w.remaining);
     update board.tasks t set ready = r.ready
-    from (
-        select c.id, c.status = 'pending' and not c.hidden
-            and not exists (
-                select 1 from board.task_edges e left join board.tasks b on b.id = e.blocker_id
-                where e.task_id = c.id and (b.id is null or b.status <> 'completed'))
-            and not exists (
-                select 1 from board.tasks k where k.parent_id = c.id and k.status not in ('completed', 'cancelled')) as ready
-        from board.tasks c
-    ) r
+    from board.task_readiness r
     where t.id = r.id and t.ready <> r.ready;
     truncate claim_edges, claim_waves;
 end
