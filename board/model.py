@@ -13,11 +13,11 @@ import sys
 from copy import deepcopy
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Annotated, Any, TypeVar
+from typing import Any, TypeVar
 
-from pydantic import AliasGenerator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
-from pydantic.alias_generators import to_camel
+from pydantic_core import ValidationError
 
+from board.document import Document, constrained_str, datetime_schema, enum_schema, field, list_of, optional
 from board.errors import InvalidTaskFile
 # Ids, labels and priorities live in light modules the command line reads before anything else;
 # they are re-exported here, where the rest of board looks for them.
@@ -30,10 +30,15 @@ MAX_FILE_BYTES = 1024 * 1024
 
 # Constraints are checked inside pydantic's core rather than by Python validators: loading
 # 10,000 files spends most of its time here.
-TaskId = Annotated[str, StringConstraints(pattern=f"^{ID_REGEX}$")]
-Subject = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"^[^\r\n]*\S[^\r\n]*$")]
-FilePath = Annotated[str, StringConstraints(min_length=1)]
-Label = Annotated[str, StringConstraints(pattern=f"^{LABEL_REGEX}$")]
+_TASK_ID = constrained_str(pattern=f"^{ID_REGEX}$")
+_SUBJECT = constrained_str(min_length=1, max_length=200, pattern=r"^[^\r\n]*\S[^\r\n]*$")
+_FILE_PATH = constrained_str(min_length=1)
+_LABEL = constrained_str(pattern=f"^{LABEL_REGEX}$")
+_TEXT = constrained_str()
+_COUNT = {"type": "int", "ge": 0}
+_PERCENT = {"type": "int", "ge": 0, "le": 100}
+_TIME = datetime_schema()
+_STATUS = enum_schema(Status)
 
 
 def utcnow() -> datetime:
@@ -76,31 +81,18 @@ def live_lease_holder(task: Task, now: datetime) -> str | None:
     return lease.owner
 
 
-class _Document(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=AliasGenerator(alias=to_camel),
-        populate_by_name=True,
-        extra="allow",
-        validate_assignment=False,
-        # Integer ids (seed 001 wrote them) are read as strings; booleans are still refused.
-        coerce_numbers_to_str=True,
-    )
-
-
-class ToolCalls(_Document):
-    total: int = Field(0, ge=0)
-    ok: int = Field(0, ge=0)
-    failed: int = Field(0, ge=0)
-    consecutive_failures: int = Field(0, ge=0)
-    last_tool: str | None = None
-    last_at: datetime | None = None
+class ToolCalls(Document):
+    total: int = field(_COUNT, default=0)
+    ok: int = field(_COUNT, default=0)
+    failed: int = field(_COUNT, default=0)
+    consecutive_failures: int = field(_COUNT, default=0)
+    last_tool: str | None = field(optional(_TEXT), default=None)
+    last_at: datetime | None = field(optional(_TIME), default=None)
     #: How much of the task's tool-call log (bytes) these counts include; readers count the
     #: rest (``board.toolcall_log``). None in documents written before logs were appended alone.
-    logged: int | None = Field(None, ge=0)
+    logged: int | None = field(optional(_COUNT), default=None)
 
 
-# Default factories are plain functions: for a builtin like ``list``, pydantic asks inspect for
-# its signature, which parses the builtin's text signature with tokenize (5 ms of every command).
 def _empty_list() -> list[Any]:
     return []
 
@@ -119,71 +111,75 @@ _NO_TOOL_CALLS = ToolCalls()
 _IDLE_TOOL_CALLS = ToolCalls()
 
 
-class Lease(_Document):
-    owner: str
-    token: int = Field(ge=0)
-    expires_at: datetime
+class Lease(Document):
+    owner: str = field(_TEXT)
+    token: int = field(_COUNT)
+    expires_at: datetime = field(_TIME)
     #: The lease's length: a heartbeat renews it by this much (older files lack it).
-    seconds: float | None = Field(None, gt=0)
+    seconds: float | None = field(optional({"type": "float", "gt": 0}), default=None)
 
 
-class PolicyMark(_Document):
+class PolicyMark(Document):
     """Which seed-002 policy set the task's status, and why: it can be wrong, so the board
     shows it and a person can undo it."""
 
-    name: str
-    status: Status
-    reason: str
-    fired_at: datetime
+    name: str = field(_TEXT)
+    status: Status = field(_STATUS)
+    reason: str = field(_TEXT)
+    fired_at: datetime = field(_TIME)
     #: ``toolCalls.total`` when it fired; calls up to here never fire a policy again.
-    at_total: int = Field(0, ge=0)
+    at_total: int = field(_COUNT, default=0)
     #: Who held the task, and its progress, when the policy fired (an undo restores them).
-    owner: str = ""
-    progress: int = Field(0, ge=0, le=100)
+    owner: str = field(_TEXT, default="")
+    progress: int = field(_PERCENT, default=0)
     #: True once the status moved on (undone, or changed by anyone): no longer the policy's.
-    settled: bool = False
+    settled: bool = field({"type": "bool"}, default=False)
 
 
-class Task(_Document):
-    id: TaskId
-    subject: Subject
-    description: str = ""
-    active_form: str = ""
-    status: Status = Status.PENDING
-    blocked_by: list[TaskId] = Field(default_factory=_empty_list)
-    blocks: list[TaskId] = Field(default_factory=_empty_list)
-    owner: str = ""
-    priority: Priority = Priority.MEDIUM
-    parent: TaskId | None = None
-    files: list[FilePath] = Field(default_factory=_empty_list)
-    labels: list[Label] = Field(default_factory=_empty_list)
-    progress: int = Field(0, ge=0, le=100)
-    tool_calls: ToolCalls = Field(default_factory=_no_tool_calls)
-    lease: Lease | None = None
-    error: str | None = None
+def _no_repeats(value: list[str]) -> list[str]:
+    """A list of ids, paths or labels names each once: a repeat is dropped, the first kept."""
+    return value if len(set(value)) == len(value) else list(dict.fromkeys(value))
+
+
+def _ids() -> Any:
+    return field(list_of(_TASK_ID, after=_no_repeats), default_factory=_empty_list)
+
+
+class Task(Document):
+    id: str = field(_TASK_ID)
+    subject: str = field(_SUBJECT)
+    description: str = field(_TEXT, default="")
+    active_form: str = field(_TEXT, default="")
+    status: Status = field(_STATUS, default=Status.PENDING)
+    blocked_by: list[str] = _ids()
+    blocks: list[str] = _ids()
+    owner: str = field(_TEXT, default="")
+    priority: Priority = field(enum_schema(Priority), default=Priority.MEDIUM)
+    parent: str | None = field(optional(_TASK_ID), default=None)
+    files: list[str] = field(list_of(_FILE_PATH, after=_no_repeats), default_factory=_empty_list)
+    labels: list[str] = field(list_of(_LABEL, after=_no_repeats), default_factory=_empty_list)
+    progress: int = field(_PERCENT, default=0)
+    tool_calls: ToolCalls = field(ToolCalls.__pydantic_core_schema__, default_factory=_no_tool_calls)
+    lease: Lease | None = field(optional(Lease.__pydantic_core_schema__), default=None)
+    error: str | None = field(optional(_TEXT), default=None)
     #: Set when a policy (not a person or the agent) chose the current status.
-    policy: PolicyMark | None = None
+    policy: PolicyMark | None = field(optional(PolicyMark.__pydantic_core_schema__), default=None)
     #: What the task, in ``waiting``, asks a person; the person's answer; when it was asked.
-    question: str | None = None
-    answer: str | None = None
-    asked_at: datetime | None = None
-    metadata: dict[str, Any] = Field(default_factory=_empty_dict)
+    question: str | None = field(optional(_TEXT), default=None)
+    answer: str | None = field(optional(_TEXT), default=None)
+    asked_at: datetime | None = field(optional(_TIME), default=None)
+    metadata: dict[str, Any] = field({"type": "dict", "keys_schema": _TEXT, "values_schema": {"type": "any"}}, default_factory=_empty_dict)
     #: The file wrote its ids as JSON integers (seed 001 does): written back the same way, so
     #: code that compares ``1 in task["blockedBy"]`` keeps working. Not a field of the file.
-    integer_ids: bool = Field(False, exclude=True)
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
-    started_at: datetime | None = None
-    completed_at: datetime | None = None
-    version: int = Field(0, ge=0)
-
-    @field_validator("blocked_by", "blocks", "files", "labels")
-    @classmethod
-    def _no_repeats(cls, value: list[str]) -> list[str]:
-        return value if len(set(value)) == len(value) else list(dict.fromkeys(value))
+    integer_ids: bool = field({"type": "bool"}, default=False, exclude=True)
+    created_at: datetime | None = field(optional(_TIME), default=None)
+    updated_at: datetime | None = field(optional(_TIME), default=None)
+    started_at: datetime | None = field(optional(_TIME), default=None)
+    completed_at: datetime | None = field(optional(_TIME), default=None)
+    version: int = field(_COUNT, default=0)
 
 
-_D = TypeVar("_D", bound=_Document)
+_D = TypeVar("_D", bound=Document)
 
 
 def task_to_dict(task: Task) -> dict[str, Any]:
@@ -245,7 +241,7 @@ def draft_of(document: _D) -> _D:
             values[name] = value.copy() if all(type(item) is str for item in value) else deepcopy(value)
         elif kind is dict:
             values[name] = deepcopy(value) if value else {}
-        elif isinstance(value, _Document):
+        elif isinstance(value, Document):
             values[name] = draft_of(value)
     if copy.__pydantic_extra__:
         copy.__pydantic_extra__ = deepcopy(copy.__pydantic_extra__)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import fcntl
 import json
 import os
-import secrets
 import signal
 import stat
 import sys
@@ -146,7 +144,7 @@ class TempFile:
     """
 
     def __init__(self, directory: Path) -> None:
-        self.path = str(directory / f".write.{current_pid()}-{secrets.token_hex(6)}.tmp")
+        self.path = str(directory / f".write.{current_pid()}-{os.urandom(6).hex()}.tmp")
         self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | SAFE_OPEN, 0o644)
         self._recycled = False
         self._state = "empty"  # -> "filled" -> "moved", or "discarded" / "pooled"
@@ -205,8 +203,9 @@ class TempFile:
     def swap_into(self, path: Path | str) -> None:
         """Exchange names with ``path`` in one atomic step: ``path`` gets the new version and
         this file's name the one it replaced. Raises OSError (``exchange_names``) untouched."""
-        assert self._state == "filled" and exchange_names is not None
-        exchange_names(self.path, str(path))
+        exchange = exchange_names()
+        assert self._state == "filled" and exchange is not None
+        exchange(self.path, str(path))
         self._state = "moved"
 
     def set_aside(self) -> None:
@@ -231,6 +230,8 @@ def _load_exchange() -> Callable[[str, str], None] | None:
     library has no such call (not Linux, or a libc older than 2.28)."""
     if not sys.platform.startswith("linux"):
         return None
+    import ctypes  # here, not at the top: a command that writes nothing starts without it
+
     try:
         renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
     except (OSError, AttributeError):
@@ -247,7 +248,15 @@ def _load_exchange() -> Callable[[str, str], None] | None:
     return exchange
 
 
-exchange_names = _load_exchange()
+_EXCHANGE: list[Callable[[str, str], None] | None] = []
+
+
+def exchange_names() -> Callable[[str, str], None] | None:
+    """``renameat2(RENAME_EXCHANGE)`` (see ``_load_exchange``), loaded when first asked for: a
+    command that writes no task never loads ctypes."""
+    if not _EXCHANGE:
+        _EXCHANGE.append(_load_exchange())
+    return _EXCHANGE[0]
 
 
 class SparePool:
@@ -269,7 +278,8 @@ class SparePool:
 
     def __init__(self, directory: Path, *, enabled: bool = True) -> None:
         self.directory = directory
-        self._enabled = enabled and exchange_names is not None
+        # Whether exchange works here is asked on the first move (see ``exchange_names``).
+        self._enabled = enabled
         self._held = _Spares()
         self._guard = threading.Lock()
         # Spares are removed when the pool is collected or the process exits normally; a
@@ -320,7 +330,7 @@ class SparePool:
     def move(self, temp: TempFile, path: Path) -> None:
         """Put the filled ``temp`` in place of ``path`` in one atomic step; what it replaced
         becomes a spare. The caller fsyncs the directory."""
-        if not self._enabled:
+        if not self._enabled or exchange_names() is None:
             temp.move_to(path)
             return
         try:

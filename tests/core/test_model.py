@@ -118,3 +118,56 @@ def test_tasks_read_share_what_is_empty_and_a_change_to_one_leaves_the_others_al
     assert (third.labels, third.files, third.metadata, third.tool_calls.total, third.status) == ([], [], {}, 0, "pending")
     assert (first.labels, second.labels, second.blocked_by, second.tool_calls.total) == ([], [], ["1"], 0)
     assert json.loads(dump_task(changed))["labels"] == ["urgent"] and changed.status == "in_progress"
+
+
+def test_a_task_copied_pickled_or_deep_copied_is_equal_and_independent() -> None:
+    import copy
+    import pickle
+
+    task = parse_task(doc(labels=["a"], metadata={"k": [1]}, vendorField={"x": 1}, toolCalls={"total": 1, "ok": 1}), "f")
+    for twin in (copy.deepcopy(task), pickle.loads(pickle.dumps(task)), task.model_copy()):
+        assert twin == task and dump_task(twin) == dump_task(task) and twin is not task
+    deep = copy.deepcopy(task)
+    deep.metadata["k"].append(2)
+    deep.model_extra["vendorField"]["x"] = 2
+    deep.tool_calls.total = 5
+    assert task.metadata == {"k": [1]} and task.model_extra["vendorField"] == {"x": 1} and task.tool_calls.total == 1
+    moved = task.model_copy(update={"progress": 30})
+    assert moved.progress == 30 and task.progress == 0 and moved != task
+
+
+def test_unknown_fields_read_as_attributes_and_compare() -> None:
+    task = parse_task(doc(vendorField="kept"), "f")
+    assert task.vendorField == "kept" and task.model_extra == {"vendorField": "kept"}
+    assert task != parse_task(doc(vendorField="other"), "f") and task == parse_task(doc(vendorField="kept"), "f")
+    with pytest.raises(AttributeError):
+        task.no_such_field  # noqa: B018
+
+
+def test_a_task_checks_fields_given_by_name_or_on_disk_name_alike() -> None:
+    from pydantic_core import ValidationError
+
+    from board.model import Task
+
+    by_name = Task(id="1", subject="s", blocked_by=["2", "2"], active_form="doing")
+    by_alias = Task(id="1", subject="s", blockedBy=["2"], activeForm="doing")
+    assert by_name == by_alias and by_name.blocked_by == ["2"]
+    with pytest.raises(ValidationError) as refused:
+        Task(id="1", subject="s", progress=101)
+    assert refused.value.errors()[0]["loc"] == ("progress",)
+
+
+def test_a_pydantic_model_can_hold_a_task() -> None:
+    """The MCP server and other pydantic models may name a task as a field's type."""
+    from pydantic import BaseModel
+
+    from board.model import Task
+
+    class Envelope(BaseModel):
+        task: Task
+        note: str = ""
+
+    task = parse_task(doc(vendorField=1, priority="high"), "f")
+    held = Envelope.model_validate({"task": json.loads(dump_task(task))})
+    assert held.task == task and isinstance(held.task, Task)
+    assert Envelope.model_validate_json(held.model_dump_json(by_alias=True)).task == task

@@ -81,11 +81,32 @@ def test_what_a_command_alone_cannot_parse_is_parsed_by_the_whole_parser(workspa
 
 
 def test_commands_skip_pydantics_plugin_search_and_keep_its_loader_whole() -> None:
-    loaded = modules_after("from board.cli.startup import skip_pydantic_plugins\nskip_pydantic_plugins()\nimport board.model\nboard.model.Task(id='1', subject='x')")
-    assert "board.model" in loaded and "importlib.metadata" not in loaded
+    loaded = modules_after("from board.cli.startup import skip_pydantic_plugins\nskip_pydantic_plugins()\nimport board.config\nboard.config.BoardSettings()")
+    assert "pydantic.main" in loaded and "importlib.metadata" not in loaded
     code = "from board.cli.startup import skip_pydantic_plugins\nskip_pydantic_plugins()\nfrom pydantic.plugin import _loader as loader\nprint(loader.PYDANTIC_ENTRY_POINT_GROUP, list(loader.get_plugins()))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["pydantic", "[]"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["toolcall", "1", "Edit", "--agent", "a1"],
+        ["heartbeat", "--agent", "a1"],
+        ["task", "update", "2", "--progress", "5"],
+        ["task", "list"],
+        ["claim", "--agent", "a2"],
+    ],
+)
+def test_the_commands_scripts_run_often_load_pydantics_core_but_not_its_models(workspace: Path, argv: list[str]) -> None:
+    """pydantic's models cost four times its core to import: the task documents are written on
+    the core (board/document.py), and nothing a frequent command reads may bring the models in."""
+    for command in (["task", "create", "first"], ["task", "create", "second"], ["claim", "--agent", "a1"]):
+        assert run_board(workspace, *command).returncode == 0
+    code = f"import os\nos.chdir({str(workspace)!r})\nfrom board.cli import main\nassert main({argv!r}) == 0"
+    loaded = modules_after(code)
+    assert "board.model" in loaded and "pydantic_core" in loaded  # it did read and write tasks
+    assert "pydantic.main" not in loaded and "pydantic" not in loaded
 
 
 def test_help_still_lists_every_command_with_its_help() -> None:

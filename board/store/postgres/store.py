@@ -27,8 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic_core import SchemaSerializer
+
 from board.active_work import entry_for, note_task, read_active, write_active
 from board.errors import BoardError, InvalidTaskFile, TaskNotFound
+from board.document import datetime_schema
 from board.graph import cancelled_blockers
 from board.model import Task, draft_of, lean, task_from_dict, task_to_dict, utcnow, validate_id, with_integer_ids
 from board.priority import PRIORITY_RANK
@@ -151,17 +154,12 @@ def _legacy_mark(log: Path) -> int:
         return 0
 
 
-_TIME = None
+_TIME = SchemaSerializer(datetime_schema())
 
 
 def _json_time(moment: datetime) -> str:
-    """A time as a task document has it (pydantic's JSON form, as ``task_to_dict`` writes it)."""
-    global _TIME
-    if _TIME is None:
-        from pydantic import TypeAdapter
-
-        _TIME = TypeAdapter(datetime)
-    return _TIME.dump_python(moment, mode="json")
+    """A time as a task document has it (the JSON form ``task_to_dict`` writes)."""
+    return _TIME.to_python(moment, mode="json")  # type: ignore[no-any-return]
 
 
 def _refuse_over_limit(agent: str, max_held: int, held: list[str]) -> None:

@@ -1,0 +1,214 @@
+"""Typed JSON documents (a task, its lease, its tool calls), checked and written by pydantic's core.
+
+The task model is what every command reads first, and a hook or a script runs a command many
+times a minute. pydantic's ``BaseModel`` costs 80 ms of import on a small machine before a line
+of board runs, most of the time of a one-shot command; its core, the validator and serializer
+``BaseModel`` itself hands its work to, costs a quarter of that. So the documents are declared
+here with the core's own schema, and behave as the ``BaseModel``s they were for what board uses:
+validation by field name or camelCase alias, unknown fields kept and written back, ``model_*``
+methods, the same ``ValidationError``. The rest of board (settings, themes, agent records, the
+MCP server) keeps pydantic's models, which can hold a document as a field.
+
+A document class lists its fields as ``name: type = field(schema, ...)``: the annotation is for
+readers and type checkers, the schema is what the core checks.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Self
+
+from pydantic_core import SchemaSerializer, SchemaValidator, core_schema
+
+__all__ = ["Document", "field", "constrained_str", "datetime_schema", "enum_schema", "list_of", "optional"]
+
+_REQUIRED = object()
+
+
+class _Field:
+    """One field's schema and default, as declared in a document class (see ``field``)."""
+
+    __slots__ = ("schema", "default", "default_factory", "exclude", "name", "alias")
+
+    def __init__(self, schema: core_schema.CoreSchema, default: Any, default_factory: Any, exclude: bool) -> None:
+        self.schema = schema
+        self.default = default
+        self.default_factory = default_factory
+        self.exclude = exclude
+        self.name = ""
+        self.alias = ""
+
+    @property
+    def required(self) -> bool:
+        return self.default is _REQUIRED and self.default_factory is None
+
+    def core(self) -> core_schema.ModelField:
+        schema = self.schema
+        if self.default_factory is not None:
+            schema = core_schema.with_default_schema(schema, default_factory=self.default_factory)
+        elif self.default is not _REQUIRED:
+            schema = core_schema.with_default_schema(schema, default=self.default)
+        return core_schema.model_field(
+            schema, validation_alias=self.alias, serialization_alias=self.alias, serialization_exclude=self.exclude or None
+        )
+
+
+def field(schema: core_schema.CoreSchema, *, default: Any = _REQUIRED, default_factory: Any = None, exclude: bool = False) -> Any:
+    """A field of a document: its schema, its default (a value, or a function that makes one),
+    and whether it stays out of what is written (``exclude``)."""
+    return _Field(schema, default, default_factory, exclude)
+
+
+def camel(name: str) -> str:
+    """``active_form`` → ``activeForm``: field names as they are on disk."""
+    first, *rest = name.split("_")
+    return first + "".join(part.capitalize() for part in rest)
+
+
+def constrained_str(**constraints: Any) -> core_schema.StringSchema:
+    return core_schema.str_schema(**constraints)
+
+
+def datetime_schema() -> core_schema.DatetimeSchema:
+    return core_schema.datetime_schema(microseconds_precision="truncate")
+
+
+def enum_schema(enum: Any) -> core_schema.EnumSchema:
+    """A ``StrEnum``: read from its value, written as its value."""
+    return core_schema.enum_schema(enum, list(enum.__members__.values()), sub_type="str")
+
+
+def list_of(items: core_schema.CoreSchema, *, after: Any = None) -> core_schema.CoreSchema:
+    """A list, with ``after`` (a function of the list) applied once it is checked."""
+    schema = core_schema.list_schema(items)
+    return core_schema.no_info_after_validator_function(after, schema) if after else schema
+
+
+def optional(schema: core_schema.CoreSchema) -> core_schema.NullableSchema:
+    return core_schema.nullable_schema(schema)
+
+
+class Document:
+    """A JSON object with typed fields; unknown fields are kept in ``model_extra``.
+
+    Instances hold their fields in ``__dict__`` as ``BaseModel``'s do (the core writes them
+    there), so reading and setting a field is a plain attribute access. Assignments are not
+    checked, as they were not before: writers build a document from data, which is.
+    """
+
+    # The same four slots as pydantic's BaseModel: the core fills them.
+    __slots__ = ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
+
+    model_fields: ClassVar[dict[str, _Field]]
+    __pydantic_core_schema__: ClassVar[core_schema.ModelSchema]
+    __pydantic_validator__: ClassVar[SchemaValidator]
+    __pydantic_serializer__: ClassVar[SchemaSerializer]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        fields: dict[str, _Field] = {}
+        for name, value in list(vars(cls).items()):
+            if isinstance(value, _Field):
+                value.name, value.alias = name, camel(name)
+                fields[name] = value
+                delattr(cls, name)  # the instance's own value, never a class attribute, answers
+        cls.model_fields = fields
+        config = core_schema.CoreConfig(
+            title=cls.__name__,
+            extra_fields_behavior="allow",
+            validate_by_alias=True,
+            validate_by_name=True,
+            # Integer ids (seed 001 wrote them) are read as strings; booleans are still refused.
+            coerce_numbers_to_str=True,
+        )
+        schema = core_schema.model_schema(
+            cls,
+            core_schema.model_fields_schema({name: spec.core() for name, spec in fields.items()}, model_name=cls.__name__),
+            config=config,
+            ref=f"{cls.__module__}.{cls.__qualname__}",
+        )
+        cls.__pydantic_core_schema__ = schema
+        cls.__pydantic_validator__ = SchemaValidator(schema, config)
+        cls.__pydantic_serializer__ = SchemaSerializer(schema, config)
+
+    def __init__(self, **data: Any) -> None:
+        type(self).__pydantic_validator__.validate_python(data, self_instance=self)
+
+    @classmethod
+    def model_validate(cls, data: Any) -> Self:
+        return cls.__pydantic_validator__.validate_python(data)  # type: ignore[no-any-return]
+
+    @classmethod
+    def model_validate_json(cls, raw: str | bytes) -> Self:
+        return cls.__pydantic_validator__.validate_json(raw)  # type: ignore[no-any-return]
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> core_schema.CoreSchema:
+        """What lets a pydantic model or ``TypeAdapter`` hold a document."""
+        return cls.__pydantic_core_schema__
+
+    def model_dump(self, *, mode: str = "python", by_alias: bool = False) -> dict[str, Any]:
+        return self.__pydantic_serializer__.to_python(self, mode=mode, by_alias=by_alias)  # type: ignore[no-any-return]
+
+    def model_dump_json(self, *, by_alias: bool = False, indent: int | None = None) -> str:
+        return self.__pydantic_serializer__.to_json(self, indent=indent, by_alias=by_alias).decode()
+
+    def model_copy(self, *, update: dict[str, Any] | None = None) -> Self:
+        """A shallow copy: the same values, in a new document (and new dicts of them), with the
+        fields in ``update`` set (unchecked, as an assignment is)."""
+        copy = object.__new__(type(self))
+        object.__setattr__(copy, "__dict__", self.__dict__ | update if update else self.__dict__.copy())
+        extra = self.__pydantic_extra__
+        object.__setattr__(copy, "__pydantic_extra__", extra.copy() if extra is not None else None)
+        object.__setattr__(copy, "__pydantic_fields_set__", set(self.__pydantic_fields_set__))
+        object.__setattr__(copy, "__pydantic_private__", None)
+        return copy
+
+    @property
+    def model_extra(self) -> dict[str, Any] | None:
+        """The fields the document has that its class does not declare, kept as they were read."""
+        return self.__pydantic_extra__
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when ``__dict__`` lacks ``name``: an unknown field read as an attribute.
+        extra = object.__getattribute__(self, "__pydantic_extra__") if name != "__pydantic_extra__" else None
+        if extra and name in extra:
+            return extra[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.__dict__ == other.__dict__ and (self.__pydantic_extra__ or None) == (other.__pydantic_extra__ or None)  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        values = [f"{name}={value!r}" for name, value in self.__dict__.items()]
+        values += [f"{name}={value!r}" for name, value in (self.__pydantic_extra__ or {}).items()]
+        return f"{type(self).__name__}({', '.join(values)})"
+
+    def __copy__(self) -> Self:
+        return self.model_copy()
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
+        from copy import deepcopy
+
+        copy = object.__new__(type(self))
+        object.__setattr__(copy, "__dict__", deepcopy(self.__dict__, memo))
+        object.__setattr__(copy, "__pydantic_extra__", deepcopy(self.__pydantic_extra__, memo))
+        object.__setattr__(copy, "__pydantic_fields_set__", set(self.__pydantic_fields_set__))
+        object.__setattr__(copy, "__pydantic_private__", None)
+        return copy
+
+    def __reduce__(self) -> Any:
+        return _rebuilt, (type(self), self.__dict__, self.__pydantic_extra__)
+
+
+def _rebuilt(cls: type[Document], values: dict[str, Any], extra: dict[str, Any] | None) -> Document:
+    """A pickled document, unpickled as it was (no validation: it was checked when made)."""
+    document = object.__new__(cls)
+    object.__setattr__(document, "__dict__", dict(values))
+    object.__setattr__(document, "__pydantic_extra__", extra)
+    object.__setattr__(document, "__pydantic_fields_set__", set(values))
+    object.__setattr__(document, "__pydantic_private__", None)
+    return document
