@@ -3,17 +3,24 @@
 ``board hook`` asks two questions on an agent's tool calls that would otherwise mean reading
 every task file: "which task is this agent working on?" and "is this file held by another
 agent's task?". The store answers them ahead of time: whenever it writes a task that enters,
-leaves or changes while ``in_progress``, it updates this small file under the board lock; and
-a coordinator that sees the whole board puts right what outside writers changed.
+leaves or changes while ``in_progress``, it updates this small file; and a coordinator that
+sees the whole board puts right what outside writers changed.
+
+Writers change it under a lock of its own (``.active.lock``), not the board's: a database board
+has no local board lock, and agents on one machine claim at the same moment, each adding its
+task; unlocked, one's read-modify-write would drop the other's entry. Readers take no lock:
+the file is replaced whole, so they see one version or the next.
 
 Standard library only, for the hook's sake.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 # Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.
@@ -22,6 +29,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 FILE_NAME = "active.json"
+LOCK_NAME = ".active.lock"
 
 
 def active_path(state_dir: Path) -> Path:
@@ -48,8 +56,28 @@ def entry_for(status: str, owner: str, files: Iterable[str]) -> dict[str, Any] |
     return {"owner": owner, "files": list(files)}
 
 
-def write_active(state_dir: Path, tasks: Mapping[str, dict[str, Any]]) -> None:
-    """Replace the index (called under the board lock)."""
+@contextmanager
+def _writing(state_dir: Path) -> Iterator[None]:
+    """Hold the index's lock: one writer at a time, on this machine."""
+    fd = os.open(state_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def write_active(state_dir: Path, tasks: Mapping[str, dict[str, Any]], *, lock: bool = True) -> None:
+    """Replace the index whole (a rebuild from the whole board). ``lock=False`` only for a
+    board no one else can see yet (an export being put together)."""
+    if not lock:
+        _write(state_dir, tasks)
+        return
+    with _writing(state_dir):
+        _write(state_dir, tasks)
+
+
+def _write(state_dir: Path, tasks: Mapping[str, dict[str, Any]]) -> None:
     data = json.dumps({"tasks": dict(sorted(tasks.items()))}, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     replace_file(active_path(state_dir), data)
 
@@ -68,12 +96,13 @@ def replace_file(path: Path, data: bytes) -> None:
 
 
 def note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None) -> None:
-    """Set (or, with None, drop) one task's entry, if it changed (called under the board lock)."""
-    tasks = read_active(state_dir)
-    if tasks.get(task_id) == entry:
-        return
-    if entry is None:
-        tasks.pop(task_id, None)
-    else:
-        tasks[task_id] = entry
-    write_active(state_dir, tasks)
+    """Set (or, with None, drop) one task's entry, if it changed."""
+    with _writing(state_dir):
+        tasks = read_active(state_dir)
+        if tasks.get(task_id) == entry:
+            return
+        if entry is None:
+            tasks.pop(task_id, None)
+        else:
+            tasks[task_id] = entry
+        _write(state_dir, tasks)

@@ -21,6 +21,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from board.active_work import read_active
 from board.errors import BoardError, StaleLease
 from board.status import Status
 from board.store import Store
@@ -405,3 +406,6 @@ def test_clients_over_tcp_and_over_the_socket_claim_one_board_together_without_d
     held = {task_id: (owner, token) for task_id, owner, token in rows(board_url, "select id, owner, lease_token from board.tasks")}
     assert all(held[task_id] == (agent, token) for task_id, agent, token in given)
     assert Counter(task_id for _, task_id, op, _, _ in claim_lines(board_url) if op == "claim") == Counter(list(held))
+    # The six share one workspace, as agents on one machine do: what 'board hook' reads there
+    # names every claim (each claimer adds its own entry as the others add theirs).
+    assert read_active(store.state_dir) == {task_id: {"owner": agent, "files": []} for task_id, agent, _ in given}

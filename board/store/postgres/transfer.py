@@ -803,7 +803,7 @@ def _export_into(conn: Any, url: str, staging: Path, layout: TasksDirLayout) -> 
             f"cannot record that, so ids {highest + 1}-{last_id} may be issued again"
         )
     if active:
-        write_active(staging, active)  # what 'board hook' reads to tell who works on what
+        write_active(staging, active, lock=False)  # what 'board hook' reads to tell who works on what
     (staging / ".lock").touch()
     _make_durable(staging)
     return {"tasks": tasks, "dependencies": dependencies, "history": history, "toolCalls": calls, "archived": archived}, warnings
