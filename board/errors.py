@@ -61,6 +61,13 @@ class AgentNameInUse(BoardError):
     exit_code = 3
 
 
+class CoordinatorRunning(BoardError):
+    """Another coordinator holds the board's coordinator lock: one per board, so each lease is
+    taken back once. Its own exit status lets ``board run`` tell this from a crash."""
+
+    exit_code = 4
+
+
 def os_error_line(error: OSError) -> str:
     """One line a person can act on, for a system error met reading or writing a board."""
     where = f" ({error.filename})" if error.filename else ""

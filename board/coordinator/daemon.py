@@ -23,7 +23,7 @@ from board.agents import list_agents
 from board.config import FILE_NAME, BoardSettings, load_settings
 from board.coordinator.tick import TickReport, tick
 from board.coordinator.workers import end_stale_commands
-from board.errors import BoardError, BoardUnavailable
+from board.errors import BoardError, BoardUnavailable, CoordinatorRunning
 from board.store import Store
 from board.store.lifetime_lock import LifetimeLock, held_elsewhere
 from board.store.postgres.locks import SessionLock
@@ -132,7 +132,7 @@ class Coordinator:
         database = getattr(self.store, "url", None)
         lock = SessionLock(database, COORDINATOR_LOCK) if database else CoordinatorLock(self.local_dir)
         if not lock.acquire():
-            raise BoardError(f"another coordinator is already running on {self.store.layout.workspace} (it holds {lock.path})")
+            raise CoordinatorRunning(f"another coordinator is already running on {self.store.layout.workspace} (it holds {lock.path})")
         try:
             self.say(f"coordinating {self.store.layout.workspace} (lease {self.settings.lease.seconds:g} s, tick {self.settings.coordinator.tick_seconds:g} s)")
             self.tick_once()

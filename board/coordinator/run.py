@@ -29,7 +29,7 @@ from board.agents import read_agent
 from board.config import load_settings
 from board.coordinator.daemon import coordinator_running_on
 from board.coordinator.workers import COMMAND_GROUP_FIELD, KILL_GRACE_SECONDS, die_with_parent, end_commands_of, kill_process_group
-from board.errors import AgentNameInUse, BoardError, BoardUnavailable
+from board.errors import AgentNameInUse, BoardError, BoardUnavailable, CoordinatorRunning
 from board.graph import TaskGraph, is_hidden, sorted_ids
 from board.status import FINISHED, Status
 from board.store import Store
@@ -232,6 +232,11 @@ class Supervisor:
                 self._start_worker(child.slot, child.restarts + 1)
                 continue
             now = time.monotonic()
+            if child.role == "coordinator" and code == CoordinatorRunning.exit_code:
+                # Another run's coordinator took the board's lock first (two runs restarting
+                # theirs at once): not a death. If that one is gone too, one is started below.
+                self.say(f"the coordinator (pid {child.process.pid}) found another coordinator on this board; using that one")
+                continue
             if child.role == "coordinator":
                 if coordinator_running_on(self.store):
                     self.say(f"the coordinator (pid {child.process.pid}) {how}; another coordinator runs this board now")

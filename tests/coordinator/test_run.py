@@ -116,7 +116,7 @@ def test_only_one_coordinator_runs_per_board_and_a_killed_one_can_be_restarted(w
 
         wait_for(lambda: coordinator_running(workspace / ".tasks"), timeout=60, what="the coordinator to hold its lock")
         second = subprocess.run([sys.executable, "-m", "board", "coordinator", "-w", str(workspace)], env={"PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=30)
-        assert second.returncode == 2 and "another coordinator is already running" in second.stderr
+        assert second.returncode == 4 and "another coordinator is already running" in second.stderr
     finally:
         first.send_signal(signal.SIGKILL)
         first.wait()
