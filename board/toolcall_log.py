@@ -105,7 +105,7 @@ def _lock(fd: int, path: Path, wait: float) -> None:
             time.sleep(0.001)
 
 
-def read_unfolded(path: Path, logged: int | None, total: int) -> tuple[list[dict[str, Any]], int] | None:
+def read_unfolded(path: Path | str, logged: int | None, total: int) -> tuple[list[dict[str, Any]], int] | None:
     """The calls in a task's log that its document has not counted, and the offset after them.
 
     ``logged`` is the document's ``toolCalls.logged``. A document written before logs were

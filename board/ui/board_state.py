@@ -98,8 +98,9 @@ class DisplayedBoard:
             if task is not None and task.parent:
                 affected.add(task.parent)
         applied.affected = affected
-        if applied.edges_changed:
+        if applied.edges_changed or self.lanes_stale:
             self.lanes.rebuild(self.graph)
+            self.lanes_stale = False  # arranged: the end of a first read need not arrange again
             applied.moved_from = None
         else:
             applied.moved_from = self.lanes.update(self.graph, affected)

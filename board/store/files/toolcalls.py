@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,10 @@ class FileToolCalls:
         counts, and the next write of the task stores them.
         """
         calls = task.tool_calls
-        unfolded = read_unfolded(self.toolcalls_path(task.id), calls.logged, calls.total)
+        # The log's name as a string: a board is read through here task by task, most of them
+        # with no log, and building a Path (with its id check: the task's id was checked when
+        # it was read) cost more than looking for the file.
+        unfolded = read_unfolded(f"{self._task_logs_dir}{os.sep}{task.id}.jsonl", calls.logged, calls.total)
         if unfolded is None:
             return task
         records, offset = unfolded
@@ -36,6 +40,10 @@ class FileToolCalls:
         counted = task.model_copy()
         counted.tool_calls = ToolCalls.model_validate(counts)
         return lean(counted)
+
+    @cached_property
+    def _task_logs_dir(self) -> str:
+        return str(self.state_dir / TASK_LOGS)
 
     def logged_task_paths(self, paths: Iterable[Path]) -> set[Path]:
         """The task files whose tool-call logs are among ``paths`` (a watcher's changed files):
