@@ -3,13 +3,15 @@
 ``board hook`` asks two questions on an agent's tool calls that would otherwise mean reading
 every task file: "which task is this agent working on?" and "is this file held by another
 agent's task?". The store answers them ahead of time: whenever it writes a task that enters,
-leaves or changes while ``in_progress``, it updates this small file; and a coordinator that
-sees the whole board puts right what outside writers changed.
+leaves or changes while ``in_progress``, it notes the change; and a coordinator that sees the
+whole board puts right what outside writers changed.
 
-Writers change it under a lock of its own (``.active.lock``), not the board's: a database board
-has no local board lock, and agents on one machine claim at the same moment, each adding its
-task; unlocked, one's read-modify-write would drop the other's entry. Readers take no lock:
-the file is replaced whole, so they see one version or the next.
+A change is one line appended to ``active.journal``, which a writer folds into ``active.json``
+once it is long: a claim costs the same however many tasks are in progress. Writers take a
+lock of their own (``.active.lock``), not the board's: a database board has no local board
+lock, and agents on one machine claim at the same moment. Readers take no lock: both files
+are replaced whole by a fold, and each names its generation, so a reader that read across a
+fold reads again.
 
 Standard library only, for the hook's sake.
 """
@@ -29,24 +31,84 @@ if TYPE_CHECKING:
     from typing import Any
 
 FILE_NAME = "active.json"
+#: The changes since ``active.json`` was last written whole, a line each.
+JOURNAL_NAME = "active.journal"
 LOCK_NAME = ".active.lock"
+#: A journal this long is folded into ``active.json`` by the writer that finds it so.
+FOLD_BYTES = 32 * 1024
+#: How often a reader starts again when a fold happened as it read (it then sees the next one).
+READ_ATTEMPTS = 5
 
 
 def active_path(state_dir: Path) -> Path:
     return state_dir / FILE_NAME
 
 
+def journal_path(state_dir: Path) -> Path:
+    return state_dir / JOURNAL_NAME
+
+
 def read_active(state_dir: Path) -> dict[str, dict[str, Any]]:
-    """task id -> {"owner", "files"} for every task in progress; {} when unknown or unreadable."""
+    """task id -> {"owner", "files"} for every task in progress; {} when unknown or unreadable.
+
+    ``active.json`` holds the index as of its generation; ``active.journal`` starts by naming
+    the generation it follows, then holds one change a line. A fold writes both anew, so a
+    reader that met them from two different generations reads again."""
+    tasks: dict[str, dict[str, Any]] = {}
+    for _ in range(READ_ATTEMPTS):
+        generation, tasks = _read_snapshot(state_dir)
+        try:
+            with open(journal_path(state_dir), "rb") as handle:
+                journal = handle.read(1024 * 1024)
+        except OSError:
+            return tasks
+        lines = journal.split(b"\n")
+        if _generation_of(lines[0]) != generation:
+            continue  # folded meanwhile: read the new pair
+        _fold(tasks, lines[1:])
+        return tasks
+    return tasks
+
+
+def _read_snapshot(state_dir: Path) -> tuple[int, dict[str, dict[str, Any]]]:
     try:
         with open(active_path(state_dir), "rb") as handle:
             data = json.loads(handle.read(1024 * 1024))
     except (OSError, ValueError):
-        return {}
-    tasks = data.get("tasks") if isinstance(data, dict) else None
+        return 0, {}
+    if not isinstance(data, dict):
+        return 0, {}
+    generation = data.get("generation", 0)
+    tasks = data.get("tasks")
     if not isinstance(tasks, dict):
-        return {}
-    return {str(k): v for k, v in tasks.items() if isinstance(v, dict)}
+        return generation if isinstance(generation, int) else 0, {}
+    return generation if isinstance(generation, int) else 0, {str(k): v for k, v in tasks.items() if isinstance(v, dict)}
+
+
+def _generation_of(header: bytes) -> int | None:
+    try:
+        data = json.loads(header)
+    except ValueError:
+        return None
+    generation = data.get("generation") if isinstance(data, dict) else None
+    return generation if isinstance(generation, int) else None
+
+
+def _fold(tasks: dict[str, dict[str, Any]], lines: list[bytes]) -> None:
+    """Apply journal lines in order; a line cut short (a writer killed mid-line, or the last
+    one still being written) is skipped."""
+    for line in lines:
+        try:
+            change = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(change, dict) or not isinstance(change.get("task"), str):
+            continue
+        entry = change.get("entry")
+        if isinstance(entry, dict):
+            tasks[change["task"]] = entry
+        else:
+            tasks.pop(change["task"], None)
 
 
 def entry_for(status: str, owner: str, files: Iterable[str]) -> dict[str, Any] | None:
@@ -71,15 +133,49 @@ def write_active(state_dir: Path, tasks: Mapping[str, dict[str, Any]], *, lock: 
     """Replace the index whole (a rebuild from the whole board). ``lock=False`` only for a
     board no one else can see yet (an export being put together)."""
     if not lock:
-        _write(state_dir, tasks)
+        _write(state_dir, tasks, _read_snapshot(state_dir)[0] + 1)
         return
     with _writing(state_dir):
-        _write(state_dir, tasks)
+        _write(state_dir, tasks, _read_snapshot(state_dir)[0] + 1)
 
 
-def _write(state_dir: Path, tasks: Mapping[str, dict[str, Any]]) -> None:
-    data = json.dumps({"tasks": dict(sorted(tasks.items()))}, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    replace_file(active_path(state_dir), data)
+def _write(state_dir: Path, tasks: Mapping[str, dict[str, Any]], generation: int) -> None:
+    """A new generation: the index whole, then an empty journal that follows it."""
+    data = json.dumps({"generation": generation, "tasks": dict(sorted(tasks.items()))}, ensure_ascii=False, separators=(",", ":"))
+    replace_file(active_path(state_dir), data.encode("utf-8"))
+    replace_file(journal_path(state_dir), _header(generation))
+
+
+def _header(generation: int) -> bytes:
+    return json.dumps({"generation": generation}).encode() + b"\n"
+
+
+def note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None) -> None:
+    """Set (or, with None, drop) one task's entry: one line appended to the journal, whatever
+    the size of the index (agents claiming together on one machine each wait only for that);
+    the writer that finds the journal long folds it into ``active.json``."""
+    line = json.dumps({"task": task_id, "entry": entry}, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+    with _writing(state_dir):
+        try:
+            fd = os.open(journal_path(state_dir), os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            # No journal yet (a new board, or one written before journals): start one after
+            # the index as it stands.
+            generation, tasks = _read_snapshot(state_dir)
+            _fold(tasks, [line])
+            _write(state_dir, tasks, generation + 1)
+            return
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                line = b"\n" + line  # after a line a full disk cut short, not glued to it
+            os.write(fd, line)
+            size += len(line)
+        finally:
+            os.close(fd)
+        if size > FOLD_BYTES:
+            generation, _ = _read_snapshot(state_dir)
+            _write(state_dir, read_active(state_dir), generation + 1)
 
 
 def replace_file(path: Path, data: bytes) -> None:
@@ -93,16 +189,3 @@ def replace_file(path: Path, data: bytes) -> None:
     finally:
         os.close(fd)
     os.replace(temp, path)
-
-
-def note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None) -> None:
-    """Set (or, with None, drop) one task's entry, if it changed."""
-    with _writing(state_dir):
-        tasks = read_active(state_dir)
-        if tasks.get(task_id) == entry:
-            return
-        if entry is None:
-            tasks.pop(task_id, None)
-        else:
-            tasks[task_id] = entry
-        _write(state_dir, tasks)

@@ -1,0 +1,91 @@
+"""``active.json`` and its journal: what ``board hook`` reads to know who works on what, kept
+by many processes at once on one machine."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from board.active_work import FILE_NAME, JOURNAL_NAME, note_task, read_active, write_active
+from tests.conftest import REPO
+
+WRITER = """
+import sys
+from pathlib import Path
+import board.active_work as active
+active.FOLD_BYTES = 1500  # fold often, while the others append and read
+state, name, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+for n in range(count):
+    active.note_task(state, f"{name}-{n}", {"owner": name, "files": [f"src/{n}.py"]})
+for n in range(0, count, 2):
+    active.note_task(state, f"{name}-{n}", None)
+"""
+
+READER = """
+import sys, json
+from pathlib import Path
+import board.active_work as active
+state, stop = Path(sys.argv[1]), Path(sys.argv[2])
+kept = set()  # odd-numbered tasks are never dropped: once seen, every later read has them
+reads = 0
+while not stop.exists():
+    now = active.read_active(state)
+    reads += 1
+    for task, entry in now.items():
+        owner, n = task.rsplit("-", 1)
+        assert entry == {"owner": owner, "files": [f"src/{n}.py"]}, (task, entry)
+    missing = kept - set(now)
+    assert not missing, f"read {reads} lost {sorted(missing)[:5]}"
+    kept |= {task for task in now if int(task.rsplit("-", 1)[1]) % 2}
+print(json.dumps({"reads": reads}))
+"""
+
+
+def test_many_writers_and_a_reader_across_folds_keep_every_entry(tmp_path: Path) -> None:
+    state = tmp_path / ".tasks"
+    state.mkdir()
+    stop = tmp_path / "stop"
+    names, count = [f"agent{n}" for n in range(6)], 120
+    reader = subprocess.Popen([sys.executable, "-c", READER, str(state), str(stop)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(state), name, str(count)], cwd=REPO, stderr=subprocess.PIPE, text=True) for name in names]
+    try:
+        for writer in writers:
+            assert writer.wait(timeout=120) == 0, writer.stderr.read() if writer.stderr else ""
+        stop.touch()
+        out, err = reader.communicate(timeout=120)
+        assert reader.returncode == 0, err
+        assert json.loads(out)["reads"] > 0
+    finally:
+        for process in (reader, *writers):
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=60)
+    # Every odd-numbered task of every writer is in progress; every even one was dropped.
+    expected = {f"{name}-{n}": {"owner": name, "files": [f"src/{n}.py"]} for name in names for n in range(1, count, 2)}
+    assert read_active(state) == expected
+    header = (state / JOURNAL_NAME).read_bytes().split(b"\n")[0]
+    assert json.loads(header)["generation"] == json.loads((state / FILE_NAME).read_bytes())["generation"] > 1  # it did fold
+
+
+def test_a_board_from_before_the_journal_is_read_and_then_journaled(tmp_path: Path) -> None:
+    (tmp_path / FILE_NAME).write_text(json.dumps({"tasks": {"3": {"owner": "ann", "files": []}}}))
+    assert read_active(tmp_path) == {"3": {"owner": "ann", "files": []}}
+    note_task(tmp_path, "4", {"owner": "bob", "files": ["a.py"]})
+    assert read_active(tmp_path) == {"3": {"owner": "ann", "files": []}, "4": {"owner": "bob", "files": ["a.py"]}}
+    note_task(tmp_path, "3", None)
+    assert read_active(tmp_path) == {"4": {"owner": "bob", "files": ["a.py"]}}
+
+
+def test_a_rebuild_replaces_what_the_journal_said_and_a_torn_line_is_skipped(tmp_path: Path) -> None:
+    note_task(tmp_path, "1", {"owner": "ann", "files": []})
+    with open(tmp_path / JOURNAL_NAME, "ab") as journal:
+        journal.write(b'{"task":"2","entry":{"owner":"b')  # a write a full disk cut short
+    assert read_active(tmp_path) == {"1": {"owner": "ann", "files": []}}
+    note_task(tmp_path, "5", {"owner": "eve", "files": []})  # starts a line of its own
+    assert read_active(tmp_path) == {"1": {"owner": "ann", "files": []}, "5": {"owner": "eve", "files": []}}
+    write_active(tmp_path, {"7": {"owner": "cy", "files": []}})
+    assert read_active(tmp_path) == {"7": {"owner": "cy", "files": []}}
+    note_task(tmp_path, "8", {"owner": "dee", "files": []})
+    assert read_active(tmp_path) == {"7": {"owner": "cy", "files": []}, "8": {"owner": "dee", "files": []}}
