@@ -49,11 +49,17 @@ def journal_path(state_dir: Path) -> Path:
 
 
 def read_active(state_dir: Path) -> dict[str, dict[str, Any]]:
-    """task id -> {"owner", "files"} for every task in progress; {} when unknown or unreadable.
+    """task id -> {"owner", "files"} for every task in progress; {} when unknown or unreadable."""
+    return _read(state_dir)[1]
+
+
+def _read(state_dir: Path) -> tuple[int, dict[str, dict[str, Any]]]:
+    """The index's generation and what it holds now.
 
     ``active.json`` holds the index as of its generation; ``active.journal`` starts by naming
     the generation it follows, then holds one change a line. A fold writes both anew, so a
     reader that met them from two different generations reads again."""
+    generation: int = 0
     tasks: dict[str, dict[str, Any]] = {}
     for _ in range(READ_ATTEMPTS):
         generation, tasks = _read_snapshot(state_dir)
@@ -61,13 +67,13 @@ def read_active(state_dir: Path) -> dict[str, dict[str, Any]]:
             with open(journal_path(state_dir), "rb") as handle:
                 journal = handle.read(1024 * 1024)
         except OSError:
-            return tasks
+            return generation, tasks
         lines = journal.split(b"\n")
         if _generation_of(lines[0]) != generation:
             continue  # folded meanwhile: read the new pair
         _fold(tasks, lines[1:])
-        return tasks
-    return tasks
+        return generation, tasks
+    return generation, tasks
 
 
 def _read_snapshot(state_dir: Path) -> tuple[int, dict[str, dict[str, Any]]]:
@@ -174,8 +180,8 @@ def note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None) -> No
         finally:
             os.close(fd)
         if size > FOLD_BYTES:
-            generation, _ = _read_snapshot(state_dir)
-            _write(state_dir, read_active(state_dir), generation + 1)
+            generation, tasks = _read(state_dir)
+            _write(state_dir, tasks, generation + 1)
 
 
 def replace_file(path: Path, data: bytes) -> None:

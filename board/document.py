@@ -15,13 +15,14 @@ readers and type checkers, the schema is what the core checks.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, TypeVar
 
 from pydantic_core import SchemaSerializer, SchemaValidator, core_schema
 
 __all__ = ["Document", "field", "constrained_str", "datetime_schema", "enum_schema", "list_of", "optional"]
 
 _REQUIRED = object()
+_D = TypeVar("_D", bound="Document")
 
 
 class _Field:
@@ -155,13 +156,9 @@ class Document:
     def model_copy(self, *, update: dict[str, Any] | None = None) -> Self:
         """A shallow copy: the same values, in a new document (and new dicts of them), with the
         fields in ``update`` set (unchecked, as an assignment is)."""
-        copy = object.__new__(type(self))
-        object.__setattr__(copy, "__dict__", self.__dict__ | update if update else self.__dict__.copy())
         extra = self.__pydantic_extra__
-        object.__setattr__(copy, "__pydantic_extra__", extra.copy() if extra is not None else None)
-        object.__setattr__(copy, "__pydantic_fields_set__", set(self.__pydantic_fields_set__))
-        object.__setattr__(copy, "__pydantic_private__", None)
-        return copy
+        values = self.__dict__ | update if update else self.__dict__.copy()
+        return _made(type(self), values, extra.copy() if extra is not None else None)
 
     @property
     def model_extra(self) -> dict[str, Any] | None:
@@ -193,12 +190,7 @@ class Document:
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
         from copy import deepcopy
 
-        copy = object.__new__(type(self))
-        object.__setattr__(copy, "__dict__", deepcopy(self.__dict__, memo))
-        object.__setattr__(copy, "__pydantic_extra__", deepcopy(self.__pydantic_extra__, memo))
-        object.__setattr__(copy, "__pydantic_fields_set__", set(self.__pydantic_fields_set__))
-        object.__setattr__(copy, "__pydantic_private__", None)
-        return copy
+        return _made(type(self), deepcopy(self.__dict__, memo), deepcopy(self.__pydantic_extra__, memo))
 
     def __reduce__(self) -> Any:
         return _rebuilt, (type(self), self.__dict__, self.__pydantic_extra__)
@@ -206,8 +198,14 @@ class Document:
 
 def _rebuilt(cls: type[Document], values: dict[str, Any], extra: dict[str, Any] | None) -> Document:
     """A pickled document, unpickled as it was (no validation: it was checked when made)."""
+    return _made(cls, dict(values), extra)
+
+
+def _made(cls: type[_D], values: dict[str, Any], extra: dict[str, Any] | None) -> _D:
+    """A document of ``cls`` holding ``values`` and ``extra`` as they are, unchecked: the four
+    slots filled as the core fills them."""
     document = object.__new__(cls)
-    object.__setattr__(document, "__dict__", dict(values))
+    object.__setattr__(document, "__dict__", values)
     object.__setattr__(document, "__pydantic_extra__", extra)
     object.__setattr__(document, "__pydantic_fields_set__", set(values))
     object.__setattr__(document, "__pydantic_private__", None)

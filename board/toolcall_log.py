@@ -46,7 +46,12 @@ def check_tool_name(tool: str) -> str:
 
 
 def task_log(state_dir: Path, task_id: str) -> Path:
-    return state_dir / TASK_LOGS / f"{task_id}.jsonl"
+    return state_dir / TASK_LOGS / task_log_name(task_id)
+
+
+def task_log_name(task_id: str) -> str:
+    """The file name of a task's log, in ``TASK_LOGS``."""
+    return f"{task_id}.jsonl"
 
 
 def agent_log(state_dir: Path, agent: str) -> Path:

@@ -14,6 +14,7 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -225,9 +226,11 @@ class TempFile:
             self._state = "discarded"
 
 
-def _load_exchange() -> Callable[[str, str], None] | None:
+@cache
+def exchange_names() -> Callable[[str, str], None] | None:
     """``renameat2(RENAME_EXCHANGE)``: swap two names in one atomic step; None where the C
-    library has no such call (not Linux, or a libc older than 2.28)."""
+    library has no such call (not Linux, or a libc older than 2.28). Loaded on the first call,
+    once."""
     if not sys.platform.startswith("linux"):
         return None
     import ctypes  # here, not at the top: a command that writes nothing starts without it
@@ -246,17 +249,6 @@ def _load_exchange() -> Callable[[str, str], None] | None:
             raise OSError(code, os.strerror(code), first, None, second)
 
     return exchange
-
-
-_EXCHANGE: list[Callable[[str, str], None] | None] = []
-
-
-def exchange_names() -> Callable[[str, str], None] | None:
-    """``renameat2(RENAME_EXCHANGE)`` (see ``_load_exchange``), loaded when first asked for: a
-    command that writes no task never loads ctypes."""
-    if not _EXCHANGE:
-        _EXCHANGE.append(_load_exchange())
-    return _EXCHANGE[0]
 
 
 class SparePool:

@@ -17,6 +17,7 @@ claim, archive, and append tool calls. ``board.store.files`` keeps a board in ``
 from __future__ import annotations
 
 import os
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -138,7 +139,7 @@ def database_url(workspace: Path) -> str | None:
     return url if isinstance(url, str) and url else None
 
 
-class Store:
+class Store(ABC):
     """A board and this process's index of it. ``Store.open`` picks where it is kept."""
 
     def __init__(self, *, clock: Clock = utcnow, actor: str = "board") -> None:
@@ -787,107 +788,135 @@ class Store:
         return self.get(task_id)
 
     # -- what a backend provides ------------------------------------------------------------
+    # Each backend (board.store.files, board.store.postgres) implements these; a class that
+    # leaves one out cannot be made.
 
+    @abstractmethod
     def load(self) -> None:
         """Read the whole board from scratch into the index."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def sync(self) -> ChangeSet:
         """Catch up with writes made since the last look, by any process."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def rescan(self) -> ChangeSet:
         """Reconcile the index with the board, including writers that bypass the store."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def reread(self, paths: Iterable[Path]) -> ChangeSet:
         """Re-read what a watcher saw change."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _reread_ids(self, task_ids: Iterable[str] | None) -> ChangeSet:
         """Re-read the named tasks into the index (None: every task, from scratch)."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def get(self, task_id: str) -> Task:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def close(self) -> None:
         """Let go of what this store holds open; the store stays usable."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def history(self, task_id: str | None = None) -> list[dict[str, Any]]:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def toolcalls(self, task_id: str) -> list[dict[str, Any]]:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def touching_calls(self) -> list[tuple[str, dict[str, Any]]]:
         """Every logged tool call on a task that names files, as (task id, record), oldest first
         per task (the alert detectors' touches); each call reads on from the last, and the
         records already read are the same objects each time."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def recent_history(self, ops: frozenset[str]) -> list[dict[str, Any]]:
         """The newest history lines whose ``op`` is one of ``ops``, oldest first (the alert
         detectors' claims, reclaims and conflicts); each call reads on from the last."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def history_mark(self) -> int:
         """Where history ends now; ``history_since`` gives what was logged after it."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def history_since(self, mark: int) -> tuple[list[dict[str, Any]], int]:
         """The history lines logged after ``mark``, and the mark to read on from."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def claim(self, agent: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS, max_held: int | None = 1, actor: str | None = None) -> Task | None:
         """Atomically take the best ready task for ``agent`` (priority, then the longest
         remaining critical path, then id), or None when nothing is ready."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def check(self) -> list[Problem]:
         """Everything stored that breaks the format or the dependency rules."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _write_lock(self, *, make_temp: bool = True) -> AbstractContextManager[None]:
         """Hold the board exclusively: no other writer changes it until this ends."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _fresh(self, task_id: str) -> Task:
         """The task as it is stored now, read under ``_write_lock``; ``TaskNotFound`` if gone."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _commit(self, old: Task | None, new: Task, op: str, actor: str | None, extra: dict[str, Any] | None = None) -> Task:
         """Write ``new`` as the next version of ``old`` (None: a new task) and its history line."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _log(self, task_id: str, version: int, actor: str | None, op: str, changes: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
         """A history line that changes no task (a refused write, an outside edit)."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _on_board(self, task_id: str) -> bool:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _new_task_id(self) -> str:
         """An id no task has or had (a deleted task's id is never reused)."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _note_id_issued(self, task_id: str) -> None:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _archive(self, current: Task, actor: str | None, forced: bool) -> None:
         """Take the task off the board into the archive, and log its deletion."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _read_archived(self, task_id: str) -> Task:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _drop_archived(self, task_id: str) -> None:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _append_call(self, record: dict[str, Any]) -> None:
         """Log one tool call (``board.toolcall_log.call_record``) on its task and agent."""
-        raise NotImplementedError
+        ...
 
     # -- side state: what a board keeps beside its tasks (board.store.side) -----------------
 
@@ -902,10 +931,11 @@ class Store:
     #: This machine's files for the workspace (board.toml, git state, coordinator lock, logs).
     local_dir: Path
 
+    @abstractmethod
     def alert_board_of_its_own(self) -> AlertBoard:
         """The alerts, for a thread that reads them beside the store's own users without its
         lock (a dashboard's alerts follower): on a connection of its own where there is one."""
-        raise NotImplementedError
+        ...
 
 
 # What the side-state attributes above are (kept at the end, beside them).

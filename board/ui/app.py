@@ -60,11 +60,11 @@ from board.text import printable
 #: The first read posts this many tasks first, so a huge board shows something at once, then
 #: posts the rest in chunks this size (each chunk re-sorts the lanes, so not too many).
 FIRST_CHUNK = 200
+LOAD_CHUNK = 4000
 #: How long after the board is on screen its memory is settled (``_settle_memory``).
 SETTLE_SECONDS = 0.5
 #: ... and at the latest this long after the dashboard opened, read or not.
 SETTLE_DEADLINE_SECONDS = 60.0
-LOAD_CHUNK = 4000
 #: Below this width the agents and alerts panels start hidden, so the five columns stay legible.
 PANELS_MIN_WIDTH = 130
 #: How long a card moved from under the cursor stays highlighted where it went.

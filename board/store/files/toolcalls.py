@@ -12,7 +12,7 @@ from board.model import Task, ToolCalls, lean, validate_id
 from board.status import Status
 from board.store.atomic import read_jsonl
 from board.names import ID_PATTERN
-from board.toolcall_log import TASK_LOGS, append_call, fold, read_unfolded, task_log
+from board.toolcall_log import TASK_LOGS, append_call, fold, read_unfolded, task_log, task_log_name
 from board.store.base import ChangeSet
 
 
@@ -31,7 +31,7 @@ class FileToolCalls:
         # The log's name as a string: a board is read through here task by task, most of them
         # with no log, and building a Path (with its id check: the task's id was checked when
         # it was read) cost more than looking for the file.
-        unfolded = read_unfolded(f"{self._task_logs_dir}{os.sep}{task.id}.jsonl", calls.logged, calls.total)
+        unfolded = read_unfolded(os.path.join(self._task_logs_dir, task_log_name(task.id)), calls.logged, calls.total)
         if unfolded is None:
             return task
         records, offset = unfolded

@@ -30,8 +30,8 @@ from typing import Any
 from pydantic_core import SchemaSerializer
 
 from board.active_work import entry_for, note_task, read_active, write_active
-from board.errors import BoardError, InvalidTaskFile, TaskNotFound
 from board.document import datetime_schema
+from board.errors import BoardError, InvalidTaskFile, TaskNotFound
 from board.graph import cancelled_blockers
 from board.model import Task, draft_of, lean, task_from_dict, task_to_dict, utcnow, validate_id, with_integer_ids
 from board.priority import PRIORITY_RANK
