@@ -61,6 +61,7 @@ def _read(state_dir: Path) -> tuple[int, dict[str, dict[str, Any]]]:
     reader that met them from two different generations reads again."""
     generation: int = 0
     tasks: dict[str, dict[str, Any]] = {}
+    lines: list[bytes] = []
     for _ in range(READ_ATTEMPTS):
         generation, tasks = _read_snapshot(state_dir)
         try:
@@ -73,7 +74,20 @@ def _read(state_dir: Path) -> tuple[int, dict[str, dict[str, Any]]]:
             continue  # folded meanwhile: read the new pair
         _fold(tasks, lines[1:])
         return generation, tasks
-    return generation, tasks
+    # Still two generations: not a fold under way but a pair a writer left unmatched (killed
+    # between the two files, an index lost with the machine's power). Say what is known.
+    return _reconciled(generation, tasks, lines)
+
+
+def _reconciled(generation: int, tasks: dict[str, dict[str, Any]], lines: list[bytes]) -> tuple[int, dict[str, dict[str, Any]]]:
+    """The index from a snapshot and a journal of different generations. A journal older than
+    the snapshot was folded into it already; a newer one holds changes the snapshot lacks (its
+    own was lost), so they are kept. The generation returned is above both, for the next
+    writer to start a pair no reader can take for either."""
+    journal_generation = _generation_of(lines[0]) if lines else None
+    if journal_generation is not None and journal_generation > generation:
+        _fold(tasks, lines[1:])
+    return max(generation, journal_generation or 0), tasks
 
 
 def _read_snapshot(state_dir: Path) -> tuple[int, dict[str, dict[str, Any]]]:
@@ -89,6 +103,19 @@ def _read_snapshot(state_dir: Path) -> tuple[int, dict[str, dict[str, Any]]]:
     if not isinstance(tasks, dict):
         return generation if isinstance(generation, int) else 0, {}
     return generation if isinstance(generation, int) else 0, {str(k): v for k, v in tasks.items() if isinstance(v, dict)}
+
+
+def _snapshot_generation(state_dir: Path) -> int | None:
+    """``active.json``'s generation from its first bytes (``_write`` puts it first), without
+    reading the index: None when it is missing or not one ``_write`` wrote."""
+    try:
+        with open(active_path(state_dir), "rb") as handle:
+            start = handle.read(64)
+    except OSError:
+        return None
+    prefix, _, rest = start.partition(b'{"generation":')
+    digits = rest.split(b",", 1)[0]
+    return int(digits) if not prefix and digits.isdigit() and b"," in rest else None
 
 
 def _generation_of(header: bytes) -> int | None:
@@ -139,10 +166,10 @@ def write_active(state_dir: Path, tasks: Mapping[str, dict[str, Any]], *, lock: 
     """Replace the index whole (a rebuild from the whole board). ``lock=False`` only for a
     board no one else can see yet (an export being put together)."""
     if not lock:
-        _write(state_dir, tasks, _read_snapshot(state_dir)[0] + 1)
+        _write(state_dir, tasks, _read(state_dir)[0] + 1)
         return
     with _writing(state_dir):
-        _write(state_dir, tasks, _read_snapshot(state_dir)[0] + 1)
+        _write(state_dir, tasks, _read(state_dir)[0] + 1)
 
 
 def _write(state_dir: Path, tasks: Mapping[str, dict[str, Any]], generation: int) -> None:
@@ -173,10 +200,19 @@ def note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None) -> No
             return
         try:
             size = os.fstat(fd).st_size
+            header = os.pread(fd, 64, 0).split(b"\n", 1)[0]
+            if _generation_of(header) != _snapshot_generation(state_dir):
+                # Left unmatched (see _read): readers would skip this line and a later fold
+                # would drop it. Start a matched pair that holds it.
+                generation, tasks = _read(state_dir)
+                _fold(tasks, [line])
+                _write(state_dir, tasks, generation + 1)
+                return
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 line = b"\n" + line  # after a line a full disk cut short, not glued to it
-            os.write(fd, line)
-            size += len(line)
+            # A write a full disk cuts short leaves a partial line, which readers skip and the
+            # next writer starts after; the coordinator's rebuild restores the entry.
+            size += os.write(fd, line)
         finally:
             os.close(fd)
         if size > FOLD_BYTES:

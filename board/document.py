@@ -100,6 +100,8 @@ class Document:
     __slots__ = ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
 
     model_fields: ClassVar[dict[str, _Field]]
+    #: What pydantic's JSON schema of a model holding a document reads of it.
+    model_config: ClassVar[dict[str, Any]] = {"extra": "allow"}
     __pydantic_core_schema__: ClassVar[core_schema.ModelSchema]
     __pydantic_validator__: ClassVar[SchemaValidator]
     __pydantic_serializer__: ClassVar[SchemaSerializer]
@@ -155,10 +157,19 @@ class Document:
 
     def model_copy(self, *, update: dict[str, Any] | None = None) -> Self:
         """A shallow copy: the same values, in a new document (and new dicts of them), with the
-        fields in ``update`` set (unchecked, as an assignment is)."""
+        fields in ``update`` set (unchecked, as an assignment is; an undeclared one is kept as
+        an unknown field)."""
         extra = self.__pydantic_extra__
-        values = self.__dict__ | update if update else self.__dict__.copy()
-        return _made(type(self), values, extra.copy() if extra is not None else None)
+        extra = extra.copy() if extra is not None else None
+        values = self.__dict__.copy()
+        if update:
+            declared = type(self).model_fields
+            for name, value in update.items():
+                if name in declared or extra is None:
+                    values[name] = value
+                else:
+                    extra[name] = value
+        return _made(type(self), values, extra)
 
     @property
     def model_extra(self) -> dict[str, Any] | None:
@@ -171,6 +182,16 @@ class Document:
         if extra and name in extra:
             return extra[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # A field not declared is an unknown field, kept and written back as one read is.
+        if name in type(self).model_fields or name.startswith("__"):
+            object.__setattr__(self, name, value)
+            return
+        extra = self.__pydantic_extra__
+        if extra is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no field {name!r}")
+        extra[name] = value
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):

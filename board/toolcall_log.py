@@ -19,7 +19,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from board.errors import BoardError
@@ -110,15 +110,16 @@ def _lock(fd: int, path: Path, wait: float) -> None:
             time.sleep(0.001)
 
 
-def read_unfolded(path: Path | str, logged: int | None, total: int) -> tuple[list[dict[str, Any]], int] | None:
-    """The calls in a task's log that its document has not counted, and the offset after them.
+#: Per task log: (inode, the document's counts it was folded onto, bytes folded up to, the
+#: counts with them), so a process that reads a task again (the dashboard, ``board mcp``, a
+#: store recording calls) reads only what was appended since, not the whole unfolded tail.
+_UNFOLDED: dict[str, tuple[int, dict[str, Any], int, dict[str, Any]]] = {}
 
-    ``logged`` is the document's ``toolCalls.logged``. A document written before logs were
-    appended on their own has none; its writer counted each call in the same write as its line,
-    so its first ``total`` lines are counted. None when nothing is left to count (no log, or
-    nothing past ``logged``). Only complete lines count: a line still being written is left for
-    the next reader.
-    """
+
+def count_unfolded(path: str, logged: int | None, counts_of: Callable[[], dict[str, Any]]) -> dict[str, Any] | None:
+    """A document's counts (``counts_of()``: its ``toolCalls``, camelCase, asked for only when
+    its log has grown past ``logged``) with the calls its log holds beyond them folded in,
+    ``logged`` moved past them; None when the log holds none."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError:
@@ -127,20 +128,29 @@ def read_unfolded(path: Path | str, logged: int | None, total: int) -> tuple[lis
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size <= (logged or 0):
             return None
-        start = logged or 0
+        counts = counts_of()
+        known = _UNFOLDED.get(path)
+        if known is not None and known[0] == info.st_ino and known[1] == counts and known[2] <= info.st_size:
+            start, folded = known[2], known[3]
+            if start == info.st_size:
+                return folded
+            skip = 0
+        else:
+            start, folded = logged or 0, counts
+            skip = counts.get("total", 0) if logged is None else 0
         os.lseek(fd, start, os.SEEK_SET)
         chunk = _read_all(fd, info.st_size - start)
     finally:
         os.close(fd)
     end = chunk.rfind(b"\n") + 1
-    if end == 0:
-        return None
-    lines = chunk[:end].splitlines()
-    if logged is None:
-        lines = lines[total:]
-        if not lines:
-            return None
-    return [record for record in map(_parse, lines) if record is not None], start + end
+    lines = chunk[:end].splitlines()[skip:]
+    if lines:
+        folded = fold(folded, (record for record in map(_parse, lines) if record is not None))
+        folded["logged"] = start + end
+    if folded is counts:
+        return None  # nothing whole past what the document counted
+    _UNFOLDED[path] = (info.st_ino, counts, start + end, folded)
+    return folded
 
 
 def _read_all(fd: int, size: int) -> bytes:

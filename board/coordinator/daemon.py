@@ -187,7 +187,7 @@ class Coordinator:
                     lock.release()
                     if not lock.acquire():
                         self.say("another coordinator took over while the database was away; stopping")
-                        return 0
+                        return CoordinatorRunning.exit_code  # not a crash, for board run
                     self.store.load()
                 except BoardUnavailable as error:  # away again already: the next batch retries
                     self.say(f"waiting for the database: {error}")

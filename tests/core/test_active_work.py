@@ -89,3 +89,30 @@ def test_a_rebuild_replaces_what_the_journal_said_and_a_torn_line_is_skipped(tmp
     assert read_active(tmp_path) == {"7": {"owner": "cy", "files": []}}
     note_task(tmp_path, "8", {"owner": "dee", "files": []})
     assert read_active(tmp_path) == {"7": {"owner": "cy", "files": []}, "8": {"owner": "dee", "files": []}}
+
+
+def test_a_writer_killed_between_the_index_and_its_journal_loses_no_later_entry(tmp_path: Path) -> None:
+    from board.active_work import replace_file
+
+    note_task(tmp_path, "1", {"owner": "ann", "files": []})
+    # A fold killed after it replaced active.json and before it started the journal anew: the
+    # journal still names the generation before.
+    generation = json.loads((tmp_path / FILE_NAME).read_bytes())["generation"]
+    replace_file(tmp_path / FILE_NAME, json.dumps({"generation": generation + 1, "tasks": {"1": {"owner": "ann", "files": []}}}, separators=(",", ":")).encode())
+    note_task(tmp_path, "2", {"owner": "bob", "files": []})
+    note_task(tmp_path, "3", {"owner": "cy", "files": []})
+    assert read_active(tmp_path) == {name: {"owner": owner, "files": []} for name, owner in (("1", "ann"), ("2", "bob"), ("3", "cy"))}
+    for n in range(700):  # folds many times over
+        note_task(tmp_path, f"x{n}", None)
+    assert set(read_active(tmp_path)) == {"1", "2", "3"}
+
+
+def test_an_index_lost_with_the_power_keeps_the_journal_and_what_follows(tmp_path: Path) -> None:
+    write_active(tmp_path, {"1": {"owner": "ann", "files": []}})
+    note_task(tmp_path, "2", {"owner": "bob", "files": []})
+    (tmp_path / FILE_NAME).write_bytes(b"")  # written without fsync: empty after a crash
+    assert read_active(tmp_path) == {"2": {"owner": "bob", "files": []}}
+    note_task(tmp_path, "3", {"owner": "cy", "files": []})
+    assert read_active(tmp_path) == {"2": {"owner": "bob", "files": []}, "3": {"owner": "cy", "files": []}}
+    header = (tmp_path / JOURNAL_NAME).read_bytes().split(b"\n")[0]
+    assert json.loads(header)["generation"] == json.loads((tmp_path / FILE_NAME).read_bytes())["generation"]

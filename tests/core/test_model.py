@@ -171,3 +171,15 @@ def test_a_pydantic_model_can_hold_a_task() -> None:
     held = Envelope.model_validate({"task": json.loads(dump_task(task))})
     assert held.task == task and isinstance(held.task, Task)
     assert Envelope.model_validate_json(held.model_dump_json(by_alias=True)).task == task
+    # ... and a tool's schema can be built from it (the MCP SDK does so for typed results).
+    assert "subject" in Envelope.model_json_schema()["$defs"]["Task"]["properties"]
+
+
+def test_an_unknown_field_set_on_a_task_is_written_back_as_one_read_is() -> None:
+    task = parse_task(doc(), "f")
+    task.reviewer = "ann"
+    copied = task.model_copy(update={"subject": "changed", "ticket": 7})
+    assert json.loads(dump_task(task))["reviewer"] == "ann"
+    written = json.loads(dump_task(copied))
+    assert (written["subject"], written["ticket"], written["reviewer"]) == ("changed", 7, "ann")
+    assert "ticket" not in json.loads(dump_task(task))

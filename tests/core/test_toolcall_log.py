@@ -71,6 +71,37 @@ def test_a_line_still_being_written_is_not_counted_until_it_is_whole(store: Stor
     assert Store.open(workspace).get(task.id).tool_calls.total == 2
 
 
+
+def test_a_reader_that_reads_again_counts_each_call_once_across_writes_and_a_replaced_log(store: Store, workspace: Path) -> None:
+    """A long-lived reader (the dashboard, board mcp) reads only what a log gained since it last
+    looked; what it counted stays right when another process folds the calls in or the log is
+    replaced."""
+    task = store.create("edit things")
+    reader = Store.open(workspace)
+    other = Store.open(workspace)
+    for n in range(1, 301):
+        store.record_toolcall(task.id, "Edit" if n % 3 else "Bash", ok=bool(n % 5))
+        if n % 50 == 0:
+            reader.load()
+            calls = reader.get(task.id).tool_calls
+            assert (calls.total, calls.failed) == (n, n // 5), n
+    other.update(task.id, progress=40)  # a write elsewhere folds the 300 calls into the file
+    store.record_toolcall(task.id, "Read")
+    reader.load()
+    calls = reader.get(task.id).tool_calls
+    assert (calls.total, calls.failed, calls.last_tool) == (301, 60, "Read")
+    log = workspace / ".tasks" / "toolcalls" / f"{task.id}.jsonl"
+    # Replaced by a log that has the calls the file counts, then two others in place of the Read.
+    folded = log.read_bytes().splitlines(keepends=True)[:300]
+    failed = json.dumps({"ts": "2026-01-01T00:00:00Z", "agent": "x", "tool": "Bash", "ok": False}).encode() + b"\n"
+    replaced = log.with_name("replacement")
+    replaced.write_bytes(b"".join(folded) + failed + failed)
+    replaced.replace(log)
+    reader.load()
+    calls = reader.get(task.id).tool_calls
+    assert (calls.total, calls.failed, calls.last_tool) == (302, 62, "Bash")
+
+
 WRITER = """
 import sys, time
 from board.store import Store

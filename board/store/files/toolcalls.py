@@ -12,7 +12,7 @@ from board.model import Task, ToolCalls, lean, validate_id
 from board.status import Status
 from board.store.atomic import read_jsonl
 from board.names import ID_PATTERN
-from board.toolcall_log import TASK_LOGS, append_call, fold, read_unfolded, task_log, task_log_name
+from board.toolcall_log import TASK_LOGS, append_call, count_unfolded, task_log, task_log_name
 from board.store.base import ChangeSet
 
 
@@ -27,16 +27,13 @@ class FileToolCalls:
         cannot afford a rewrite per call); every read adds them, so every reader sees exact
         counts, and the next write of the task stores them.
         """
-        calls = task.tool_calls
         # The log's name as a string: a board is read through here task by task, most of them
         # with no log, and building a Path (with its id check: the task's id was checked when
         # it was read) cost more than looking for the file.
-        unfolded = read_unfolded(os.path.join(self._task_logs_dir, task_log_name(task.id)), calls.logged, calls.total)
-        if unfolded is None:
+        calls = task.tool_calls
+        counts = count_unfolded(os.path.join(self._task_logs_dir, task_log_name(task.id)), calls.logged, lambda: calls.model_dump(by_alias=True))
+        if counts is None:
             return task
-        records, offset = unfolded
-        counts = fold(calls.model_dump(by_alias=True), records)
-        counts["logged"] = offset
         counted = task.model_copy()
         counted.tool_calls = ToolCalls.model_validate(counts)
         return lean(counted)

@@ -110,7 +110,7 @@ class FileWrites:
         """Keep ``active.json`` (who works on what, for ``board hook``) in step with a write."""
         before = entry_for(old.status, old.owner, old.files) if old is not None else None
         after = entry_for(new.status, new.owner, new.files) if new is not None else None
-        if before is not None or after is not None:
+        if before != after:  # a heartbeat or a progress report changes nothing here
             task_id = new.id if new is not None else old.id  # type: ignore[union-attr]
             note_task(self.state_dir, task_id, after)
 

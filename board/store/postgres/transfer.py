@@ -45,7 +45,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from board.active_work import FILE_NAME as ACTIVE_FILE, entry_for, write_active
+from board.active_work import FILE_NAME as ACTIVE_FILE, JOURNAL_NAME as ACTIVE_JOURNAL, entry_for, write_active
 from board.errors import BoardError, InvalidTaskFile
 from board.model import Lease, PolicyMark, Task, ToolCalls, lean, task_from_dict, task_to_dict, with_integer_ids
 from board.names import ID_PATTERN
@@ -427,7 +427,7 @@ def _read_call_logs(folder: Path, board: FileBoard, broken: list[str]) -> dict[s
 
 def _counted(task: Task, log: bytes | None) -> Task:
     """``task`` with the calls its log holds beyond its counts folded in: what every reader of
-    the file store sees (``FileToolCalls._count_logged_calls`` with ``read_unfolded``)."""
+    the file store sees (``FileToolCalls._count_logged_calls`` with ``count_unfolded``)."""
     if log is None:
         return task
     calls = task.tool_calls
@@ -892,7 +892,7 @@ def _put_in_place(staging: Path, target: Path) -> None:
     with layout.lock():
         for _, key in list(layout.task_files()):
             os.unlink(key)
-        for name in (HISTORY_FILE, PENDING_HISTORY, ACTIVE_FILE):
+        for name in (HISTORY_FILE, PENDING_HISTORY, ACTIVE_FILE, ACTIVE_JOURNAL):
             (target / name).unlink(missing_ok=True)
         for name in (TASK_LOGS, ARCHIVE_DIR):
             if (target / name).is_dir() and not (target / name).is_symlink():
