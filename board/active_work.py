@@ -40,12 +40,16 @@ FOLD_BYTES = 32 * 1024
 READ_ATTEMPTS = 5
 
 
-def active_path(state_dir: Path) -> Path:
-    return state_dir / FILE_NAME
+# Paths as text (os.path.join): a claim notes its task here, and building Paths cost it more
+# than the writing.
 
 
-def journal_path(state_dir: Path) -> Path:
-    return state_dir / JOURNAL_NAME
+def active_path(state_dir: Path | str) -> str:
+    return os.path.join(state_dir, FILE_NAME)
+
+
+def journal_path(state_dir: Path | str) -> str:
+    return os.path.join(state_dir, JOURNAL_NAME)
 
 
 def read_active(state_dir: Path) -> dict[str, dict[str, Any]]:
@@ -154,7 +158,7 @@ def entry_for(status: str, owner: str, files: Iterable[str]) -> dict[str, Any] |
 @contextmanager
 def _writing(state_dir: Path) -> Iterator[None]:
     """Hold the index's lock: one writer at a time, on this machine."""
-    fd = os.open(state_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    fd = os.open(os.path.join(state_dir, LOCK_NAME), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -220,11 +224,12 @@ def note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None) -> No
             _write(state_dir, tasks, generation + 1)
 
 
-def replace_file(path: Path, data: bytes) -> None:
+def replace_file(path: Path | str, data: bytes) -> None:
     """Replace a small file whole (a temp file renamed over it), with no fsync: for what is
     derived or rewritten often (this index, the hook's registry records), where ``write_atomic``
     of ``board.store.atomic`` would cost the hook its imports and a disk flush."""
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    directory, name = os.path.split(path)
+    temp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     try:
         os.write(fd, data)

@@ -20,9 +20,11 @@ another lease token) and lost (a claim a process was given that the board does n
 claim in history no process was given, or a ready task left behind when the claimers found
 nothing more). Both must be 0. Latency is the time one ``store.claim`` call takes, seen by its
 caller. CPU is per claim: the claiming processes', and their PostgreSQL backends' (read from
-/proc). Last, a floor measured in the same run: one-row inserts, each its own durable commit,
-by as many connections. The load average is printed before and after: on a shared machine the
-figures follow it.
+/proc). Last, two floors measured in the same run, by as many connections: one-row inserts,
+each its own durable commit; and the least a claim can be, one ``UPDATE ... FOR UPDATE SKIP
+LOCKED`` of a bare queue table, each its own durable commit, from Python processes and from
+pgbench's C client (when pgbench is installed): what this machine allows any claim. The load
+average is printed before and after: on a shared machine the figures follow it.
 """
 
 from __future__ import annotations
@@ -32,9 +34,11 @@ import json
 import multiprocessing
 import os
 import random
+import re
 import resource
 import shutil
 import statistics
+import subprocess
 import tempfile
 import time
 from collections import Counter
@@ -362,6 +366,98 @@ def bench_bare_commits(cluster: Any, processes: int, seconds: float) -> float:
     return done / elapsed
 
 
+# -- a second floor: the least a claim can be ------------------------------------------------------
+
+#: A queue table as small as a claim allows: a priority, a state, an owner and a payload of the
+#: size of a task document, with the ready rows indexed in order.
+_QUEUE_SETUP = """
+create table bench_queue (id bigserial primary key, priority int not null, state text not null, owner text, payload jsonb);
+insert into bench_queue (priority, state, payload)
+select g % 4, 'ready', jsonb_build_object('subject', 'task ' || g, 'description', repeat('x', 400)) from generate_series(1, {rows}) g;
+create index bench_queue_ready on bench_queue (priority, id) where state = 'ready';
+"""
+#: The least a claim can be: take the first ready row no one else is taking, in one statement,
+#: one durable commit; no document, history, lease or rule.
+_QUEUE_CLAIM = (
+    "update bench_queue set state = 'taken', owner = %s where id = ("
+    "select id from bench_queue where state = 'ready' order by priority, id limit 1 for update skip locked) returning id"
+)
+
+
+def _queue_claimer(url: str, seconds: float, ready: Any, start: Any, out: Any) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        agent = f"q{os.getpid()}"
+        ready.put(None)
+        start.wait()
+        deadline = time.monotonic() + seconds
+        done = 0
+        while time.monotonic() < deadline:
+            if conn.execute(_QUEUE_CLAIM, (agent,), prepare=True).fetchone() is not None:
+                done += 1
+    out.put(done)
+
+
+def _queue_database(cluster: Any, rows: int) -> str:
+    import psycopg
+
+    name = "board_bench_queue"
+    with psycopg.connect(cluster.socket_url("postgres"), autocommit=True) as conn:
+        conn.execute(f"drop database if exists {name} with (force)")
+        conn.execute(f"create database {name}")
+    url = cluster.socket_url(name)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(_QUEUE_SETUP.format(rows=rows))
+        conn.execute("vacuum analyze bench_queue")
+    return url
+
+
+def bench_bare_claims(cluster: Any, processes: int, seconds: float) -> tuple[float, float | None]:
+    """Claims per second of the least a claim can be (``_QUEUE_CLAIM``) by ``processes``
+    connections over the socket: from Python processes through psycopg, as board's claimers,
+    and from pgbench's C client when pgbench is installed (None when not)."""
+    rows = 400_000
+    url = _queue_database(cluster, rows)
+    context = multiprocessing.get_context("fork")
+    ready, out = context.Queue(), context.Queue()
+    start = context.Event()
+    workers = [context.Process(target=_queue_claimer, args=(url, seconds, ready, start, out), daemon=True) for _ in range(processes)]
+    try:
+        for worker in workers:
+            worker.start()
+        for _ in workers:
+            ready.get(timeout=120)
+        began = time.monotonic()
+        start.set()
+        done = sum(out.get(timeout=seconds + 120) for _ in workers)
+        python_rate = done / (time.monotonic() - began)
+        for worker in workers:
+            worker.join(timeout=60)
+    finally:
+        for worker in workers:
+            if worker.is_alive():
+                worker.kill()
+                worker.join()
+    pgbench = shutil.which("pgbench")
+    if pgbench is None:
+        return python_rate, None
+    url = _queue_database(cluster, rows)
+    script = Path(tempfile.mkdtemp(prefix="board-bench-pgbench-")) / "claim.sql"
+    try:
+        script.write_text(_QUEUE_CLAIM.replace("%s", "'c' || :client_id") + ";\n")
+        host, port = cluster.base, cluster.port
+        done = subprocess.run(
+            [pgbench, "-n", "-M", "prepared", "-c", str(processes), "-j", str(min(processes, os.cpu_count() or 1)), "-T", str(max(1, round(seconds))),
+             "-f", str(script), "-h", str(host), "-p", str(port), "-U", "postgres", "board_bench_queue"],
+            capture_output=True, text=True, timeout=seconds + 120,
+        )
+    finally:
+        shutil.rmtree(script.parent, ignore_errors=True)
+    found = re.search(r"tps = ([0-9.]+)", done.stdout)
+    return python_rate, float(found.group(1)) if found else None
+
+
 # -- main -----------------------------------------------------------------------------------------
 
 
@@ -433,6 +529,10 @@ def main() -> None:
                     floors[processes] = bench_bare_commits(cluster, processes, 3.0 if args.quick else 5.0)
                 print("\n  baseline, bare durable commits (one-row insert each) over the socket, no board:")
                 print("  " + "   ".join(f"{p} processes {rate:,.0f}/s" for p, rate in floors.items()))
+                bare = {processes: bench_bare_claims(cluster, processes, 3.0 if args.quick else 5.0) for processes in args.procs}
+                print("\n  baseline, the least a claim can be (one UPDATE ... FOR UPDATE SKIP LOCKED, each its own durable")
+                print("  commit, no document, history or lease) over the socket: from Python processes / from pgbench's C client:")
+                print("  " + "   ".join(f"{p} processes {py:,.0f}/s / " + (f"{c:,.0f}/s" if c is not None else "no pgbench") for p, (py, c) in bare.items()))
     finally:
         shutil.rmtree(base, ignore_errors=True)
     print(f"\n  load average at the end: {os.getloadavg()[0]:.1f} (1 min), {os.getloadavg()[1]:.1f} (5 min)")

@@ -197,7 +197,15 @@ class DatabaseLayout:
 
     def task_path(self, task_id: str) -> Path:
         """Where messages say a task is: its row, named as a path."""
-        return Path(f"{redact(self.url)}#tasks/{task_id}")
+        return Path(self.task_where(task_id))
+
+    def task_where(self, task_id: str) -> str:
+        """``task_path`` as text, for every task read (the URL is redacted once)."""
+        prefix = self.__dict__.get("_where_prefix")
+        if prefix is None:
+            # As a path shows it (a URL's "//" made one "/"): messages and ``invalid`` name it so.
+            prefix = self.__dict__["_where_prefix"] = str(Path(f"{redact(self.url)}#tasks/_"))[:-1]
+        return prefix + task_id
 
     def missing_blocker_done(self, task_id: str) -> bool:
         return False
@@ -340,7 +348,7 @@ class PostgresStore(Store):
         return result
 
     def _decode(self, task_id: str, doc: Any) -> Task | None:
-        where = str(self.layout.task_path(task_id))
+        where = self.layout.task_where(task_id)
         try:
             task = task_from_dict(doc, where)
         except InvalidTaskFile as error:
