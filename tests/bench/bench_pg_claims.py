@@ -439,23 +439,52 @@ def bench_bare_claims(cluster: Any, processes: int, seconds: float) -> tuple[flo
             if worker.is_alive():
                 worker.kill()
                 worker.join()
+    if shutil.which("pgbench") is None:
+        return python_rate, None
+    _queue_database(cluster, rows)  # afresh, for the C client
+    script = _QUEUE_CLAIM.replace("%s", "'c' || :client_id") + ";\n"
+    return python_rate, _pgbench(cluster, "board_bench_queue", script, processes, seconds)
+
+
+def _pgbench(cluster: Any, database: str, script: str, processes: int, seconds: float) -> float | None:
+    """Transactions a second of ``script`` run by pgbench's ``processes`` clients over the
+    socket; None without pgbench."""
     pgbench = shutil.which("pgbench")
     if pgbench is None:
-        return python_rate, None
-    url = _queue_database(cluster, rows)
-    script = Path(tempfile.mkdtemp(prefix="board-bench-pgbench-")) / "claim.sql"
+        return None
+    folder = Path(tempfile.mkdtemp(prefix="board-bench-pgbench-"))
     try:
-        script.write_text(_QUEUE_CLAIM.replace("%s", "'c' || :client_id") + ";\n")
-        host, port = cluster.base, cluster.port
+        (folder / "script.sql").write_text(script)
         done = subprocess.run(
             [pgbench, "-n", "-M", "prepared", "-c", str(processes), "-j", str(min(processes, os.cpu_count() or 1)), "-T", str(max(1, round(seconds))),
-             "-f", str(script), "-h", str(host), "-p", str(port), "-U", "postgres", "board_bench_queue"],
+             "-f", str(folder / "script.sql"), "-h", str(cluster.base), "-p", str(cluster.port), "-U", "postgres", database],
             capture_output=True, text=True, timeout=seconds + 120,
         )
     finally:
-        shutil.rmtree(script.parent, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
     found = re.search(r"tps = ([0-9.]+)", done.stdout)
-    return python_rate, float(found.group(1)) if found else None
+    return float(found.group(1)) if found else None
+
+
+def bench_claim_next_alone(cluster: Any, processes: int, seconds: float) -> float | None:
+    """board's own claim (``board.claim_next`` and the notification after its commit) on a copy
+    of the board, by pgbench's clients: the server's part of a claim, with no Python."""
+    from board.store.postgres.migrations import CLAIMED_TASK, TASK_CHANNEL
+    from board.store.postgres.store import WRITE_LOCK_KEY
+
+    name = "board_bench_claim_next"
+    copy_pg_board(cluster, name)
+    agent = "'c' || :client_id"
+    script = (
+        f"select * from board.claim_next({WRITE_LOCK_KEY}, {agent}, null::int, false, {agent}, '2026-01-01T00:00:00Z', "
+        f"'2026-01-01T00:00:00Z', now(), jsonb_build_object('owner', {agent}, 'token', 0, 'expiresAt', '2026-01-01T00:00:30Z', "
+        f"'seconds', 30.0), now() + interval '30 seconds');\n"
+        f"select pg_notify('{TASK_CHANNEL}', id) from (select current_setting('{CLAIMED_TASK}', true) as id) c where c.id <> '';\n"
+    )
+    try:
+        return _pgbench(cluster, name, script, processes, seconds)
+    finally:
+        cluster.drop_database(name)
 
 
 # -- main -----------------------------------------------------------------------------------------
@@ -533,6 +562,10 @@ def main() -> None:
                 print("\n  baseline, the least a claim can be (one UPDATE ... FOR UPDATE SKIP LOCKED, each its own durable")
                 print("  commit, no document, history or lease) over the socket: from Python processes / from pgbench's C client:")
                 print("  " + "   ".join(f"{p} processes {py:,.0f}/s / " + (f"{c:,.0f}/s" if c is not None else "no pgbench") for p, (py, c) in bare.items()))
+                if {"socket", "tcp"} & set(args.backends) and shutil.which("pgbench"):
+                    alone = {processes: bench_claim_next_alone(cluster, processes, 3.0 if args.quick else 5.0) for processes in args.procs}
+                    print("\n  board's claim with no Python: board.claim_next and its notification, by pgbench's C client:")
+                    print("  " + "   ".join(f"{p} processes " + (f"{rate:,.0f}/s" if rate is not None else "failed") for p, rate in alone.items()))
     finally:
         shutil.rmtree(base, ignore_errors=True)
     print(f"\n  load average at the end: {os.getloadavg()[0]:.1f} (1 min), {os.getloadavg()[1]:.1f} (5 min)")
