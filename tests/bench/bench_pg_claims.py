@@ -331,22 +331,27 @@ def _committer(url: str, seconds: float, ready: Any, start: Any, out: Any) -> No
     out.put(done)
 
 
-def bench_bare_commits(cluster: Any, processes: int, seconds: float) -> float:
-    """One-row inserts per second, each its own durable commit, by ``processes`` connections
-    over the socket: what this machine's disk and server allow, with no board at all."""
+def _fresh_database(cluster: Any, name: str, *setup: str) -> str:
+    """A new empty database ``name`` (dropped first if there), ``setup`` run in it; its socket URL."""
     import psycopg
 
-    name = "board_bench_commits"
     with psycopg.connect(cluster.socket_url("postgres"), autocommit=True) as conn:
         conn.execute(f"drop database if exists {name} with (force)")
         conn.execute(f"create database {name}")
     url = cluster.socket_url(name)
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("create table bench_commits (n bigserial primary key, at timestamptz)")
+        for statement in setup:
+            conn.execute(statement)
+    return url
+
+
+def _rate(target: Any, url: str, processes: int, seconds: float) -> float:
+    """What ``processes`` processes running ``target(url, seconds, ready, start, out)`` together
+    did a second: each says it is ready, all start at once, each puts its count."""
     context = multiprocessing.get_context("fork")
     ready, out = context.Queue(), context.Queue()
     start = context.Event()
-    workers = [context.Process(target=_committer, args=(url, seconds, ready, start, out), daemon=True) for _ in range(processes)]
+    workers = [context.Process(target=target, args=(url, seconds, ready, start, out), daemon=True) for _ in range(processes)]
     try:
         for worker in workers:
             worker.start()
@@ -364,6 +369,13 @@ def bench_bare_commits(cluster: Any, processes: int, seconds: float) -> float:
                 worker.kill()
                 worker.join()
     return done / elapsed
+
+
+def bench_bare_commits(cluster: Any, processes: int, seconds: float) -> float:
+    """One-row inserts per second, each its own durable commit, by ``processes`` connections
+    over the socket: what this machine's disk and server allow, with no board at all."""
+    url = _fresh_database(cluster, "board_bench_commits", "create table bench_commits (n bigserial primary key, at timestamptz)")
+    return _rate(_committer, url, processes, seconds)
 
 
 # -- a second floor: the least a claim can be ------------------------------------------------------
@@ -400,17 +412,7 @@ def _queue_claimer(url: str, seconds: float, ready: Any, start: Any, out: Any) -
 
 
 def _queue_database(cluster: Any, rows: int) -> str:
-    import psycopg
-
-    name = "board_bench_queue"
-    with psycopg.connect(cluster.socket_url("postgres"), autocommit=True) as conn:
-        conn.execute(f"drop database if exists {name} with (force)")
-        conn.execute(f"create database {name}")
-    url = cluster.socket_url(name)
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(_QUEUE_SETUP.format(rows=rows))
-        conn.execute("vacuum analyze bench_queue")
-    return url
+    return _fresh_database(cluster, "board_bench_queue", _QUEUE_SETUP.format(rows=rows), "vacuum analyze bench_queue")
 
 
 def bench_bare_claims(cluster: Any, processes: int, seconds: float) -> tuple[float, float | None]:
@@ -418,27 +420,7 @@ def bench_bare_claims(cluster: Any, processes: int, seconds: float) -> tuple[flo
     connections over the socket: from Python processes through psycopg, as board's claimers,
     and from pgbench's C client when pgbench is installed (None when not)."""
     rows = 400_000
-    url = _queue_database(cluster, rows)
-    context = multiprocessing.get_context("fork")
-    ready, out = context.Queue(), context.Queue()
-    start = context.Event()
-    workers = [context.Process(target=_queue_claimer, args=(url, seconds, ready, start, out), daemon=True) for _ in range(processes)]
-    try:
-        for worker in workers:
-            worker.start()
-        for _ in workers:
-            ready.get(timeout=120)
-        began = time.monotonic()
-        start.set()
-        done = sum(out.get(timeout=seconds + 120) for _ in workers)
-        python_rate = done / (time.monotonic() - began)
-        for worker in workers:
-            worker.join(timeout=60)
-    finally:
-        for worker in workers:
-            if worker.is_alive():
-                worker.kill()
-                worker.join()
+    python_rate = _rate(_queue_claimer, _queue_database(cluster, rows), processes, seconds)
     if shutil.which("pgbench") is None:
         return python_rate, None
     _queue_database(cluster, rows)  # afresh, for the C client
