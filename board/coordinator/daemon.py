@@ -21,15 +21,15 @@ import watchfiles
 
 from board.agents import list_agents
 from board.config import FILE_NAME, BoardSettings, load_settings
+from board.coordinator.presence import COORDINATOR_LOCK, LOCK_NAME
 from board.coordinator.tick import TickReport, tick
 from board.coordinator.workers import end_stale_commands
 from board.errors import BoardError, BoardUnavailable, CoordinatorRunning
 from board.store import Store
-from board.store.lifetime_lock import LifetimeLock, held_elsewhere
+from board.store.lifetime_lock import LifetimeLock
 from board.store.postgres.locks import SessionLock
 from board.toolcall_log import AGENT_LOG_SUFFIX
 
-LOCK_NAME = ".coordinator.lock"
 #: Changes closer together than this are handled by one tick.
 DEBOUNCE_MS = 30
 #: A full directory reconcile (for writers that bypass the store) every this many seconds.
@@ -42,32 +42,11 @@ ALERTS_EVERY_SECONDS = 1.0
 _QUIET_DIRS = frozenset({"checkpoints", "logs", "reservations"})
 
 
-#: The name of the coordinator's lock in a board's database (``SessionLock``).
-COORDINATOR_LOCK = "coordinator"
-
-
 class CoordinatorLock(LifetimeLock):
     """The lock a coordinator holds for its lifetime, on ``.coordinator.lock``."""
 
     def __init__(self, local_dir: Path) -> None:
         super().__init__(local_dir / LOCK_NAME)
-
-
-def coordinator_running(local_dir: Path) -> bool:
-    """Does some process hold this board's coordinator lock right now? (A probe: takes nothing.)
-    ``local_dir`` is the store's (``Store.local_dir``)."""
-    return held_elsewhere(local_dir / LOCK_NAME)
-
-
-def coordinator_running_on(store: Store) -> bool:
-    """Does a coordinator run on ``store``'s board, on this machine or, for a board in a
-    database, on any machine? (A probe: takes nothing; False while the database is away.)"""
-    database = getattr(store, "url", None)
-    if database:
-        from board.store.postgres.locks import held_elsewhere as held_in_database
-
-        return held_in_database(database, COORDINATOR_LOCK)
-    return coordinator_running(store.local_dir)
 
 
 def _matters(change: watchfiles.Change, path: str) -> bool:

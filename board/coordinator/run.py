@@ -27,7 +27,7 @@ from board import actions
 from board.actions import Who
 from board.agents import read_agent
 from board.config import load_settings
-from board.coordinator.daemon import coordinator_running_on
+from board.coordinator.presence import coordinator_running_on
 from board.coordinator.workers import COMMAND_GROUP_FIELD, KILL_GRACE_SECONDS, die_with_parent, end_commands_of, kill_process_group
 from board.errors import AgentNameInUse, BoardError, BoardUnavailable, CoordinatorRunning
 from board.graph import TaskGraph, is_hidden, sorted_ids

@@ -33,7 +33,7 @@ from board.store import FileStore, Store, detect_layout
 from board.store.base import database_url
 from board.alerts import Alert, Severity, alerts_by_task
 from board.store.atomic import stat_stamp
-from board.coordinator.daemon import coordinator_running_on
+from board.coordinator.presence import coordinator_running_on
 from board.ui.board_alerts import AlertsFollower, StoreSnapshot, severity_counts
 from board.ui.board_state import DisplayedBoard
 from board.ui.card import CardView

@@ -21,7 +21,7 @@ from board.alerts import Alert, Severity, detect_all, gather_inputs, read_alerts
 from board.alerts.evaluate import HISTORY_OPS, carry_since
 from board.config import BoardSettings
 from board.errors import BoardUnavailable
-from board.coordinator.daemon import coordinator_running
+from board.coordinator.presence import coordinator_running
 from board.graph import TaskGraph
 from board.model import Task
 from board.store import Layout, Store

@@ -8,14 +8,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from board.coordinator.daemon import CoordinatorLock, coordinator_running
+from board.coordinator.daemon import CoordinatorLock
+from board.coordinator.presence import coordinator_running
 
 from .helpers import REPO, board_cli, started, wait_for
 
 PROBE_FOREVER = """
 import sys
 from pathlib import Path
-from board.coordinator.daemon import coordinator_running
+from board.coordinator.presence import coordinator_running
 state_dir = Path(sys.argv[1])
 print("probing", flush=True)
 while True:

@@ -112,7 +112,7 @@ def test_a_killed_supervisor_takes_its_children_with_it(workspace):
 def test_only_one_coordinator_runs_per_board_and_a_killed_one_can_be_restarted(workspace):
     first = board_cli(workspace, "coordinator", stderr=subprocess.PIPE)
     try:
-        from board.coordinator.daemon import coordinator_running
+        from board.coordinator.presence import coordinator_running
 
         wait_for(lambda: coordinator_running(workspace / ".tasks"), timeout=60, what="the coordinator to hold its lock")
         second = subprocess.run([sys.executable, "-m", "board", "coordinator", "-w", str(workspace)], env={"PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=30)
@@ -354,7 +354,7 @@ def test_run_uses_a_coordinator_that_is_already_running(workspace):
     make_chain_board(workspace, count=3)
     coordinator = board_cli(workspace, "coordinator")
     try:
-        from board.coordinator.daemon import coordinator_running
+        from board.coordinator.presence import coordinator_running
 
         wait_for(lambda: coordinator_running(workspace / ".tasks"), what="the coordinator")
         done = subprocess.run([sys.executable, "-m", "board", "run", "--workers", "2", *FAST, "-w", str(workspace)], env={"PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=60)

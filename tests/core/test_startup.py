@@ -39,6 +39,14 @@ def test_building_the_parser_loads_no_store_model_or_ui() -> None:
     assert heavy_in(modules_after("from board.cli import build_parser; build_parser()")) == []
 
 
+def test_the_dashboard_loads_none_of_the_coordinator_it_only_asks_about() -> None:
+    """The dashboard asks whether a coordinator runs; the coordinator's tick, workers and run
+    supervisor stay out of its process (and of its start-up time)."""
+    loaded = modules_after("import board.ui.app")
+    assert "board.coordinator.presence" in loaded
+    assert sorted(name for name in loaded if name.startswith("board.coordinator.") and name != "board.coordinator.presence") == []
+
+
 @pytest.mark.parametrize("argv", [["--version"], ["--help"], ["task", "--help"], ["toolcall", "--help"], ["mcp", "--help"]])
 def test_version_and_help_load_no_store_model_or_ui(argv: list[str]) -> None:
     code = f"from board.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass"
