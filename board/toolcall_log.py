@@ -142,14 +142,23 @@ def count_unfolded(path: str, logged: int | None, counts_of: Callable[[], dict[s
         chunk = _read_all(fd, info.st_size - start)
     finally:
         os.close(fd)
-    end = chunk.rfind(b"\n") + 1
-    lines = chunk[:end].splitlines()[skip:]
-    if lines:
-        folded = fold(folded, (record for record in map(_parse, lines) if record is not None))
-        folded["logged"] = start + end
-    if folded is counts:
-        return None  # nothing whole past what the document counted
-    _UNFOLDED[path] = (info.st_ino, counts, start + end, folded)
+    more = fold_tail(folded, start, chunk, skip)
+    if more is not None:
+        folded = more
+        _UNFOLDED[path] = (info.st_ino, counts, more["logged"], more)
+    return None if folded is counts else folded  # None: nothing whole past what the document counted
+
+
+def fold_tail(counts: dict[str, Any], start: int, tail: bytes, skip: int = 0) -> dict[str, Any] | None:
+    """``counts`` with the calls of ``tail`` (a log's bytes from offset ``start``) folded in,
+    the first ``skip`` of them left out, and ``logged`` moved past them; None when no whole line
+    is left to count (a line still being written is left for the next reader)."""
+    end = tail.rfind(b"\n") + 1
+    lines = tail[:end].splitlines()[skip:]
+    if not lines:
+        return None
+    folded = fold(counts, (record for record in map(_parse, lines) if record is not None))
+    folded["logged"] = start + end
     return folded
 
 

@@ -27,10 +27,10 @@ class FileToolCalls:
         cannot afford a rewrite per call); every read adds them, so every reader sees exact
         counts, and the next write of the task stores them.
         """
+        calls = task.tool_calls
         # The log's name as a string: a board is read through here task by task, most of them
         # with no log, and building a Path (with its id check: the task's id was checked when
         # it was read) cost more than looking for the file.
-        calls = task.tool_calls
         counts = count_unfolded(os.path.join(self._task_logs_dir, task_log_name(task.id)), calls.logged, lambda: calls.model_dump(by_alias=True))
         if counts is None:
             return task

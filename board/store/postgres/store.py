@@ -24,6 +24,7 @@ import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -201,11 +202,12 @@ class DatabaseLayout:
 
     def task_where(self, task_id: str) -> str:
         """``task_path`` as text, for every task read (the URL is redacted once)."""
-        prefix = self.__dict__.get("_where_prefix")
-        if prefix is None:
-            # As a path shows it (a URL's "//" made one "/"): messages and ``invalid`` name it so.
-            prefix = self.__dict__["_where_prefix"] = str(Path(f"{redact(self.url)}#tasks/_"))[:-1]
-        return prefix + task_id
+        return self._where_prefix + task_id
+
+    @cached_property
+    def _where_prefix(self) -> str:
+        # As a path shows it (a URL's "//" made one "/"): messages and ``invalid`` name it so.
+        return str(Path(f"{redact(self.url)}#tasks/_"))[:-1]
 
     def missing_blocker_done(self, task_id: str) -> bool:
         return False

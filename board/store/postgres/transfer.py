@@ -57,7 +57,7 @@ from board.store.layout import Layout, TasksDirLayout, detect_layout
 from board.store.postgres.connect import connect, redact
 from board.store.postgres.migrations import CLAIM_ORDER_DEFERRED, check_schema
 from board.store.postgres.store import WRITE_LOCK_KEY
-from board.toolcall_log import TASK_LOGS, fold
+from board.toolcall_log import TASK_LOGS, fold_tail
 
 HISTORY_FILE = "history.jsonl"
 ARCHIVE_DIR = "archive"
@@ -432,18 +432,10 @@ def _counted(task: Task, log: bytes | None) -> Task:
         return task
     calls = task.tool_calls
     start = calls.logged or 0
-    chunk = log[start:]
-    end = chunk.rfind(b"\n") + 1
-    if end == 0:
+    # A document from before the logs stood alone counted its first ``total`` lines itself.
+    counts = fold_tail(calls.model_dump(by_alias=True), start, log[start:], calls.total if calls.logged is None else 0)
+    if counts is None:
         return task
-    lines = chunk[:end].splitlines()
-    if calls.logged is None:
-        lines = lines[calls.total:]
-        if not lines:
-            return task
-    records = [record for record in map(_json_object, lines) if record is not None and isinstance(record.get("tool"), str)]
-    counts = fold(calls.model_dump(by_alias=True), records)
-    counts["logged"] = start + end
     counted = task.model_copy()
     counted.tool_calls = ToolCalls.model_validate(counts)
     return lean(counted)
