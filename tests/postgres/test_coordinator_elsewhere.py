@@ -100,6 +100,39 @@ async def test_a_dashboard_elsewhere_shows_the_alerts_the_running_coordinator_ke
         stop(coordinator)
 
 
+def test_probing_for_a_coordinator_never_keeps_one_from_starting(pg_url: str) -> None:
+    """Dashboards and runs ask often whether a coordinator holds the board; a probe that took
+    the lock for a moment would make a coordinator starting at that moment give up."""
+    import threading
+
+    from board.store.postgres.locks import SessionLock
+
+    stop = threading.Event()
+    probes = 0
+
+    def probe() -> None:
+        nonlocal probes
+        while not stop.is_set():
+            held_elsewhere(pg_url, "coordinator")
+            probes += 1
+
+    prober = threading.Thread(target=probe)
+    prober.start()
+    refused = 0
+    try:
+        wait_for(lambda: probes > 0, timeout=TIMEOUT, what="the first probe")
+        for _ in range(300):
+            lock = SessionLock(pg_url, "coordinator")
+            if lock.acquire():
+                lock.release()
+            else:
+                refused += 1
+    finally:
+        stop.set()
+        prober.join(timeout=TIMEOUT)
+    assert probes > 10 and refused == 0, f"{refused} of 300 starts refused while {probes} probes ran"
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"

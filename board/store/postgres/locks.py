@@ -73,14 +73,22 @@ class SessionLock:
                 pass
 
 
+#: Whether a session holds an advisory lock taken with a 64-bit key: the server lists it with the
+#: key's high and low halves as classid and objid, and objsubid 1.
+_HELD = """
+select exists (select 1 from pg_locks where locktype = 'advisory' and granted
+    and database = (select oid from pg_database where datname = current_database())
+    and classid = %s::bigint::oid and objid = %s::bigint::oid and objsubid = 1)
+"""
+
+
 def held_elsewhere(url: str, name: str) -> bool:
-    """Does some other session hold the lock ``name`` right now? (A probe: takes nothing.)"""
-    lock = SessionLock(url, name)
+    """Does some other session hold the lock ``name`` right now? (A probe: takes nothing. One
+    that took the lock for a moment, as a try-and-release would, could make a coordinator
+    starting at that moment believe another holds it.)"""
+    key = SessionLock(url, name).key
     try:
         with connect(url, autocommit=True, application_name="board probe") as conn:
-            got = conn.execute("select pg_try_advisory_lock(%s)", (lock.key,)).fetchone()[0]
-            if got:
-                conn.execute("select pg_advisory_unlock(%s)", (lock.key,))
-            return not got
+            return bool(conn.execute(_HELD, (key >> 32, key & 0xFFFFFFFF)).fetchone()[0])
     except BoardError:
         return False
