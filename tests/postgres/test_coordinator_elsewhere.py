@@ -133,6 +133,40 @@ def test_probing_for_a_coordinator_never_keeps_one_from_starting(pg_url: str) ->
     assert probes > 10 and refused == 0, f"{refused} of 300 starts refused while {probes} probes ran"
 
 
+def test_a_released_coordinator_lock_is_free_at_once(pg_url: str) -> None:
+    """A coordinator that stops and one that starts right after (here or on another machine)
+    must not find the lock still held: closing a connection lets its lock go only once the
+    server process behind it has exited, later still while other sessions come and go."""
+    import threading
+
+    from board.store.postgres.connect import connect
+    from board.store.postgres.locks import SessionLock
+
+    stop = threading.Event()
+
+    def come_and_go() -> None:
+        while not stop.is_set():
+            connect(pg_url, autocommit=True).close()
+
+    others = threading.Thread(target=come_and_go)
+    others.start()
+    refused = 0
+    try:
+        for _ in range(300):
+            first = SessionLock(pg_url, "coordinator")
+            assert first.acquire()
+            first.release()
+            second = SessionLock(pg_url, "coordinator")
+            if second.acquire():
+                second.release()
+            else:
+                refused += 1
+    finally:
+        stop.set()
+        others.join(timeout=TIMEOUT)
+    assert refused == 0, f"{refused} of 300 starts found the lock just released still held"
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"

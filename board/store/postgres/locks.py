@@ -66,11 +66,19 @@ class SessionLock:
 
     def release(self) -> None:
         conn, self._conn = self._conn, None
-        if conn is not None and not conn.closed:
-            try:
-                conn.close()  # ends the session, and the lock with it
-            except Exception:
-                pass
+        if conn is None or conn.closed:
+            return
+        try:
+            # Unlock before closing: a closed connection's server process lets go of its locks
+            # only when it has exited, a moment later, and a coordinator starting again at once
+            # (or on another machine) would find the lock still held by a process now gone.
+            conn.execute("select pg_advisory_unlock(%s)", (self.key,))
+        except Exception:
+            pass
+        try:
+            conn.close()  # ends the session, and any lock with it
+        except Exception:
+            pass
 
 
 #: Whether a session holds an advisory lock taken with a 64-bit key: the server lists it with the
