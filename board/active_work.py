@@ -25,6 +25,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from board import json_bounds
+
 # Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -97,7 +99,7 @@ def _reconciled(generation: int, tasks: dict[str, dict[str, Any]], lines: list[b
 def _read_snapshot(state_dir: Path) -> tuple[int, dict[str, dict[str, Any]]]:
     try:
         with open(active_path(state_dir), "rb") as handle:
-            data = json.loads(handle.read(1024 * 1024))
+            data = json_bounds.loads(handle.read(1024 * 1024))
     except (OSError, ValueError):
         return 0, {}
     if not isinstance(data, dict):
@@ -124,7 +126,7 @@ def _snapshot_generation(state_dir: Path) -> int | None:
 
 def _generation_of(header: bytes) -> int | None:
     try:
-        data = json.loads(header)
+        data = json_bounds.loads(header)
     except ValueError:
         return None
     generation = data.get("generation") if isinstance(data, dict) else None
@@ -136,7 +138,7 @@ def _fold(tasks: dict[str, dict[str, Any]], lines: list[bytes]) -> None:
     one still being written) is skipped."""
     for line in lines:
         try:
-            change = json.loads(line)
+            change = json_bounds.loads(line)
         except ValueError:
             continue
         if not isinstance(change, dict) or not isinstance(change.get("task"), str):

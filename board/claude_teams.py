@@ -37,6 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from board import json_bounds
 from board.errors import BoardError
 from board.names import ID_PATTERN, ID_RULE
 from board.store.atomic import SpecialFile, TempFile, fsync_directory, read_bytes_retrying
@@ -130,7 +131,7 @@ class InboxMessage:
         if not self.text.startswith("{"):
             return None
         try:
-            value = json.loads(self.text)
+            value = json_bounds.loads(self.text)
         except ValueError:
             return None
         return value if isinstance(value, dict) and isinstance(value.get("type"), str) else None
@@ -180,8 +181,8 @@ def _read_json(path: Path) -> tuple[Any, tuple[int, int, int]] | None:
             return None
         raw, stamp = read
         try:
-            return json.loads(raw.decode("utf-8")), stamp
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            return json_bounds.loads(raw.decode("utf-8")), stamp
+        except (UnicodeDecodeError, ValueError) as error:
             reason = f"not valid JSON ({error})"
         if attempt < _READ_ATTEMPTS - 1:
             time.sleep(_READ_PAUSE)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from board import json_bounds
 from board.store.atomic import read_regular, write_json_atomic
 
 DEFAULT_TIMEOUT = 5.0
@@ -263,7 +263,7 @@ def _not_a_repository(message: str) -> bool:
 
 def _read_remembered(local_dir: Path) -> dict[str, Any]:
     try:
-        data = json.loads(read_regular(local_dir / STATE_FILE))
+        data = json_bounds.loads(read_regular(local_dir / STATE_FILE))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import heapq
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from board.model import PRIORITY_RANK, Task
@@ -456,27 +456,33 @@ class TaskGraph:
                     return [start, *back]
         return [*group, start]
 
-    def problems(self) -> list[GraphProblem]:
+    def problems(self, unreadable: Container[str] = frozenset()) -> list[GraphProblem]:
+        """What breaks the dependency rules; ``unreadable`` names tasks whose file exists but
+        cannot be read, so that an edge to one says so rather than that it does not exist."""
         found: list[GraphProblem] = []
+
+        def missing(task_id: str) -> str:
+            return "whose file cannot be read ('board check' says why)" if task_id in unreadable else "which does not exist"
+
         for chain in self.cycles():
             found.append(GraphProblem("graph.cycle", tuple(dict.fromkeys(chain)), "dependency cycle: " + " -> ".join(f"#{t}" for t in chain)))
         for task in self.tasks.values():
             for blocker in task.blocked_by:
                 if blocker not in self.tasks:
                     if not self.missing_blocker_done(blocker):
-                        found.append(GraphProblem("graph.dangling", (task.id,), f"#{task.id} is blocked by #{blocker}, which does not exist"))
+                        found.append(GraphProblem("graph.dangling", (task.id,), f"#{task.id} is blocked by #{blocker}, {missing(blocker)}"))
                 elif task.id not in self.tasks[blocker].blocks:
                     found.append(GraphProblem("graph.asymmetric", (task.id, blocker), f"#{task.id} is blocked by #{blocker}, but #{blocker} does not list it in blocks"))
             for dependent in task.blocks:
                 if dependent not in self.tasks:
                     if not self.missing_blocker_done(dependent):
-                        found.append(GraphProblem("graph.dangling", (task.id,), f"#{task.id} blocks #{dependent}, which does not exist"))
+                        found.append(GraphProblem("graph.dangling", (task.id,), f"#{task.id} blocks #{dependent}, {missing(dependent)}"))
                 elif task.id not in self.tasks[dependent].blocked_by and task.status != Status.COMPLETED:
                     # A completed blocker dropped from its dependent's blockedBy is how seed 001
                     # unblocks; only an open blocker missing there is a broken edge.
                     found.append(GraphProblem("graph.asymmetric", (task.id, dependent), f"#{task.id} blocks #{dependent}, but #{dependent} does not list it in blockedBy"))
             if task.parent is not None and task.parent not in self.tasks:
-                found.append(GraphProblem("graph.dangling", (task.id,), f"#{task.id} has parent #{task.parent}, which does not exist"))
+                found.append(GraphProblem("graph.dangling", (task.id,), f"#{task.id} has parent #{task.parent}, {missing(task.parent)}"))
         return found
 
 

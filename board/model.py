@@ -18,7 +18,9 @@ from typing import Any, TypeVar
 from pydantic_core import ValidationError
 
 from board.document import Document, constrained_str, datetime_schema, enum_schema, field, list_of, optional
-from board.errors import InvalidTaskFile
+from board import json_bounds
+from board.errors import BoardError, InvalidTaskFile
+from board.json_bounds import TooDeep, deeper_than_allowed
 # Ids, labels and priorities live in light modules the command line reads before anything else;
 # they are re-exported here, where the rest of board looks for them.
 from board.names import ID_PATTERN, ID_REGEX, ID_RULE, LABEL_REGEX, LABEL_RULE, validate_id  # noqa: F401
@@ -259,16 +261,20 @@ def parse_task(raw: bytes, source: str | os.PathLike[str]) -> Task:
     except (ValidationError, ValueError):
         pass
     else:
+        if nested_too_deep(task):
+            raise InvalidTaskFile(str(source), TooDeep().args[0])
         if task.id.isdigit() and _wrote_integer_id(raw, task):
             task.integer_ids = True
         return lean(task)
     source = str(source)
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = json_bounds.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise InvalidTaskFile(source, "not UTF-8 text") from None
     except json.JSONDecodeError as error:
         raise InvalidTaskFile(source, f"not valid JSON ({error.msg} at line {error.lineno} column {error.colno})") from None
+    except TooDeep as error:
+        raise InvalidTaskFile(source, str(error)) from None
     task = task_from_dict(data, source)
     if isinstance(data.get("id"), int) and not isinstance(data.get("id"), bool):
         task.integer_ids = True
@@ -349,12 +355,40 @@ def task_from_dict(data: Any, source: str) -> Task:
     if not isinstance(data, dict):
         raise InvalidTaskFile(source, "top level must be a JSON object")
     try:
-        return Task.model_validate(data)
+        task = Task.model_validate(data)
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "document"
         more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
         raise InvalidTaskFile(source, f"field {where!r}: {_readable(first)}{more}") from None
+    except RecursionError:
+        raise InvalidTaskFile(source, TooDeep().args[0]) from None
+    if nested_too_deep(task):
+        raise InvalidTaskFile(source, TooDeep().args[0])
+    return task
+
+
+def nested_too_deep(task: Task) -> bool:
+    """Whether the free-form parts of a task (metadata, fields board does not know) nest
+    deeper than ``json_bounds.MAX_DEPTH``: the declared fields are shallow by their types."""
+    if task.metadata and deeper_than_allowed(task.metadata, 1):
+        return True
+    # A part's unknown fields sit where its own fields do: the task at level 1, its parts at 2.
+    for part, level in ((task, 0), (task.tool_calls, 1), (task.lease, 1), (task.policy, 1)):
+        extra = part.__pydantic_extra__ if part is not None else None
+        if extra and deeper_than_allowed(extra, level):
+            return True
+    return False
+
+
+def check_readable_back(task: Task, encoded: bytes) -> None:
+    """Refuse to write what board could not read back: a task file over ``MAX_FILE_BYTES``
+    would drop out of every listing, and its dependents would wait on it forever."""
+    if len(encoded) > MAX_FILE_BYTES:
+        raise BoardError(
+            f"task {task.id} not written: it would take {len(encoded):,} bytes, over the {MAX_FILE_BYTES:,} "
+            "board reads of one task (long text, or control characters, which take six bytes each); nothing was changed"
+        )
 
 
 def _readable(error: Any) -> str:

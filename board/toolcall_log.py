@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from board import json_bounds
 from board.errors import BoardError
 
 # Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.
@@ -176,7 +177,7 @@ def _read_all(fd: int, size: int) -> bytes:
 def _parse(line: bytes) -> dict[str, Any] | None:
     """A log line's record; None for a line a full disk cut short (it is skipped, not fatal)."""
     try:
-        record = json.loads(line)
+        record = json_bounds.loads(line)
     except ValueError:
         return None
     return record if isinstance(record, dict) and isinstance(record.get("tool"), str) else None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -126,7 +126,8 @@ def gather_inputs(store: BoardReading, *, now: datetime, git: GitState | None = 
     """Read the board's files into ``AlertInputs`` (the store's index is used as it is)."""
     workspace = store.layout.workspace
     tasks = dict(store.tasks)
-    graph_problems = _GRAPH_PROBLEMS.problems(store.tasks, lambda: store.graph)
+    unreadable = {task_id for path in store.invalid if (task_id := store.layout.task_id_for(Path(path))) is not None}
+    graph_problems = _GRAPH_PROBLEMS.problems(store.tasks, lambda: store.graph, unreadable)
     named = {task_id for problem in graph_problems for task_id in problem.tasks}
     task_files = {task_id: _relative(store.layout.task_path(task_id), workspace) for task_id in named}
     invalid = [
@@ -348,14 +349,16 @@ class _GraphProblemsCache:
 
     def __init__(self) -> None:
         self._tasks: dict[str, Task] = {}
+        self._unreadable: set[str] = set()
         self._problems: list[GraphProblem] = []
         self._lock = threading.Lock()
 
-    def problems(self, tasks: Mapping[str, Task], graph: Callable[[], TaskGraph]) -> list[GraphProblem]:
+    def problems(self, tasks: Mapping[str, Task], graph: Callable[[], TaskGraph], unreadable: Iterable[str] = ()) -> list[GraphProblem]:
         with self._lock:
-            if not self._same_structure(tasks):
-                self._problems = graph().problems()
-            self._tasks = dict(tasks)
+            unreadable = set(unreadable)
+            if not self._same_structure(tasks) or unreadable != self._unreadable:
+                self._problems = graph().problems(unreadable)
+            self._tasks, self._unreadable = dict(tasks), unreadable
             return list(self._problems)
 
     def _same_structure(self, tasks: Mapping[str, Task]) -> bool:

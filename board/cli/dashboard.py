@@ -22,5 +22,4 @@ def open_dashboard(args: argparse.Namespace) -> int:
     from board.ui import run_dashboard
 
     workspace = Path(getattr(args, "dir", None) or args.workspace)
-    run_dashboard(workspace, readonly=bool(getattr(args, "readonly", False)))
-    return 0
+    return run_dashboard(workspace, readonly=bool(getattr(args, "readonly", False)))

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from board import json_bounds
 from board.cli import add_command
 from board.cli.output import print_json
 from board.errors import BoardError
@@ -97,8 +98,8 @@ def add_server(path: Path, entry: dict[str, Any]) -> bool:
     document: dict[str, Any] = {}
     if path.exists():
         try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            document = json_bounds.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, ValueError) as error:
             raise BoardError(f"{path} is not valid JSON ({error}); fix it or move it away, nothing was changed") from None
         if not isinstance(document, dict) or not isinstance(document.get("mcpServers", {}), dict):
             raise BoardError(f"{path} does not hold an object with an 'mcpServers' object; fix it or move it away, nothing was changed")

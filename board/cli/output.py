@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from board.status import Status
@@ -51,7 +51,9 @@ def display_status(task: Task, graph: TaskGraph) -> str:
     return str(task.status)
 
 
-def table(tasks: Iterable[Task], graph: TaskGraph) -> str:
+def table(tasks: Iterable[Task], graph: TaskGraph, unreadable: Mapping[str, str] | None = None) -> str:
+    """The task list as columns; ``unreadable`` (id -> why) adds a row for each task whose file
+    board cannot read, so that no task is ever silently missing from the list."""
     tasks = list(tasks)
     labelled = any(task.labels for task in tasks)  # the column shows only where labels are used
     rows = [("ID", "STATUS", "PRI", "OWNER", "PROG", "CALLS", "BLOCKED BY", *(("LABELS",) if labelled else ()), "SUBJECT")]
@@ -71,6 +73,8 @@ def table(tasks: Iterable[Task], graph: TaskGraph) -> str:
                 task.subject,
             )
         )
+    for task_id, reason in sorted((unreadable or {}).items()):
+        rows.append((task_id, "unreadable", "-", "-", "-", "-", "-", *(("-",) if labelled else ()), f"(its file cannot be read: {reason})"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[-1] for row in rows]
     return "\n".join(line.rstrip() for line in lines)

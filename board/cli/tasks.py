@@ -331,18 +331,24 @@ def select_tasks(
     return tasks
 
 
-def _print_tasks(store: Store, args: argparse.Namespace, tasks: list[Task], none: str) -> None:
+def _print_tasks(store: Store, args: argparse.Namespace, tasks: list[Task], none: str, *, every_task: bool = False) -> None:
+    """``every_task``: the list is the whole board, so a task whose file cannot be read gets a
+    row of its own (in JSON, ``{"id", "unreadable", "path"}``) rather than going missing."""
+    unreadable = store.unreadable_tasks() if every_task else {}
     fmt = "json" if args.json else args.format
     if fmt == "json":
-        print_json([task_json(t, store.graph) for t in tasks])
+        print_json([task_json(t, store.graph) for t in tasks] + [
+            {"id": task_id, "unreadable": reason, "path": str(store.layout.task_path(task_id))} for task_id, reason in sorted(unreadable.items())
+        ])
     elif fmt == "prompt":
         print(prompt(tasks, store.graph))
-    elif tasks:
-        print(table(tasks, store.graph))
+    elif tasks or unreadable:
+        print(table(tasks, store.graph, unreadable))
     else:
         print(none)
     for path, reason in sorted(store.invalid.items()):
-        sys.stderr.write(f"board: skipped {path}: {reason}\n")
+        if store.layout.task_id_for(Path(path)) not in unreadable:  # not already a row of its own
+            sys.stderr.write(f"board: cannot read {path}: {reason}\n")
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -350,7 +356,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     store = open_store(args)
     tasks = _selected(store, args, by_id(store.tasks))
-    _print_tasks(store, args, tasks, "no tasks")
+    unfiltered = not (args.status or args.owner or args.labels or args.ready)
+    _print_tasks(store, args, tasks, "no tasks", every_task=unfiltered)
     return 0
 
 

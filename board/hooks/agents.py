@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from board import json_bounds
 from board.active_work import read_active, replace_file
 from board.hooks.where import HookBoard
 from board.names import ID_PATTERN
@@ -109,7 +110,7 @@ def update_agent(board: HookBoard, name: str, now: str, **fields: Any) -> None:
     path = agent_file(board, name)
     try:
         with open(path, "rb") as handle:
-            record = json.loads(handle.read(1024 * 1024))
+            record = json_bounds.loads(handle.read(1024 * 1024))
         if not isinstance(record, dict):
             record = {}
     except FileNotFoundError:

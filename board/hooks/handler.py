@@ -8,7 +8,6 @@ on stderr, which Claude Code shows the model; the tool call then does not happen
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -16,6 +15,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
+from board import json_bounds
 from board.hooks.agents import attribute, bind_session, event_identity, has_record, named_in_command, update_agent
 from board.hooks.guard import Blocked, check_write
 from board.hooks.where import HookBoard, find_board, relative_file
@@ -38,7 +38,7 @@ def main(argv: list[str]) -> int:
     board: HookBoard | None = None
     event = "?"
     try:
-        payload = json.loads(sys.stdin.buffer.read(MAX_PAYLOAD_BYTES) or b"null")
+        payload = json_bounds.loads(sys.stdin.buffer.read(MAX_PAYLOAD_BYTES) or b"null")
         if not isinstance(payload, dict):
             raise ValueError("the event on stdin is not a JSON object")
         event = str(payload.get("hook_event_name") or "?")

@@ -13,6 +13,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from board import json_bounds
 from board.errors import BoardError
 from board.hooks.where import claude_home
 from board.toolcall_log import FILE_TOOLS
@@ -63,9 +64,11 @@ def read_settings(path: Path) -> dict:
     except (OSError, UnicodeDecodeError) as error:
         raise BoardError(f"cannot read {path}: {error}") from None
     try:
-        data = json.loads(text) if text.strip() else {}
+        data = json_bounds.loads(text) if text.strip() else {}
     except json.JSONDecodeError as error:
         raise BoardError(f"{path} is not valid JSON ({error.msg} at line {error.lineno} column {error.colno}); fix it first, nothing was changed") from None
+    except json_bounds.TooDeep as error:
+        raise BoardError(f"{path} is {error}; fix it first, nothing was changed") from None
     if not isinstance(data, dict) or not isinstance(data.get("hooks", {}), dict):
         raise BoardError(f"{path} does not hold Claude Code settings (a JSON object whose 'hooks' is an object); nothing was changed")
     return data

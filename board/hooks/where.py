@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from board import json_bounds
 from board.names import ID_PATTERN
 
 # Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.
@@ -54,7 +54,7 @@ class HookBoard:
             return ("in_progress", str(entry.get("owner") or "")) if isinstance(entry, dict) else None
         try:
             with open(self.task_path(task_id), "rb") as handle:
-                data = json.loads(handle.read(1024 * 1024))
+                data = json_bounds.loads(handle.read(1024 * 1024))
         except (OSError, ValueError):
             return None
         if not isinstance(data, dict):

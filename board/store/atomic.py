@@ -18,6 +18,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from board import json_bounds
+
 #: A spare is filled again no sooner than this after it left its task path. The open-file check
 #: (``SparePool``) cannot see a reader that has looked the path up but not yet opened it, inside
 #: one system call; this wait outlasts any such reader.
@@ -662,7 +664,7 @@ def parse_lines(chunk: bytes, offset: int) -> tuple[list[dict[str, Any]], int]:
     records = []
     for raw in chunk[: end + 1].splitlines():
         try:
-            record = json.loads(raw)
+            record = json_bounds.loads(raw)
         except ValueError:
             continue  # a torn line from a crashed writer; the task files stay the truth
         if isinstance(record, dict):

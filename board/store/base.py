@@ -816,6 +816,15 @@ class Store(ABC):
         """Re-read the named tasks into the index (None: every task, from scratch)."""
         ...
 
+    def unreadable_tasks(self) -> dict[str, str]:
+        """Tasks on the board whose file (or row) cannot be read, by id: why, for each."""
+        found = {}
+        for where, reason in self.invalid.items():
+            task_id = self.layout.task_id_for(Path(where))
+            if task_id is not None:
+                found[task_id] = reason
+        return found
+
     @abstractmethod
     def get(self, task_id: str) -> Task:
         ...

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from board import json_bounds
 from board.errors import BoardError, InvalidTaskFile
 from board.model import MAX_FILE_BYTES, Task, task_from_dict, task_to_dict
 from board.status import Status
@@ -129,8 +130,8 @@ class ClaudeTaskListLayout:
         if len(raw) > MAX_FILE_BYTES:
             raise InvalidTaskFile(str(path), f"file is {len(raw):,} bytes; the limit is {MAX_FILE_BYTES:,}")
         try:
-            data = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            data = json_bounds.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as error:
             raise InvalidTaskFile(str(path), f"not valid JSON ({error})") from None
         if not isinstance(data, dict):
             raise InvalidTaskFile(str(path), "top level must be a JSON object")

@@ -7,9 +7,10 @@ from pathlib import Path
 from board.errors import BoardError
 
 
-def run_dashboard(workspace: Path, *, readonly: bool = False, remember_choices: bool = True) -> None:
+def run_dashboard(workspace: Path, *, readonly: bool = False, remember_choices: bool = True) -> int:
     """Open the live dashboard on ``workspace`` (a ``.tasks/`` board or a Claude Code list) until
-    quit. ``remember_choices=False`` (the demo) leaves the user's config alone."""
+    quit; its exit status (1 when it stopped on an error). ``remember_choices=False`` (the demo)
+    leaves the user's config alone."""
     from board.store import detect_layout
 
     workspace = Path(workspace).expanduser().resolve()
@@ -17,4 +18,7 @@ def run_dashboard(workspace: Path, *, readonly: bool = False, remember_choices: 
         raise BoardError(f"no board in {workspace}: run 'board init' there or pass a directory that has .tasks/")
     from board.ui.app import BoardApp
 
-    BoardApp(workspace, readonly=readonly, remember_choices=remember_choices).run()
+    app = BoardApp(workspace, readonly=readonly, remember_choices=remember_choices)
+    app.run()
+    # Textual prints the error and sets the return code; a dashboard that died must not exit 0.
+    return app.return_code or 0

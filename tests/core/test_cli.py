@@ -140,10 +140,15 @@ def test_broken_files_are_reported_and_everything_else_keeps_working(three: Path
     (tasks / "task_9.json").write_text(json.dumps({"id": "9", "subject": "x" * 10, "description": "y" * (2 * 1024 * 1024)}))
     before = snapshot(three)
     listing = board(three, "task", "list")
-    assert listing.returncode == 0 and len(listing.stdout.splitlines()) == 4
-    assert "task_7.json: not valid JSON" in listing.stderr
-    assert "task_8.json: field 'progress'" in listing.stderr
-    assert "limit is 1,048,576" in listing.stderr
+    # Never silently absent: each unreadable task has a row saying why, after the three that read.
+    assert listing.returncode == 0 and len(listing.stdout.splitlines()) == 7
+    rows = {line.split()[0]: line for line in listing.stdout.splitlines()[4:]}
+    assert sorted(rows) == ["7", "8", "9"] and all(line.split()[1] == "unreadable" for line in rows.values())
+    assert "not valid JSON" in rows["7"] and "field 'progress'" in rows["8"] and "limit is 1,048,576" in rows["9"]
+    listed = json.loads(board(three, "task", "list", "--json").stdout)
+    assert [entry["id"] for entry in listed if "unreadable" in entry] == ["7", "8", "9"]
+    filtered = board(three, "task", "list", "--status", "pending")
+    assert "task_7.json: not valid JSON" in filtered.stderr  # a filtered list names them below
     shown = board(three, "task", "show", "8")
     assert shown.returncode == 2 and "cannot be read" in shown.stderr
     check = board(three, "check")

@@ -66,9 +66,12 @@ def test_special_entries_are_reported_and_nothing_hangs_or_crashes(workspace: Pa
 
     listing = run_board(workspace, "task", "list")
     assert listing.returncode == 0, listing.stderr
-    assert [line.split()[0] for line in listing.stdout.splitlines()[1:]] == ["1", "2"]
+    rows = [line.split() for line in listing.stdout.splitlines()[1:]]
+    assert [row[0] for row in rows[:2]] == ["1", "2"] and all(row[1] != "unreadable" for row in rows[:2])
+    unreadable = {line.split()[0]: line for line in listing.stdout.splitlines()[3:]}
+    assert sorted(unreadable) == sorted(reasons), listing.stdout
     for task_id, reason in reasons.items():
-        assert any(f"task_{task_id}.json" in line and reason in line for line in listing.stderr.splitlines()), (task_id, listing.stderr)
+        assert unreadable[task_id].split()[1] == "unreadable" and reason in unreadable[task_id], (task_id, listing.stdout)
 
     check = run_board(workspace, "check")
     assert check.returncode == 1 and "Traceback" not in check.stderr

@@ -32,7 +32,7 @@ class FileRepair:
         self._ensure_whole()
         self.rescan()
         problems = [Problem("file.invalid", path, reason) for path, reason in sorted(self.invalid.items())]
-        for found in [*self.graph.problems(), *cancelled_blockers(self.graph.tasks)]:
+        for found in [*self.graph.problems(self.unreadable_tasks()), *cancelled_blockers(self.graph.tasks)]:
             where = str(self.layout.task_path(found.tasks[0]))
             problems.append(Problem(found.kind, where, found.message, found.tasks))
         stray = self.stray_temp_files()

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from board import json_bounds
 from board.names import validate_id
 from board.reservations import MODES, Reservation
 from board.store.atomic import Stamp, read_regular, stat_stamp, write_atomic, write_json_atomic
@@ -35,7 +36,7 @@ ALERTS_FILE = "alerts.json"
 def _json_object(path: Path) -> dict[str, Any] | None:
     """The JSON object a small regular file holds; None when it cannot be read as one."""
     try:
-        data = json.loads(read_regular(path))
+        data = json_bounds.loads(read_regular(path))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
@@ -183,7 +184,7 @@ class FileCheckpointBook:
     def read(self, task_id: str, seq: int) -> dict[str, Any]:
         path = self.path(task_id, seq)
         try:
-            data = json.loads(read_regular(path))
+            data = json_bounds.loads(read_regular(path))
         except (OSError, ValueError) as error:
             raise UnreadableRecord(str(path), f"{error.__class__.__name__}: {error}") from None
         if not isinstance(data, dict):

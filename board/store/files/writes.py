@@ -8,7 +8,6 @@ bytes no history line accounts for) are logged before board builds on them.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import zlib
@@ -18,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from board import json_bounds
 from board.active_work import entry_for, note_task, read_active, write_active
 from board.errors import BoardError, InvalidTaskFile, TaskNotFound
-from board.model import Task, task_from_dict, task_to_dict, validate_id
+from board.model import Task, check_readable_back, task_from_dict, task_to_dict, validate_id
 from board.store.atomic import fsync_directory, write_atomic, KeptOpen, TempFile, json_line
 from board.store.base import _iso
 
@@ -143,6 +143,7 @@ class FileWrites:
             if key not in _UNTRACKED and before.get(key) != value
         }
         encoded = self.layout.encode(task)
+        check_readable_back(task, encoded)
         record = self._history_record(task.id, task.version, actor, op, changes, extra, file_crc=_checksum(encoded))
         return PreparedWrite(task, path, encoded, record)
 
@@ -284,7 +285,7 @@ class FileWrites:
         if not raw:
             return
         try:
-            note = json.loads(raw)
+            note = json_bounds.loads(raw)
             record, logged_size = note["record"], int(note["historySize"])
             task_id, version = str(record["task"]), int(record["version"])
         except (ValueError, KeyError, TypeError):

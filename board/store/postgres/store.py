@@ -30,11 +30,12 @@ from typing import Any
 
 from pydantic_core import SchemaSerializer
 
+from board import json_bounds
 from board.active_work import entry_for, note_task, read_active, write_active
 from board.document import datetime_schema
 from board.errors import BoardError, InvalidTaskFile, TaskNotFound
 from board.graph import cancelled_blockers
-from board.model import Task, draft_of, lean, task_from_dict, task_to_dict, utcnow, validate_id, with_integer_ids
+from board.model import MAX_FILE_BYTES, Task, check_readable_back, draft_of, dump_task, lean, task_from_dict, task_to_dict, utcnow, validate_id, with_integer_ids
 from board.priority import PRIORITY_RANK
 from board.status import Status
 from board.store import DEFAULT_LEASE_SECONDS
@@ -500,7 +501,7 @@ class PostgresStore(Store):
         self._ensure_whole()
         self.rescan()
         problems = [Problem("file.invalid", where, reason) for where, reason in sorted(self.invalid.items())]
-        for found in [*self.graph.problems(), *cancelled_blockers(self.graph.tasks)]:
+        for found in [*self.graph.problems(self.unreadable_tasks()), *cancelled_blockers(self.graph.tasks)]:
             problems.append(Problem(found.kind, str(self.layout.task_path(found.tasks[0])), found.message, found.tasks))
         return problems
 
@@ -590,10 +591,15 @@ class PostgresStore(Store):
 
     def _write_task(self, task: Task, doc: dict[str, Any]) -> None:
         lease = task.lease
+        stored = json.dumps(doc)
+        if len(stored) > MAX_FILE_BYTES // 2:
+            # Exported, or read by a file board, it must fit there too: the file's own encoding
+            # (indented) is the measure, worked out only for a task near the limit.
+            check_readable_back(task, dump_task(task))
         self.conn.execute(
             _UPSERT_TASK,
             (
-                task.id, json.dumps(doc), str(task.status), task.owner, PRIORITY_RANK[task.priority], task.version,
+                task.id, stored, str(task.status), task.owner, PRIORITY_RANK[task.priority], task.version,
                 lease.owner if lease else None, lease.token if lease else None, lease.expires_at if lease else None, task.updated_at,
             ),
         )
@@ -942,7 +948,7 @@ class PostgresStore(Store):
         for path in sorted(agents.glob("*.json")) if agents.is_dir() else []:
             try:
                 stat = path.stat()
-                local = json.loads(path.read_bytes())
+                local = json_bounds.loads(path.read_bytes())
             except (OSError, ValueError):
                 continue  # being replaced, or broken: the hook never writes half a record
             stamp = (stat.st_mtime_ns, stat.st_size)
