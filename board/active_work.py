@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from board import json_bounds
+from board.store import confine
 
 # Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.
 TYPE_CHECKING = False
@@ -71,7 +72,7 @@ def _read(state_dir: Path) -> tuple[int, dict[str, dict[str, Any]]]:
     for _ in range(READ_ATTEMPTS):
         generation, tasks = _read_snapshot(state_dir)
         try:
-            with open(journal_path(state_dir), "rb") as handle:
+            with open(journal_path(state_dir), "rb", opener=confine.opener) as handle:
                 journal = handle.read(1024 * 1024)
         except OSError:
             return generation, tasks
@@ -98,7 +99,7 @@ def _reconciled(generation: int, tasks: dict[str, dict[str, Any]], lines: list[b
 
 def _read_snapshot(state_dir: Path) -> tuple[int, dict[str, dict[str, Any]]]:
     try:
-        with open(active_path(state_dir), "rb") as handle:
+        with open(active_path(state_dir), "rb", opener=confine.opener) as handle:
             data = json_bounds.loads(handle.read(1024 * 1024))
     except (OSError, ValueError):
         return 0, {}
@@ -115,7 +116,7 @@ def _snapshot_generation(state_dir: Path) -> int | None:
     """``active.json``'s generation from its first bytes (``_write`` puts it first), without
     reading the index: None when it is missing or not one ``_write`` wrote."""
     try:
-        with open(active_path(state_dir), "rb") as handle:
+        with open(active_path(state_dir), "rb", opener=confine.opener) as handle:
             start = handle.read(64)
     except OSError:
         return None
@@ -160,7 +161,7 @@ def entry_for(status: str, owner: str, files: Iterable[str]) -> dict[str, Any] |
 @contextmanager
 def _writing(state_dir: Path) -> Iterator[None]:
     """Hold the index's lock: one writer at a time, on this machine."""
-    fd = os.open(os.path.join(state_dir, LOCK_NAME), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    fd = confine.open_file(os.path.join(state_dir, LOCK_NAME), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -196,7 +197,7 @@ def note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None) -> No
     line = json.dumps({"task": task_id, "entry": entry}, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
     with _writing(state_dir):
         try:
-            fd = os.open(journal_path(state_dir), os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+            fd = confine.open_file(journal_path(state_dir), os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
         except FileNotFoundError:
             # No journal yet (a new board, or one written before journals): start one after
             # the index as it stands.
@@ -232,9 +233,9 @@ def replace_file(path: Path | str, data: bytes) -> None:
     of ``board.store.atomic`` would cost the hook its imports and a disk flush."""
     directory, name = os.path.split(path)
     temp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    fd = confine.open_file(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     try:
         os.write(fd, data)
     finally:
         os.close(fd)
-    os.replace(temp, path)
+    confine.replace(temp, path)

@@ -40,6 +40,7 @@ from typing import Any
 from board import json_bounds
 from board.errors import BoardError
 from board.names import ID_PATTERN, ID_RULE
+from board.store import confine
 from board.store.atomic import SpecialFile, TempFile, fsync_directory, read_bytes_retrying
 from board.store.claude import claude_config_dir, directory_lock
 from board.text import shortened
@@ -207,6 +208,7 @@ def _moment(value: Any) -> datetime | None:
 
 def parse_team(name: str, directory: Path, data: Any, changed_at: datetime | None = None) -> Team:
     """A team from the parsed ``config.json``; what does not fit makes a ``problem``."""
+    confine.confine(directory)  # its inboxes/ is read and written, never through a link
     if not isinstance(data, dict):
         return Team(name, directory, problem=f"{CONFIG_FILE} is not a JSON object")
     raw_members = data.get("members")
@@ -485,7 +487,8 @@ def append_message(team: Team, recipient: str, sender: str, text: str, *, summar
         "read": False,
     }
     inboxes = team.directory / INBOXES
-    inboxes.mkdir(exist_ok=True)
+    confine.confine(team.directory)
+    confine.make_folders(inboxes)
     path = team.inbox_path(recipient)
     _create_empty(path)
     with directory_lock(path, what=f"{recipient}'s inbox", lock_name=f"the lock on {recipient}'s inbox") as held:
@@ -515,7 +518,7 @@ def _create_empty(path: Path) -> None:
     try:
         temp.fill(b"[]")
         try:
-            os.link(temp.path, path)
+            confine.link(temp.path, path)
         except FileExistsError:
             pass
     finally:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from board import json_bounds
 from board.errors import BoardError
+from board.store import confine
 
 # Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.
 TYPE_CHECKING = False
@@ -83,10 +84,10 @@ _APPEND_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CL
 
 def _append(path: Path, line: bytes, wait: float) -> None:
     try:
-        fd = os.open(path, _APPEND_FLAGS, 0o644)
+        fd = confine.open_file(path, _APPEND_FLAGS, 0o644)
     except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, _APPEND_FLAGS, 0o644)
+        confine.make_folders(path.parent)
+        fd = confine.open_file(path, _APPEND_FLAGS, 0o644)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, f"{path} is not a regular file; the call was not logged there")
@@ -122,7 +123,7 @@ def count_unfolded(path: str, logged: int | None, counts_of: Callable[[], dict[s
     its log has grown past ``logged``) with the calls its log holds beyond them folded in,
     ``logged`` moved past them; None when the log holds none."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        fd = confine.open_file(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError:
         return None
     try:
@@ -210,7 +211,7 @@ def count_agent_calls(state_dir: Path, agent: str) -> tuple[int, str | None] | N
     when it has no log. Reads only what was appended since the last count."""
     path = agent_log(state_dir, agent)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        fd = confine.open_file(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError:
         return None
     try:

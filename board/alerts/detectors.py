@@ -471,7 +471,11 @@ def detect_invalid_files(invalid: Iterable[InvalidFile]) -> list[Alert]:
             kind="file.invalid",
             severity=Severity.ERROR,
             message=one_line(f"{item.path}: {item.reason}"),
-            action="fix the file by hand (board never rewrites it); 'board check' names every problem",
+            action=(
+                "put a plain folder there (board writes nothing there until then); 'board check' names every problem"
+                if "in place of a folder" in item.reason or "not a folder" in item.reason
+                else "fix the file by hand (board never rewrites it); 'board check' names every problem"
+            ),
             tasks=(item.task,) if item.task else (),
             files=(item.path,),
         )

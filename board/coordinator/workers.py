@@ -39,6 +39,7 @@ from board.errors import AgentNameInUse, BoardError, BoardUnavailable, StaleLeas
 from board.model import Task, utcnow
 from board.status import FINISHED, Status
 from board.store import Store
+from board.store import confine
 from board.store.atomic import open_regular
 
 #: Placeholders a command template may use; each is replaced inside its own argument only.
@@ -465,7 +466,7 @@ class CommandWorker(Worker):
     def perform(self, task: Task, token: int) -> tuple[bool, str | None] | None:
         argv = substitute(self.template, task, self.workspace)
         path = log_path(self.store.local_dir, task.id)
-        path.parent.mkdir(exist_ok=True)
+        confine.make_folders(path.parent)
         with os.fdopen(open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND), "ab") as log:
             log.write(f"--- {utcnow().isoformat()} {self.name} runs #{task.id} (token {token}): {argv!r}\n".encode())
             log.flush()

@@ -18,6 +18,7 @@ from board import json_bounds
 from board.active_work import read_active, replace_file
 from board.hooks.where import HookBoard
 from board.names import ID_PATTERN
+from board.store import confine
 
 # Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.
 TYPE_CHECKING = False
@@ -57,7 +58,8 @@ def bound_agent(board: HookBoard, session_id: object) -> str | None:
     if not isinstance(session_id, str) or not session_id:
         return None
     try:
-        name = session_file(board, session_id).read_text(encoding="utf-8").strip()
+        with open(session_file(board, session_id), encoding="utf-8", opener=confine.opener) as handle:
+            name = handle.read(256).strip()
     except (OSError, UnicodeDecodeError):
         return None
     return name if ID_PATTERN.fullmatch(name) else None
@@ -67,7 +69,7 @@ def bind_session(board: HookBoard, session_id: object, agent: str) -> None:
     if not isinstance(session_id, str) or not session_id or bound_agent(board, session_id) == agent:
         return
     path = session_file(board, session_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    confine.make_folders(path.parent)
     replace_file(path, agent.encode())
 
 
@@ -109,7 +111,7 @@ def update_agent(board: HookBoard, name: str, now: str, **fields: Any) -> None:
     writers put there. ``fields`` are camelCase, as the file holds them."""
     path = agent_file(board, name)
     try:
-        with open(path, "rb") as handle:
+        with open(path, "rb", opener=confine.opener) as handle:
             record = json_bounds.loads(handle.read(1024 * 1024))
         if not isinstance(record, dict):
             record = {}
@@ -126,7 +128,7 @@ def update_agent(board: HookBoard, name: str, now: str, **fields: Any) -> None:
         record["host"] = socket.gethostname()
     record.setdefault("startedAt", now)
     record["heartbeatAt"] = now
-    path.parent.mkdir(parents=True, exist_ok=True)
+    confine.make_folders(path.parent)
     replace_file(path, (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
 
 

@@ -19,6 +19,7 @@ from board import json_bounds
 from board.hooks.agents import attribute, bind_session, event_identity, has_record, named_in_command, update_agent
 from board.hooks.guard import Blocked, check_write
 from board.hooks.where import HookBoard, find_board, relative_file
+from board.store import confine
 from board.toolcall_log import FILE_TOOLS, MAX_TOOL_NAME, append_call, call_record
 
 # Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.
@@ -66,9 +67,9 @@ def note(board: HookBoard | None, line: str) -> None:
         else:
             cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
             path = Path(cache) / "board" / "hook.log"
-        path.parent.mkdir(parents=True, exist_ok=True)
+        confine.make_folders(path.parent)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        with open(path, "a", encoding="utf-8") as log:
+        with open(path, "a", encoding="utf-8", opener=confine.opener) as log:
             log.write(f"{stamp} {' '.join(line.split())[:500]}\n")
     except BaseException:  # noqa: BLE001
         pass

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from board import json_bounds
 from board.names import ID_PATTERN
+from board.store import confine
 
 # Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.
 TYPE_CHECKING = False
@@ -27,6 +28,8 @@ class HookBoard:
         self.workspace = workspace
         self.state_dir = state_dir
         self.tasks_dir = tasks_dir
+        confine.confine(tasks_dir)  # a Claude Code list's own folder holds state_dir (.board/)
+        confine.confine(state_dir)
         self.claude = claude
         #: The board is kept in PostgreSQL: the hook, which opens no connection, knows its tasks
         #: in progress from this machine's ``active.json`` (kept by the store and the coordinator).
@@ -53,7 +56,7 @@ class HookBoard:
             entry = self._active().get(task_id)
             return ("in_progress", str(entry.get("owner") or "")) if isinstance(entry, dict) else None
         try:
-            with open(self.task_path(task_id), "rb") as handle:
+            with open(self.task_path(task_id), "rb", opener=confine.opener) as handle:
                 data = json_bounds.loads(handle.read(1024 * 1024))
         except (OSError, ValueError):
             return None

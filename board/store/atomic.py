@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from board import json_bounds
+from board.store import confine
+from board.store.confine import LinkedFolder, SpecialFile  # noqa: F401  (SpecialFile is imported from here)
 
 #: A spare is filled again no sooner than this after it left its task path. The open-file check
 #: (``SparePool``) cannot see a reader that has looked the path up but not yet opened it, inside
@@ -44,19 +46,6 @@ SAFE_OPEN = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 SMALL_FILE_LIMIT = 1024 * 1024
 
 
-class SpecialFile(OSError):
-    """An entry board will not read or write: not a regular file (a FIFO, a directory, a
-    device, a symbolic link), unreadable, or larger than board reads. ``reason`` says which."""
-
-    def __init__(self, path: Path | str, reason: str, code: int = errno.EINVAL) -> None:
-        super().__init__(code, reason, str(path))
-        self.path = str(path)
-        self.reason = reason
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.reason}"
-
-
 _KINDS = {
     stat.S_IFIFO: "a FIFO (named pipe)",
     stat.S_IFDIR: "a directory",
@@ -71,7 +60,12 @@ def open_regular(path: Path | str, flags: int = os.O_RDONLY, mode: int = 0o644, 
     FileNotFoundError (and FileExistsError with O_EXCL) pass through untouched. ``follow``
     lets a link be followed (a workspace's own files, never a board's)."""
     try:
-        fd = os.open(path, flags | (SAFE_OPEN & ~os.O_NOFOLLOW if follow else SAFE_OPEN), mode)
+        if follow:
+            fd = os.open(path, flags | (SAFE_OPEN & ~os.O_NOFOLLOW), mode)
+        else:
+            fd = confine.open_file(path, flags | SAFE_OPEN, mode)
+    except LinkedFolder:
+        raise
     except OSError as error:
         if error.errno == errno.ELOOP:
             raise SpecialFile(path, "a symbolic link (board never follows links in its folders)", errno.ELOOP) from None
@@ -148,7 +142,7 @@ class TempFile:
 
     def __init__(self, directory: Path) -> None:
         self.path = str(directory / f".write.{current_pid()}-{os.urandom(6).hex()}.tmp")
-        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | SAFE_OPEN, 0o644)
+        self._fd: int | None = confine.open_file(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | SAFE_OPEN, 0o644)
         self._recycled = False
         self._state = "empty"  # -> "filled" -> "moved", or "discarded" / "pooled"
 
@@ -197,7 +191,7 @@ class TempFile:
         """Rename over ``path``. The caller fsyncs the directory before reporting the write done."""
         assert self._state == "filled"
         try:
-            os.replace(self.path, path)
+            confine.replace(self.path, path)
         except BaseException:
             self.discard()
             raise
@@ -246,9 +240,18 @@ def exchange_names() -> Callable[[str, str], None] | None:
     at_fdcwd, rename_exchange = -100, 2
 
     def exchange(first: str, second: str) -> None:
-        if renameat2(at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second), rename_exchange) != 0:
-            code = ctypes.get_errno()
-            raise OSError(code, os.strerror(code), first, None, second)
+        if confine.locate(second) is None:
+            folder, first_name, second_name = at_fdcwd, first, second
+        else:  # in a folder below a board's root: reached without following links
+            folder, second_name = confine.folder_fd_of(second)
+            first_name = os.path.basename(first)
+        try:
+            if renameat2(folder, os.fsencode(first_name), folder, os.fsencode(second_name), rename_exchange) != 0:
+                code = ctypes.get_errno()
+                raise OSError(code, os.strerror(code), first, None, second)
+        finally:
+            if folder != at_fdcwd:
+                os.close(folder)
 
     return exchange
 
@@ -388,9 +391,9 @@ class _Spares:
 
 def _unlink_quietly(path: str) -> None:
     try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
+        confine.unlink(path)
+    except (FileNotFoundError, LinkedFolder):
+        pass  # gone, or only reachable through a planted link: nothing of ours to remove
 
 
 def name_names_a_process(name: str) -> bool:
@@ -454,7 +457,7 @@ class KeptOpen:
             except FileNotFoundError:
                 if not (self._make_parent and self._flags & os.O_CREAT):
                     raise
-                self.path.parent.mkdir(exist_ok=True)
+                confine.make_folders(self.path.parent)
                 fd = open_regular(self.path, self._flags)
             held = os.fstat(fd)
             self._fd, self._pid, self._identity = fd, current_pid(), (held.st_ino, held.st_dev)
@@ -557,11 +560,7 @@ def write_json_atomic(path: Path, value: Any) -> None:
 
 
 def fsync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    confine.fsync_folder(directory)
 
 
 def append_line(path: Path, record: dict[str, Any], *, durable: bool = False) -> range:
@@ -647,8 +646,8 @@ def read_jsonl(path: Path, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
     """Complete lines from ``offset``; returns the records and the offset after the last full line."""
     try:
         fd = open_regular(path)
-    except FileNotFoundError:
-        return [], 0
+    except (FileNotFoundError, LinkedFolder):
+        return [], 0  # a log in a folder planted as a link is not the board's: none (check names it)
     with os.fdopen(fd, "rb") as handle:
         handle.seek(offset)
         chunk = handle.read()

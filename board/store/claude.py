@@ -27,6 +27,7 @@ from board import json_bounds
 from board.errors import BoardError, InvalidTaskFile
 from board.model import MAX_FILE_BYTES, Task, task_from_dict, task_to_dict
 from board.status import Status
+from board.store import confine
 from board.store.atomic import read_regular, write_atomic
 from board.store.layout import next_integer_id
 from board.store.lock import LOCK_TIMEOUT_SECONDS
@@ -105,6 +106,7 @@ class ClaudeTaskListLayout:
         self._holder = threading.RLock()
         self.tasks_dir = list_dir
         self.state_dir = list_dir / ".board"
+        confine.confine(list_dir)  # .board/ and everything else below: never through a link
         #: Claude Code lists live outside the project; task files are relative to where board runs.
         self.workspace = workspace or Path.cwd()
 
@@ -203,7 +205,7 @@ class ClaudeTaskListLayout:
     def create(self) -> None:
         self.tasks_dir.mkdir(parents=True, exist_ok=True)
         (self.tasks_dir / ".lock").touch(exist_ok=True)
-        self.state_dir.mkdir(exist_ok=True)
+        confine.make_folders(self.state_dir)
 
 
 def from_claude(data: dict[str, Any]) -> dict[str, Any]:
@@ -284,7 +286,7 @@ class HeldDirectoryLock:
         """Remove the lock, only if it is still ours: never another writer's."""
         if self.is_ours():
             try:
-                os.rmdir(self.lock_dir)
+                confine.remove_folder(self.lock_dir)
             except FileNotFoundError:
                 pass
 
@@ -300,7 +302,7 @@ def directory_lock(
     pause = 0.0005
     while True:
         try:
-            os.mkdir(lock_dir)
+            confine.make_folder(lock_dir)
             break
         except FileExistsError:
             try:
@@ -336,13 +338,13 @@ def _break_stale(lock_dir: Path) -> None:
     """Remove a stale lock by renaming it first, so two breakers cannot both remove a fresh one."""
     grave = lock_dir.with_name(f"{lock_dir.name}.stale.{os.getpid()}.{time.monotonic_ns()}")
     try:
-        os.rename(lock_dir, grave)
+        confine.rename(lock_dir, grave)
     except (FileNotFoundError, OSError):
         return
     try:
         if time.time() - grave.stat().st_mtime > STALE_AFTER_SECONDS:
-            os.rmdir(grave)
+            confine.remove_folder(grave)
         else:  # someone refreshed it between our look and the rename: give it back
-            os.rename(grave, lock_dir)
+            confine.rename(grave, lock_dir)
     except OSError:
         pass

@@ -15,6 +15,7 @@ from typing import Protocol
 
 from board.errors import InvalidTaskFile
 from board.model import Task, dump_task, parse_task
+from board.store.confine import confine
 from board.store.lock import BoardLock
 
 
@@ -65,6 +66,7 @@ class TasksDirLayout:
         self.workspace = workspace
         self.tasks_dir = workspace / ".tasks"
         self.state_dir = self.tasks_dir
+        confine(self.tasks_dir)
         self._lock = BoardLock(self.tasks_dir / ".lock")
 
     def task_path(self, task_id: str) -> Path:

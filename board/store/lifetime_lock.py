@@ -15,6 +15,8 @@ import os
 import struct
 from pathlib import Path
 
+from board.store import confine
+
 #: ``struct flock`` as Linux lays it out on 64-bit machines (two shorts, two off_t, a pid_t).
 _FLOCK = struct.Struct("@hhqqixxxx")
 _OPEN_FLAGS = os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
@@ -35,7 +37,7 @@ class LifetimeLock:
         """Take the lock; False when another process (or another ``LifetimeLock``) holds it."""
         if self._fd is not None:
             return True
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | _OPEN_FLAGS, 0o644)
+        fd = confine.open_file(self.path, os.O_RDWR | os.O_CREAT | _OPEN_FLAGS, 0o644)
         try:
             fcntl.fcntl(fd, fcntl.F_OFD_SETLK, _FLOCK.pack(fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0))
         except OSError as error:
@@ -55,7 +57,7 @@ class LifetimeLock:
 def held_elsewhere(path: Path) -> bool:
     """Does some open file description other than the caller's hold the lock on ``path`` now?"""
     try:
-        fd = os.open(path, os.O_RDONLY | _OPEN_FLAGS)
+        fd = confine.open_file(path, os.O_RDONLY | _OPEN_FLAGS)
     except FileNotFoundError:
         return False
     try:

@@ -13,6 +13,7 @@ from typing import Any
 from board.errors import BoardError, TaskNotFound
 from board.graph import TaskGraph
 from board.model import Task, utcnow, validate_id
+from board.store import confine
 from board.store.atomic import SharedDirectorySync, SparePool, Stamp, TempFile
 from board.store.history import HistoryLog
 from board.store.layout import Layout, detect_layout
@@ -84,7 +85,7 @@ class FileStore(FileIndex, FileWrites, FileClaims, FileRepair, FileToolCalls, St
             if not create:
                 raise BoardError(f"no board in {location}: run 'board init' there or pass --workspace")
             layout.create()
-        layout.state_dir.mkdir(exist_ok=True)
+        confine.make_folders(layout.state_dir)
         store = cls(layout, **kwargs)
         if whole:
             store.load()

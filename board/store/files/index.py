@@ -18,6 +18,7 @@ from typing import Any
 
 from board.errors import InvalidTaskFile
 from board.model import Task, validate_id
+from board.store.confine import planted_in_place_of_folders
 from board.store.atomic import SpecialFile, Stamp, read_bytes_retrying
 from board.store.atomic import read_jsonl
 from board.store.base import ChangeSet
@@ -37,6 +38,20 @@ class FileIndex:
         self.invalid = {}
         self._file_stamps = {}
         self.read_files(self.layout.task_files())
+        self._note_planted_folders(ChangeSet())
+
+    def _note_planted_folders(self, result: ChangeSet) -> None:
+        """Report each of the board's folders replaced by a link (or a file) as an invalid
+        entry, like a broken task file: board refuses to write there, and says where and why."""
+        state_dir = self.layout.state_dir
+        planted = planted_in_place_of_folders(state_dir, itself=state_dir != self.layout.tasks_dir)
+        for key in [k for k in self.invalid if self.layout.task_id_for(Path(k)) is None and k not in planted]:
+            del self.invalid[key]
+            result.invalid.add(key)
+        for key, reason in planted.items():
+            if self.invalid.get(key) != reason:
+                self.invalid[key] = reason
+                result.invalid.add(key)
 
     def read_files(self, files: Iterable[tuple[str, str]]) -> ChangeSet:
         """Read task files, given as (id, path) as ``layout.task_files()`` lists them, into the
@@ -179,9 +194,10 @@ class FileIndex:
                 result.merge(self._read_into_index(Path(key), task_id))
         for key in [k for k in self._file_stamps if k not in seen]:
             result.merge(self._read_into_index(Path(key)))
-        for key in [k for k in self.invalid if k not in seen]:
+        for key in [k for k in self.invalid if k not in seen and self.layout.task_id_for(Path(k)) is not None]:
             del self.invalid[key]
             result.invalid.add(key)
+        self._note_planted_folders(result)
         return result
 
     def history_mark(self) -> int:

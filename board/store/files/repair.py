@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from board.graph import cancelled_blockers
+from board.store import confine
 from board.store.atomic import made_by_running_process, name_names_a_process
 from board.store.base import Problem
 
@@ -88,6 +89,6 @@ class FileRepair:
     def remove_stray_temp_files(self) -> list[Path]:
         removed = []
         for path in self.stray_temp_files():
-            path.unlink(missing_ok=True)
+            confine.unlink(path, missing_ok=True)
             removed.append(path)
         return removed

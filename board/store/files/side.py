@@ -21,6 +21,7 @@ from typing import Any
 from board import json_bounds
 from board.names import validate_id
 from board.reservations import MODES, Reservation
+from board.store import confine
 from board.store.atomic import Stamp, read_regular, stat_stamp, write_atomic, write_json_atomic
 from board.store.lifetime_lock import LifetimeLock, held_elsewhere
 from board.store.side import UnreadableRecord
@@ -66,7 +67,7 @@ class FileAgentRecords:
 
     def write(self, name: str, record: Mapping[str, Any]) -> None:
         path = self.path(name)
-        self.directory.mkdir(exist_ok=True)
+        confine.make_folders(self.directory)
         write_atomic(path, (json.dumps(record, indent=2) + "\n").encode())
 
     def logged_calls(self, name: str) -> tuple[int, str | None] | None:
@@ -77,7 +78,7 @@ class FileAgentRecords:
 
     def name_lock(self, name: str) -> LifetimeLock:
         path = self._lock_path(name)
-        self.directory.mkdir(exist_ok=True)
+        confine.make_folders(self.directory)
         return LifetimeLock(path)
 
     def name_in_use(self, name: str) -> bool:
@@ -134,10 +135,10 @@ class FileReservationBook:
     def replace(self, path: str, holders: Sequence[Reservation]) -> None:
         file = reservation_file(self.state_dir, path)
         if not holders:
-            file.unlink(missing_ok=True)
+            confine.unlink(file, missing_ok=True)
             return
         first = holders[0]
-        self.directory.mkdir(exist_ok=True)
+        confine.make_folders(self.directory)
         write_json_atomic(
             file,
             {"path": path, "owner": first.owner, "task": first.task, "mode": first.mode, "expiresAt": iso(first.expires_at), "holders": [h.to_dict() for h in holders]},
@@ -193,11 +194,11 @@ class FileCheckpointBook:
 
     def write(self, task_id: str, seq: int, record: Mapping[str, Any]) -> None:
         directory = self.task_directory(task_id)
-        directory.mkdir(parents=True, exist_ok=True)
+        confine.make_folders(directory)
         write_atomic(directory / f"{seq:06d}.json", (json.dumps(record, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
 
     def delete(self, task_id: str, seq: int) -> None:
-        self.path(task_id, seq).unlink(missing_ok=True)
+        confine.unlink(self.path(task_id, seq), missing_ok=True)
 
     def where(self, task_id: str, seq: int) -> str:
         return str(self.path(task_id, seq))

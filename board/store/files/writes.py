@@ -21,7 +21,8 @@ from board import json_bounds
 from board.active_work import entry_for, note_task, read_active, write_active
 from board.errors import BoardError, InvalidTaskFile, TaskNotFound
 from board.model import Task, check_readable_back, task_from_dict, task_to_dict, validate_id
-from board.store.atomic import fsync_directory, write_atomic, KeptOpen, TempFile, json_line
+from board.store import confine
+from board.store.atomic import KeptOpen, TempFile, fsync_directory, json_line, read_regular, write_atomic
 from board.store.base import _iso
 
 #: A rename not (yet) counted by ``SharedDirectorySync``: the writer fsyncs the directory itself.
@@ -321,10 +322,10 @@ class FileWrites:
         outside = self.outside_edit(current, self._read_crc.get(task_id))
         if outside is not None:
             self._log(task_id, current.version, "outside", "outside edit", outside)
-        self.archive_dir.mkdir(parents=True, exist_ok=True)
+        confine.make_folders(self.archive_dir)
         write_atomic(self._archived_path(task_id), self.layout.encode(current))
         path, key = self._file_of(task_id)
-        os.unlink(path)
+        confine.unlink(path)
         fsync_directory(path.parent)
         self._note_active(current, None)
         self._log(task_id, self._next_version(current), actor, "delete", {"status": [str(current.status), None]}, {"forced": True} if forced else None)
@@ -334,13 +335,13 @@ class FileWrites:
     def _read_archived(self, task_id: str) -> Task:
         archived = self._archived_path(task_id)
         try:
-            raw = archived.read_bytes()
+            raw = read_regular(archived)
         except FileNotFoundError:
             raise BoardError(f"no deleted task {task_id} to restore (the archive is {self.archive_dir})") from None
         return self.layout.decode(raw, archived, task_id)
 
     def _drop_archived(self, task_id: str) -> None:
-        self._archived_path(task_id).unlink()
+        confine.unlink(self._archived_path(task_id))
 
     def _on_board(self, task_id: str) -> bool:
         """Whether a task with this id is on the board (its file exists, valid or not)."""

@@ -45,6 +45,7 @@ from board.store.postgres.connect import BoardConnection, DatabaseUnavailable, r
 from board.store.postgres.migrations import CLAIMED_TASK, NOTIFY_AFTER_COMMIT, TASK_CHANNEL, check_schema
 from board.store.postgres.side import DatabaseAgentRecords, DatabaseAlertBoard, DatabaseCheckpointBook, DatabaseReservationBook
 from board.store.atomic import read_jsonl
+from board.store.confine import confine
 from board.toolcall_log import AGENT_LOG_SUFFIX, AGENT_LOGS, fold
 
 #: The board's write lock: an advisory lock on this key, exclusive for the rules' writes,
@@ -188,6 +189,9 @@ class DatabaseLayout:
     workspace: Path
     name: str = "postgres"
     keeps_spares: bool = False
+
+    def __post_init__(self) -> None:
+        confine(self.state_dir)
 
     @property
     def state_dir(self) -> Path:
