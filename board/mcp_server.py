@@ -18,11 +18,14 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypedDict, TypeVar
+from typing import Annotated, Any, Literal, Self, TypedDict, TypeVar
 
 import anyio
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from pydantic import Field, ValidationError
 
 from board import __version__, actions
@@ -234,9 +237,82 @@ def whole(store: Store, task: Task) -> dict[str, Any]:
     return task_json(task, store.graph)
 
 
+class UnreadableLinesAnswered:
+    """The messages stdio brings in, each line that is not one answered as JSON-RPC 2.0 says.
+
+    The SDK's stdio transport hands such a line on as the exception reading it raised, and its
+    server drops that: the client, waiting for a reply, never gets one. Here it gets -32700
+    (not JSON) or -32600 (JSON, but not a message), and the next line is read as usual.
+    """
+
+    def __init__(self, messages: Any, replies: Any) -> None:
+        self._messages = messages
+        self._replies = replies
+
+    @property
+    def last_context(self) -> Any:
+        # The SDK's dispatcher runs each message's handler in the context its sender had.
+        return getattr(self._messages, "last_context", None)
+
+    async def receive(self) -> SessionMessage:
+        while True:
+            item = await self._messages.receive()
+            if not isinstance(item, Exception):
+                return item
+            try:
+                await self._replies.send(SessionMessage(rejection(item)))
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                pass  # the connection is closing: nobody is left to tell
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> SessionMessage:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._messages.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+def rejection(error: Exception) -> JSONRPCError:
+    """JSON-RPC 2.0's reply to a line that could not be read as a message."""
+    problems = error.errors() if isinstance(error, ValidationError) else [{"type": "json_invalid"}]
+    if any(problem["type"] == "json_invalid" for problem in problems):
+        return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=PARSE_ERROR, message="Parse error"))
+    return JSONRPCError(jsonrpc="2.0", id=request_id_of(problems), error=ErrorData(code=INVALID_REQUEST, message="Invalid Request"))
+
+
+def request_id_of(problems: list[Any]) -> str | int | None:
+    """The id of a request that is not valid, when it has a usable one, so the client waiting
+    for it hears back; else None, as JSON-RPC 2.0 says. A field found missing is reported with
+    the object that lacks it: the message itself."""
+    for problem in problems:
+        sent = problem.get("input")
+        if problem["type"] == "missing" and len(problem["loc"]) == 2 and isinstance(sent, dict):
+            ident = sent.get("id")
+            usable = isinstance(ident, str | int) and not isinstance(ident, bool)
+            return ident if usable and "method" in sent else None
+    return None
+
+
 class BoardServer(MCPServer):
     """The SDK's server, with an argument that does not fit a tool's schema refused in one line
-    (``progress: Input should be less than or equal to 100``) like every other refusal."""
+    (``progress: Input should be less than or equal to 100``) like every other refusal, and a
+    line on stdio that is not a JSON-RPC message answered (``UnreadableLinesAnswered``)."""
+
+    async def run_stdio_async(self) -> None:
+        server = self._lowlevel_server
+        async with stdio_server() as (messages, replies):
+            await server.run(UnreadableLinesAnswered(messages, replies), replies, server.create_initialization_options())
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:

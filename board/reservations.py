@@ -12,11 +12,11 @@ is finished or gone, no longer count and are dropped at the next write.
 
 from __future__ import annotations
 
-import posixpath
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from board.errors import BoardError
@@ -24,6 +24,7 @@ from board.names import validate_id
 from board.status import FINISHED
 from board.times import iso
 from board.text import shortened
+from board.workspace_files import workspace_file
 
 if TYPE_CHECKING:  # the command line reads MODES while building its parser
     from board.model import Task
@@ -71,27 +72,16 @@ class Reservation:
 
 
 def workspace_path(workspace: Path, raw: str) -> str:
-    """A path as reservations and alerts compare it: relative to the workspace, POSIX, normalised."""
-    normal = normalise_path(workspace, raw)
-    if normal is None:
-        raise BoardError(f"'{shortened(str(raw))}' is not a file inside the workspace {workspace}; give a path relative to it")
-    return normal
-
-
-def normalise_path(workspace: Path, raw: str) -> str | None:
-    """``./src/../src/a.py`` and ``/ws/src/a.py`` both become ``src/a.py``; None when outside."""
-    if not raw or "\0" in raw:
-        return None
-    text = raw.replace("\\", "/")
-    if text.startswith("/"):
-        try:
-            text = PurePosixPath(text).relative_to(PurePosixPath(workspace.as_posix())).as_posix()
-        except ValueError:
-            return None
-    normal = posixpath.normpath(text)
-    if normal in (".", "..") or normal.startswith("../"):
-        return None
-    return normal
+    """A path as reservations and alerts compare it (``workspace_file``), or a one-line refusal."""
+    normal = workspace_file(workspace, raw)
+    if normal is not None:
+        return normal
+    if raw and "\0" not in raw:
+        root = os.path.realpath(workspace)
+        leads_to = os.path.realpath(os.path.join(root, raw))
+        if leads_to != os.path.normpath(os.path.join(root, raw)):
+            raise BoardError(f"'{shortened(raw)}' leads to {shortened(leads_to)}, which is not inside the workspace {workspace}; name a file inside it")
+    raise BoardError(f"'{shortened(str(raw))}' is not a file inside the workspace {workspace}; give a path relative to it")
 
 
 def active_reservations(book: ReservationBook, now: datetime, tasks: Mapping[str, Task] | None = None) -> list[Reservation]:

@@ -47,10 +47,11 @@ from board.gitstate import GitState, GitUnavailable, gather_git_state, last_fetc
 from board.graph import GraphProblem, TaskGraph
 from board.model import Task
 from board.status import Status
-from board.reservations import Reservation, active_reservations, normalise_path
+from board.reservations import Reservation, active_reservations
 from board.store import Layout, Store
 from board.store.side import AgentRecords, AlertBoard, CheckpointBook, ReservationBook
 from board.times import iso, parse_time
+from board.workspace_files import workspace_file
 
 #: History ops the detectors read; the rest of the log is skipped.
 HISTORY_OPS = frozenset({"conflict", "reclaim", "claim"})
@@ -304,7 +305,7 @@ def _touches_of(records: list[dict[str, Any]], task_id: str, workspace: Path) ->
         if not files or not isinstance(files, list) or not isinstance(agent, str) or at is None:
             continue
         for raw in files:
-            path = normalise_path(workspace, raw) if isinstance(raw, str) else None
+            path = workspace_file(workspace, raw)
             if path is not None:
                 found.append(Touch(task_id, agent, path, at))
     return found

@@ -18,9 +18,10 @@ from pathlib import Path
 from board import json_bounds
 from board.hooks.agents import attribute, bind_session, event_identity, has_record, named_in_command, update_agent
 from board.hooks.guard import Blocked, check_write
-from board.hooks.where import HookBoard, find_board, relative_file
+from board.hooks.where import HookBoard, find_board
 from board.store import confine
 from board.toolcall_log import FILE_TOOLS, MAX_TOOL_NAME, append_call, call_record
+from board.workspace_files import workspace_file
 
 # Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.
 TYPE_CHECKING = False
@@ -94,7 +95,7 @@ def tool_used(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str
     if tool in FILE_TOOLS:
         tool_input = payload.get("tool_input")
         if isinstance(tool_input, dict):
-            touched = relative_file(board, tool_input.get("file_path") or tool_input.get("notebook_path"))
+            touched = workspace_file(board.workspace, tool_input.get("file_path") or tool_input.get("notebook_path"))
             if touched is not None:
                 files.append(touched)
     failed = payload.get("hook_event_name") == "PostToolUseFailure"
@@ -113,7 +114,7 @@ def tool_wanted(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[s
     tool_input = payload.get("tool_input")
     if not isinstance(tool_input, dict):
         return
-    path = relative_file(board, tool_input.get("file_path") or tool_input.get("notebook_path"))
+    path = workspace_file(board.workspace, tool_input.get("file_path") or tool_input.get("notebook_path"))
     if path is None:
         return
     agent, task = attribute(board, payload, environ)

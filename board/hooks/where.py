@@ -131,18 +131,3 @@ def _names_a_database(settings: Path) -> bool:
         return False
     return isinstance(store, dict) and bool(store.get("url"))
 
-
-def relative_file(board: HookBoard, raw: object) -> str | None:
-    """A file a tool names, relative to the workspace as board records files; None when it is
-    not a file inside the workspace."""
-    if not isinstance(raw, str) or not raw or "\0" in raw:
-        return None
-    path = Path(raw)
-    if not path.is_absolute():
-        path = board.workspace / path
-    # Both resolved: the workspace may be reached through a link (/tmp on some systems).
-    normal = os.path.realpath(path)
-    root = os.path.realpath(board.workspace)
-    if not normal.startswith(root.rstrip("/") + "/"):
-        return None
-    return normal[len(root.rstrip("/")) + 1 :]

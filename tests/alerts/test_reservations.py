@@ -112,6 +112,38 @@ def test_reserve_refuses_bad_input_without_writing(workspace: Path) -> None:
     assert board(workspace, "reserve", unowned, "a.py", "--agent", "dave").returncode == 0
 
 
+def test_a_path_is_reserved_where_its_links_lead_and_refused_when_that_is_outside(workspace: Path) -> None:
+    task = start(workspace, "one", "alice")
+    (workspace / "src").mkdir()
+    (workspace / "src-link").symlink_to("src")
+    (workspace / "etc-link").symlink_to("/etc")
+    (workspace / "passwd-link").symlink_to("/etc/passwd")
+    for raw, leads_to in [
+        ("etc-link/passwd", "/etc/passwd"),
+        (str(workspace / "etc-link" / "hosts"), "/etc/hosts"),
+        ("passwd-link", "/etc/passwd"),
+        ("src-link/../etc-link/passwd", "/etc/passwd"),
+    ]:
+        refused = board(workspace, "reserve", task, "src/app.py", raw)
+        assert (refused.returncode, refused.stdout) == (2, ""), refused
+        assert refused.stderr.count("\n") == 1
+        assert f"' leads to {leads_to}, which is not inside the workspace {workspace}" in refused.stderr
+    # all or nothing: src/app.py, named beside them, was not reserved either
+    assert not (workspace / ".tasks" / "reservations").exists()
+    assert json.loads(board(workspace, "reservations", "--json").stdout) == []
+
+    # A link inside the workspace reserves the file it leads to, and releases it too.
+    done = board(workspace, "reserve", task, "src-link/app.py")
+    assert done.returncode == 0, done.stderr
+    assert "alice reserved src/app.py for write" in done.stdout
+    assert [r["path"] for r in json.loads(board(workspace, "reservations", "--json").stdout)] == ["src/app.py"]
+    other = start(workspace, "two", "bob")
+    refused = board(workspace, "reserve", other, str(workspace / "src" / "app.py"))
+    assert refused.returncode == 2 and "src/app.py is reserved for writing by alice" in refused.stderr
+    assert board(workspace, "unreserve", task, "src-link/app.py").returncode == 0
+    assert json.loads(board(workspace, "reservations", "--json").stdout) == []
+
+
 def test_touching_a_file_reserved_by_another_agent_raises_an_error_until_released(repos: Repos) -> None:
     alice_task = start(repos.a, "edit the app", "alice", ["src/app.py"])
     bob_task = start(repos.a, "docs", "bob", ["docs/readme.md"])

@@ -165,6 +165,30 @@ def test_an_edit_to_a_file_another_agent_reserved_is_stopped_with_a_reason(hooke
     silent_ok(fire(hooked, "PreToolUse"))
 
 
+def test_a_reserved_file_is_guarded_however_a_link_reaches_it(hooked: Path) -> None:
+    """``board reserve`` and the guard resolve a path the same way: whether the reservation or
+    the edit goes through a link, they name the same file."""
+    from tests.core.test_cli import board
+
+    (hooked / "src" / "app").mkdir(parents=True)
+    (hooked / "app-link").symlink_to("src/app")
+    store = Store.open(hooked)
+    theirs = store.claim_task(store.create("theirs").id, "bob")
+    reserved = board(hooked, "reserve", theirs.id, "app-link/models.py")
+    assert reserved.returncode == 0 and "bob reserved src/app/models.py" in reserved.stdout, reserved
+    for reached in (hooked / "src/app/models.py", hooked / "app-link/models.py", "src/../app-link/models.py"):
+        stopped = fire(hooked, "PreToolUse", tool_input={"file_path": str(reached), "old_string": "class User:", "new_string": "class User(Base):"})
+        assert stopped.returncode == 2 and stopped.stdout == "", (reached, stopped)
+        assert stopped.stderr.count("\n") == 1 and "src/app/models.py is reserved for writing by bob for task #1" in stopped.stderr
+
+    assert board(hooked, "unreserve", theirs.id).returncode == 0
+    assert board(hooked, "reserve", theirs.id, "src/app/models.py").returncode == 0
+    stopped = fire(hooked, "PreToolUse", tool_input={"file_path": str(hooked / "app-link/models.py"), "old_string": "a", "new_string": "b"})
+    assert stopped.returncode == 2 and "src/app/models.py is reserved for writing by bob" in stopped.stderr
+    # The same file, reached through a link, is still bob's own to edit.
+    silent_ok(fire(hooked, "PreToolUse", env={"BOARD_AGENT": "bob"}, tool_input={"file_path": str(hooked / "app-link/models.py")}))
+
+
 def test_a_file_of_another_agents_task_in_progress_warns_by_default_and_blocks_when_asked(hooked: Path) -> None:
     store = Store.open(hooked)
     store.claim_task(store.create("theirs", files=["src/app/models.py"]).id, "bob")

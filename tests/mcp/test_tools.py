@@ -154,6 +154,28 @@ def test_every_refusal_is_the_command_lines_one_line_and_the_server_lives_on(wor
     assert registered_agents(workspace) == ["alice"]
 
 
+def test_reserve_refuses_a_path_a_link_leads_out_of_the_workspace(workspace: Path) -> None:
+    store = Store.open(workspace)
+    store.claim_task(store.create("Edit the app").id, "alice")
+    (workspace / "src").mkdir()
+    (workspace / "src-link").symlink_to("src")
+    (workspace / "etc-link").symlink_to("/etc")
+
+    async def reserve() -> None:
+        async with board_mcp(workspace, env={"BOARD_AGENT": "alice"}) as client:
+            before = board_state(workspace)
+            message = await refused(client, "reserve", {"id": "1", "path": ["src/app.py", "etc-link/passwd"]})
+            assert board_state(workspace) == before
+            on_the_command_line = board(workspace, "reserve", "1", "src/app.py", "etc-link/passwd")
+            assert on_the_command_line.returncode == 2 and board_state(workspace) == before
+            assert "'etc-link/passwd' leads to /etc/passwd, which is not inside the workspace" in message
+            assert message == f"Error executing tool reserve: {on_the_command_line.stderr.removeprefix('board: ').strip()}"
+            made = await ok(client, "reserve", {"id": "1", "path": "src-link/app.py"})
+            assert [(r["path"], r["owner"]) for r in made["reservations"]] == [("src/app.py", "alice")]
+
+    anyio.run(reserve)
+
+
 def test_command_line_writers_beside_an_mcp_agent_lose_nothing(workspace: Path) -> None:
     """Two processes run the command line in a loop while an agent works over MCP on the same
     board: every tool call counts once, and every task created gets an id of its own."""
