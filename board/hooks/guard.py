@@ -8,11 +8,12 @@ touch it records raises the conflict alert) or ``off``.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 
+from board import json_bounds
 from board.active_work import read_active
 from board.hooks.where import HookBoard
+from board.store import confine
 from board.times import parse_time
 
 
@@ -68,8 +69,8 @@ def _reserved_by_other(board: HookBoard, path: str, agent: str, task: str | None
 
     digest = hashlib.sha256(path.encode("utf-8")).hexdigest()[:16]
     try:
-        with open(board.state_dir / "reservations" / f"{digest}.json", "rb") as handle:
-            data = json.loads(handle.read(1024 * 1024))
+        with open(board.state_dir / "reservations" / f"{digest}.json", "rb", opener=confine.opener) as handle:
+            data = json_bounds.loads(handle.read(1024 * 1024))
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("path") != path:
