@@ -76,6 +76,8 @@ TASK = Field(description="the task's id")
 
 class Listing(TypedDict):
     tasks: list[dict[str, Any]]
+    #: Tasks on the board whose file cannot be read (id, path, reason): never silently left out.
+    unreadable: list[dict[str, str]]
 
 
 class Claimed(TypedDict):
@@ -370,11 +372,15 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
         all: Annotated[bool, Field(description="include tasks Claude Code keeps internal (metadata._internal)")] = False,
     ) -> Listing:
         """List tasks (board task list --json): each task's document plus `derived` (ready,
-        progress, openBlockers, wave, dependents)."""
+        progress, openBlockers, wave, dependents); `unreadable` names tasks whose file cannot
+        be read, and why."""
 
         def listing(store: Store, name: str | None) -> Listing:
             chosen = select_tasks(store, by_id(store.tasks), status=status, owner=owner, labels=label_list(label), ready=ready, sort=sort, include_hidden=all)
-            return {"tasks": [whole(store, t) for t in chosen]}
+            unreadable = [
+                {"id": task_id, "path": str(store.layout.task_path(task_id)), "reason": reason} for task_id, reason in sorted(store.unreadable_tasks().items())
+            ]
+            return {"tasks": [whole(store, t) for t in chosen], "unreadable": unreadable}
 
         return board.call(None, listing)
 

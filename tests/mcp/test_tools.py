@@ -86,7 +86,7 @@ def test_a_dependency_from_creation_to_the_dependent_becoming_ready(workspace: P
             for task_id in ("1", "2"):
                 assert await ok(client, "task_show", {"id": task_id}) == json.loads(board(workspace, "task", "show", task_id, "--json").stdout)
             listed = await ok(client, "task_list", {"label": "db"})
-            assert listed == {"tasks": json.loads(board(workspace, "task", "list", "--label", "db", "--json").stdout)}
+            assert listed == {"tasks": json.loads(board(workspace, "task", "list", "--label", "db", "--json").stdout), "unreadable": []}
             prompt = (await client.call_tool("board_prompt", {})).content[0].text
             assert prompt == board(workspace, "task", "list", "--format", "prompt").stdout.rstrip("\n")
             assert prompt.splitlines()[0] == "[x] #1 Design the schema (2 tool calls)"
@@ -259,3 +259,35 @@ def test_a_server_ended_by_sigterm_shows_its_agents_stopped(workspace: Path) -> 
     anyio.run(session)
     alice = read_agent(records, "alice")
     assert alice is not None and alice.stopped and alice.task is None
+
+
+def test_a_description_too_large_to_read_back_is_refused_and_an_unreadable_task_is_listed(workspace: Path) -> None:
+    """A 2 MB description once made a file board itself then skipped: the task left every
+    listing. Now the write is an error result and nothing changes; a task file that cannot be
+    read (written by hand) is named in the listing with why."""
+    Store.open(workspace).create("kept")
+    before = board_state(workspace)
+
+    async def attempt() -> None:
+        async with board_mcp(workspace) as client:
+            message = await refused(client, "task_update", {"id": 1, "description": "x" * (2 * 1024 * 1024)})
+            assert "task 1 not written: it would take" in message and "nothing was changed" in message, message
+            listed = await ok(client, "task_list", {})
+            assert [t["id"] for t in listed["tasks"]] == ["1"] and listed["unreadable"] == []
+
+    anyio.run(attempt)
+    assert board_state(workspace) == before
+
+
+@files_only("a task file written by hand")
+def test_a_task_file_that_cannot_be_read_is_named_in_the_listing(workspace: Path) -> None:
+    Store.open(workspace).create("kept")
+    (workspace / ".tasks" / "task_2.json").write_text('{"id": "2", "subject": "x", "x": ' + "[" * 500 + "]" * 500 + "}")
+
+    async def look() -> None:
+        async with board_mcp(workspace) as client:
+            listed = await ok(client, "task_list", {})
+            assert [t["id"] for t in listed["tasks"]] == ["1"]
+            assert [(u["id"], "nested more than" in u["reason"]) for u in listed["unreadable"]] == [("2", True)]
+
+    anyio.run(look)
