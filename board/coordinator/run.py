@@ -2,10 +2,15 @@
 
 Every child runs in its own session (so a Ctrl-C in the terminal reaches only the supervisor,
 which then stops the children in order) and is told by the kernel to exit if the supervisor
-dies. On the way out every child is stopped by pid: SIGTERM, a grace period, then SIGKILL to
-its whole process group, and the command each worker was running (recorded in its agent
-record) is killed too. A worker that dies is replaced under a new name, and the replacement is
-announced; a task the dead worker held comes back when its lease expires.
+dies. On the way out every child is stopped through its ``Popen``: SIGTERM, a grace period,
+then SIGKILL to its whole process group. No process id read from the board (an agent record
+names another run's worker as readily as this run's) is ever signalled: a worker ends its own
+command, a command whose worker was killed dies with it, and what that command started is ended
+before its task runs again. A worker that dies is replaced under a new name, and the
+replacement is announced; a task the dead worker held comes back when its lease expires.
+
+Several runs may share a board: each runs its own workers under names no other live process
+holds, so each does its share of the tasks and all of them end when the board is done.
 """
 
 from __future__ import annotations
@@ -25,10 +30,9 @@ from typing import IO, Any
 import board
 from board import actions
 from board.actions import Who
-from board.agents import read_agent
 from board.config import load_settings
 from board.coordinator.presence import coordinator_running_on
-from board.coordinator.workers import COMMAND_GROUP_FIELD, KILL_GRACE_SECONDS, die_with_parent, end_commands_of, kill_process_group
+from board.coordinator.workers import KILL_GRACE_SECONDS, die_with_parent, end_commands_of, kill_process_group
 from board.errors import AgentNameInUse, BoardError, BoardUnavailable, CoordinatorRunning
 from board.graph import TaskGraph, is_hidden, sorted_ids
 from board.status import FINISHED, Status
@@ -132,7 +136,7 @@ class Supervisor:
         self.with_coordinator = with_coordinator
         self.restart_dead_workers = restart_dead_workers
         self.children: list[Child] = []
-        #: Every worker name this run used, live or dead.
+        #: Every name this run gave a worker, live or dead (but not one another process took first).
         self.worker_names: set[str] = set()
         #: When each worker slot (and the coordinator) died, for the restart budget.
         self._deaths: dict[object, list[float]] = {}
@@ -225,11 +229,13 @@ class Supervisor:
                 continue
             self.children.remove(child)
             how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
-            self._kill_recorded_command(child)
             if child.role == "worker" and code == AgentNameInUse.exit_code and self.restart_dead_workers:
-                # Another run took this name between our check and the worker's start: not a
-                # death, just another name.
-                self._start_worker(child.slot, child.restarts + 1)
+                # Another process (a run started at the same moment) took this name between our
+                # check and the worker's start: not a death. The name, and whatever is leased
+                # to it, is that process's; this run carries on in a slot of its own.
+                self.worker_names.discard(child.name)
+                replacement = self._start_worker(self._free_slots(1)[0], 0)
+                self.say(f"another process on this board took the name {child.name} first; this run's worker is {replacement.name} instead")
                 continue
             now = time.monotonic()
             if child.role == "coordinator" and code == CoordinatorRunning.exit_code:
@@ -332,8 +338,7 @@ class Supervisor:
                 except subprocess.TimeoutExpired:
                     self.say(f"{child.name} (pid {child.process.pid}) did not stop in {grace:g} s; killing it")
                 # The child led its own process group: end anything it left behind.
-                kill_process_group(child.process.pid, process=child.process, grace=0.5)
-                self._kill_recorded_command(child)
+                kill_process_group(child.process, grace=0.5)
         self.children.clear()
         try:
             self._release_tasks_of_stopped_workers()
@@ -342,29 +347,28 @@ class Supervisor:
 
     def _release_tasks_of_stopped_workers(self) -> None:
         """Tasks still leased to workers of this run (killed before they could hand them back)
-        go back to pending now, rather than when their leases expire: those workers are gone."""
-        self.store.sync()
-        for task in list(self.store.tasks.values()):
-            lease = task.lease
-            if task.status != Status.IN_PROGRESS or lease is None or lease.owner not in self.worker_names:
-                continue
-            try:
-                actions.release(self.store, task.id, Who("board-run", token=lease.token), reason=f"worker {lease.owner} was stopped with the run")
-            except BoardError:
-                continue  # it changed meanwhile: someone else owns it now
-            end_commands_of(self.workspace, task.id, up_to_token=lease.token)
+        go back to pending now, rather than when their leases expire: those workers are gone.
 
-    def _kill_recorded_command(self, child: Child) -> None:
-        """End the command a (possibly dead) worker was running, from its agent record."""
-        if child.role != "worker":
-            return
-        try:
-            record = read_agent(self.store.agent_records, child.name)
-        except BoardUnavailable:
-            return  # the worker ends its own command when it stops; a dead one's stays to the coordinator
-        pgid = (record.__pydantic_extra__ or {}).get(COMMAND_GROUP_FIELD) if record else None
-        if isinstance(pgid, int) and pgid > 1:
-            kill_process_group(pgid, grace=0.5)
+        Each name is held by the run meanwhile: once its worker is gone, another run may
+        take the name, and then the name's tasks and commands are that run's to keep."""
+        self.store.sync()
+        leases: dict[str, list[tuple[str, int]]] = {}  # worker name -> (task, token)
+        for task in self.store.tasks.values():
+            if task.status == Status.IN_PROGRESS and task.lease is not None and task.lease.owner in self.worker_names:
+                leases.setdefault(task.lease.owner, []).append((task.id, task.lease.token))
+        for name, held in leases.items():
+            name_held = self.store.agent_records.name_lock(name)
+            if not name_held.acquire():
+                continue  # a live process holds the name now: its tasks are its own
+            try:
+                for task_id, token in held:
+                    try:
+                        actions.release(self.store, task_id, Who("board-run", token=token), reason=f"worker {name} was stopped with the run")
+                    except BoardError:
+                        continue  # it changed meanwhile: someone else owns it now
+                    end_commands_of(self.workspace, task_id, up_to_token=token)
+            finally:
+                name_held.release()
 
     def pids(self) -> list[int]:
         return [c.process.pid for c in self.children]

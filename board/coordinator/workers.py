@@ -53,9 +53,6 @@ OUTPUT_DRAIN_SECONDS = 0.5
 FINISHING_SECONDS = 0.1
 #: How much of a command's stderr is kept to find its last line (the task's error).
 STDERR_TAIL_BYTES = 4096
-#: Agent record field naming the process group of the command a worker is running, so a
-#: supervisor can end it even when the worker itself was killed.
-COMMAND_GROUP_FIELD = "commandPgid"
 #: While the board is out of reach, a worker tries again after 0.25 s, doubling up to this.
 MAX_OUTAGE_RETRY_SECONDS = 5.0
 
@@ -182,7 +179,6 @@ class Worker:
             record.stopped = True
             record.task = None
             record.heartbeat_at = utcnow()
-            _set_extra(record, COMMAND_GROUP_FIELD, None)
             write_agent(self.store.agent_records, record)
 
     def pause(self, seconds: float) -> None:
@@ -259,7 +255,7 @@ class Worker:
             # The work goes on; the lease is renewed (or found lost) once the board answers.
             self._last_heartbeat = now - self.heartbeat_every + min(self.heartbeat_every, 1.0)
 
-    def _write_record(self, task_id: str | None, **extra: Any) -> None:
+    def _write_record(self, task_id: str | None) -> None:
         record = read_agent(self.store.agent_records, self.name) or self._record
         if record is None:
             return
@@ -267,8 +263,6 @@ class Worker:
         record.task = task_id
         record.stopped = False
         record.tool_calls = self._tool_calls_finished + (self._tool_calls_on(task_id) if task_id else 0)
-        for key, value in extra.items():
-            _set_extra(record, key, value)
         write_agent(self.store.agent_records, record)
         self._record = record
 
@@ -484,12 +478,10 @@ class CommandWorker(Worker):
             except OSError as error:
                 log.write(f"--- could not start: {error}\n".encode())
                 return False, f"could not start {argv[0]!r}: {error.strerror or error}"
-            self._write_record(task.id, **{COMMAND_GROUP_FIELD: process.pid})
             try:
                 return self._supervise(process, task, token, log)
             finally:
                 _end_group(process)
-                self._write_record(task.id, **{COMMAND_GROUP_FIELD: None})
 
     def _supervise(self, process: subprocess.Popen[bytes], task: Task, token: int, log: IO[bytes]) -> tuple[bool, str | None] | None:
         """Copy output to the log, keep the lease, enforce the timeout, read the exit status."""
@@ -565,30 +557,30 @@ class CommandWorker(Worker):
 
 def _end_group(process: subprocess.Popen[bytes]) -> None:
     """Stop a command and everything it started: SIGTERM its process group, then SIGKILL."""
-    kill_process_group(process.pid, process=process)
+    kill_process_group(process)
 
 
-def kill_process_group(pgid: int, *, process: subprocess.Popen[Any] | None = None, grace: float = KILL_GRACE_SECONDS) -> None:
-    """SIGTERM a process group, wait up to ``grace`` for its leader, then SIGKILL the group."""
+def kill_process_group(process: subprocess.Popen[Any], *, grace: float = KILL_GRACE_SECONDS) -> None:
+    """SIGTERM the process group ``process`` leads (it was started in a session of its own),
+    wait up to ``grace`` for it, then SIGKILL the group.
+
+    Only ever a group this process started, named by its own ``Popen``: a process id read from
+    anywhere else (an agent record, a file) may name another run's command, or by now another
+    program altogether.
+    """
     try:
-        os.killpg(pgid, signal.SIGTERM)
+        os.killpg(process.pid, signal.SIGTERM)
     except (ProcessLookupError, PermissionError):
-        if process is not None:
-            process.poll()
+        process.poll()
         return
     deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        if process is not None and process.poll() is not None:
-            break
-        if process is None and not _group_alive(pgid):
-            return
+    while time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.02)
     try:
-        os.killpg(pgid, signal.SIGKILL)  # the leader may be gone while its children linger
+        os.killpg(process.pid, signal.SIGKILL)  # the leader may be gone while its children linger
     except (ProcessLookupError, PermissionError):
         pass
-    if process is not None:
-        process.wait()
+    process.wait()
 
 
 def board_commands(workspace: Path) -> list[tuple[int, str, int | None]]:
@@ -672,14 +664,6 @@ def end_stale_commands(workspace: Path, tasks: Mapping[str, Task]) -> list[int]:
     return _kill(stale_commands(workspace, tasks))
 
 
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
-
-
 def die_with_parent(parent_pid: int, signum: int = signal.SIGKILL) -> Any:
     """A ``preexec_fn`` that makes the kernel send ``signum`` to the child when its parent dies (Linux)."""
     if not sys.platform.startswith("linux"):
@@ -693,13 +677,3 @@ def die_with_parent(parent_pid: int, signum: int = signal.SIGKILL) -> Any:
             os._exit(1)
 
     return preexec
-
-
-def _set_extra(record: AgentRecord, key: str, value: Any) -> None:
-    extra = record.__pydantic_extra__
-    if extra is None:
-        return
-    if value is None:
-        extra.pop(key, None)
-    else:
-        extra[key] = value

@@ -37,6 +37,9 @@ if [ -n "$FIRST_RUN_HANGS" ] && [ ! -e "$SIDE/ran.$1" ]; then
   sleep 120
 fi
 sleep "${WORK_SECONDS:-0.3}"
+if [ -n "$HOLD_UNTIL" ]; then
+  while [ ! -e "$HOLD_UNTIL" ]; do sleep 0.05; done
+fi
 echo "end $1 $BOARD_AGENT" >> "$SIDE/log"
 """
 
@@ -73,7 +76,9 @@ def test_a_second_run_on_the_same_board_adds_its_own_workers_and_never_runs_a_ta
     store = Store.open(workspace)
     ids = [store.create(f"task {n}").id for n in range(12)]
     side = side_effects(tmp_path)
-    env = environment(side)
+    # No command ends before the second run has been stopped: on a slow machine the first run
+    # would otherwise finish the board before the second one's workers start.
+    env = environment(side, HOLD_UNTIL=str(side / "second-stopped"))
     first = board_cli(workspace, *run_command(workspace, tmp_path, 2), env=env, stderr=subprocess.PIPE)
     wait_for(lambda: any(line[0] == "start" for line in log_lines(side)), timeout=60, what="the first run to start a task")
     second = board_cli(workspace, *run_command(workspace, tmp_path, 2), env=env, stderr=subprocess.PIPE)
@@ -81,6 +86,7 @@ def test_a_second_run_on_the_same_board_adds_its_own_workers_and_never_runs_a_ta
     wait_for(lambda: any(line[0] == "start" and line[2] in ("worker-3", "worker-4") for line in log_lines(side)), timeout=60, what="the second run's workers to start a task")
     second.send_signal(signal.SIGINT)
     _, second_err = second.communicate(timeout=60)
+    (side / "second-stopped").touch()
     _, first_err = first.communicate(timeout=120)
     assert first.returncode == 0, first_err.decode()
     assert "this run adds its own: worker-3, worker-4" in second_err.decode()

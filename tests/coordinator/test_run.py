@@ -252,7 +252,7 @@ def test_run_with_events_tells_the_story(workspace):
 
 
 def test_a_sigkilled_command_worker_leaves_no_orphan_under_board_run(workspace, tmp_path):
-    """The command's own children are ended by the supervisor, from the agent record's pgid."""
+    """The command dies with its worker, and what it started is ended before the task runs again."""
     store = Store.open(workspace)
     store.create("spawns a helper")
     pids = tmp_path / "pids"
