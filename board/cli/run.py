@@ -226,7 +226,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 print(line)
         else:
             # The dashboard runs in this process; quitting it ends the demo and every child.
-            run_dashboard(workspace, readonly=False, remember_choices=False)
+            status = run_dashboard(workspace, readonly=False, remember_choices=False)
     except KeyboardInterrupt:
         supervisor.say("interrupted: stopping every worker and the coordinator")
         status = 130
