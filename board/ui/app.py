@@ -242,8 +242,8 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         yield BoardHeader(id="header")
         with Horizontal(id="main"):
             with ContentSwitcher(initial="kanban", id="views"):
-                yield KanbanBoard(self.lanes, self.view, id="kanban")
-                yield GraphView(self.graph, self.view, id="graph")
+                yield KanbanBoard(self.lanes, self.view, select=self.select, id="kanban")
+                yield GraphView(self.graph, self.view, select=self.select, id="graph")
             with Vertical(id="side"):
                 yield AgentsPanel(self.now, id="agents")
                 yield AlertsPanel(id="alerts")
@@ -517,7 +517,8 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
     def apply_tasks(self, tasks: Iterable[Task], removed: Iterable[str] = (), *, observed: int | None = None) -> set[str]:
         """Put what was read into the displayed board (``DisplayedBoard.apply`` decides what
         counts); redraw only the cards it touches."""
-        before = self.lanes.lane_index(self.view.selected) if self.view.selected else None
+        selected = self.view.selected
+        before = self.lanes.lane_index(selected) if selected else None
         applied = self.board.apply(tasks, removed, observed=observed)
         if not applied.changed:
             return applied.changed
@@ -533,6 +534,8 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
             self._update_header()
             self._reselect_if_gone(before)
             self._keep_cursor_in_place(before)
+        if selected is not None and self.view.selected != selected:
+            self.cursor_moved_by_board(selected)
         if self.loaded:
             self._announce_if_done()
             self._announce_questions(applied.asking)
@@ -684,16 +687,15 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
 
     # -- selection ----------------------------------------------------------------------------
 
-    @on(KanbanBoard.SelectionChanged)
-    @on(GraphView.SelectionChanged)
-    def _selection_changed(self, message: KanbanBoard.SelectionChanged | GraphView.SelectionChanged) -> None:
-        self.select(message.task_id)
-
     def select(self, task_id: str | None) -> None:
+        """Select a task (the cursor keys call this at once, not by message: ``KanbanBoard.select_task``)."""
         if task_id == self.view.selected:
             return
         previous = self.view.selected
         self.view.selected = task_id
+        # Put here by the person: their keys act on it. (A move of the board's own says so
+        # after this: ``apply_tasks``.)
+        self._cursor_moved = None
         with self.batch_update():
             self.kanban.refresh_tasks({t for t in (previous, task_id) if t})
             self._refresh_relations()
