@@ -362,19 +362,34 @@ async def test_a_theme_picked_with_t_or_the_palette_is_remembered_and_a_demo_nev
         assert not user_config_path().exists()
 
 
-async def test_the_detail_view_opens_in_every_theme_ansi_ones_included(sample: Path) -> None:
-    """Text coloured in code takes the theme's colours, and ANSI themes name them as Rich does not."""
+async def test_text_coloured_in_code_takes_the_themes_colours_ansi_ones_included(sample: Path) -> None:
+    """The detail view colours its alerts in code: each theme's colour, ANSI themes' too (named
+    as Rich does not name them), and a new theme recolours a detail view already open."""
+    from textual.color import Color
+    from textual.geometry import Region
+
+    from board.ui.widgets.alerts_panel import SEVERITY_MARK
+
     app = make_app(sample)
     async with app.run_test(size=(140, 40)) as pilot:
         await settled(pilot)
-        for theme in ("ansi-dark", "ansi-light", "board-light", "textual-dark"):
+        app.jump_to("20")  # it waits for a person: an alert says so
+        await pilot.press("enter")
+        [alert] = app.view.alerts["20"]
+        colour = {"error": "error", "warning": "warning"}.get(alert.severity, "primary")
+        panel = app.screen.query_one("#detail-alerts")
+
+        def mark_colour():
+            lines = panel.render_lines(Region(0, 0, panel.size.width, panel.size.height))
+            return next(segment.style.color for line in lines for segment in line if segment.text == SEVERITY_MARK[alert.severity])
+
+        shown = []
+        for theme in ("ansi-dark", "board-light", "ansi-light", "textual-dark"):
             app.theme = theme
-            app.jump_to("7")  # it has alerts and dependencies: both coloured in code
-            await pilot.press("enter")
-            await pilot.pause()
-            assert app.screen.__class__.__name__ == "DetailScreen", theme
-            await pilot.press("escape")
-            await pilot.pause()
+            expected = Color.parse(app.get_theme(theme).to_color_system().generate()[colour]).rich_color
+            await wait_for(pilot, lambda expected=expected: mark_colour() == expected, message=f"the alert in {theme}'s {colour}")
+            shown.append(expected)
+        assert all(before != after for before, after in zip(shown, shown[1:]))  # so none was left over from the theme before
 
 
 async def test_a_board_too_big_to_draw_asks_for_a_filter_before_the_graph(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
