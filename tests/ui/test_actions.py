@@ -10,7 +10,7 @@ import pytest
 from board.status import Status
 from board.ui.task_keys import local_user
 from board.ui.messages import BoardChanged
-from tests.ui.conftest import make_app, settled, wait_for
+from tests.ui.conftest import make_app, settled, wait_for, writes_done
 
 pytestmark = pytest.mark.anyio  # async tests run on asyncio (anyio ships with watchfiles)
 
@@ -32,7 +32,7 @@ async def test_start_then_pause_cancel_with_confirmation_and_retry(sample: Path)
         assert "32" in app.lanes.ids[app.lanes.lane_index("32")[0]]
 
         await pilot.press("c")  # in progress cannot be cancelled: refused, nothing written
-        await pilot.pause()
+        await writes_done(pilot)
         assert on_disk(sample, "32")["status"] == "in_progress"
         assert app.screen is app.screen_stack[0]  # no dialog for a move that cannot be made
         assert any("pause it first" in n.message for n in app._notifications)
@@ -45,7 +45,7 @@ async def test_start_then_pause_cancel_with_confirmation_and_retry(sample: Path)
         await pilot.pause()
         assert app.screen.__class__.__name__ == "ConfirmScreen"
         await pilot.press("n")  # keep it
-        await pilot.pause()
+        await writes_done(pilot)
         assert on_disk(sample, "32")["status"] == "paused"
 
         await pilot.press("c", "y")
@@ -94,7 +94,7 @@ async def test_retry_hands_blocked_and_paused_tasks_back_and_a_running_one_only_
         await pilot.pause()
         assert app.screen.__class__.__name__ == "ConfirmScreen"  # alice would lose her task: ask
         await pilot.press("n")
-        await pilot.pause(0.2)
+        await writes_done(pilot)
         assert on_disk(sample, "7") == running
         await pilot.press("r", "y")
         await wait_for(pilot, lambda: on_disk(sample, "7")["status"] == "pending", message="#7 taken back")
@@ -110,7 +110,7 @@ async def test_start_refuses_a_task_waiting_on_dependencies(sample: Path) -> Non
         await settled(pilot)
         app.jump_to("5")
         await pilot.press("s")
-        await pilot.pause()
+        await writes_done(pilot)
         assert on_disk(sample, "5") == before
         assert any("not ready" in n.message for n in app._notifications)
 
@@ -172,7 +172,7 @@ async def test_assign_marks_silent_agents_and_asks_before_handing_one_a_task(sam
         assert app.screen.__class__.__name__ == "ConfirmScreen"
         assert "carol has been silent for 1m. Assign #27 to it anyway?" in str(app.screen.query_one("#question").render())
         await pilot.press("n")
-        await pilot.pause()
+        await writes_done(pilot)
         assert on_disk(sample, "27")["status"] == "pending"
         await pilot.press("a")
         await pilot.pause()
@@ -189,7 +189,7 @@ async def test_readonly_disables_every_action(sample: Path) -> None:
     async with app.run_test(size=(140, 40)) as pilot:
         await settled(pilot)
         await pilot.press("s", "p", "r", "c", "a")
-        await pilot.pause()
+        await writes_done(pilot)
         assert app.screen is app.screen_stack[0]
     assert {p.name: p.read_bytes() for p in (sample / ".tasks").glob("task_*.json")} == before
 

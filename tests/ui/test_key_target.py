@@ -14,8 +14,8 @@ from board.model import utcnow
 from board.store import Store
 from board.ui.lanes import Lane
 from board.ui.screens.confirm import ConfirmScreen
-from board.ui.task_keys import local_user
-from tests.ui.conftest import make_app, settled, wait_for
+from board.ui.task_keys import CURSOR_MOVED_NOTICE_SECONDS, local_user
+from tests.ui.conftest import make_app, settled, wait_for, writes_done
 
 pytestmark = pytest.mark.anyio
 
@@ -64,6 +64,7 @@ async def test_a_key_typed_right_after_a_cursor_key_acts_on_the_card_the_cursor_
 
         await type_ahead(pilot, "l", "r")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen) or on_disk(sample, blocked)["status"] == "pending", message="r handled")
+        await writes_done(pilot)
         assert not isinstance(app.screen, ConfirmScreen), f"r opened {dialog_question(app)!r} with #{app.view.selected} selected"
         assert app.view.selected == blocked
         assert on_disk(sample, "18") == held  # sim-1 keeps its task
@@ -94,6 +95,7 @@ async def test_in_the_graph_too_a_key_typed_right_after_a_cursor_key_acts_on_the
         paused = on_disk(sample, "19")
         await type_ahead(pilot, "l", "r")
         await wait_for(pilot, lambda: on_disk(sample, right)["status"] == "pending" or on_disk(sample, "19") != paused, message="r handled")
+        await writes_done(pilot)
         assert on_disk(sample, "19") == paused, "r requeued the node the cursor left"
         assert app.view.selected == right
 
@@ -149,11 +151,13 @@ async def test_a_key_pressed_as_an_agent_moves_the_selected_card_away_does_not_a
             return [n.message for n in app._notifications if n.title == "Nothing done"]
 
         await wait_for(pilot, lambda: notices() or on_disk(sample, ready[2])["status"] != "pending", message="s handled")
+        await writes_done(pilot)
         assert on_disk(sample, ready[2])["status"] == "pending", f"s started #{ready[2]}, which took #{ready[1]}'s place as s was pressed"
         [notice] = notices()
         assert f"#{ready[1]} moved to In progress" in notice and f"on #{ready[2]}" in notice
 
-        # Once the person has had the moment to see the card now under the cursor, s starts it.
-        await wait_for(pilot, lambda: not app.cursor_just_moved(), message="the moment to pass")
-        await pilot.press("s")
+        # s pressed once the person has had the moment to see the card now under the cursor starts it.
+        again = events.Key("s", "s")
+        again.time = app._cursor_moved.at + CURSOR_MOVED_NOTICE_SECONDS
+        app.post_message(again)
         await wait_for(pilot, lambda: on_disk(sample, ready[2])["status"] == "in_progress", message="the start written")
