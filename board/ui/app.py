@@ -483,6 +483,9 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
     # -- applying changes (app thread) --------------------------------------------------------
 
     def on_board_changed(self, message: BoardChanged) -> None:
+        if not self.is_running:
+            # Closing: the screens are gone, while a reader's last message may still arrive.
+            return
         if not self.loaded and not message.loaded and len(self.graph):
             # Middle of the first read of a big board: the first chunk is on screen already;
             # placing every chunk in the lanes would only slow the read down.
@@ -634,6 +637,8 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
     def on_alerts_changed(self, message: AlertsChanged) -> None:
         """Show new alerts: panel, header, badges on the cards they name, open detail views;
         notify errors not seen before."""
+        if not self.is_running:  # closing: as in on_board_changed
+            return
         before = self.view.alerts
         self.alerts = message.alerts
         self.alerts_from_coordinator = message.from_coordinator
@@ -674,6 +679,8 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
             screen.post_message(message())
 
     def on_agents_changed(self, message: AgentsChanged) -> None:
+        if not self.is_running:  # closing: as in on_board_changed
+            return
         self.agents, self.teams, self.inboxes = message.agents, message.teams, message.inboxes
         self.query_one(AgentsPanel).show_agents(message.agents, self.settings.agent_stale_after, teams=message.teams, inboxes=message.inboxes)
         before = self.view.unread
