@@ -47,9 +47,8 @@ class AgentKeys:
 
     def action_message(self) -> None:
         """Write to the owner of the selected task (a nudge, if it sits idle with this task)."""
-        task = self.selected_task
+        task = self._target()
         if task is None:
-            self.notify("select a task first", severity="warning")
             return
         if not task.owner:
             self._refuse(f"#{task.id} has no owner to write to")

@@ -242,8 +242,8 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         yield BoardHeader(id="header")
         with Horizontal(id="main"):
             with ContentSwitcher(initial="kanban", id="views"):
-                yield KanbanBoard(self.lanes, self.view, id="kanban")
-                yield GraphView(self.graph, self.view, id="graph")
+                yield KanbanBoard(self.lanes, self.view, select=self.select, id="kanban")
+                yield GraphView(self.graph, self.view, select=self.select, id="graph")
             with Vertical(id="side"):
                 yield AgentsPanel(self.now, id="agents")
                 yield AlertsPanel(id="alerts")
@@ -483,6 +483,9 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
     # -- applying changes (app thread) --------------------------------------------------------
 
     def on_board_changed(self, message: BoardChanged) -> None:
+        if not self.is_running:
+            # Closing: the screens are gone, while a reader's last message may still arrive.
+            return
         if not self.loaded and not message.loaded and len(self.graph):
             # Middle of the first read of a big board: the first chunk is on screen already;
             # placing every chunk in the lanes would only slow the read down.
@@ -517,7 +520,8 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
     def apply_tasks(self, tasks: Iterable[Task], removed: Iterable[str] = (), *, observed: int | None = None) -> set[str]:
         """Put what was read into the displayed board (``DisplayedBoard.apply`` decides what
         counts); redraw only the cards it touches."""
-        before = self.lanes.lane_index(self.view.selected) if self.view.selected else None
+        selected = self.view.selected
+        before = self.lanes.lane_index(selected) if selected else None
         applied = self.board.apply(tasks, removed, observed=observed)
         if not applied.changed:
             return applied.changed
@@ -533,6 +537,8 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
             self._update_header()
             self._reselect_if_gone(before)
             self._keep_cursor_in_place(before)
+        if selected is not None and self.view.selected != selected:
+            self.cursor_moved_by_board(selected)
         if self.loaded:
             self._announce_if_done()
             self._announce_questions(applied.asking)
@@ -631,6 +637,8 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
     def on_alerts_changed(self, message: AlertsChanged) -> None:
         """Show new alerts: panel, header, badges on the cards they name, open detail views;
         notify errors not seen before."""
+        if not self.is_running:  # closing: as in on_board_changed
+            return
         before = self.view.alerts
         self.alerts = message.alerts
         self.alerts_from_coordinator = message.from_coordinator
@@ -671,6 +679,8 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
             screen.post_message(message())
 
     def on_agents_changed(self, message: AgentsChanged) -> None:
+        if not self.is_running:  # closing: as in on_board_changed
+            return
         self.agents, self.teams, self.inboxes = message.agents, message.teams, message.inboxes
         self.query_one(AgentsPanel).show_agents(message.agents, self.settings.agent_stale_after, teams=message.teams, inboxes=message.inboxes)
         before = self.view.unread
@@ -684,16 +694,15 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
 
     # -- selection ----------------------------------------------------------------------------
 
-    @on(KanbanBoard.SelectionChanged)
-    @on(GraphView.SelectionChanged)
-    def _selection_changed(self, message: KanbanBoard.SelectionChanged | GraphView.SelectionChanged) -> None:
-        self.select(message.task_id)
-
     def select(self, task_id: str | None) -> None:
+        """Select a task (the cursor keys call this at once, not by message: ``KanbanBoard.select_task``)."""
         if task_id == self.view.selected:
             return
         previous = self.view.selected
         self.view.selected = task_id
+        # Put here by the person: their keys act on it. (A move of the board's own says so
+        # after this: ``apply_tasks``.)
+        self._cursor_moved = None
         with self.batch_update():
             self.kanban.refresh_tasks({t for t in (previous, task_id) if t})
             self._refresh_relations()

@@ -3,6 +3,12 @@ as the person at the keyboard, on the task they saw when they pressed it.
 
 Writes run in a worker thread through the dashboard's store; success shows at once (the task the
 store returns is posted as ``BoardChanged``), a refusal is one notification and nothing changes.
+
+A key reaches its binding a moment after it was pressed (longer on a busy machine), and agents
+move cards meanwhile. Cursor keys select at once (``KanbanBoard.select_task``), so a key typed
+after one finds the card it went to; a task key pressed as the dashboard itself moved the cursor
+to another card does nothing (``cursor_just_moved``); and a move is refused when the task changed
+on disk since the key (``Seen``), a dialog's "y" included.
 """
 
 from __future__ import annotations
@@ -10,8 +16,9 @@ from __future__ import annotations
 import getpass
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from textual import work
+from textual import events, work
 
 from board import actions
 from board.agents import AgentState, agent_state
@@ -21,10 +28,25 @@ from board.status import Status
 from board.store import Store
 from board.text import printable
 from board.ui.card import format_age
+from board.ui.lanes import LANE_TITLES
 from board.ui.messages import BoardChanged
 
 #: Who acts when the person's login name cannot be had (or is not a plain name).
 HUMAN_ACTOR = "human"
+#: A task key pressed before, or this soon after, the dashboard moved the cursor to another card
+#: (an agent moved the selected card to another lane, or it left the view) does nothing: it was
+#: meant for the card that was there, and the person has not had the time to see the new one.
+CURSOR_MOVED_NOTICE_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class CursorMoved:
+    """The dashboard, not the person, put the cursor on another card."""
+
+    #: When, by ``time.monotonic``: the clock Textual stamps a key with when it is read.
+    at: float
+    #: The card that was selected.
+    away_from: str
 
 
 def local_user() -> str:
@@ -40,10 +62,49 @@ class TaskKeys:
     """start, pause, retry, cancel, assign, answer and undo, for ``BoardApp`` (a mixin: Textual
     looks for a binding's action on the app)."""
 
+    #: When the key being handled was pressed (None between keys).
+    _key_pressed_at: float | None = None
+    _cursor_moved: CursorMoved | None = None
+
+    async def on_event(self, event: events.Event) -> None:
+        # A key's binding runs while the key is dispatched here (on its way back up from the
+        # focused widget): note when it was pressed for ``cursor_just_moved``.
+        if not isinstance(event, events.Key):
+            await super().on_event(event)  # type: ignore[misc]
+            return
+        self._key_pressed_at = event.time
+        try:
+            await super().on_event(event)  # type: ignore[misc]
+        finally:
+            self._key_pressed_at = None
+
+    def cursor_moved_by_board(self, away_from: str) -> None:
+        """The dashboard selected another card in place of ``away_from`` (which moved or went)."""
+        self._cursor_moved = CursorMoved(time.monotonic(), away_from)
+
+    def cursor_just_moved(self) -> bool:
+        """Whether the key being handled (or, without one, a command from the palette now) came
+        before the person could see that the dashboard had moved the cursor to another card."""
+        moved = self._cursor_moved
+        pressed = self._key_pressed_at if self._key_pressed_at is not None else time.monotonic()
+        return moved is not None and pressed < moved.at + CURSOR_MOVED_NOTICE_SECONDS
+
     def _target(self) -> Task | None:
+        """The selected task, which the key acts on; None (said why) when there is none, or
+        when the card under the cursor is not the one the person saw there."""
         task = self.selected_task
         if task is None:
             self.notify("select a task first", severity="warning")
+            return None
+        moved = self._cursor_moved
+        if moved is not None and self.cursor_just_moved():
+            placed = self.lanes.lane_index(moved.away_from)
+            went = f"moved to {LANE_TITLES[placed[0]]}" if placed else "left the view"
+            self.notify(
+                printable(f"#{moved.away_from} {went} just as the key was pressed; the cursor is on #{task.id} now: press the key again to act on it"),
+                title="Nothing done", severity="warning", timeout=6, markup=False,
+            )
+            return None
         return task
 
     def _refuse(self, message: str) -> None:

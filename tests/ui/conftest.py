@@ -50,6 +50,19 @@ async def settled_quietly(pilot: Pilot) -> None:
     await pilot.pause()
 
 
+async def writes_done(pilot: Pilot, timeout: float = 30.0) -> None:
+    """Wait until what the keys pressed so far set off has run: first what they queued on the app
+    (a dialog's answer reaches its callback that way), then every write that any of it started.
+    Only then does the absence of a write on disk show that none was made."""
+    app = pilot.app
+    handled = asyncio.Event()
+    app.call_later(handled.set)
+    await asyncio.wait_for(handled.wait(), timeout)
+    writes = [worker for worker in app.workers if worker.group in ("board-write", "inbox-write")]
+    if writes:
+        await asyncio.wait_for(app.workers.wait_for_complete(writes), timeout)
+
+
 async def wait_for(pilot: Pilot, condition, timeout: float = 10.0, message: str = "condition") -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout

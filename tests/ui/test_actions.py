@@ -10,7 +10,7 @@ import pytest
 from board.status import Status
 from board.ui.task_keys import local_user
 from board.ui.messages import BoardChanged
-from tests.ui.conftest import make_app, settled, wait_for
+from tests.ui.conftest import make_app, settled, wait_for, writes_done
 
 pytestmark = pytest.mark.anyio  # async tests run on asyncio (anyio ships with watchfiles)
 
@@ -32,7 +32,7 @@ async def test_start_then_pause_cancel_with_confirmation_and_retry(sample: Path)
         assert "32" in app.lanes.ids[app.lanes.lane_index("32")[0]]
 
         await pilot.press("c")  # in progress cannot be cancelled: refused, nothing written
-        await pilot.pause()
+        await writes_done(pilot)
         assert on_disk(sample, "32")["status"] == "in_progress"
         assert app.screen is app.screen_stack[0]  # no dialog for a move that cannot be made
         assert any("pause it first" in n.message for n in app._notifications)
@@ -45,7 +45,7 @@ async def test_start_then_pause_cancel_with_confirmation_and_retry(sample: Path)
         await pilot.pause()
         assert app.screen.__class__.__name__ == "ConfirmScreen"
         await pilot.press("n")  # keep it
-        await pilot.pause()
+        await writes_done(pilot)
         assert on_disk(sample, "32")["status"] == "paused"
 
         await pilot.press("c", "y")
@@ -94,7 +94,7 @@ async def test_retry_hands_blocked_and_paused_tasks_back_and_a_running_one_only_
         await pilot.pause()
         assert app.screen.__class__.__name__ == "ConfirmScreen"  # alice would lose her task: ask
         await pilot.press("n")
-        await pilot.pause(0.2)
+        await writes_done(pilot)
         assert on_disk(sample, "7") == running
         await pilot.press("r", "y")
         await wait_for(pilot, lambda: on_disk(sample, "7")["status"] == "pending", message="#7 taken back")
@@ -110,7 +110,7 @@ async def test_start_refuses_a_task_waiting_on_dependencies(sample: Path) -> Non
         await settled(pilot)
         app.jump_to("5")
         await pilot.press("s")
-        await pilot.pause()
+        await writes_done(pilot)
         assert on_disk(sample, "5") == before
         assert any("not ready" in n.message for n in app._notifications)
 
@@ -172,7 +172,7 @@ async def test_assign_marks_silent_agents_and_asks_before_handing_one_a_task(sam
         assert app.screen.__class__.__name__ == "ConfirmScreen"
         assert "carol has been silent for 1m. Assign #27 to it anyway?" in str(app.screen.query_one("#question").render())
         await pilot.press("n")
-        await pilot.pause()
+        await writes_done(pilot)
         assert on_disk(sample, "27")["status"] == "pending"
         await pilot.press("a")
         await pilot.pause()
@@ -189,7 +189,7 @@ async def test_readonly_disables_every_action(sample: Path) -> None:
     async with app.run_test(size=(140, 40)) as pilot:
         await settled(pilot)
         await pilot.press("s", "p", "r", "c", "a")
-        await pilot.pause()
+        await writes_done(pilot)
         assert app.screen is app.screen_stack[0]
     assert {p.name: p.read_bytes() for p in (sample / ".tasks").glob("task_*.json")} == before
 
@@ -362,19 +362,34 @@ async def test_a_theme_picked_with_t_or_the_palette_is_remembered_and_a_demo_nev
         assert not user_config_path().exists()
 
 
-async def test_the_detail_view_opens_in_every_theme_ansi_ones_included(sample: Path) -> None:
-    """Text coloured in code takes the theme's colours, and ANSI themes name them as Rich does not."""
+async def test_text_coloured_in_code_takes_the_themes_colours_ansi_ones_included(sample: Path) -> None:
+    """The detail view colours its alerts in code: each theme's colour, ANSI themes' too (named
+    as Rich does not name them), and a new theme recolours a detail view already open."""
+    from textual.color import Color
+    from textual.geometry import Region
+
+    from board.ui.widgets.alerts_panel import SEVERITY_MARK
+
     app = make_app(sample)
     async with app.run_test(size=(140, 40)) as pilot:
         await settled(pilot)
-        for theme in ("ansi-dark", "ansi-light", "board-light", "textual-dark"):
+        app.jump_to("20")  # it waits for a person: an alert says so
+        await pilot.press("enter")
+        [alert] = app.view.alerts["20"]
+        colour = {"error": "error", "warning": "warning"}.get(alert.severity, "primary")
+        panel = app.screen.query_one("#detail-alerts")
+
+        def mark_colour():
+            lines = panel.render_lines(Region(0, 0, panel.size.width, panel.size.height))
+            return next(segment.style.color for line in lines for segment in line if segment.text == SEVERITY_MARK[alert.severity])
+
+        shown = []
+        for theme in ("ansi-dark", "board-light", "ansi-light", "textual-dark"):
             app.theme = theme
-            app.jump_to("7")  # it has alerts and dependencies: both coloured in code
-            await pilot.press("enter")
-            await pilot.pause()
-            assert app.screen.__class__.__name__ == "DetailScreen", theme
-            await pilot.press("escape")
-            await pilot.pause()
+            expected = Color.parse(app.get_theme(theme).to_color_system().generate()[colour]).rich_color
+            await wait_for(pilot, lambda expected=expected: mark_colour() == expected, message=f"the alert in {theme}'s {colour}")
+            shown.append(expected)
+        assert all(before != after for before, after in zip(shown, shown[1:]))  # so none was left over from the theme before
 
 
 async def test_a_board_too_big_to_draw_asks_for_a_filter_before_the_graph(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,29 +16,42 @@ def test_the_follower_shows_a_new_problem_when_woken_and_ends_when_stopped(works
     store = Store.open(workspace)
     store.create("fine")
     shown: list[tuple[list, bool]] = []
+    looks = 0  # how many times the follower has read the board
     follower = AlertsFollower(store.alert_board, store.local_dir)
 
     def snapshot() -> StoreSnapshot:
+        nonlocal looks
         store.rescan()  # as the dashboard's reader keeps its store current
-        return StoreSnapshot.of(store)
+        taken = StoreSnapshot.of(store)
+        looks += 1
+        return taken
+
+    def until(condition, what: str) -> None:
+        deadline = time.monotonic() + 30
+        while not condition():
+            assert time.monotonic() < deadline, f"timed out waiting for {what}"
+            time.sleep(0.01)
 
     thread = threading.Thread(target=follower.run, args=(snapshot, lambda alerts, coordinator: shown.append((alerts, coordinator))), kwargs={"now": utcnow, "settings": BoardSettings()})
     thread.start()
     try:
         follower.wake()
-        deadline = time.monotonic() + 30
-        while not shown and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert shown and shown[0] == ([], False)  # evaluated locally: nothing wrong yet
+        until(lambda: shown, "the first alerts")
+        assert shown == [([], False)]  # evaluated locally: nothing wrong yet
         (workspace / ".tasks" / "task_9.json").write_text("{ not json")
         follower.wake()
-        while len(shown) < 2 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        until(lambda: len(shown) == 2, "the invalid file's alert")
         alerts, from_coordinator = shown[-1]
         assert [a.kind for a in alerts] == ["file.invalid"] and not from_coordinator
+        # Woken with nothing new, it reads the board again and shows nothing. It handles one
+        # wake after the other, so once a later change is shown, that look has been decided.
+        before = looks
         follower.wake()
-        time.sleep(0.5)
-        assert len(shown) == 2  # the same alerts again are not shown again
+        until(lambda: looks > before, "another look at the board")
+        (workspace / ".tasks" / "task_9.json").unlink()
+        follower.wake()
+        until(lambda: shown[-1] == ([], False), "the alert to clear")
+        assert len(shown) == 3  # the same alerts again were not shown again
     finally:
         follower.stop()
         thread.join(timeout=30)

@@ -136,3 +136,18 @@ async def test_an_outside_rewrite_shows_whatever_its_version(sample: Path, versi
         shown = app.graph.tasks["26"]
         assert (shown.owner, shown.progress) == ("outsider", 42)
         assert "42%" in column_text(app, Lane.IN_PROGRESS)
+
+
+async def test_what_the_readers_post_as_the_dashboard_closes_is_let_go(sample: Path) -> None:
+    """The readers run in threads until the dashboard has closed: a message they post meanwhile
+    reaches an app whose screens are gone, and must not end it with an error."""
+    from board.ui.messages import AgentsChanged, AlertsChanged, BoardChanged
+
+    app = make_app(sample)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        moved = app.graph.tasks["7"].model_copy(update={"status": Status.COMPLETED, "owner": "zoe"})
+    assert not app.is_running and not app.screen_stack
+    app.on_board_changed(BoardChanged(tasks=[moved]))
+    app.on_alerts_changed(AlertsChanged([], from_coordinator=False))
+    app.on_agents_changed(AgentsChanged([]))

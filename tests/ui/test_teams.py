@@ -12,7 +12,7 @@ from board.ui.task_keys import local_user
 from board.ui.widgets.agents_panel import AgentsPanel
 from tests.teams import inbox_message, write_inbox
 from tests.ui.boards import team_board
-from tests.ui.conftest import make_app, settled_quietly, wait_for
+from tests.ui.conftest import make_app, settled_quietly, wait_for, writes_done
 
 pytestmark = pytest.mark.anyio
 
@@ -73,7 +73,7 @@ async def test_m_refuses_an_owner_that_has_no_inbox_and_writes_nothing(claude_ho
         await pilot.pause()
         assert app.screen is app.screen_stack[0]
         app.action_message()  # as the command palette calls it
-        await pilot.pause()
+        await writes_done(pilot)
         assert any("#4 has no owner to write to" in n.message for n in app._notifications)
         assert app.screen is app.screen_stack[0]
         assert sorted(p.name for p in (claude_home / "teams" / "crew" / "inboxes").iterdir()) == ["ben.json", "team-lead.json"]
@@ -87,7 +87,7 @@ async def test_a_read_only_dashboard_sends_no_message(claude_home: Path) -> None
         before = inbox(claude_home, "ben")
         await pilot.press("m")
         await pilot.press("e", "m")
-        await pilot.pause()
+        await writes_done(pilot)
         assert app.screen is app.screen_stack[0]
         assert inbox(claude_home, "ben") == before
 

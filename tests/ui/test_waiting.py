@@ -15,7 +15,7 @@ from board.store import Store
 from board.ui.card import card_lines
 from board.ui.lanes import Lane
 from tests.conftest import REPO
-from tests.ui.conftest import FIXED_NOW, make_app, settled, wait_for
+from tests.ui.conftest import FIXED_NOW, make_app, settled, wait_for, writes_done
 
 pytestmark = pytest.mark.anyio
 
@@ -43,7 +43,7 @@ async def test_a_waiting_card_shows_the_question_and_w_answers_it_back_to_its_ow
         await pilot.pause()
         assert "w" not in footer_keys(app)  # offered only where it means something
         await pilot.press("w")
-        await pilot.pause()
+        await writes_done(pilot)
         assert app.screen is app.screen_stack[0]
 
         app.select("20")
@@ -51,7 +51,7 @@ async def test_a_waiting_card_shows_the_question_and_w_answers_it_back_to_its_ow
         assert "w" in footer_keys(app)
         for key in ("r", "s", "p"):  # no requeue dance: each says what to press
             await pilot.press(key)
-            await pilot.pause()
+            await writes_done(pilot)
             assert app._notifications and "press w to answer" in list(app._notifications)[-1].message
             assert on_disk(sample, "20")["status"] == "waiting"
 
@@ -59,12 +59,12 @@ async def test_a_waiting_card_shows_the_question_and_w_answers_it_back_to_its_ow
         await pilot.pause()
         assert QUESTION in str(app.screen.query_one("#asked").render())
         await pilot.press("escape")  # leaves it waiting
-        await pilot.pause()
+        await writes_done(pilot)
         assert on_disk(sample, "20")["status"] == "waiting"
 
         await pilot.press("w")
         await pilot.press("enter")  # an empty answer is not sent
-        await pilot.pause()
+        await writes_done(pilot)
         assert on_disk(sample, "20")["status"] == "waiting" and app.screen is not app.screen_stack[0]
         for char in "Use /healthz":
             await pilot.press(char if char != " " else "space")

@@ -34,7 +34,7 @@ class PlainApp(App[None]):
         self.view = CardView(self.graph, lambda: FIXED_NOW, selected="1", states=self.lanes.states)
 
     def compose(self) -> ComposeResult:
-        yield KanbanBoard(self.lanes, self.view)
+        yield KanbanBoard(self.lanes, self.view, select=lambda task_id: setattr(self.view, "selected", task_id))
         yield AlertsPanel()
 
     def on_mount(self) -> None:

@@ -97,6 +97,9 @@ class DetailScreen(Screen[None]):
     def on_mount(self) -> None:
         self.show_task(self.task_id)
         self.query_one("#detail-deps", OptionList).focus()
+        # Text coloured in code (``_theme_colour``) keeps the colour it was built with: build it
+        # again in a theme chosen while this view is open (t, or the palette).
+        self.app.theme_changed_signal.subscribe(self, self._build_again)
 
     # -- content ------------------------------------------------------------------------------
 
@@ -105,6 +108,10 @@ class DetailScreen(Screen[None]):
         self.board_app.select(task_id)
         self._render_fields()
         self._load_logs(task_id)
+
+    def _build_again(self, theme: object) -> None:
+        self._render_fields()
+        self._load_logs(self.task_id)
 
     def on_tasks_shown(self, message: TasksShown) -> None:
         if self.task_id in message.changed or message.changed & self._neighbours():

@@ -10,7 +10,6 @@ from textual import events
 from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Region, Size
-from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -57,20 +56,13 @@ class GraphView(ScrollView, can_focus=True):
     GraphView:focus { border: round $panel-lighten-3; }
     """ + card_css("GraphView", "graph-view")
 
-    class SelectionChanged(Message):
-        def __init__(self, graph_view: GraphView, task_id: str | None) -> None:
-            self.graph_view = graph_view
-            self.task_id = task_id
-            super().__init__()
-
-        @property
-        def control(self) -> GraphView:
-            return self.graph_view
-
-    def __init__(self, graph: TaskGraph, view: CardView, *, id: str | None = None) -> None:
+    def __init__(self, graph: TaskGraph, view: CardView, *, select: Callable[[str], None], id: str | None = None) -> None:
         super().__init__(id=id)
         self.graph = graph
         self.view = view
+        #: Makes a task the selected one, at once (as ``KanbanBoard.select_task``: a key typed
+        #: right after a cursor key must find the node the cursor went to selected).
+        self.select_task = select
         self.graph_layout = GraphLayout()
         self._dirty = True
         self._rows: LRUCache[int, Text] = LRUCache(512)
@@ -236,7 +228,7 @@ class GraphView(ScrollView, can_focus=True):
         if place is None:
             first = layout.node_at(0, 0)
             if first:
-                self.post_message(self.SelectionChanged(self, first))
+                self.select_task(first)
             return
         column, index = place
         if dy:
@@ -244,4 +236,4 @@ class GraphView(ScrollView, can_focus=True):
         else:
             target = layout.nearest_in_column(column + dx, layout.row_of[self.view.selected or ""])
         if target:
-            self.post_message(self.SelectionChanged(self, target))
+            self.select_task(target)

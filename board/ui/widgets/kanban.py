@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.message import Message
 
 from board.ui.card import CardView
 from board.ui.lanes import Lane, Lanes
@@ -42,22 +43,14 @@ class KanbanBoard(Horizontal, can_focus=True):
     #lane-done { border-title-color: $success; }
     """
 
-    class SelectionChanged(Message):
-        """The cursor moved to another task (None: nothing to select)."""
-
-        def __init__(self, board: KanbanBoard, task_id: str | None) -> None:
-            self.board = board
-            self.task_id = task_id
-            super().__init__()
-
-        @property
-        def control(self) -> KanbanBoard:
-            return self.board
-
-    def __init__(self, lanes: Lanes, view: CardView, *, id: str | None = None) -> None:
+    def __init__(self, lanes: Lanes, view: CardView, *, select: Callable[[str | None], None], id: str | None = None) -> None:
         super().__init__(id=id)
         self.lanes = lanes
         self.view = view
+        #: Makes a task the selected one (None: nothing to select). Called at once, not posted
+        #: up as a message: a key typed right after a cursor key is already on its way to the
+        #: app, and must find the card the cursor went to selected, not the one it left.
+        self.select_task = select
         self.columns = {lane: TaskColumn(lane, view, id=f"lane-{lane.name.lower().replace('_', '-')}") for lane in Lane}
         self._lane = Lane.READY
 
@@ -125,7 +118,7 @@ class KanbanBoard(Horizontal, can_focus=True):
         index = max(0, min(index, len(ids) - 1))
         self._lane = lane
         self.columns[lane].scroll_to_card(index)
-        self.post_message(self.SelectionChanged(self, ids[index]))
+        self.select_task(ids[index])
 
     def action_move(self, dx: int, dy: int) -> None:
         lane, index = self._position()
@@ -160,9 +153,9 @@ class KanbanBoard(Horizontal, can_focus=True):
             if self.lanes.ids[lane]:
                 self._select(lane, 0)
                 return
-        self.post_message(self.SelectionChanged(self, None))
+        self.select_task(None)
 
     def on_task_column_card_clicked(self, message: TaskColumn.CardClicked) -> None:
         message.stop()
         self.focus()
-        self.post_message(self.SelectionChanged(self, message.task_id))
+        self.select_task(message.task_id)
