@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
@@ -605,7 +606,11 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
             hint = 'no tasks yet: add one with  board task create "Subject"'
         elif self.loaded and self.task_query and not len(self.lanes):
             hint = "no task matches the filter (escape clears it)"
-        self.header_bar.show_counts(self.lanes.counts, loading, hint)
+        counts = self.lanes.counts
+        unreadable = sum(1 for alert in self.alerts if alert.kind == "file.invalid" and alert.tasks)
+        if unreadable:  # a task whose file cannot be read is on no card: the header counts it
+            counts = counts + Counter(unreadable=unreadable)
+        self.header_bar.show_counts(counts, loading, hint)
         view = "graph" if self.query_one(ContentSwitcher).current == "graph" else "kanban"
         parts = [view]
         if self.task_query.text:

@@ -61,3 +61,19 @@ async def test_a_write_the_disk_refuses_is_one_notification_and_the_dashboard_li
         assert app.is_running
         await pilot.press("down")  # still answering keys
         await pilot.press("q")
+
+
+async def test_a_task_file_nested_a_thousand_deep_is_counted_unreadable_and_the_dashboard_lives_on(sample: Path) -> None:
+    """Such a file once took the dashboard down at start (exiting 0) and left a running one
+    showing nothing."""
+    app = make_app(sample, watch=True, reconcile_seconds=1)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        path = sample / ".tasks" / "task_7.json"
+        path.write_text(path.read_text().rstrip().removesuffix("}") + ', "x": ' + "[" * 999 + "]" * 999 + "}\n")
+        await wait_for(pilot, lambda: "1 unreadable" in app.header_bar.render().plain, timeout=30, message="the header to count it")
+        assert any(alert.kind == "file.invalid" and alert.tasks == ("7",) and "nested more than" in alert.message for alert in app.alerts)
+        # The board goes on following other writers.
+        subprocess.run([sys.executable, "-m", "board", "-w", str(sample), "task", "update", "8", "--status", "completed", "--force"], check=True, cwd=REPO, capture_output=True)
+        await wait_for(pilot, lambda: app.lanes.lane_index("8") is not None and app.lanes.lane_index("8")[0] == Lane.DONE, timeout=30, message="a later write shown")
+        assert app.is_running

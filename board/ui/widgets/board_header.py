@@ -25,6 +25,8 @@ COUNT_LABELS = (
     ("failed", "failed"),
     ("completed", "done"),
     ("cancelled", "cancelled"),
+    # Tasks whose file cannot be read: on no card, so counted here, never silently missing.
+    ("unreadable", "unreadable"),
 )
 
 
@@ -59,6 +61,7 @@ class BoardHeader(Widget):
     BoardHeader > .board-header--failed { color: $error; text-style: bold; }
     BoardHeader > .board-header--completed { color: $success; }
     BoardHeader > .board-header--cancelled { color: $text-disabled; }
+    BoardHeader > .board-header--unreadable { color: $error; text-style: bold reverse; }
     BoardHeader > .board-header--alert-error { color: $error; text-style: bold; }
     BoardHeader > .board-header--alert-warning { color: $warning; text-style: bold; }
     BoardHeader > .board-header--alert-info { color: $primary; }
