@@ -55,7 +55,7 @@ from board.store.claude import looks_like_claude_list
 from board.store.files.writes import PENDING_HISTORY
 from board.store.layout import Layout, TasksDirLayout, detect_layout
 from board.store.postgres.connect import connect, redact
-from board.store.postgres.migrations import CLAIM_ORDER_DEFERRED, check_schema
+from board.store.postgres.migrations import CLAIM_ORDER_DEFERRED, HISTORY_AS_GIVEN, check_schema
 from board.store.postgres.store import WRITE_LOCK_KEY
 from board.toolcall_log import TASK_LOGS, fold_tail
 
@@ -564,6 +564,9 @@ def _write_board(conn: Any, source: FileBoard, sources: dict[str, list[str]]) ->
     _copy(conn, "task_edges (task_id, blocker_id)", edge_rows())
     conn.execute("select set_config(%s, 'off', true)", (CLAIM_ORDER_DEFERRED,))
     conn.execute("select board.rebuild_claim_order()")
+    # The history as the files have it, line for line, even where a line's time is before its
+    # task's last (written by hand, or by machines whose clocks differ).
+    conn.execute("select set_config(%s, 'on', true)", (HISTORY_AS_GIVEN,))
 
     history = source.history
     sources["history"] = [item.where for item in history]
