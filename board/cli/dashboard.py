@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from board.cli.parser import add_command
+from board.errors import BoardError
 
 #: Position of these commands in --help.
 ORDER = 0
@@ -22,4 +23,23 @@ def open_dashboard(args: argparse.Namespace) -> int:
     from board.ui import run_dashboard
 
     workspace = Path(getattr(args, "dir", None) or args.workspace)
+    open_database_board(workspace)
     return run_dashboard(workspace, readonly=bool(getattr(args, "readonly", False)))
+
+
+def open_database_board(workspace: Path) -> None:
+    """When the workspace's board is in a database (``--db``, ``$BOARD_DB``, ``[store] url``),
+    open it as every other command does, from any folder: a database that cannot be reached or
+    holds no board is refused in one line, and the workspace gets the ``.tasks/`` folder that
+    keeps this machine's files (settings, logs), which the dashboard opens the board in. A
+    board in files needs its ``.tasks/`` already: the dashboard says so itself."""
+    from board.store.base import database_url
+
+    url = database_url(workspace)
+    if url is None:
+        return
+    if not workspace.expanduser().is_dir():
+        raise BoardError(f"{workspace} is not a directory: give the workspace to open the board of the database in")
+    from board.store.postgres.store import PostgresStore
+
+    PostgresStore.open(workspace, url=url, whole=False).close()

@@ -19,7 +19,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     importing = add_command(
         commands, "import",
         "copy a board in files (a workspace's .tasks/, or a Claude Code task list) into the database --db names: "
-        "tasks, dependencies, history, tool calls, deleted tasks, in one transaction",
+        "tasks, dependencies, history, tool calls, deleted tasks, agents, reservations, checkpoints and alerts, in one transaction",
     )
     importing.add_argument("directory", metavar="DIR", help="the workspace holding .tasks/, or a Claude Code task list directory")
     importing.add_argument(
@@ -31,13 +31,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     exporting = add_command(
         commands, "export",
         "write the board in the database --db names into DIR/.tasks/, as the file store writes it: tasks, history, "
-        "tool calls, deleted tasks",
+        "tool calls, deleted tasks, agents, reservations, checkpoints and alerts",
     )
     exporting.add_argument("directory", metavar="DIR", help="the workspace to write .tasks/ in (made if missing)")
     exporting.add_argument(
         "--replace", action="store_true",
-        help="replace the tasks, history, tool calls and deleted tasks of the board DIR already holds, keeping its other "
-        "files (default: refuse when DIR holds a board)",
+        help="replace the board DIR already holds (tasks, history, tool calls, deleted tasks, agents, reservations, "
+        "checkpoints, alerts), keeping its settings, locks and logs (default: refuse when DIR holds a board)",
     )
     exporting.set_defaults(handler=cmd_export)
 

@@ -7,16 +7,25 @@ it knows what it was told):
   ``{"completed": ID}``, until nothing is ready (``{"done": true}``);
 - ``claim``: claim only (``max_held=None``), ``{"claimed": ID, "token": T}``, until nothing is ready;
 - ``hang``: start one claim and stop inside its transaction, once the task is picked, locked and
-  written and before the commit: ``{"picked": ID}``, then wait on stdin for ever.
+  written and before the commit: ``{"picked": ID}``, then wait on stdin for ever;
+- ``churn``: claim (``max_held=None``) under leases of ``CHURN_LEASE_SECONDS`` and never finish,
+  so each lease runs out and the task is reclaimed and claimed again, ``{"claimed": ID}``, until
+  killed;
+- ``reclaim``: take back the tasks whose lease ran out, as the coordinator does, over and over,
+  ``{"reclaimed": [ID, ...]}``, until killed.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 
 from board.status import Status
 from board.store.postgres.store import PostgresStore
+
+#: Short enough that a churning claimer's tasks are reclaimed many times a second.
+CHURN_LEASE_SECONDS = 0.05
 
 
 def say(**fields: object) -> None:
@@ -39,6 +48,18 @@ def main(mode: str, url: str, workspace: str, agent: str) -> None:
         say(picked=str(doc["id"]) if doc is not None else None, outcome=outcome)
         sys.stdin.readline()
         raise SystemExit("released")
+    if mode == "churn":
+        while True:
+            task = store.claim(agent, lease_seconds=CHURN_LEASE_SECONDS, max_held=None)
+            if task is None:
+                time.sleep(0.001)  # every task is held: wait for a lease to run out
+            else:
+                say(claimed=task.id)
+    if mode == "reclaim":
+        while True:
+            reclaimed = store.reclaim_expired(actor=agent)
+            if reclaimed:
+                say(reclaimed=[task.id for task in reclaimed])
     while True:
         task = store.claim(agent, max_held=1 if mode == "work" else None)
         if task is None:

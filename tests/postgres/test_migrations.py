@@ -50,7 +50,7 @@ def insert_task(conn: psycopg.Connection, task: Task) -> None:
 def test_init_on_an_empty_database_creates_every_table_and_records_every_version(pg_url: str) -> None:
     with connect(pg_url) as conn:
         assert schema_version(conn) is None
-        assert migrate(conn) == [1, 2, 3]
+        assert migrate(conn) == [1, 2, 3, 4]
         tables = {name for (name,) in conn.execute("select tablename from pg_tables where schemaname = 'board'")}
         assert tables == TABLES
         indexes = {name for (name,) in conn.execute("select indexname from pg_indexes where schemaname = 'board'")}
@@ -59,10 +59,10 @@ def test_init_on_an_empty_database_creates_every_table_and_records_every_version
             "tool_calls_task", "tool_calls_agent", "tasks_claim_order", "tasks_parent",
         } <= indexes
         assert conn.execute("select version, description from board.migrations order by version").fetchall() == [
-            (1, MIGRATIONS[0].description), (2, MIGRATIONS[1].description), (3, MIGRATIONS[2].description)
+            (1, MIGRATIONS[0].description), (2, MIGRATIONS[1].description), (3, MIGRATIONS[2].description), (4, MIGRATIONS[3].description)
         ]
-        assert schema_version(conn) == LATEST == 3
-        assert check_schema(conn) == 3
+        assert schema_version(conn) == LATEST == 4
+        assert check_schema(conn) == 4
 
 
 def test_migrating_twice_changes_nothing(pg_url: str) -> None:
@@ -97,8 +97,8 @@ def test_four_processes_migrating_at_once_apply_the_schema_exactly_once(pg_url: 
     # Each step was applied by exactly one of them (one may apply the first, another the next).
     assert sorted(version for applied in results for version in applied) == [step.version for step in MIGRATIONS]
     with connect(pg_url) as conn:
-        assert conn.execute("select version from board.migrations order by version").fetchall() == [(1,), (2,), (3,)]
-        assert check_schema(conn) == 3
+        assert conn.execute("select version from board.migrations order by version").fetchall() == [(1,), (2,), (3,), (4,)]
+        assert check_schema(conn) == 4
 
 
 def test_a_newer_schema_is_refused_and_left_as_it_is(pg_url: str) -> None:
@@ -144,8 +144,8 @@ def test_check_schema_on_an_older_schema_says_to_migrate_and_init_does(pg_url: s
         with pytest.raises(BoardError) as refused:
             check_schema(conn)
         assert str(refused.value) == f"the database's board schema is version 0, older than this board ({LATEST}): run 'board --db URL init' to migrate"
-        assert migrate(conn) == [1, 2, 3]
-        assert check_schema(conn) == 3
+        assert migrate(conn) == [1, 2, 3, 4]
+        assert check_schema(conn) == 4
 
 
 def test_migrate_refuses_to_run_inside_a_callers_transaction(pg_url: str) -> None:

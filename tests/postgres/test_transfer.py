@@ -10,11 +10,18 @@ import subprocess
 import sys
 import time
 import zlib
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from board.model import task_to_dict
+from board.agents import AgentRecord, list_agents, register_agent, write_agent
+from board.alerts.model import Alert, Severity
+from board.model import task_to_dict, utcnow
+from board.reservations import Reservation
+from board.times import iso
+from board.toolcall_log import append_call, call_record
 from board.status import Status
 from board.store import Store
 from board.store.files import FileStore
@@ -74,15 +81,17 @@ def files(directory: Path) -> dict[str, bytes]:
 
 
 def board_files(workspace: Path) -> dict[str, bytes]:
-    """What import and export move: task files, history, tool-call logs, the archive."""
+    """What import and export move: task files, history, tool-call logs, the archive, agents'
+    records and logs, reservations, checkpoints, alerts."""
     tasks = workspace / ".tasks"
     found = {p.name: p.read_bytes() for p in tasks.glob("task_*.json")}
-    for name in ("history.jsonl",):
+    for name in ("history.jsonl", "alerts.json"):
         if (tasks / name).exists():
             found[name] = (tasks / name).read_bytes()
-    for folder in ("toolcalls", "archive"):
-        for p in sorted((tasks / folder).glob("*")):
-            found[f"{folder}/{p.name}"] = p.read_bytes()
+    for folder in ("toolcalls", "archive", "agents", "reservations", "checkpoints/*"):
+        for p in sorted(tasks.glob(f"{folder}/*")):
+            if not p.name.startswith("."):  # a lock, not part of the board
+                found[str(p.relative_to(tasks))] = p.read_bytes()
     return found
 
 
@@ -156,7 +165,10 @@ def test_a_board_with_history_deleted_tasks_tool_calls_unknown_fields_and_intege
     assert '"op":"outside edit"' in history and '"forced":true' in history  # the board is what it claims to be
     assert seen.tasks["4"].tool_calls.total == 3 and json.loads(original["task_4.json"])["toolCalls"]["total"] == 1
     imported, exported = round_trip(rich, db, tmp_path / "out")
-    assert imported["imported"] == {"tasks": 5, "dependencies": 2, "history": len(history.splitlines()), "toolCalls": 5, "archived": 1}
+    assert imported["imported"] == {
+        "tasks": 5, "dependencies": 2, "history": len(history.splitlines()), "toolCalls": 5, "archived": 1,
+        "agents": 0, "reservations": 0, "checkpoints": 0, "alerts": 0,
+    }
     assert exported["exported"] == imported["imported"] and imported["lastTaskId"] == 6
     back = board_files(tmp_path / "out")
     assert back == original  # #4's file too, with its own counts: its readers count the rest
@@ -247,6 +259,94 @@ def test_the_line_of_a_writer_killed_before_logging_it_is_imported_as_the_next_w
     assert (tmp_path / "out/.tasks/history.jsonl").read_text().splitlines()[-1].endswith('"recovered":true}')
 
 
+# -- what a board keeps beside its tasks ----------------------------------------------------------
+
+
+@pytest.fixture
+def kept(tmp_path: Path) -> Path:
+    """A board with what it keeps beside its tasks: five agents (one with the fields Claude
+    Code's hooks set, one stopped, one written by another tool with a field board does not know
+    ahead of board's own), their tool calls (one made on no task, which only its agent's log
+    holds), a live reservation, an expired one shared by two readers (the first from an older
+    file, with no acquisition time), two checkpoints of one task, and an alert."""
+    workspace = tmp_path / "kept"
+    store = FileStore.open(workspace, create=True)
+    for subject in ("schema", "repository", "api"):
+        store.create(subject, actor="carol")
+    token = store.claim_task("1", "ann", lease_seconds=600).lease.token
+    store.record_toolcall("1", "Edit", files=["db/schema.sql"], agent="ann", token=token)
+    now = utcnow()
+    append_call(store.state_dir, call_record(ts=iso(now), agent="ann", tool="Read", ok=True, task=None))
+    register_agent(store.agent_records, "ann", kind="claude-code", pid=4242, now=now - timedelta(minutes=1))
+    register_agent(store.agent_records, "bob", kind="worker", pid=4343, now=now - timedelta(days=2))
+    write_agent(store.agent_records, AgentRecord(
+        name="cy", kind="claude-code", host="sandbox-7", task="2", heartbeat_at=now, started_at=now - timedelta(hours=1),
+        activity="working", activity_at=now, session_id="5f1c", team="plan", agent_type="reviewer",
+    ))
+    write_agent(store.agent_records, AgentRecord(name="dee", kind="worker", heartbeat_at=now - timedelta(hours=3), stopped=True))
+    eve = {"zeta": "kept", "name": "eve", "kind": "script", "heartbeatAt": iso(now)}
+    (store.state_dir / "agents" / "eve.json").write_text(json.dumps(eve, indent=2) + "\n")
+    expired = now - timedelta(hours=1)
+    with store.transaction():
+        store.reservation_book.replace("docs/old.md", [
+            Reservation("docs/old.md", "dee", "3", "read", expired, None),
+            Reservation("docs/old.md", "bob", "2", "read", expired, now - timedelta(hours=2)),
+        ])
+    store.alert_board.replace([Alert(
+        key="stale.lease:1", kind="stale.lease", severity=Severity.WARNING, message="#1 has made no progress", action="look at it",
+        tasks=("1",), agents=("ann",), since=now - timedelta(minutes=5),
+    ).to_dict()])
+    store.close()
+    ok(board("-w", str(workspace), "reserve", "1", "db/schema.sql", "--ttl", "3600"))
+    ok(board("-w", str(workspace), "checkpoint", "1", "--note", "the tables are in"))
+    ok(board("-w", str(workspace), "checkpoint", "1", "--note", "indexes next"))
+    return workspace
+
+
+def kept_by(store: Store) -> dict[str, Any]:
+    """Everything a store gives of a board, as its readers get it."""
+    return {
+        "tasks": {task_id: task_to_dict(task) for task_id, task in store.tasks.items()},
+        "history": store.history(),
+        "toolCalls": {task_id: store.toolcalls(task_id) for task_id in store.tasks},
+        "agents": [record.model_dump(mode="json", by_alias=True) for record in list_agents(store.agent_records)],
+        "reservations": sorted((h.path, h.task, h.owner, h.mode, h.expires_at, h.acquired_at) for h in store.reservation_book.all_holders()),
+        "checkpoints": {
+            (task_id, seq): store.checkpoint_book.read(task_id, seq)
+            for task_id in sorted(store.checkpoint_book.tasks()) for seq in store.checkpoint_book.sequence_numbers(task_id)
+        },
+        "alerts": store.alert_board.read(),
+    }
+
+
+def test_a_board_comes_back_with_its_agents_reservations_checkpoints_and_alerts(kept: Path, db: str, tmp_path: Path) -> None:
+    history = len((kept / ".tasks" / "history.jsonl").read_text().splitlines())
+    done = ok(board("--db", db, "import", str(kept)))
+    assert done.stdout == (
+        f"imported 3 tasks, {history} history lines, 2 tool calls, 0 deleted tasks, 5 agents, 3 reservations, 2 checkpoints "
+        f"and 1 alert from {kept} into {db}\n"
+    )
+    exported = ok(board("--db", db, "export", str(tmp_path / "out")))
+    assert exported.stdout == (
+        f"exported {tmp_path / 'out' / '.tasks'}: 3 tasks, {history} history lines, 2 tool calls, 0 deleted tasks, 5 agents, "
+        f"3 reservations, 2 checkpoints and 1 alert from {db}\n"
+    )
+    (tmp_path / "elsewhere").mkdir()
+    where = {"files": ["-w", str(kept)], "database": ["--db", db, "-w", str(tmp_path / "elsewhere")], "exported": ["-w", str(tmp_path / "out")]}
+    for command in (["task", "list", "--json"], ["agents", "--json"], ["reservations", "--json"], ["checkpoint", "1", "--list", "--json"]):
+        seen = {board_: json.loads(ok(board(*args, *command)).stdout) for board_, args in where.items()}
+        if command[0] == "checkpoint":  # each says where it keeps them
+            seen = {board_: [{k: v for k, v in c.items() if k != "path"} for c in listed] for board_, listed in seen.items()}
+        assert seen["database"] == seen["files"], command
+        assert seen["exported"] == seen["files"], command
+    original = kept_by(FileStore.open(kept))
+    assert len(original["agents"]) == 5 and len(original["reservations"]) == 3 and len(original["checkpoints"]) == 2
+    assert original["agents"][0]["toolCalls"] == 2  # ann's call on no task counts
+    assert kept_by(Store.open(tmp_path / "elsewhere", db=db)) == original
+    assert kept_by(FileStore.open(tmp_path / "out")) == original
+    assert board_files(tmp_path / "out") == board_files(kept)  # byte for byte
+
+
 # -- Claude Code task lists -----------------------------------------------------------------------
 
 
@@ -278,7 +378,10 @@ def test_a_claude_code_task_list_imports_and_exports_as_a_tasks_board(task_list:
     seen = FileStore.open(task_list)
     imported, exported = round_trip(task_list, db, tmp_path / "out")
     assert imported["layout"] == "claude-code" and imported["lastTaskId"] == 8
-    assert imported["imported"] == {"tasks": 5, "dependencies": 3, "history": len(seen.history()), "toolCalls": 1, "archived": 0}
+    assert imported["imported"] == {
+        "tasks": 5, "dependencies": 3, "history": len(seen.history()), "toolCalls": 1, "archived": 0,
+        "agents": 0, "reservations": 0, "checkpoints": 0, "alerts": 0,
+    }
     with connect(db) as conn:
         docs = dict(conn.execute("select id, doc from board.tasks").fetchall())
         history = [record for (record,) in conn.execute("select record from board.history order by seq")]
@@ -309,15 +412,18 @@ def test_a_database_that_holds_a_board_is_refused_unless_replace(sample: Path, r
     ok(board("--db", db, "import", str(sample)))
     before = tables(db)
     assert refused(board("--db", db, "import", str(rich))) == (
-        f"board: the database {db} already holds a board (32 tasks, 175 history lines, 166 tool calls, 0 deleted tasks); "
-        "nothing was imported: pass --replace to replace it"
+        f"board: the database {db} already holds a board (32 tasks, 175 history lines, 166 tool calls, 0 deleted tasks, "
+        "5 agents, 0 reservations, 0 checkpoints, 0 alerts); nothing was imported: pass --replace to replace it"
     )
     assert tables(db) == before
     replaced = json.loads(ok(board("--db", db, "import", str(rich), "--replace", "--json")).stdout)
-    assert replaced["replaced"] == {"tasks": 32, "history": 175, "toolCalls": 166, "archived": 0}
+    assert replaced["replaced"] == {
+        "tasks": 32, "history": 175, "toolCalls": 166, "archived": 0, "agents": 5, "reservations": 0, "checkpoints": 0, "alerts": 0,
+    }
     after = tables(db)
     assert [row.split(",")[0] for row in after["tasks"]] == ["(1", "(2", "(3", "(4", "(5"]
     assert len(after["history"]) == replaced["imported"]["history"] and len(after["tool_calls"]) == 5
+    assert after["agents"] == []  # the sample's agents went with its board
 
 
 def test_an_import_waits_for_the_boards_writers_and_sees_what_they_wrote(rich: Path, db: str, tmp_path: Path) -> None:
@@ -331,7 +437,7 @@ def test_an_import_waits_for_the_boards_writers_and_sees_what_they_wrote(rich: P
             time.sleep(0.05)
         store.create("written while the import waited")
     out, err = process.communicate(timeout=120)
-    assert process.returncode == 2 and "already holds a board (1 task, 1 history line, 0 tool calls, 0 deleted tasks)" in err, err
+    assert process.returncode == 2 and "already holds a board (1 task, 1 history line, 0 tool calls, 0 deleted tasks, 0 agents," in err, err
     assert [row.split(",")[0] for row in tables(db)["tasks"]] == ["(1"]
 
 
@@ -343,7 +449,15 @@ def test_an_import_waits_for_the_boards_writers_and_sees_what_they_wrote(rich: P
     (lambda tasks: (tasks / "history.jsonl").open("a").write('{"task": "1"}'), "history.jsonl: line 176 is cut short"),
     (lambda tasks: (tasks / "toolcalls" / "7.jsonl").open("a").write('{"ts": "2026-11-24T00:00:00Z"}\n'), "toolcalls/7.jsonl line 24: not a tool call"),
     (lambda tasks: (tasks / "archive").mkdir() or (tasks / "archive" / "task_40.json").write_text("[]"), "archive/task_40.json: top level must be a JSON object"),
-], ids=["task", "task-id", "fifo", "history", "history-torn", "toolcalls", "archive"])
+    (lambda tasks: (tasks / "agents" / "alice.json").write_text('{"name": '), "agents/alice.json: not valid JSON"),
+    (lambda tasks: (tasks / "agents" / "-x.json").write_text("{}"), "agents/-x.json: '-x' is not an agent name"),
+    (lambda tasks: (tasks / "agents" / "bob.calls.jsonl").open("a").write("[]\n"), "agents/bob.calls.jsonl line 37: not a tool call"),
+    (lambda tasks: (tasks / "reservations").mkdir() or (tasks / "reservations" / "0123456789abcdef.json").write_text("[]"),
+     "reservations/0123456789abcdef.json: top level must be a JSON object"),
+    (lambda tasks: (tasks / "checkpoints" / "7").mkdir(parents=True) or (tasks / "checkpoints" / "7" / "000001.json").write_text("{"),
+     "checkpoints/7/000001.json: not valid JSON"),
+    (lambda tasks: (tasks / "alerts.json").write_text("[]"), "alerts.json: top level must be a JSON object"),
+], ids=["task", "task-id", "fifo", "history", "history-torn", "toolcalls", "archive", "agent", "agent-name", "agent-log", "reservation", "checkpoint", "alerts"])
 def test_a_broken_file_is_named_and_nothing_is_written(sample: Path, rich: Path, db: str, break_it, named: str) -> None:
     ok(board("--db", db, "import", str(rich)))
     before = tables(db)
@@ -399,16 +513,22 @@ def test_without_a_database_or_a_schema_nothing_happens(sample: Path, pg_url: st
 
 def test_export_refuses_a_directory_holding_a_board_unless_replace(sample: Path, rich: Path, db: str, tmp_path: Path) -> None:
     ok(board("--db", db, "import", str(rich)))
+    (sample / ".tasks" / "agents" / ".alice.lock").touch()  # alice's name, held by a process on this machine
+    ok(board("-w", str(sample), "reserve", "7", "src/app/repository.py"))
+    ok(board("-w", str(sample), "checkpoint", "7"))
+    ok(board("-w", str(sample), "alerts"))
+    assert {"alerts.json", "reservations", "checkpoints"} <= {p.name for p in (sample / ".tasks").iterdir()}
     before = files(sample)
     assert refused(board("--db", db, "export", str(sample))) == (
         f"board: {sample} already holds a board ({sample / '.tasks'}); nothing was exported: pass --replace to replace its "
-        "tasks, history, tool calls and archive"
+        "tasks, history, tool calls, deleted tasks, agents, reservations, checkpoints and alerts"
     )
     assert files(sample) == before
     ok(board("--db", db, "export", str(sample), "--replace"))
-    assert board_files(sample) == board_files(rich)
+    assert board_files(sample) == board_files(rich)  # agents' records and logs, reservations, checkpoints, alerts: rich's
+    assert not (sample / ".tasks" / "agents" / "alice.json").exists()
     assert (sample / ".tasks" / "board.toml").read_bytes() == before[".tasks/board.toml"]  # its own files stay
-    assert (sample / ".tasks" / "agents" / "alice.json").read_bytes() == before[".tasks/agents/alice.json"]
+    assert (sample / ".tasks" / "agents" / ".alice.lock").exists()
     assert not list((sample / ".tasks").glob(".tasks.export-*")) and not list(sample.glob(".tasks.export-*"))
     assert ok(board("-w", str(sample), "check")).stdout.strip() == "ok: 5 tasks, no problems"
     (tmp_path / "list").mkdir()

@@ -544,10 +544,44 @@ end
 $$;
 """
 
+#: The setting a transaction turns on (``set_config(HISTORY_AS_GIVEN, 'on', true)``) to write
+#: history lines with the times they have, earlier than their task's last or not (an import
+#: copying a board's history as it was, migration 4).
+HISTORY_AS_GIVEN = "board.history_as_given"
+
+_SCHEMA_4 = f"""
+-- Along each task's history time never goes back. A writer stamps a line with its own clock,
+-- read before it waits for the locks that order it after the task's last line (a claim reads
+-- it before waiting for the board lock a reclaim holds), and clocks of different machines
+-- differ: a line stamped before the task's last line is given that line's time, in the column
+-- and in the record, so that it sorts with its cause. Every writer of a task's history holds
+-- what orders it (the board lock, or the task's row for a claim), so the last line read here
+-- is the one it follows.
+create function board.history_in_time() returns trigger language plpgsql as $$
+declare
+    last_at timestamptz;
+    last_ts jsonb;
+begin
+    select h.at, h.record -> 'ts' into last_at, last_ts
+    from board.history h where h.task_id = new.task_id order by h.seq desc limit 1;
+    if last_at > new.at then
+        new.at := last_at;
+        new.record := jsonb_set(new.record, '{{ts}}', coalesce(
+            last_ts, to_jsonb(to_char(last_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))));
+    end if;
+    return new;
+end
+$$;
+create trigger history_in_time before insert on board.history
+    for each row when (new.task_id is not null and current_setting('{HISTORY_AS_GIVEN}', true) is distinct from 'on')
+    execute function board.history_in_time();
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "tasks, their edges, history, tool calls, agents, reservations, checkpoints, alerts, archive, meta; notify triggers", _SCHEMA_1),
     Migration(2, "claims notify after their commit; tasks in progress by owner", _SCHEMA_2),
     Migration(3, "claims decided in the database: readiness and remaining path per task, the claim order's index, board.claim_next", _SCHEMA_3 + _SCHEMA_3_CLAIM),
+    Migration(4, "each task's history in time order: a line stamped before the task's last gets its time", _SCHEMA_4),
 )
 LATEST = MIGRATIONS[-1].version
 TASK_CHANNEL = "board_tasks"

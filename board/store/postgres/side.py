@@ -51,6 +51,10 @@ class DatabaseAgentRecords:
         return held_elsewhere(self.conn.url, f"agent {name}")
 
 
+#: The acquisition time of a holder from an older file, which says none: it keeps its place first.
+NO_ACQUISITION_TIME = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 class DatabaseReservationBook:
     """Table ``reservations``, one row per holder; a holder's place is its ``created_at``."""
 
@@ -61,13 +65,13 @@ class DatabaseReservationBook:
         rows = self.conn.execute(
             "select path, owner, task_id, mode, expires_at, created_at from board.reservations where path = %s order by created_at, owner", (path,)
         ).fetchall()
-        return [_reservation(row) for row in rows]
+        return [reservation_from_row(row) for row in rows]
 
     def all_holders(self) -> list[Reservation]:
         rows = self.conn.execute(
             "select path, owner, task_id, mode, expires_at, created_at from board.reservations order by path, created_at, owner"
         ).fetchall()
-        return [_reservation(row) for row in rows]
+        return [reservation_from_row(row) for row in rows]
 
     def replace(self, path: str, holders: Sequence[Reservation]) -> None:
         with self.conn.transaction():
@@ -75,16 +79,16 @@ class DatabaseReservationBook:
             if holders:
                 self.conn.executemany(
                     "insert into board.reservations (path, task_id, owner, mode, expires_at, created_at) values (%s, %s, %s, %s, %s, %s)",
-                    # A holder from an older file has no acquisition time: it keeps its place first.
-                    [(path, h.task, h.owner, h.mode, h.expires_at, h.acquired_at or datetime(1970, 1, 1, tzinfo=UTC)) for h in holders],
+                    [(path, h.task, h.owner, h.mode, h.expires_at, h.acquired_at or NO_ACQUISITION_TIME) for h in holders],
                 )
 
 
-def _reservation(row: tuple[Any, ...]) -> Reservation:
+def reservation_from_row(row: tuple[Any, ...]) -> Reservation:
+    """A holder as a row of ``reservations`` has it: (path, owner, task_id, mode, expires_at, created_at)."""
     from board.reservations import Reservation
 
     path, owner, task_id, mode, expires_at, created_at = row
-    acquired = None if created_at == datetime(1970, 1, 1, tzinfo=UTC) else created_at
+    acquired = None if created_at == NO_ACQUISITION_TIME else created_at
     return Reservation(path, owner, task_id, mode, expires_at, acquired)
 
 

@@ -543,8 +543,13 @@ class PostgresStore(Store):
             refusals, self._refusals = self._refusals, []
             self._lock_depth = 0
             try:
-                for record in refusals:
-                    self._insert_history(record)  # the refusal stays on record; the rest is undone
+                if refusals:
+                    # The refusal stays on record; the rest is undone. Under the board lock again,
+                    # so that its line follows whatever a writer wrote of the task meanwhile.
+                    with self.conn.transaction():
+                        self.conn.execute("select pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
+                        for record in refusals:
+                            self._insert_history(record)
                 if touched:
                     self._reread_ids(touched)
             except DatabaseUnavailable:

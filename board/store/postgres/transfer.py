@@ -5,25 +5,30 @@ Import reads a board in files (``.tasks/``, or a Claude Code task list) under it
 writes it into a database that holds no board, in one transaction: each task document as the
 file store reads it (unknown fields, versions and integer ids kept; the calls its tool-call log
 holds beyond its counts folded in, as every reader folds them), its dependency edges,
-``history.jsonl`` line for line, the tool-call logs, the archive of deleted tasks, and the
-highest id issued (``meta``), so that a deleted task's id is never issued again.
+``history.jsonl`` line for line, the tool-call logs (the tasks' logs, and the calls made on no
+task from the agents' logs), the archive of deleted tasks, the highest id issued (``meta``), so
+that a deleted task's id is never issued again, and what the board keeps beside its tasks
+(``board.store.side``): the agents' records, every holder of every reservation (expired ones
+too, as stored), the checkpoints and the current alerts.
 
 Export writes the database's board as the file store would write it: each document through
-``TasksDirLayout.encode``, the history and each task's tool calls one JSON line per row, the
-archive. It is built in a folder beside ``.tasks/`` and renamed into place, so a failed export
-leaves no half board.
+``TasksDirLayout.encode``, the history and each task's tool calls one JSON line per row, every
+call in its agent's log too, the archive, the agents' records, the reservations, the
+checkpoints and the alerts. It is built in a folder beside ``.tasks/`` and renamed into place,
+so a failed export leaves no half board.
 
-Side state (agents, reservations, checkpoints, alerts) and settings (``board.toml``) are not
-moved: they are not kept by the store yet, and settings belong to each workspace.
+Settings (``board.toml``) and what belongs to one machine (logs, locks, git's remembered state)
+are not moved.
 
 Export gives back the files import read, byte for byte, in two ways. jsonb keeps an object's
 keys in an order of its own (shorter keys first, then by their bytes), and the files' bytes
 depend on that order: export puts back what board itself orders (the task document's fields,
-and the fields of history lines and tool calls as board writes them). What board cannot know
-(the keys of ``metadata``, unknown fields, a line's extra keys), and a task file's own counts
-when its log held calls it had not counted yet, are recorded at import in ``meta`` rows
-``import/<kind>/<key>``, only for the documents that need it, and used on export while the
-document is still the one imported. A task that changed since is written as the file store
+the fields of history lines, tool calls, agent records, checkpoints and alerts as board writes
+them). What board cannot know (the keys of ``metadata``, unknown fields, a line's extra keys),
+and a task file's own counts when its log held calls it had not counted yet, are recorded at
+import in ``meta`` rows ``import/<kind>/<key>``, only for the documents that need it, and used
+on export while the document is still the one imported (for a record beside the tasks: while
+its object has the keys recorded). A task that changed since is written as the file store
 writes it, its counts covering its whole log.
 """
 
@@ -46,26 +51,35 @@ from pathlib import Path
 from typing import Any
 
 from board.active_work import FILE_NAME as ACTIVE_FILE, JOURNAL_NAME as ACTIVE_JOURNAL, entry_for, write_active
+from board.agents import AgentRecord
 from board.errors import BoardError, InvalidTaskFile
 from board.model import Lease, PolicyMark, Task, ToolCalls, lean, task_from_dict, task_to_dict, with_integer_ids
-from board.names import ID_PATTERN
+from board.names import ID_PATTERN, ID_RULE
 from board.priority import PRIORITY_RANK
+from board.reservations import Reservation
 from board.store.atomic import SpecialFile, fsync_directory, json_line, read_regular
 from board.store.claude import looks_like_claude_list
+from board.store.files.side import (
+    AGENTS_DIR, ALERTS_FILE, CHECKPOINTS_DIR, RESERVATIONS_DIR, FileAgentRecords, FileReservationBook, alerts_document, read_holders,
+)
 from board.store.files.writes import PENDING_HISTORY
 from board.store.layout import Layout, TasksDirLayout, detect_layout
 from board.store.postgres.connect import connect, redact
-from board.store.postgres.migrations import CLAIM_ORDER_DEFERRED, check_schema
+from board.store.postgres.migrations import CLAIM_ORDER_DEFERRED, HISTORY_AS_GIVEN, check_schema
+from board.store.postgres.side import NO_ACQUISITION_TIME, reservation_from_row
 from board.store.postgres.store import WRITE_LOCK_KEY
-from board.toolcall_log import TASK_LOGS, fold_tail
+from board.toolcall_log import AGENT_LOG_SUFFIX, TASK_LOGS, fold_tail
 
 HISTORY_FILE = "history.jsonl"
 ARCHIVE_DIR = "archive"
 #: ``meta`` keys this module owns: the highest id issued, and what import recorded to give the
 #: files back as they were (``import/task/<id>``, ``import/archive/<id>``, ``import/history/<seq>``,
-#: ``import/call/<seq>``).
+#: ``import/call/<seq>``, ``import/agent/<name>``, ``import/checkpoint/<task>/<seq>``,
+#: ``import/alert/<key>``).
 LAST_ID_KEY = "last_task_id"
 IMPORTED_PREFIX = "import/"
+#: The stamp readers poll to see that the alerts were replaced (``DatabaseAlertBoard.stamp``).
+ALERTS_VERSION_KEY = "alerts_version"
 #: How many files export makes durable at once.
 FSYNC_THREADS = 16
 
@@ -80,6 +94,11 @@ HISTORY_FIELDS = ("ts", "task", "version", "file", "actor", "op", "changes")
 CALL_FIELDS = ("ts", "agent", "task", "tool", "ok", "ms", "files")
 #: Task fields that are documents of their own, in a history line's changes.
 NESTED_FIELDS = {"toolCalls": _aliases(ToolCalls), "lease": _aliases(Lease), "policy": _aliases(PolicyMark)}
+#: The order board writes an agent's record in (``board.agents.write_agent``), a checkpoint in
+#: (``board.checkpoints.write_checkpoint``) and an alert in (``Alert.to_dict``).
+AGENT_FIELDS = _aliases(AgentRecord)
+CHECKPOINT_FIELDS = ("seq", "task", "createdAt", "actor", "reason", "note", "gitHead", "fileHashes", "document", "checksum")
+ALERT_FIELDS = ("key", "kind", "severity", "tasks", "agents", "files", "message", "action", "since")
 
 
 # -- key order ----------------------------------------------------------------------------------
@@ -127,6 +146,30 @@ def call_in_board_order(record: dict[str, Any]) -> dict[str, Any]:
 
 def _task_in_board_order(doc: dict[str, Any]) -> dict[str, Any]:
     return task_to_dict(task_from_dict(doc, "a task"))
+
+
+def agent_in_board_order(record: dict[str, Any]) -> dict[str, Any]:
+    """An agent's record with its fields in the order board writes them."""
+    return _ordered(record, AGENT_FIELDS)
+
+
+def checkpoint_in_board_order(record: dict[str, Any]) -> dict[str, Any]:
+    """A checkpoint with its fields, and those of the task document it holds, in the order
+    board writes them."""
+    record = _ordered(record, CHECKPOINT_FIELDS)
+    document = record.get("document")
+    if isinstance(document, dict):
+        document = _ordered(document, TASK_FIELDS)
+        for name, fields in NESTED_FIELDS.items():
+            if isinstance(document.get(name), dict):
+                document[name] = _ordered(document[name], fields)
+        record["document"] = document
+    return record
+
+
+def alert_in_board_order(record: dict[str, Any]) -> dict[str, Any]:
+    """An alert with its fields in the order board writes them."""
+    return _ordered(record, ALERT_FIELDS)
 
 
 def key_orders(original: Any, produced: Any, path: tuple[str | int, ...] = ()) -> list[list[Any]]:
@@ -191,6 +234,16 @@ class Imported:
 
 
 @dataclass
+class Kept:
+    """A record a board keeps beside its tasks (an agent's, a checkpoint, an alert) as read."""
+
+    record: dict[str, Any]
+    where: str
+    #: When its file was last written (an agent's record: the row's ``updated_at``).
+    written: datetime | None = None
+
+
+@dataclass
 class FileBoard:
     """A board in files, as import reads it."""
 
@@ -201,8 +254,18 @@ class FileBoard:
     history: list[Logged] = field(default_factory=list)
     #: Each task's tool calls (by the id its log is named after), in the log's order.
     calls: dict[str, list[Logged]] = field(default_factory=dict)
+    #: The calls made on no task, which only their agents' logs hold, each log in its order.
+    taskless_calls: list[list[Logged]] = field(default_factory=list)
     last_id: int = 0
     warnings: list[str] = field(default_factory=list)
+    #: Agents' records by name (their file's).
+    agents: dict[str, Kept] = field(default_factory=dict)
+    #: Every holder of every reserved path (expired ones too), with the file naming it.
+    reservations: list[tuple[Reservation, str]] = field(default_factory=list)
+    #: Checkpoints by (task, sequence number).
+    checkpoints: dict[tuple[str, int], Kept] = field(default_factory=dict)
+    #: The current alerts, in their order; None when the board never stored any (no alerts.json).
+    alerts: list[dict[str, Any]] | None = None
 
 
 def stored_database_url(workspace: Path) -> str | None:
@@ -240,6 +303,7 @@ def read_file_board(directory: Path | str) -> FileBoard:
     broken: list[str] = []
     with _locked(layout):
         logs = _read_call_logs(layout.state_dir / TASK_LOGS, board, broken)
+        _read_side_state(layout.state_dir, board, broken)
         board.history = _read_history(layout, broken)
         deleted_at = {str(item.record.get("task")): item.at for item in board.history if item.record.get("op") == "delete"}
         for task_id, key in sorted(layout.task_files(), key=lambda pair: _id_order(pair[0])):
@@ -400,29 +464,107 @@ def _interrupted_write(layout: Layout, history_size: int) -> Logged | None:
 
 def _read_call_logs(folder: Path, board: FileBoard, broken: list[str]) -> dict[str, bytes]:
     """Every task's tool-call log: its records into ``board.calls``, and its complete lines
-    (what readers count) returned by task id. A last line still being written is left out,
-    as readers leave it."""
+    (what readers count) returned by task id."""
     logs: dict[str, bytes] = {}
     for name in sorted(_listing(folder, broken)):
         task_id = name[: -len(".jsonl")]
         if not name.endswith(".jsonl") or ID_PATTERN.fullmatch(task_id) is None:
             continue
-        path = folder / name
-        data = _read_bytes(path, broken, limit=None)
-        if data is None:
-            continue
-        complete = data[: data.rfind(b"\n") + 1]
-        calls = []
-        for number, line in enumerate(complete.splitlines(), start=1):
-            record = _json_object(line)
-            at = _time(record.get("ts")) if record is not None else None
-            if record is None or not isinstance(record.get("tool"), str) or not isinstance(record.get("agent"), str) or at is None:
-                broken.append(f"{path} line {number}: not a tool call (a JSON object with 'ts', 'agent' and 'tool')")
-                break
-            calls.append(Logged(record, at, f"{path} line {number}"))
-        logs[task_id] = complete
-        board.calls[task_id] = calls
+        read = _read_call_log(folder / name, broken)
+        if read is not None:
+            logs[task_id], board.calls[task_id] = read
     return logs
+
+
+def _read_call_log(path: Path, broken: list[str]) -> tuple[bytes, list[Logged]] | None:
+    """A tool-call log's complete lines and their records. A last line still being written is
+    left out, as readers leave it."""
+    data = _read_bytes(path, broken, limit=None)
+    if data is None:
+        return None
+    complete = data[: data.rfind(b"\n") + 1]
+    calls = []
+    for number, line in enumerate(complete.splitlines(), start=1):
+        record = _json_object(line)
+        at = _time(record.get("ts")) if record is not None else None
+        if record is None or not isinstance(record.get("tool"), str) or not isinstance(record.get("agent"), str) or at is None:
+            broken.append(f"{path} line {number}: not a tool call (a JSON object with 'ts', 'agent' and 'tool')")
+            break
+        calls.append(Logged(record, at, f"{path} line {number}"))
+    return complete, calls
+
+
+def _read_side_state(state_dir: Path, board: FileBoard, broken: list[str]) -> None:
+    """What the board keeps beside its tasks, read as its readers read it (``board.store.files.side``)."""
+    agents = state_dir / AGENTS_DIR
+    for name in sorted(_listing(agents, broken)):
+        path = agents / name
+        if name.startswith("."):
+            continue  # a name's lock (a live process's on this machine), a writer's temp file
+        if name.endswith(AGENT_LOG_SUFFIX):
+            # Calls on a task are in their task's log too: the agent's log adds those on none.
+            read = _read_call_log(path, broken)
+            if read is not None:
+                board.taskless_calls.append([call for call in read[1] if call.record.get("task") is None])
+        elif name.endswith(".json"):
+            agent = name[: -len(".json")]
+            if ID_PATTERN.fullmatch(agent) is None:
+                broken.append(f"{path}: '{agent}' is not an agent name ({ID_RULE})")
+                continue
+            record = _read_record(path, broken)
+            if record is not None:
+                board.agents[agent] = Kept(record, str(path), _mtime(path))
+
+    reservations = state_dir / RESERVATIONS_DIR
+    for name in sorted(_listing(reservations, broken)):
+        path = reservations / name
+        if name.startswith(".") or not name.endswith(".json"):
+            continue
+        record = _read_record(path, broken)
+        if record is None:
+            continue
+        if not isinstance(record.get("path"), str):
+            broken.append(f"{path}: no reserved path ('path')")
+            continue
+        board.reservations += [(holder, str(path)) for holder in read_holders(path)]
+
+    checkpoints = state_dir / CHECKPOINTS_DIR
+    for task_id in sorted(_listing(checkpoints, broken), key=_id_order):
+        folder = checkpoints / task_id
+        if ID_PATTERN.fullmatch(task_id) is None or not folder.is_dir():
+            continue  # board reads the checkpoints of a task id's folder only
+        numbered: dict[int, Path] = {}
+        for name in sorted(_listing(folder, broken)):
+            stem = name[: -len(".json")]
+            if name.endswith(".json") and stem.isdigit() and (int(stem) not in numbered or name == f"{int(stem):06d}.json"):
+                numbered[int(stem)] = folder / name  # ``<seq:06d>.json`` first, as board reads them
+        for seq, path in sorted(numbered.items()):
+            record = _read_record(path, broken)
+            if record is not None:
+                board.checkpoints[(task_id, seq)] = Kept(record, str(path))
+
+    alerts = state_dir / ALERTS_FILE
+    if alerts.exists() or alerts.is_symlink():
+        record = _read_record(alerts, broken)
+        if record is not None:
+            entries = record.get("alerts")
+            board.alerts = [entry for entry in entries if isinstance(entry, dict)] if isinstance(entries, list) else []
+
+
+def _read_record(path: Path, broken: list[str]) -> dict[str, Any] | None:
+    """The JSON object a small file holds; None, the file named in ``broken``, when it holds none."""
+    raw = _read_bytes(path, broken, limit=1024 * 1024)
+    if raw is None:
+        return None
+    try:
+        record = json.loads(raw)
+    except ValueError:
+        broken.append(f"{path}: not valid JSON")
+        return None
+    if not isinstance(record, dict):
+        broken.append(f"{path}: top level must be a JSON object")
+        return None
+    return record
 
 
 def _counted(task: Task, log: bytes | None) -> Task:
@@ -465,9 +607,8 @@ def import_board(url: str, directory: Path | str, *, replace: bool = False) -> d
 
     Refused (``BoardError``, nothing written) when the directory holds no board or a broken
     file, and when the database already holds a board, unless ``replace``: then the board it
-    holds (tasks, edges, history, tool calls, archive, this module's ``meta``) is replaced in
-    the same transaction. The side tables (agents, reservations, checkpoints, alerts) are left
-    as they are."""
+    holds (tasks, edges, history, tool calls, archive, agents, reservations, checkpoints,
+    alerts, this module's ``meta``) is replaced in the same transaction."""
     conn = connect(url, autocommit=True)  # first: says so when psycopg is not installed
     import psycopg
 
@@ -486,10 +627,13 @@ def import_board(url: str, directory: Path | str, *, replace: bool = False) -> d
                         f"the database {redact(url)} already holds a board ({counts_text(held)}); nothing was imported: "
                         "pass --replace to replace it"
                     )
-                conn.execute("truncate board.task_edges, board.tasks, board.history, board.tool_calls, board.archive")
+                conn.execute(
+                    "truncate board.task_edges, board.tasks, board.history, board.tool_calls, board.archive,"
+                    " board.agents, board.reservations, board.checkpoints, board.alerts"
+                )
                 conn.execute("delete from board.meta where key = %s", (LAST_ID_KEY,))
             conn.execute("delete from board.meta where key like %s", (IMPORTED_PREFIX + "%",))
-            imported = _write_board(conn, source, sources)
+            imported = _write_board(conn, source, sources, alerts_replaced=held["alerts"] > 0)
     except psycopg.Error as error:
         raise BoardError(f"the database refused {_refused_row(error, sources)}: {_first_line(error)}; nothing was imported") from None
     finally:
@@ -505,21 +649,24 @@ def import_board(url: str, directory: Path | str, *, replace: bool = False) -> d
     }
 
 
+#: What a board holds, as counted: the key in the counts, its table, and its noun.
+COUNTED = (
+    ("tasks", "tasks", "task"), ("history", "history", "history line"), ("toolCalls", "tool_calls", "tool call"),
+    ("archived", "archive", "deleted task"), ("agents", "agents", "agent"), ("reservations", "reservations", "reservation"),
+    ("checkpoints", "checkpoints", "checkpoint"), ("alerts", "alerts", "alert"),
+)
+
+
 def board_counts(conn: Any) -> dict[str, int]:
     """How much of a board the database holds."""
-    row = conn.execute(
-        "select (select count(*) from board.tasks), (select count(*) from board.history),"
-        " (select count(*) from board.tool_calls), (select count(*) from board.archive)"
-    ).fetchone()
-    return dict(zip(("tasks", "history", "toolCalls", "archived"), map(int, row)))
+    row = conn.execute("select " + ", ".join(f"(select count(*) from board.{table})" for _, table, _ in COUNTED)).fetchone()
+    return {key: int(count) for (key, _, _), count in zip(COUNTED, row)}
 
 
 def counts_text(counts: dict[str, int], last: str = ", ") -> str:
-    """What a board holds, in words: ``3 tasks, 1 history line, 0 tool calls, 1 deleted task``."""
-    parts = [
-        plural(counts["tasks"], "task"), plural(counts["history"], "history line"),
-        plural(counts["toolCalls"], "tool call"), plural(counts["archived"], "deleted task"),
-    ]
+    """What a board holds, in words: ``3 tasks, 1 history line, 0 tool calls, 1 deleted task,
+    2 agents, 1 reservation, 0 checkpoints, 0 alerts``."""
+    parts = [plural(counts[key], noun) for key, _, noun in COUNTED]
     return ", ".join(parts[:-1]) + last + parts[-1]
 
 
@@ -527,7 +674,7 @@ def plural(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
-def _write_board(conn: Any, source: FileBoard, sources: dict[str, list[str]]) -> dict[str, int]:
+def _write_board(conn: Any, source: FileBoard, sources: dict[str, list[str]], *, alerts_replaced: bool) -> dict[str, int]:
     orders: list[tuple[str, dict[str, Any]]] = []
     layout = source.layout
 
@@ -555,7 +702,7 @@ def _write_board(conn: Any, source: FileBoard, sources: dict[str, list[str]]) ->
             yield item.task.id, json.dumps(item.doc, ensure_ascii=False), item.deleted_at
             _note_file_form("archive", item, orders)
 
-    for table in ("tasks", "task_edges", "history", "tool_calls", "archive"):
+    for table in ("tasks", "task_edges", "history", "tool_calls", "archive", "agents", "reservations", "checkpoints", "alerts"):
         sources[table] = []
     # The claim columns (migration 3) once for the whole board, not row by row as the tasks and
     # edges arrive.
@@ -564,6 +711,9 @@ def _write_board(conn: Any, source: FileBoard, sources: dict[str, list[str]]) ->
     _copy(conn, "task_edges (task_id, blocker_id)", edge_rows())
     conn.execute("select set_config(%s, 'off', true)", (CLAIM_ORDER_DEFERRED,))
     conn.execute("select board.rebuild_claim_order()")
+    # The history as the files have it, line for line, even where a line's time is before its
+    # task's last (written by hand, or by machines whose clocks differ).
+    conn.execute("select set_config(%s, 'on', true)", (HISTORY_AS_GIVEN,))
 
     history = source.history
     sources["history"] = [item.where for item in history]
@@ -575,7 +725,9 @@ def _write_board(conn: Any, source: FileBoard, sources: dict[str, list[str]]) ->
 
     # All logs in one stream by time, each log's own lines in its order: the table's order is
     # then the order the calls were made in, as the agents' logs have them.
-    calls = list(heapq.merge(*([(item, task_id) for item in log] for task_id, log in source.calls.items()), key=lambda pair: pair[0].at))
+    logs = [[(item, task_id) for item in log] for task_id, log in source.calls.items()]
+    logs += [[(item, None) for item in log] for log in source.taskless_calls]
+    calls = list(heapq.merge(*logs, key=lambda pair: pair[0].at))
     sources["tool_calls"] = [item.where for item, _ in calls]
     _copy(conn, "tool_calls (task_id, agent, at, record)", (
         (task_id, item.record["agent"], item.at, json.dumps(item.record, ensure_ascii=False)) for item, task_id in calls
@@ -583,6 +735,40 @@ def _write_board(conn: Any, source: FileBoard, sources: dict[str, list[str]]) ->
     _note_line_orders(conn, "tool_calls", [item for item, _ in calls], call_in_board_order, orders)
 
     _copy(conn, "archive (id, doc, archived_at)", archive_rows())
+
+    def agent_rows() -> Iterator[tuple[Any, ...]]:
+        for name, kept in source.agents.items():
+            sources["agents"].append(kept.where)
+            yield name, json.dumps(kept.record, ensure_ascii=False), kept.written
+            _note_record_order(f"agent/{name}", kept.record, agent_in_board_order, orders)
+
+    def reservation_rows() -> Iterator[tuple[Any, ...]]:
+        for holder, where in source.reservations:
+            sources["reservations"].append(where)
+            yield holder.path, holder.task, holder.owner, holder.mode, holder.expires_at, holder.acquired_at or NO_ACQUISITION_TIME
+
+    def checkpoint_rows() -> Iterator[tuple[Any, ...]]:
+        for (task_id, seq), kept in source.checkpoints.items():
+            sources["checkpoints"].append(kept.where)
+            yield task_id, seq, json.dumps(kept.record, ensure_ascii=False)
+            _note_record_order(f"checkpoint/{task_id}/{seq}", kept.record, checkpoint_in_board_order, orders)
+
+    def alert_rows() -> Iterator[tuple[Any, ...]]:
+        for index, record in enumerate(source.alerts or []):
+            sources["alerts"].append(str(source.layout.state_dir / ALERTS_FILE))
+            yield _alert_key(index), json.dumps(record, ensure_ascii=False)
+            _note_record_order(f"alert/{_alert_key(index)}", record, alert_in_board_order, orders)
+
+    _copy(conn, "agents (name, record, updated_at)", agent_rows())
+    _copy(conn, "reservations (path, task_id, owner, mode, expires_at, created_at)", reservation_rows())
+    _copy(conn, "checkpoints (task_id, seq, record)", checkpoint_rows())
+    _copy(conn, "alerts (key, record)", alert_rows())
+    if source.alerts is not None or alerts_replaced:
+        # What readers poll (``DatabaseAlertBoard.stamp``): the alerts they show were replaced.
+        conn.execute(
+            "insert into board.meta (key, value) values (%s, '1') on conflict (key) do update set value = to_jsonb((board.meta.value)::int + 1)",
+            (ALERTS_VERSION_KEY,),
+        )
     if source.last_id > 0:
         conn.execute(
             "insert into board.meta (key, value) values (%s, %s) on conflict (key) do update set value = greatest(board.meta.value, excluded.value)",
@@ -597,7 +783,23 @@ def _write_board(conn: Any, source: FileBoard, sources: dict[str, list[str]]) ->
         "history": len(history),
         "toolCalls": len(calls),
         "archived": len(source.archived),
+        "agents": len(source.agents),
+        "reservations": len(source.reservations),
+        "checkpoints": len(source.checkpoints),
+        "alerts": len(source.alerts or []),
     }
+
+
+def _alert_key(index: int) -> str:
+    """An alert's row key: its place in the order given (``DatabaseAlertBoard``)."""
+    return f"{index:06d}"
+
+
+def _note_record_order(key: str, record: dict[str, Any], in_board_order: Any, orders: list[tuple[str, dict[str, Any]]]) -> None:
+    """Record the key order of a record export would not write back as it was."""
+    found = key_orders(record, in_board_order(_jsonb_order(record)))
+    if found:
+        orders.append((f"{IMPORTED_PREFIX}{key}", {"orders": found}))
 
 
 def _note_file_form(kind: str, item: Imported, orders: list[tuple[str, dict[str, Any]]]) -> None:
@@ -668,8 +870,9 @@ def export_board(url: str, directory: Path | str, *, replace: bool = False) -> d
     would have written it.
 
     Refused (``BoardError``, nothing written) when ``directory`` already holds a board, unless
-    ``replace``: then its tasks, history, tool-call logs and archive are replaced under its lock,
-    and its other files (settings, agents, checkpoints, logs) stay. The database is read in one
+    ``replace``: then what a board holds (tasks, history, tool-call logs, archive, agents' records,
+    reservations, checkpoints, alerts) is replaced under its lock, and the files of the
+    workspace and the machine (settings, locks, logs) stay. The database is read in one
     snapshot."""
     directory = Path(directory).expanduser().absolute()
     target = directory / ".tasks"
@@ -718,7 +921,7 @@ def _check_export_target(directory: Path, target: Path, replace: bool) -> None:
     if not replace:
         raise BoardError(
             f"{directory} already holds a board ({target}); nothing was exported: pass --replace to replace its tasks, "
-            "history, tool calls and archive"
+            "history, tool calls, deleted tasks, agents, reservations, checkpoints and alerts"
         )
 
 
@@ -728,26 +931,39 @@ def _export_into(conn: Any, url: str, staging: Path, layout: TasksDirLayout) -> 
     where = redact(url)
     with conn.transaction():
         conn.execute("set transaction isolation level repeatable read, read only")
-        meta = dict(conn.execute("select key, value from board.meta where key = %s or key like %s", (LAST_ID_KEY, IMPORTED_PREFIX + "%")).fetchall())
+        meta = dict(conn.execute(
+            "select key, value from board.meta where key = any(%s) or key like %s", ([LAST_ID_KEY, ALERTS_VERSION_KEY], IMPORTED_PREFIX + "%")
+        ).fetchall())
 
+        # Every call in its agent's log, and in its task's when it was made on one, as
+        # ``toolcall_log.append_call`` logs it.
         logs: dict[str, list[bytes]] = {}
+        agent_logs: dict[str, list[bytes]] = {}
         calls = 0
-        taskless = 0
-        for seq, task_id, record in conn.execute("select seq, task_id, record from board.tool_calls order by seq"):
-            if task_id is None:
-                taskless += 1
-                continue
-            _check_id(task_id, f"{where}#tool_calls/{seq}")
+        unnamed: set[str] = set()
+        for seq, task_id, agent, record in conn.execute("select seq, task_id, agent, record from board.tool_calls order by seq"):
+            if task_id is not None:
+                _check_id(task_id, f"{where}#tool_calls/{seq}")
             line = json_line(apply_key_orders(call_in_board_order(record), _orders(meta, f"call/{seq}")))
-            logs.setdefault(task_id, []).append(line)
+            if task_id is not None:
+                logs.setdefault(task_id, []).append(line)
+            if ID_PATTERN.fullmatch(agent) is None:
+                unnamed.add(agent)
+            else:
+                agent_logs.setdefault(agent, []).append(line)
             calls += 1
-        if taskless:
-            warnings.append(f"{plural(taskless, 'tool call')} made on no task not exported: they belong in the agents' logs, which are not exported yet")
+        if unnamed:
+            names = ", ".join(sorted(repr(name) for name in unnamed)[:5])
+            warnings.append(f"tool calls by agents whose names cannot name a file ({names}) are in their tasks' logs only, not in agents' logs")
         joined = {task_id: b"".join(lines) for task_id, lines in logs.items()}
         if joined:
             (staging / TASK_LOGS).mkdir()
             for task_id, data in joined.items():
                 _write_file(staging / TASK_LOGS / f"{task_id}.jsonl", data)
+        if agent_logs:
+            (staging / AGENTS_DIR).mkdir()
+            for agent, lines in agent_logs.items():
+                _write_file(staging / AGENTS_DIR / f"{agent}{AGENT_LOG_SUFFIX}", b"".join(lines))
 
         tasks = 0
         dependencies = 0
@@ -787,6 +1003,8 @@ def _export_into(conn: Any, url: str, staging: Path, layout: TasksDirLayout) -> 
                 if out is not None:
                     out.close()
 
+        side = _export_side_state(conn, meta, staging, where)
+
     last_id = meta.get(LAST_ID_KEY)
     highest = max((int(task_id) for task_id in ids if task_id.isdigit()), default=0)
     if isinstance(last_id, int) and last_id > highest:
@@ -798,7 +1016,53 @@ def _export_into(conn: Any, url: str, staging: Path, layout: TasksDirLayout) -> 
         write_active(staging, active, lock=False)  # what 'board hook' reads to tell who works on what
     (staging / ".lock").touch()
     _make_durable(staging)
-    return {"tasks": tasks, "dependencies": dependencies, "history": history, "toolCalls": calls, "archived": archived}, warnings
+    return {"tasks": tasks, "dependencies": dependencies, "history": history, "toolCalls": calls, "archived": archived, **side}, warnings
+
+
+def _export_side_state(conn: Any, meta: dict[str, Any], staging: Path, where: str) -> dict[str, int]:
+    """The agents' records, the reservations, the checkpoints and the alerts, written into
+    ``staging`` as ``board.store.files.side`` writes them; how many of each."""
+    records = FileAgentRecords(staging)
+    agents = 0
+    for name, record in conn.execute("select name, record from board.agents order by name"):
+        if ID_PATTERN.fullmatch(name) is None:
+            raise BoardError(f"cannot export {where}#agents/{name}: {name!r} is not an agent name ({ID_RULE}); nothing was exported")
+        _check_record(record, f"{where}#agents/{name}")
+        records.write(name, apply_key_orders(agent_in_board_order(record), _orders(meta, f"agent/{name}")))
+        agents += 1
+
+    holders: dict[str, list[Reservation]] = {}
+    for row in conn.execute("select path, owner, task_id, mode, expires_at, created_at from board.reservations order by path, created_at, owner"):
+        holder = reservation_from_row(row)
+        holders.setdefault(holder.path, []).append(holder)
+    book = FileReservationBook(staging)
+    for path, held in holders.items():
+        book.replace(path, held)
+
+    checkpoints = 0
+    for task_id, seq, record in conn.execute("select task_id, seq, record from board.checkpoints order by task_id, seq"):
+        _check_id(task_id, f"{where}#checkpoints/{task_id}/{seq}")
+        _check_record(record, f"{where}#checkpoints/{task_id}/{seq}")
+        folder = staging / CHECKPOINTS_DIR / task_id
+        folder.mkdir(parents=True, exist_ok=True)
+        record = apply_key_orders(checkpoint_in_board_order(record), _orders(meta, f"checkpoint/{task_id}/{seq}"))
+        # As ``FileCheckpointBook.write`` writes it; a file each, made durable with the rest
+        # (a large board holds thousands).
+        _write_file(folder / f"{seq:06d}.json", (json.dumps(record, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+        checkpoints += 1
+
+    alerts = [
+        apply_key_orders(alert_in_board_order(record), _orders(meta, f"alert/{key}"))
+        for key, record in conn.execute("select key, record from board.alerts order by key")
+    ]
+    if alerts or ALERTS_VERSION_KEY in meta:  # alerts were stored, none hold now: an empty list
+        _write_file(staging / ALERTS_FILE, alerts_document(alerts))
+    return {"agents": agents, "reservations": sum(len(held) for held in holders.values()), "checkpoints": checkpoints, "alerts": len(alerts)}
+
+
+def _check_record(record: Any, where: str) -> None:
+    if not isinstance(record, dict):
+        raise BoardError(f"cannot export {where}: the record is not a JSON object; nothing was exported")
 
 
 def _orders(meta: dict[str, Any], key: str) -> list[list[Any]]:
@@ -875,7 +1139,8 @@ def _make_durable(staging: Path) -> None:
 
 def _put_in_place(staging: Path, target: Path) -> None:
     """Make the staged board ``target``: one rename when there is none; else, under the
-    board's lock, its tasks, history, tool-call logs and archive replaced by the staged ones."""
+    board's lock, what a board holds replaced by the staged one. In ``agents/`` only the records
+    and call logs are: the names' locks belong to live processes."""
     if not target.exists():
         os.rename(staging, target)  # the board appears whole or not at all
         fsync_directory(target.parent)
@@ -884,15 +1149,31 @@ def _put_in_place(staging: Path, target: Path) -> None:
     with layout.lock():
         for _, key in list(layout.task_files()):
             os.unlink(key)
-        for name in (HISTORY_FILE, PENDING_HISTORY, ACTIVE_FILE, ACTIVE_JOURNAL):
+        for name in (HISTORY_FILE, PENDING_HISTORY, ACTIVE_FILE, ACTIVE_JOURNAL, ALERTS_FILE):
             (target / name).unlink(missing_ok=True)
-        for name in (TASK_LOGS, ARCHIVE_DIR):
-            if (target / name).is_dir() and not (target / name).is_symlink():
-                shutil.rmtree(target / name)
-            else:
-                (target / name).unlink(missing_ok=True)
+        for name in (TASK_LOGS, ARCHIVE_DIR, RESERVATIONS_DIR, CHECKPOINTS_DIR):
+            _remove(target / name)
+        agents = target / AGENTS_DIR
+        if agents.is_dir() and not agents.is_symlink():
+            for name in os.listdir(agents):
+                if not name.startswith(".") and (name.endswith(".json") or name.endswith(AGENT_LOG_SUFFIX)):
+                    _remove(agents / name)
+        else:
+            _remove(agents)
         for name in os.listdir(staging):
-            if name != ".lock":
+            if name == AGENTS_DIR and agents.is_dir():
+                for record in os.listdir(staging / name):
+                    os.rename(staging / name / record, agents / record)
+                fsync_directory(agents)
+            elif name != ".lock":
                 os.rename(staging / name, target / name)
         fsync_directory(target)
     shutil.rmtree(staging)
+
+
+def _remove(path: Path) -> None:
+    """A file or a whole folder, gone (a link itself, never what it points to)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
