@@ -18,7 +18,7 @@ from pathlib import Path
 from board import json_bounds
 from board.hooks.agents import attribute, bind_session, event_identity, has_record, named_in_command, update_agent
 from board.hooks.guard import Blocked, check_write
-from board.hooks.where import HookBoard, find_board
+from board.hooks.where import HookBoard, event_task_list, find_board
 from board.store import confine
 from board.toolcall_log import FILE_TOOLS, MAX_TOOL_NAME, append_call, call_record
 from board.workspace_files import workspace_file
@@ -148,7 +148,13 @@ def _activity(activity: str) -> Handler:
 
 def task_completed(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str, str], now: datetime) -> None:
     """TaskCompleted: a board task Claude Code completed, completed on the board too if board
-    missed it (the store's rules apply: a task that may not complete stays as it is)."""
+    missed it (the store's rules apply: a task that may not complete stays as it is).
+
+    Only when the board is the Claude Code task list the event is about: the list the session
+    shares (``CLAUDE_CODE_TASK_LIST_ID``) or its team's. With neither, the item is one of the
+    session's own todo list, whose ids (1, 2, ...) say nothing about any board's tasks."""
+    if not board.claude or board.tasks_dir.name != event_task_list(payload, environ):
+        return
     task_id = payload.get("task_id")
     if not isinstance(task_id, str) or not board.has_task(task_id):
         return

@@ -135,13 +135,27 @@ def test_sessions_and_teammates_move_through_working_idle_and_gone(hooked: Path)
     assert (record["activity"], record["team"]) == ("idle", "app-team")
 
 
-def test_task_completed_completes_a_task_board_missed(hooked: Path) -> None:
-    store = Store.open(hooked)
+def test_task_completed_completes_a_task_board_missed_on_the_teams_list(hooked: Path) -> None:
+    team_list = hooked / ".claude-home" / "tasks" / "app-team"  # the team's list is the board
+    team_list.mkdir(parents=True)
+    (team_list / ".lock").touch()
+    store = Store.open(team_list)
     task = store.claim_task(store.create("models").id, "implementer")
     assert task.id == "1"
     silent_ok(fire(hooked, "TaskCompleted"))
-    assert str(Store.open(hooked).get("1").status) == "completed"
+    assert str(Store.open(team_list).get("1").status) == "completed"
     silent_ok(fire(hooked, "TaskCompleted"))  # already completed: nothing to do, nothing said
+
+
+def test_task_completed_on_another_list_or_the_sessions_own_leaves_the_board_alone(hooked: Path) -> None:
+    store = Store.open(hooked)
+    assert store.claim_task(store.create("models").id, "implementer").id == "1"
+    own_todo = {"teammate_name": None, "team_name": None}
+    silent_ok(fire(hooked, "TaskCompleted", **own_todo))
+    silent_ok(fire(hooked, "TaskCompleted", env={"BOARD_AGENT": "implementer", "BOARD_TASK_ID": "1"}, **own_todo))
+    silent_ok(fire(hooked, "TaskCompleted"))  # the team's list, which is not this board
+    silent_ok(fire(hooked, "TaskCompleted", env={"CLAUDE_CODE_TASK_LIST_ID": "plan"}))
+    assert str(Store.open(hooked).get("1").status) == "in_progress"
 
 
 # -- guarding -----------------------------------------------------------------------------------
