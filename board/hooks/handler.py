@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from board import json_bounds
-from board.hooks.agents import attribute, bind_session, event_identity, has_record, named_in_command, update_agent
+from board.hooks.agents import attribute, bind_session, event_identity, named_in_command, recorded_activity, update_agent
 from board.hooks.guard import Blocked, check_write
 from board.hooks.where import HookBoard, event_task_list, find_board
 from board.store import confine
@@ -103,7 +103,13 @@ def tool_used(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str
     named = named_in_command(payload)
     if named is not None and named != agent:
         bind_session(board, payload.get("session_id"), named)
-    if not has_record(board, agent):
+    _show_working(board, agent, task, payload, now)
+
+
+def _show_working(board: HookBoard, agent: str, task: str | None, payload: Mapping[str, Any], now: datetime) -> None:
+    """A tool call means its agent works, whatever its record said last (idle after the turn
+    before, or no record yet). Written only when it said something else: calls are many."""
+    if recorded_activity(board, agent) != "working":
         update_agent(board, agent, _iso(now), activity="working", activityAt=_iso(now), task=task, **_session(payload))
 
 
@@ -118,6 +124,7 @@ def tool_wanted(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[s
     if path is None:
         return
     agent, task = attribute(board, payload, environ)
+    _show_working(board, agent, task, payload, now)
     warning = check_write(board, path, agent, task, now)
     if warning is not None:
         note(board, f"PreToolUse: let {agent} write: {warning}")

@@ -24,6 +24,7 @@ EVENTS: dict[str, str | None] = {
     "PostToolUse": "*",
     "PostToolUseFailure": "*",
     "SessionStart": None,
+    "UserPromptSubmit": None,  # a new turn: working again after the idle of the turn before
     "SessionEnd": None,
     "Stop": None,
     "SubagentStart": None,

@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -159,39 +160,61 @@ class Claude:
         extra_args: Sequence[str] = (),
     ) -> Session:
         """Run the client in ``cwd`` until the script is spent. One prompt: ``-p PROMPT``;
-        several: each a user message on stdin (``--input-format stream-json``), one turn each."""
+        several: each a user message on stdin (``--input-format stream-json``), the next one
+        sent when the turn before it has its result, as a person types at the prompt."""
         prompts = list(prompts)
         with FakeAnthropic(turns) as api:
             environment = self.environment(ANTHROPIC_BASE_URL=api.url, **(env or {}))
             args = [str(self.executable), "-p"]
             if len(prompts) == 1:
-                args.append(prompts[0])
-                stdin_text = ""
+                args.append(prompts.pop())
             else:
                 args += ["--input-format", "stream-json"]
-                stdin_text = "".join(json.dumps({"type": "user", "message": {"role": "user", "content": text}}) + "\n" for text in prompts)
             args += ["--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions", *extra_args]
             process = subprocess.Popen(
                 args, cwd=cwd, env=environment, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 text=True, start_new_session=True,
             )  # fmt: skip
+            stderr: list[str] = []
+            drain = threading.Thread(target=lambda: stderr.append(process.stderr.read()), daemon=True)  # type: ignore[union-attr]
+            drain.start()
+            # A run that hangs is killed, which ends its stdout and so the loop below.
+            watchdog = threading.Timer(RUN_TIMEOUT, _kill_group, (process.pid,))
+            watchdog.start()
+            messages: list[dict[str, Any]] = []
             try:
-                stdout, stderr = process.communicate(stdin_text, timeout=RUN_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                _kill_group(process.pid)
-                stdout, stderr = process.communicate()
-                raise AssertionError(f"claude did not finish within {RUN_TIMEOUT} s; served {api.exchange.turns_served} of {len(turns)} turns; stderr: {stderr[-2000:]}") from None
+                self._send(process, prompts)
+                for line in process.stdout:  # type: ignore[union-attr]
+                    try:
+                        messages.append(json.loads(line))
+                    except ValueError:
+                        messages.append({"type": "unparsed", "line": line})
+                        continue
+                    if messages[-1].get("type") == "result":
+                        self._send(process, prompts)
+                process.wait()
             finally:
+                timed_out = not watchdog.is_alive()
+                watchdog.cancel()
                 _kill_group(process.pid)  # hooks or shells it left behind
-        messages = []
-        for line in stdout.splitlines():
-            try:
-                messages.append(json.loads(line))
-            except ValueError:
-                messages.append({"type": "unparsed", "line": line})
-        session = Session(process.returncode, messages, stderr, api.exchange)
-        assert api.script_spent, f"claude stopped after {api.exchange.turns_served} of {len(turns)} scripted turns (exit {process.returncode}); stderr: {stderr[-2000:]}"
+                drain.join(timeout=30)
+        session = Session(process.returncode, messages, "".join(stderr), api.exchange)
+        assert not timed_out, f"claude did not finish within {RUN_TIMEOUT} s; served {api.exchange.turns_served} of {len(turns)} turns; stderr: {session.stderr[-2000:]}"
+        assert api.script_spent, f"claude stopped after {api.exchange.turns_served} of {len(turns)} scripted turns (exit {process.returncode}); stderr: {session.stderr[-2000:]}"
         return session
+
+    @staticmethod
+    def _send(process: subprocess.Popen, prompts: list[str]) -> None:
+        """The next prompt as a stream-json user message, or the end of input when none is left."""
+        assert process.stdin is not None
+        try:
+            if prompts:
+                process.stdin.write(json.dumps({"type": "user", "message": {"role": "user", "content": prompts.pop(0)}}) + "\n")
+                process.stdin.flush()
+            else:
+                process.stdin.close()
+        except BrokenPipeError:
+            pass  # it exited already; its exit status and output tell why
 
 
 def _kill_group(pid: int) -> None:

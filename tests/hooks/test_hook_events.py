@@ -135,6 +135,15 @@ def test_sessions_and_teammates_move_through_working_idle_and_gone(hooked: Path)
     assert (record["activity"], record["team"]) == ("idle", "app-team")
 
 
+def test_a_new_prompt_or_a_tool_call_after_a_stop_shows_the_session_working_again(hooked: Path) -> None:
+    agent = "claude-8c35adc1"
+    states = []
+    for event in ("SessionStart", "Stop", "UserPromptSubmit", "Stop", "PostToolUse", "Stop", "PreToolUse"):
+        silent_ok(fire(hooked, event))
+        states.append(agent_record(hooked, agent)["activity"])
+    assert states == ["working", "idle", "working", "idle", "working", "idle", "working"]
+
+
 def test_task_completed_completes_a_task_board_missed_on_the_teams_list(hooked: Path) -> None:
     team_list = hooked / ".claude-home" / "tasks" / "app-team"  # the team's list is the board
     team_list.mkdir(parents=True)
