@@ -99,7 +99,8 @@ def tool_used(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str
             if touched is not None:
                 files.append(touched)
     failed = payload.get("hook_event_name") == "PostToolUseFailure"
-    append_call(board.state_dir, call_record(ts=_iso(now), agent=agent, tool=tool, ok=not failed, task=task, files=files), wait=LOCK_WAIT_SECONDS)
+    record = call_record(ts=_iso(now), agent=agent, tool=tool, ok=not failed, task=task, files=files, ms=_duration_ms(payload))
+    append_call(board.state_dir, record, wait=LOCK_WAIT_SECONDS)
     named = named_in_command(payload)
     if named is not None and named != agent:
         bind_session(board, payload.get("session_id"), named)
@@ -111,6 +112,15 @@ def _show_working(board: HookBoard, agent: str, task: str | None, payload: Mappi
     before, or no record yet). Written only when it said something else: calls are many."""
     if recorded_activity(board, agent) != "working":
         update_agent(board, agent, _iso(now), activity="working", activityAt=_iso(now), task=task, **_session(payload))
+
+
+def _duration_ms(payload: Mapping[str, Any]) -> int | None:
+    """How long the tool ran, as Claude Code measured it (``duration_ms``); None when absent or
+    not a plausible number of milliseconds (a day at most)."""
+    value = payload.get("duration_ms")
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value if type(value) is int and 0 <= value <= 86_400_000 else None
 
 
 def tool_wanted(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str, str], now: datetime) -> None:

@@ -31,6 +31,9 @@ def test_a_workers_calls_are_counted_on_its_task_ok_or_failed_with_the_files_it_
         ("alice", "Bash", False, []),
         ("alice", "Read", True, []),
     ], hook_log(hooked)
+    # Each call's duration as Claude Code measured it (duration_ms), never null.
+    durations = [c["ms"] for c in logged_calls(hooked, task=task.id)]
+    assert all(isinstance(ms, int) and 0 <= ms < 120_000 for ms in durations), durations
     assert logged_calls(hooked, task=other.id) == []
     counted = Store.open(hooked).get(task.id).tool_calls
     assert (counted.total, counted.ok, counted.failed, counted.last_tool) == (4, 3, 1, "Read")

@@ -81,6 +81,14 @@ def test_a_workers_calls_are_counted_on_its_task_with_file_touches(hooked: Path)
     assert (counted.total, counted.ok, counted.failed, counted.consecutive_failures, counted.last_tool) == (2, 1, 1, 1, "Bash")
 
 
+def test_a_calls_duration_is_logged_as_claude_code_measured_it(hooked: Path) -> None:
+    env = {"BOARD_AGENT": "ann"}
+    for duration in (298, 0, -5, "12", True, 10**12, None):
+        silent_ok(fire(hooked, "PostToolUse", env=env, duration_ms=duration))
+    log = hooked / ".tasks" / "agents" / "ann.calls.jsonl"
+    assert [json.loads(line)["ms"] for line in log.read_text().splitlines()] == [298, 0, None, None, None, None, None]
+
+
 def test_a_sessions_calls_go_to_its_single_task_in_progress(hooked: Path) -> None:
     store = Store.open(hooked)
     silent_ok(fire(hooked, "SessionStart"))  # an interactive session, started in the workspace
