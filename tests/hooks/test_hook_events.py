@@ -143,6 +143,16 @@ def test_sessions_and_teammates_move_through_working_idle_and_gone(hooked: Path)
     assert (record["activity"], record["team"]) == ("idle", "app-team")
 
 
+def test_the_model_a_session_started_with_is_shown_by_board_agents(hooked: Path) -> None:
+    from tests.core.test_cli import board
+
+    silent_ok(fire(hooked, "SessionStart"))  # an interactive session says its model
+    listed = json.loads(board(hooked, "agents", "--json").stdout)["agents"]
+    assert [(a["name"], a["model"]) for a in listed] == [("claude-8c35adc1", "claude-sonnet-4-5")]
+    table = board(hooked, "agents").stdout.splitlines()
+    assert table[0].split()[4] == "MODEL" and table[1].split()[4] == "claude-sonnet-4-5", table
+
+
 def test_a_new_prompt_or_a_tool_call_after_a_stop_shows_the_session_working_again(hooked: Path) -> None:
     agent = "claude-8c35adc1"
     states = []
