@@ -90,3 +90,13 @@ def test_install_adds_the_hooks_to_settings_that_have_none_yet(workspace: Path, 
             assert [h["command"].endswith("board hook") for g in groups for h in g["hooks"]] == [True]
         assert board(workspace, "hooks", "uninstall", *user, env={"CLAUDE_CONFIG_DIR": str(home)}).returncode == 0
         assert json.loads(settings.read_text()) == content
+
+
+def test_install_says_a_session_started_in_a_sub_folder_needs_the_users_hooks(workspace: Path, tmp_path_factory) -> None:
+    home = {"CLAUDE_CONFIG_DIR": str(tmp_path_factory.mktemp("claude-home"))}
+    for _ in range(2):  # installed, then already there: said both times
+        said = board(workspace, "hooks", "install").stdout
+        assert f"only for a session started in {workspace}, not in a sub-folder" in said and "board hooks install --user" in said, said
+    assert json.loads(board(workspace, "hooks", "install", "--json").stdout)["note"].startswith("Claude Code loads them only")
+    user = board(workspace, "hooks", "install", "--user", env=home)
+    assert user.returncode == 0 and "sub-folder" not in user.stdout
