@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -47,6 +48,9 @@ class Exchange:
 
     requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     turns_served: int = 0
+    #: When each main-loop request arrived (time.monotonic()): between two of them, Claude Code
+    #: ran the tool calls of the turn before, with their hooks.
+    turn_times: list[float] = field(default_factory=list)
 
     def main_loop(self) -> list[dict[str, Any]]:
         return [body for path, body in self.requests if path.startswith("/v1/messages") and "count_tokens" not in path and body.get("tools")]
@@ -156,6 +160,7 @@ class FakeAnthropic:
 
     def _next_turn(self) -> Turn:
         with self._lock:
+            self.exchange.turn_times.append(time.monotonic())
             index = self.exchange.turns_served
             self.exchange.turns_served += 1
         return self.turns[index] if index < len(self.turns) else Turn(text=FINAL_TEXT)
