@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -222,18 +221,6 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-
-
-def wait_for(condition, *, timeout: float = 30.0, what: str = "condition"):  # type: ignore[no-untyped-def]
-    """Poll ``condition`` until it returns something true; its value, or AssertionError."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} did not hold within {timeout} s")
-        time.sleep(0.05)
 
 
 if __name__ == "__main__":
