@@ -50,11 +50,13 @@ class AgentRecord(BaseModel):
     #: The Claude Code team the agent is a member of, when known.
     team: str | None = None
     agent_type: str | None = None
+    #: The model the session started with (Claude Code's SessionStart says it).
+    model: str | None = None
 
 
 #: Fields a record carries only when someone set them (Claude Code's hooks), so records of
 #: other agents read as they always did.
-ONLY_WHEN_SET = ("activity", "activityAt", "sessionId", "team", "agentType")
+ONLY_WHEN_SET = ("activity", "activityAt", "sessionId", "team", "agentType", "model")
 
 
 def write_agent(records: AgentRecords, record: AgentRecord) -> None:

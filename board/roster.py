@@ -197,7 +197,7 @@ def build_roster(
                     heartbeat_at=None,
                     team=team.name,
                     agent_type=member.agent_type or (record.agent_type or "" if record is not None else ""),
-                    model=member.model,
+                    model=member.model or (record.model or "" if record is not None else ""),
                     lead=member.lead,
                     messageable=member.messageable,
                     unread=inbox.unread if inbox is not None else 0,
@@ -220,6 +220,7 @@ def build_roster(
                 last_activity=member_last_activity(record, held),
                 heartbeat_at=record.heartbeat_at,
                 agent_type=record.agent_type or "",
+                model=record.model or "",
                 messageable=messageable(record.name),
             )
         )

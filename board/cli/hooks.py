@@ -39,12 +39,20 @@ def cmd_install(args: argparse.Namespace) -> int:
 
     path = _target(args)
     changed = install(path)
+    # Claude Code reads a project's settings only when it starts in the project's own folder.
+    reach = None if args.user else (
+        f"Claude Code loads them only for a session started in {path.parent.parent}, not in a sub-folder of it; "
+        "for sessions started anywhere, run 'board hooks install --user' (and 'board hooks uninstall' here, so no call counts twice)"
+    )  # fmt: skip
     if args.json:
-        print_json({"settings": str(path), "changed": changed, "command": hook_command(), "events": list(EVENTS)})
-    elif changed:
+        print_json({"settings": str(path), "changed": changed, "command": hook_command(), "events": list(EVENTS), "note": reach})
+        return 0
+    if changed:
         print(f"board's hooks are in {path}: {', '.join(EVENTS)} run '{hook_command()}'")
     else:
         print(f"board's hooks were already in {path}; nothing changed")
+    if reach:
+        print(reach)
     return 0
 
 

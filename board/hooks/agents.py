@@ -132,5 +132,12 @@ def update_agent(board: HookBoard, name: str, now: str, **fields: Any) -> None:
     replace_file(path, (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
-def has_record(board: HookBoard, name: str) -> bool:
-    return agent_file(board, name).is_file()
+def recorded_activity(board: HookBoard, name: str) -> str | None:
+    """The activity an agent's record shows (None: no record, or none readable)."""
+    try:
+        with open(agent_file(board, name), "rb", opener=confine.opener) as handle:
+            record = json_bounds.loads(handle.read(1024 * 1024))
+    except (OSError, ValueError):
+        return None
+    activity = record.get("activity") if isinstance(record, dict) else None
+    return activity if isinstance(activity, str) else None

@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from board import json_bounds
-from board.hooks.agents import attribute, bind_session, event_identity, has_record, named_in_command, update_agent
+from board.hooks.agents import attribute, bind_session, event_identity, named_in_command, recorded_activity, update_agent
 from board.hooks.guard import Blocked, check_write
-from board.hooks.where import HookBoard, find_board
+from board.hooks.where import HookBoard, event_task_list, find_board
 from board.store import confine
 from board.toolcall_log import FILE_TOOLS, MAX_TOOL_NAME, append_call, call_record
 from board.workspace_files import workspace_file
@@ -99,12 +99,28 @@ def tool_used(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str
             if touched is not None:
                 files.append(touched)
     failed = payload.get("hook_event_name") == "PostToolUseFailure"
-    append_call(board.state_dir, call_record(ts=_iso(now), agent=agent, tool=tool, ok=not failed, task=task, files=files), wait=LOCK_WAIT_SECONDS)
+    record = call_record(ts=_iso(now), agent=agent, tool=tool, ok=not failed, task=task, files=files, ms=_duration_ms(payload))
+    append_call(board.state_dir, record, wait=LOCK_WAIT_SECONDS)
     named = named_in_command(payload)
     if named is not None and named != agent:
         bind_session(board, payload.get("session_id"), named)
-    if not has_record(board, agent):
+    _show_working(board, agent, task, payload, now)
+
+
+def _show_working(board: HookBoard, agent: str, task: str | None, payload: Mapping[str, Any], now: datetime) -> None:
+    """A tool call means its agent works, whatever its record said last (idle after the turn
+    before, or no record yet). Written only when it said something else: calls are many."""
+    if recorded_activity(board, agent) != "working":
         update_agent(board, agent, _iso(now), activity="working", activityAt=_iso(now), task=task, **_session(payload))
+
+
+def _duration_ms(payload: Mapping[str, Any]) -> int | None:
+    """How long the tool ran, as Claude Code measured it (``duration_ms``); None when absent or
+    not a plausible number of milliseconds (a day at most)."""
+    value = payload.get("duration_ms")
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value if type(value) is int and 0 <= value <= 86_400_000 else None
 
 
 def tool_wanted(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str, str], now: datetime) -> None:
@@ -118,6 +134,7 @@ def tool_wanted(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[s
     if path is None:
         return
     agent, task = attribute(board, payload, environ)
+    _show_working(board, agent, task, payload, now)
     warning = check_write(board, path, agent, task, now)
     if warning is not None:
         note(board, f"PreToolUse: let {agent} write: {warning}")
@@ -148,7 +165,13 @@ def _activity(activity: str) -> Handler:
 
 def task_completed(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str, str], now: datetime) -> None:
     """TaskCompleted: a board task Claude Code completed, completed on the board too if board
-    missed it (the store's rules apply: a task that may not complete stays as it is)."""
+    missed it (the store's rules apply: a task that may not complete stays as it is).
+
+    Only when the board is the Claude Code task list the event is about: the list the session
+    shares (``CLAUDE_CODE_TASK_LIST_ID``) or its team's. With neither, the item is one of the
+    session's own todo list, whose ids (1, 2, ...) say nothing about any board's tasks."""
+    if not board.claude or board.tasks_dir.name != event_task_list(payload, environ):
+        return
     task_id = payload.get("task_id")
     if not isinstance(task_id, str) or not board.has_task(task_id):
         return

@@ -24,6 +24,7 @@ EVENTS: dict[str, str | None] = {
     "PostToolUse": "*",
     "PostToolUseFailure": "*",
     "SessionStart": None,
+    "UserPromptSubmit": None,  # a new turn: working again after the idle of the turn before
     "SessionEnd": None,
     "Stop": None,
     "SubagentStart": None,
@@ -75,10 +76,11 @@ def read_settings(path: Path) -> dict:
 
 
 def without_board(settings: dict) -> dict:
-    """The settings with board's hook entries taken out (and the groups and events left empty)."""
+    """The settings with board's hook entries taken out (and the groups and events left empty):
+    a new dict, never the caller's, which ``install`` compares the result with."""
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
-        return settings
+        return dict(settings)
     kept: dict = {}
     for event, groups in hooks.items():
         if not isinstance(groups, list):

@@ -102,6 +102,15 @@ def find_board(payload: Mapping[str, Any], environ: Mapping[str, str]) -> HookBo
     return None
 
 
+def event_task_list(payload: Mapping[str, Any], environ: Mapping[str, str]) -> str | None:
+    """The shared Claude Code task list the session works on (``CLAUDE_CODE_TASK_LIST_ID``, or
+    its team's list, named after the team); None for a session on its private todo list."""
+    for list_id in (environ.get("CLAUDE_CODE_TASK_LIST_ID"), payload.get("team_name")):
+        if isinstance(list_id, str) and ID_PATTERN.fullmatch(list_id):
+            return list_id
+    return None
+
+
 def _board_at(location: Path, cwd: Path, environ: Mapping[str, str]) -> HookBoard | None:
     if (location / ".tasks").is_dir():
         return _tasks_dir_board(location, environ)

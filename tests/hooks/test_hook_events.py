@@ -81,6 +81,14 @@ def test_a_workers_calls_are_counted_on_its_task_with_file_touches(hooked: Path)
     assert (counted.total, counted.ok, counted.failed, counted.consecutive_failures, counted.last_tool) == (2, 1, 1, 1, "Bash")
 
 
+def test_a_calls_duration_is_logged_as_claude_code_measured_it(hooked: Path) -> None:
+    env = {"BOARD_AGENT": "ann"}
+    for duration in (298, 0, -5, "12", True, 10**12, None):
+        silent_ok(fire(hooked, "PostToolUse", env=env, duration_ms=duration))
+    log = hooked / ".tasks" / "agents" / "ann.calls.jsonl"
+    assert [json.loads(line)["ms"] for line in log.read_text().splitlines()] == [298, 0, None, None, None, None, None]
+
+
 def test_a_sessions_calls_go_to_its_single_task_in_progress(hooked: Path) -> None:
     store = Store.open(hooked)
     silent_ok(fire(hooked, "SessionStart"))  # an interactive session, started in the workspace
@@ -135,13 +143,46 @@ def test_sessions_and_teammates_move_through_working_idle_and_gone(hooked: Path)
     assert (record["activity"], record["team"]) == ("idle", "app-team")
 
 
-def test_task_completed_completes_a_task_board_missed(hooked: Path) -> None:
-    store = Store.open(hooked)
+def test_the_model_a_session_started_with_is_shown_by_board_agents(hooked: Path) -> None:
+    from tests.core.test_cli import board
+
+    silent_ok(fire(hooked, "SessionStart"))  # an interactive session says its model
+    listed = json.loads(board(hooked, "agents", "--json").stdout)["agents"]
+    assert [(a["name"], a["model"]) for a in listed] == [("claude-8c35adc1", "claude-sonnet-4-5")]
+    table = board(hooked, "agents").stdout.splitlines()
+    assert table[0].split()[4] == "MODEL" and table[1].split()[4] == "claude-sonnet-4-5", table
+
+
+def test_a_new_prompt_or_a_tool_call_after_a_stop_shows_the_session_working_again(hooked: Path) -> None:
+    agent = "claude-8c35adc1"
+    states = []
+    for event in ("SessionStart", "Stop", "UserPromptSubmit", "Stop", "PostToolUse", "Stop", "PreToolUse"):
+        silent_ok(fire(hooked, event))
+        states.append(agent_record(hooked, agent)["activity"])
+    assert states == ["working", "idle", "working", "idle", "working", "idle", "working"]
+
+
+def test_task_completed_completes_a_task_board_missed_on_the_teams_list(hooked: Path) -> None:
+    team_list = hooked / ".claude-home" / "tasks" / "app-team"  # the team's list is the board
+    team_list.mkdir(parents=True)
+    (team_list / ".lock").touch()
+    store = Store.open(team_list)
     task = store.claim_task(store.create("models").id, "implementer")
     assert task.id == "1"
     silent_ok(fire(hooked, "TaskCompleted"))
-    assert str(Store.open(hooked).get("1").status) == "completed"
+    assert str(Store.open(team_list).get("1").status) == "completed"
     silent_ok(fire(hooked, "TaskCompleted"))  # already completed: nothing to do, nothing said
+
+
+def test_task_completed_on_another_list_or_the_sessions_own_leaves_the_board_alone(hooked: Path) -> None:
+    store = Store.open(hooked)
+    assert store.claim_task(store.create("models").id, "implementer").id == "1"
+    own_todo = {"teammate_name": None, "team_name": None}
+    silent_ok(fire(hooked, "TaskCompleted", **own_todo))
+    silent_ok(fire(hooked, "TaskCompleted", env={"BOARD_AGENT": "implementer", "BOARD_TASK_ID": "1"}, **own_todo))
+    silent_ok(fire(hooked, "TaskCompleted"))  # the team's list, which is not this board
+    silent_ok(fire(hooked, "TaskCompleted", env={"CLAUDE_CODE_TASK_LIST_ID": "plan"}))
+    assert str(Store.open(hooked).get("1").status) == "in_progress"
 
 
 # -- guarding -----------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ USERS_OWN = {
     "env": {"DEBUG": "1"},
     "model": "opus",
 }
+EVENTS_INSTALLED = {"PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", "UserPromptSubmit", "SessionEnd", "Stop", "SubagentStart", "SubagentStop", "TeammateIdle", "TaskCompleted"}
 
 
 def board(workspace: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -38,7 +39,7 @@ def test_install_keeps_the_users_settings_twice_changes_nothing_and_uninstall_ta
     for event, groups in USERS_OWN["hooks"].items():
         assert installed["hooks"][event][: len(groups)] == groups
     events = {event for event, groups in installed["hooks"].items() for g in groups for h in g["hooks"] if h["command"].endswith("board hook")}
-    assert events == {"PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", "SessionEnd", "Stop", "SubagentStart", "SubagentStop", "TeammateIdle", "TaskCompleted"}
+    assert events == EVENTS_INSTALLED
     assert [g["matcher"] for g in installed["hooks"]["PreToolUse"]] == ["Bash", "Edit|MultiEdit|NotebookEdit|Write"]
 
     before = settings.read_bytes()
@@ -68,3 +69,34 @@ def test_user_settings_follow_claude_config_dir(workspace: Path, tmp_path_factor
     assert not (workspace / ".claude").exists()
     board(workspace, "hooks", "uninstall", "--user", env={"CLAUDE_CONFIG_DIR": str(home)})
     assert json.loads((home / "settings.json").read_text()) == {}
+
+
+def test_install_adds_the_hooks_to_settings_that_have_none_yet(workspace: Path, tmp_path_factory) -> None:
+    """The usual project file: permissions only, no "hooks" key (or an empty object)."""
+    home = tmp_path_factory.mktemp("claude-home")
+    cases = [
+        (workspace / ".claude" / "settings.json", (), {"permissions": {"allow": ["Bash(npm test)"]}}),
+        (home / "settings.json", ("--user",), {}),
+    ]
+    for settings, user, content in cases:
+        settings.parent.mkdir(exist_ok=True)
+        settings.write_text(json.dumps(content))
+        result = board(workspace, "hooks", "install", *user, env={"CLAUDE_CONFIG_DIR": str(home)})
+        assert result.returncode == 0 and "nothing changed" not in result.stdout, result.stdout
+        installed = json.loads(settings.read_text())
+        assert {k: v for k, v in installed.items() if k != "hooks"} == content
+        assert sorted(installed["hooks"]) == sorted(EVENTS_INSTALLED)
+        for groups in installed["hooks"].values():
+            assert [h["command"].endswith("board hook") for g in groups for h in g["hooks"]] == [True]
+        assert board(workspace, "hooks", "uninstall", *user, env={"CLAUDE_CONFIG_DIR": str(home)}).returncode == 0
+        assert json.loads(settings.read_text()) == content
+
+
+def test_install_says_a_session_started_in_a_sub_folder_needs_the_users_hooks(workspace: Path, tmp_path_factory) -> None:
+    home = {"CLAUDE_CONFIG_DIR": str(tmp_path_factory.mktemp("claude-home"))}
+    for _ in range(2):  # installed, then already there: said both times
+        said = board(workspace, "hooks", "install").stdout
+        assert f"only for a session started in {workspace}, not in a sub-folder" in said and "board hooks install --user" in said, said
+    assert json.loads(board(workspace, "hooks", "install", "--json").stdout)["note"].startswith("Claude Code loads them only")
+    user = board(workspace, "hooks", "install", "--user", env=home)
+    assert user.returncode == 0 and "sub-folder" not in user.stdout

@@ -1,0 +1,57 @@
+"""Tool calls the real Claude Code makes, counted on the board by the hooks ``board hooks install`` wrote."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from board.store import Store
+from tests.claude_code.client import Claude, agent_record, board_script, hook_log, logged_calls
+from tests.claude_code.fake_api import tool
+
+
+def test_a_workers_calls_are_counted_on_its_task_ok_or_failed_with_the_files_it_wrote(claude: Claude, hooked: Path) -> None:
+    store = Store.open(hooked)
+    other = store.create("someone else's")
+    task = store.claim_task(store.create("models").id, "alice")
+    script = [
+        tool("Write", file_path=str(hooked / "src" / "a.py"), content="a = 1\n"),
+        tool("Edit", file_path=str(hooked / "src" / "a.py"), old_string="a = 1", new_string="a = 2"),
+        tool("Bash", command="false", description="fail on purpose"),
+        tool("Read", file_path=str(hooked / "src" / "a.py")),
+    ]
+    env = {"BOARD_AGENT": "alice", "BOARD_TASK_ID": task.id, "BOARD_WORKSPACE": str(hooked)}
+    session = claude.run(hooked, script, env=env)
+    assert session.returncode == 0, session.stderr
+    assert (hooked / "src" / "a.py").read_text() == "a = 2\n"  # the calls really ran
+
+    calls = [(c["agent"], c["tool"], c["ok"], c["files"]) for c in logged_calls(hooked, task=task.id)]
+    assert calls == [
+        ("alice", "Write", True, ["src/a.py"]),
+        ("alice", "Edit", True, ["src/a.py"]),
+        ("alice", "Bash", False, []),
+        ("alice", "Read", True, []),
+    ], hook_log(hooked)
+    # Each call's duration as Claude Code measured it (duration_ms), never null.
+    durations = [c["ms"] for c in logged_calls(hooked, task=task.id)]
+    assert all(isinstance(ms, int) and 0 <= ms < 120_000 for ms in durations), durations
+    assert logged_calls(hooked, task=other.id) == []
+    counted = Store.open(hooked).get(task.id).tool_calls
+    assert (counted.total, counted.ok, counted.failed, counted.last_tool) == (4, 3, 1, "Read")
+    # The session ended: alice is gone, still on her task.
+    record = agent_record(hooked, "alice")
+    assert (record["activity"], record["task"], record["sessionId"]) == ("gone", task.id, session.session_id)
+
+
+def test_an_interactive_session_that_claims_with_its_name_is_counted_under_it(claude: Claude, hooked: Path) -> None:
+    store = Store.open(hooked)
+    store.create("models")
+    script = [
+        tool("Bash", command=f"{board_script()} claim --agent ann", description="take a task"),
+        tool("Write", file_path=str(hooked / "src" / "models.py"), content="class Base: ...\n"),
+    ]
+    session = claude.run(hooked, script)
+    assert session.returncode == 0, session.stderr
+    claimed = Store.open(hooked).get("1")
+    assert (str(claimed.status), claimed.owner) == ("in_progress", "ann"), session.tool_results()
+    # The claim itself was made before the session had a name; the write after it is ann's.
+    assert [(c["agent"], c["tool"], c["files"]) for c in logged_calls(hooked, task="1")] == [("ann", "Write", ["src/models.py"])], hook_log(hooked)
