@@ -84,6 +84,16 @@ class StoreSettings(_Section):
     url: str | None = None
 
 
+class PriceSettings(_Section):
+    """A model's price in dollars per million tokens (``[prices."model-name"]``); a field left
+    out keeps board's default for the model (``board.transcripts.DEFAULT_PRICES``)."""
+
+    input: float | None = Field(None, ge=0)
+    output: float | None = Field(None, ge=0)
+    cache_write: float | None = Field(None, ge=0)
+    cache_read: float | None = Field(None, ge=0)
+
+
 class BoardSettings(_Section):
     store: StoreSettings = Field(default_factory=StoreSettings)
     lease: LeaseSettings = Field(default_factory=LeaseSettings)
@@ -93,6 +103,13 @@ class BoardSettings(_Section):
     alerts: AlertSettings = Field(default_factory=AlertSettings)
     ui: UiSettings = Field(default_factory=UiSettings)
     hooks: HookSettings = Field(default_factory=HookSettings)
+    prices: dict[str, PriceSettings] = Field(default_factory=dict)
+
+    def model_prices(self) -> dict[str, tuple[float, float, float, float]]:
+        """Dollars per million tokens by model: board's defaults with ``[prices]`` applied."""
+        from board.transcripts import merged_prices
+
+        return merged_prices({model: price.model_dump() for model, price in self.prices.items()})
 
     @property
     def agent_stale_after(self) -> timedelta:

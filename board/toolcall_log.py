@@ -60,9 +60,19 @@ def agent_log(state_dir: Path, agent: str) -> Path:
     return state_dir / AGENT_LOGS / f"{agent}{AGENT_LOG_SUFFIX}"
 
 
-def call_record(*, ts: str, agent: str, tool: str, ok: bool, task: str | None, files: Iterable[str] = (), ms: int | None = None) -> dict[str, Any]:
-    """One call as its log line holds it."""
-    return {"ts": ts, "agent": agent, "task": task, "tool": tool, "ok": ok, "ms": ms, "files": list(files)}
+def call_record(
+    *, ts: str, agent: str, tool: str, ok: bool, task: str | None, files: Iterable[str] = (), ms: int | None = None,
+    call_id: str | None = None, blocked: bool = False,
+) -> dict[str, Any]:
+    """One call as its log line holds it. ``call_id``: Claude Code's ``tool_use_id``, which
+    lets a look at the session's transcript (``board.transcripts``) skip the calls hooks
+    logged. A ``blocked`` call (a PreToolUse hook stopped it) is also one that failed."""
+    record = {"ts": ts, "agent": agent, "task": task, "tool": tool, "ok": ok and not blocked, "ms": ms, "files": list(files)}
+    if call_id is not None:
+        record["id"] = call_id
+    if blocked:
+        record["blocked"] = True
+    return record
 
 
 def append_call(state_dir: Path, record: dict[str, Any], *, wait: float = 5.0) -> None:
@@ -77,6 +87,11 @@ def append_call(state_dir: Path, record: dict[str, Any], *, wait: float = 5.0) -
     if record.get("task") is not None:
         _append(task_log(state_dir, record["task"]), line, wait)
     _append(agent_log(state_dir, record["agent"]), line, wait)
+
+
+def append_line(path: Path, line: bytes, *, wait: float = 5.0) -> None:
+    """Append one whole line to a log, as ``append_call`` does."""
+    _append(path, line, wait)
 
 
 _APPEND_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
@@ -141,7 +156,7 @@ def count_unfolded(path: str, logged: int | None, counts_of: Callable[[], dict[s
             start, folded = logged or 0, counts
             skip = counts.get("total", 0) if logged is None else 0
         os.lseek(fd, start, os.SEEK_SET)
-        chunk = _read_all(fd, info.st_size - start)
+        chunk = read_all(fd, info.st_size - start)
     finally:
         os.close(fd)
     more = fold_tail(folded, start, chunk, skip)
@@ -164,7 +179,7 @@ def fold_tail(counts: dict[str, Any], start: int, tail: bytes, skip: int = 0) ->
     return folded
 
 
-def _read_all(fd: int, size: int) -> bytes:
+def read_all(fd: int, size: int) -> bytes:
     parts = []
     while size > 0:
         part = os.read(fd, size)
@@ -225,7 +240,7 @@ def count_agent_calls(state_dir: Path, agent: str) -> tuple[int, str | None] | N
             counted, lines, last = 0, 0, None
         if info.st_size > counted:
             os.lseek(fd, counted, os.SEEK_SET)
-            chunk = _read_all(fd, info.st_size - counted)
+            chunk = read_all(fd, info.st_size - counted)
             end = chunk.rfind(b"\n") + 1
             if end:
                 lines += chunk.count(b"\n", 0, end)

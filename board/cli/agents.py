@@ -60,13 +60,14 @@ def cmd_agents(args: argparse.Namespace) -> int:
         settings = BoardSettings()
     now = store.clock()
     roster = build_roster(records, teams, in_progress_by_owner(store.tasks.values()), now, settings.agent_stale_after, inboxes)
+    tokens = _agent_tokens(store, roster, settings)
     if args.json:
-        print_json({"agents": [_entry_json(entry) for entry in roster], "teams": [_team_json(team) for team in teams]})
+        print_json({"agents": [{**_entry_json(entry), "tokens": tokens[entry.name]} for entry in roster], "teams": [_team_json(team) for team in teams]})
         return 0
     if not roster:
         print("no agents: none registered, and no Claude Code team works on this board")
     else:
-        print(_table(roster, now))
+        print(_table(roster, now, tokens))
     for line in _notes(roster, teams):
         print(line)
     return 0
@@ -95,6 +96,24 @@ def _entry_json(entry: RosterEntry) -> dict[str, Any]:
     }
 
 
+def _agent_tokens(store: Any, roster: list[RosterEntry], settings: Any) -> dict[str, dict[str, Any]]:
+    """Each agent's tokens (from its session transcripts: ``board.transcripts``) and their cost."""
+    from board.transcripts import agent_tokens_path, read_tokens, summary
+
+    prices = settings.model_prices()
+    return {entry.name: summary(read_tokens(agent_tokens_path(store.state_dir, entry.name)), prices) for entry in roster}
+
+
+def tokens_text(tokens: dict[str, Any]) -> str:
+    """``1.2k tokens $0.03`` (``-`` for none): input, output and cache tokens together."""
+    if not tokens["total"]:
+        return "-"
+    total = tokens["total"]
+    amount = f"{total / 1_000_000:.1f}M" if total >= 1_000_000 else f"{total / 1000:.1f}k" if total >= 1000 else str(total)
+    cost = f" ${tokens['cost']:.2f}" + ("+?" if tokens["unpriced"] else "") if tokens["cost"] or not tokens["unpriced"] else " $?"
+    return amount + cost
+
+
 def _team_json(team: Team) -> dict[str, Any]:
     return {
         "name": team.name,
@@ -112,8 +131,8 @@ def _age(moment: datetime | None, now: datetime) -> str:
     return f"{format_age((now - moment).total_seconds())} ago" if moment else "-"
 
 
-def _table(roster: list[RosterEntry], now: datetime) -> str:
-    rows = [("NAME", "STATE", "TEAM", "TYPE", "MODEL", "TASK", "CALLS", "LAST ACTIVE", "UNREAD")]
+def _table(roster: list[RosterEntry], now: datetime, tokens: dict[str, dict[str, Any]]) -> str:
+    rows = [("NAME", "STATE", "TEAM", "TYPE", "MODEL", "TASK", "CALLS", "TOKENS", "LAST ACTIVE", "UNREAD")]
     for entry in roster:
         team = "-" if entry.team is None else entry.team + (" (lead)" if entry.lead else "")
         rows.append(
@@ -125,6 +144,7 @@ def _table(roster: list[RosterEntry], now: datetime) -> str:
                 entry.model or "-",
                 f"#{entry.task}" if entry.task else "-",
                 str(entry.tool_calls),
+                tokens_text(tokens[entry.name]),
                 _age(entry.last_activity, now),
                 str(entry.unread) if entry.member_of_team else "-",
             )

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from board.cli.parser import add_command
 from board.cli.arguments import label
@@ -371,12 +371,28 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def _task_tokens(store: Any, task_id: str) -> dict[str, Any]:
+    """The tokens of the messages agents sent while on the task (``board.transcripts``), priced."""
+    from board.config import BoardSettings, load_settings
+    from board.errors import BoardError
+    from board.transcripts import read_tokens, summary, task_tokens_path
+
+    try:
+        settings = load_settings(store.local_dir)
+    except BoardError:  # board check names the broken setting; the defaults do here
+        settings = BoardSettings()
+    return summary(read_tokens(task_tokens_path(store.state_dir, task_id)), settings.model_prices())
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     store = open_store(args)
     task = store.get(args.id)
+    tokens = _task_tokens(store, task.id)
     if args.json:
-        print_json(task_json(task, store.graph))
+        print_json({**task_json(task, store.graph), "tokens": tokens})
         return 0
+    from board.cli.agents import tokens_text
+
     graph = store.graph
     lines = [
         f"#{task.id} {task.subject}",
@@ -385,6 +401,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         f"  owner      {task.owner or '-'}",
         f"  progress   {graph.progress(task)}%" + (" (from its sub-tasks)" if graph.children(task.id) else ""),
         f"  tool calls {task.tool_calls.total} ({task.tool_calls.failed} failed)",
+        f"  tokens     {tokens_text(tokens)}" + (f" ({tokens['input']} in, {tokens['output']} out, {tokens['cacheWrite']} cache write, {tokens['cacheRead']} cache read)" if tokens["total"] else ""),
         f"  blocked by {', '.join('#' + b for b in task.blocked_by) or '-'}"
         + (f"  (open: {', '.join('#' + b for b in graph.open_blockers(task))})" if graph.open_blockers(task) else ""),
         f"  blocks     {', '.join('#' + b for b in task.blocks) or '-'}",

@@ -99,7 +99,7 @@ def tool_used(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str
             if touched is not None:
                 files.append(touched)
     failed = payload.get("hook_event_name") == "PostToolUseFailure"
-    record = call_record(ts=_iso(now), agent=agent, tool=tool, ok=not failed, task=task, files=files, ms=_duration_ms(payload))
+    record = call_record(ts=_iso(now), agent=agent, tool=tool, ok=not failed, task=task, files=files, ms=_duration_ms(payload), call_id=_call_id(payload))
     append_call(board.state_dir, record, wait=LOCK_WAIT_SECONDS)
     named = named_in_command(payload)
     if named is not None and named != agent:
@@ -135,9 +135,58 @@ def tool_wanted(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[s
         return
     agent, task = attribute(board, payload, environ)
     _show_working(board, agent, task, payload, now)
-    warning = check_write(board, path, agent, task, now)
+    try:
+        warning = check_write(board, path, agent, task, now)
+    except Blocked:
+        _count_blocked(board, payload, agent, task, now)
+        raise
     if warning is not None:
         note(board, f"PreToolUse: let {agent} write: {warning}")
+
+
+def _call_id(payload: Mapping[str, Any]) -> str | None:
+    """Claude Code's id for the call (``tool_use_id``), as its transcript names it."""
+    value = payload.get("tool_use_id")
+    return value if isinstance(value, str) and value and len(value) <= 200 and "\n" not in value else None
+
+
+def _count_blocked(board: HookBoard, payload: Mapping[str, Any], agent: str, task: str | None, now: datetime) -> None:
+    """A call the guard stops never reaches PostToolUse: it is counted here, as blocked."""
+    tool = str(payload.get("tool_name"))[:MAX_TOOL_NAME]
+    record = call_record(ts=_iso(now), agent=agent, tool=tool, ok=False, task=task, call_id=_call_id(payload), blocked=True)
+    try:
+        append_call(board.state_dir, record, wait=LOCK_WAIT_SECONDS)
+    except OSError as error:  # the block stands whether or not it was counted
+        note(board, f"PreToolUse: {type(error).__name__}: {error}")
+
+
+# -- transcripts -------------------------------------------------------------------------------
+
+
+def _with_transcript(handle: Handler, *, final: bool) -> Handler:
+    """``handle``, then a look at the session's transcript (``board.transcripts``): the calls no
+    hook reported, and the tokens of its messages. ``final``: the session (or sub-agent) ended."""
+
+    def both(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str, str], now: datetime) -> None:
+        handle(board, payload, environ, now)
+        read_session_transcript(board, payload, environ, now, final=final)
+
+    return both
+
+
+def read_session_transcript(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str, str], now: datetime, *, final: bool) -> None:
+    key = "agent_transcript_path" if payload.get("hook_event_name") == "SubagentStop" else "transcript_path"
+    transcript = payload.get(key)
+    if not isinstance(transcript, str) or not transcript:
+        return
+    from board.hooks.agents import agent_name
+    from board.transcripts import read_transcript
+
+    agent, task = attribute(board, payload, environ)
+    session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
+    # Calls a session made before it named itself were logged under the name made from it.
+    earlier = [agent_name(f"claude-{session[:8]}")] if session else []
+    read_transcript(board.state_dir, Path(transcript), agent=agent, task=task, session=session, now=_iso(now), other_agents=earlier, final=final, wait=LOCK_WAIT_SECONDS)
 
 
 # -- agents ------------------------------------------------------------------------------------
@@ -197,9 +246,9 @@ HANDLERS: dict[str, Handler] = {
     "SessionStart": _activity("working"),
     "SubagentStart": _activity("working"),
     "UserPromptSubmit": _activity("working"),
-    "Stop": _activity("idle"),
+    "Stop": _with_transcript(_activity("idle"), final=False),
     "TeammateIdle": _activity("idle"),
-    "SubagentStop": _activity("gone"),
-    "SessionEnd": _activity("gone"),
+    "SubagentStop": _with_transcript(_activity("gone"), final=True),
+    "SessionEnd": _with_transcript(_activity("gone"), final=True),
     "TaskCompleted": task_completed,
 }

@@ -14,7 +14,7 @@ import itertools
 import json
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -35,6 +35,9 @@ class Turn:
 
     calls: Sequence[ToolCall] = ()
     text: str = ""
+    #: The message's ``usage`` (input_tokens, output_tokens, cache_creation_input_tokens,
+    #: cache_read_input_tokens) when the script says; else a small fixed one.
+    usage: Mapping[str, int] | None = None
 
 
 def tool(name: str, **arguments: Any) -> Turn:
@@ -182,7 +185,7 @@ class FakeAnthropic:
             "content": self._blocks(turn),
             "stop_reason": "tool_use" if turn.calls else "end_turn",
             "stop_sequence": None,
-            "usage": {"input_tokens": 100, "output_tokens": 20, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+            "usage": dict(turn.usage) if turn.usage is not None else {"input_tokens": 100, "output_tokens": 20, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
         }
 
     def _events(self, turn: Turn, body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -199,6 +202,6 @@ class FakeAnthropic:
                 events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": start}))
                 events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}}))
             events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-        events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None}, "usage": {"output_tokens": 20}}))
+        events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None}, "usage": {"output_tokens": message["usage"]["output_tokens"]}}))
         events.append(("message_stop", {"type": "message_stop"}))
         return events
