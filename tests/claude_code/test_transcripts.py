@@ -86,7 +86,7 @@ def test_tokens_per_agent_and_task_agree_with_ccusage(claude: Claude, hooked: Pa
     Store.open(hooked).create("models")
     turns = [
         Turn(calls=tool("Bash", command=f"{board_script()} claim --agent ann", description="take a task").calls, usage=_usage(1)),
-        Turn(calls=tool("Write", file_path=str(hooked / "src" / "models.py"), content="class Base: ...\n").calls, usage=_usage(2)),
+        Turn(calls=tool("Write", file_path=str(hooked / "src" / "models.py"), content="class Base: ...\n").calls, text="Writing the models.", usage=_usage(2)),
         Turn(calls=tool("Edit", file_path=str(hooked / "src" / "models.py"), old_string="not there", new_string="x").calls, usage=_usage(3)),
         Turn(text="Models done.", usage=_usage(4)),
     ]
@@ -101,7 +101,8 @@ def test_tokens_per_agent_and_task_agree_with_ccusage(claude: Claude, hooked: Pa
     agents = _agents(hooked, env)
     ours = {field: sum(agent["tokens"][field] for agent in agents.values()) for field in fields}
     assert ours == {field: theirs[name] for field, name in fields.items()}, (agents, report, hook_log(hooked))
-    # The fake API's four answers, each counted once though the transcript repeats a message's usage.
+    # The fake API's four answers, each counted once though the transcript repeats a message's
+    # usage on each of its blocks (the second answer has two: its text and its call).
     assert ours == {field: sum(_usage(n)[key] for n in (1, 2, 3, 4)) for field, key in (("input", "input_tokens"), ("output", "output_tokens"), ("cacheWrite", "cache_creation_input_tokens"), ("cacheRead", "cache_read_input_tokens"))}
     cost = sum(agent["tokens"]["cost"] for agent in agents.values())
     assert cost == pytest.approx(theirs["totalCost"], rel=1e-9, abs=1e-12) and cost > 0
