@@ -52,11 +52,13 @@ class AgentRecord(BaseModel):
     agent_type: str | None = None
     #: The model the session started with (Claude Code's SessionStart says it).
     model: str | None = None
+    #: A sub-agent's: the agent whose session started it (its row is shown under that one's).
+    parent: str | None = None
 
 
 #: Fields a record carries only when someone set them (Claude Code's hooks), so records of
 #: other agents read as they always did.
-ONLY_WHEN_SET = ("activity", "activityAt", "sessionId", "team", "agentType", "model")
+ONLY_WHEN_SET = ("activity", "activityAt", "sessionId", "team", "agentType", "model", "parent")
 
 
 def write_agent(records: AgentRecords, record: AgentRecord) -> None:

@@ -56,6 +56,8 @@ class RosterEntry:
     unread: int = 0
     #: The member's inbox could not be read (shown, never raised).
     inbox_problem: str | None = None
+    #: A sub-agent's parent: the agent whose row it is shown under.
+    parent: str | None = None
 
     @property
     def member_of_team(self) -> bool:
@@ -222,9 +224,32 @@ def build_roster(
                 agent_type=record.agent_type or "",
                 model=record.model or "",
                 messageable=messageable(record.name),
+                parent=record.parent,
             )
         )
-    return alone + members
+    return _under_parents(alone, members)
+
+
+def _under_parents(alone: list[RosterEntry], members: list[RosterEntry]) -> list[RosterEntry]:
+    """Each sub-agent's row right after its parent's (a parent not listed: at the end of the
+    registered agents), in the order they came."""
+    listed = {e.name for e in alone} | {e.name for e in members}
+    children: dict[str, list[RosterEntry]] = {}
+    for entry in alone:
+        if entry.parent and entry.parent != entry.name and entry.parent in listed:
+            children.setdefault(entry.parent, []).append(entry)
+    placed = {id(child) for group in children.values() for child in group}
+
+    def with_children(entries: list[RosterEntry]) -> list[RosterEntry]:
+        result = []
+        for entry in entries:
+            if id(entry) in placed:
+                continue
+            result.append(entry)
+            result += children.pop(entry.name, [])
+        return result
+
+    return with_children(alone) + with_children(members)
 
 
 def board_teams(workspace: Path, tasks_dir: Path, layout_name: str, records: Iterable[AgentRecord]) -> list[Team]:

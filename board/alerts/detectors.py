@@ -483,6 +483,30 @@ def detect_invalid_files(invalid: Iterable[InvalidFile]) -> list[Alert]:
     ]
 
 
+@dataclass(frozen=True)
+class BrokenHooks:
+    """board's hooks in a Claude Code settings file whose command cannot run."""
+
+    settings: str
+    command: str
+    problem: str
+
+
+def detect_broken_hooks(broken: Iterable[BrokenHooks]) -> list[Alert]:
+    """``hooks.broken``: Claude Code runs board's hooks with a command that is not there: the
+    shell exits 127, Claude Code lets every call through, and none is counted or guarded."""
+    return [
+        Alert(
+            key=f"hooks.broken:{item.settings}",
+            kind="hooks.broken",
+            severity=Severity.ERROR,
+            message=one_line(f"board's hooks in {item.settings} cannot run: {item.problem}"),
+            action="run 'board hooks install' again with the board you use now ('board hooks status' shows every settings file)",
+        )
+        for item in sorted(broken, key=lambda i: i.settings)
+    ]
+
+
 def detect_failing_agents(tasks: Mapping[str, Task], failing_after: int) -> list[Alert]:
     """``agent.failing``: an agent's last ``failing_after`` or more tool calls on a task all failed."""
     by_agent: dict[str, list[Task]] = defaultdict(list)

@@ -19,11 +19,13 @@ from typing import Any, Protocol
 
 from board.alerts.detectors import (
     ActiveTasks,
+    BrokenHooks,
     CheckpointHashes,
     IdleMember,
     InvalidFile,
     Touch,
     active_tasks,
+    detect_broken_hooks,
     detect_dirty,
     detect_expired_leases,
     detect_external_changes,
@@ -94,6 +96,8 @@ class AlertInputs:
     history: list[dict[str, Any]] = field(default_factory=list)
     #: Claude Code team members working on the board that are idle now.
     idle_members: list[IdleMember] = field(default_factory=list)
+    #: board's hooks in Claude Code's settings whose command cannot run.
+    broken_hooks: list[BrokenHooks] = field(default_factory=list)
 
 
 def detect_all(inputs: AlertInputs, *, now: datetime, settings: BoardSettings) -> list[Alert]:
@@ -116,6 +120,7 @@ def detect_all(inputs: AlertInputs, *, now: datetime, settings: BoardSettings) -
         *detect_waiting(tasks, now, timedelta(seconds=settings.alerts.waiting_error_seconds)),
         *detect_idle_with_task(tasks, inputs.idle_members),
         *detect_cancelled_blockers(inputs.tasks),
+        *detect_broken_hooks(inputs.broken_hooks),
     ]
     unique: dict[str, Alert] = {}
     for alert in found:
@@ -163,7 +168,14 @@ def gather_inputs(store: BoardReading, *, now: datetime, git: GitState | None = 
         current_hashes=current,
         history=store.recent_history(HISTORY_OPS),
         idle_members=idle_team_members(store.layout, store.agent_records),
+        broken_hooks=broken_hooks(workspace),
     )
+
+
+def broken_hooks(workspace: Path) -> list[BrokenHooks]:
+    from board.hooks.install import installed_hooks
+
+    return [BrokenHooks(str(h.settings), h.command, h.problem) for h in installed_hooks(workspace) if h.problem is not None]
 
 
 def idle_team_members(layout: Layout, agent_records: AgentRecords) -> list[IdleMember]:

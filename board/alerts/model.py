@@ -43,6 +43,7 @@ KINDS: dict[str, Severity] = {
     "graph.dangling": Severity.ERROR,
     "graph.asymmetric": Severity.ERROR,
     "file.invalid": Severity.ERROR,
+    "hooks.broken": Severity.ERROR,
     "agent.failing": Severity.WARNING,
     "agent.idle_with_task": Severity.WARNING,
     "human.waiting": Severity.INFO,

@@ -93,6 +93,7 @@ def _entry_json(entry: RosterEntry) -> dict[str, Any]:
         "unread": entry.unread,
         "idleWithTask": entry.idle_with_task,
         "inboxProblem": entry.inbox_problem,
+        "parent": entry.parent,
     }
 
 

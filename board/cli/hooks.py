@@ -24,6 +24,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         action.add_argument("--user", action="store_true", help="use your own settings (~/.claude/settings.json) instead of the workspace's")
         action.set_defaults(handler=cmd_install if name == "install" else cmd_uninstall)
 
+    status = add_command(actions, "status", "where board's hooks are installed and whether their command runs (exit 1 when one cannot)")
+    status.set_defaults(handler=cmd_status)
+
     hook = add_command(commands, "hook", "run by Claude Code on each hook event (JSON on stdin); never stands in the agent's way")
     hook.set_defaults(handler=cmd_hook, no_json="it answers Claude Code, which reads its exit status")
 
@@ -66,6 +69,26 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
     else:
         print(f"board's hooks are out of {path}" if changed else f"no hooks of board's in {path}; nothing changed")
     return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from board.hooks.install import installed_hooks, settings_files
+
+    workspace = Path(args.workspace).resolve()
+    found = installed_hooks(workspace)
+    if args.json:
+        print_json({
+            "installed": [{"settings": str(h.settings), "events": list(h.events), "command": h.command, "problem": h.problem} for h in found],
+            "looked_in": [str(p) for p in settings_files(workspace)],
+        })  # fmt: skip
+    elif not found:
+        print(f"no hooks of board's in {', '.join(str(p) for p in settings_files(workspace))}; run 'board hooks install'")
+    for hooks in found if not args.json else ():
+        if hooks.problem is None:
+            print(f"ok: {hooks.settings}: {len(hooks.events)} events run '{hooks.command}'")
+        else:
+            print(f"broken: {hooks.settings}: {len(hooks.events)} events run '{hooks.command}': {hooks.problem}")
+    return 1 if any(h.problem for h in found) else 0
 
 
 def cmd_hook(args: argparse.Namespace) -> int:

@@ -435,6 +435,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         if len(removed) > 10:
             print(f"fixed: removed {len(removed) - 10:,} more temp files left by writers killed mid-write")
     problems = store.check()
+    if store.layout.workspace.is_dir():
+        from board.hooks.install import broken_hook_problems
+
+        problems = [*problems, *broken_hook_problems(store.layout.workspace)]
     if args.json:
         print_json([p.as_dict() for p in problems])
     else:

@@ -1,22 +1,32 @@
 """Who made a call, and the agent registry as hook events change it.
 
-Attribution, in order: the agent and task ``board run``'s workers put in the environment
-(``BOARD_AGENT``, ``BOARD_TASK_ID``); the identity in the event (a teammate's name, a
-sub-agent's type and id); the agent this session was bound to earlier; a name made from the
-session. Its task, when the environment does not say: the agent's single task in progress. A
-call that fits no task is counted on the agent alone.
+Attribution, in order:
+
+- an event of a sub-agent (it carries ``agent_id``): a teammate of the session's team when its
+  ``agent_type`` names a member of the team in ``config.json`` (an in-process teammate's events
+  look like a sub-agent's), recorded under the member's name; else a sub-agent, a row of its
+  own named after its parent, its type and its id (``parent`` names the parent);
+- an event naming a teammate (``teammate_name``): that member;
+- the session's own agent: the one ``board run``'s workers put in the environment
+  (``BOARD_AGENT``); the agent this session was bound to earlier; the team member the session
+  leads (``leadSessionId`` in a team's ``config.json``); a name made from the session.
+
+Its task, when the environment does not say: the agent's single task in progress (a
+sub-agent's: its parent's). A call that fits no task is counted on the agent alone.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
 from board import json_bounds
 from board.active_work import read_active, replace_file
-from board.hooks.where import HookBoard
+from board.hooks.where import HookBoard, claude_home
 from board.names import ID_PATTERN
 from board.store import confine
 
@@ -37,17 +47,152 @@ def agent_name(text: str) -> str:
 
 
 def event_identity(payload: Mapping[str, Any]) -> tuple[str, str] | None:
-    """(name, kind) the event itself gives: a teammate, or a sub-agent of the session."""
+    """(name, kind) the event itself gives: a teammate by name, or (``agent_id``) a sub-agent
+    of the session, whose name ``identify`` makes; None for the session's own events."""
+    agent_id = payload.get("agent_id")
+    if isinstance(agent_id, str) and agent_id:
+        return agent_id, "subagent"
     for key in ("teammate_name", "agent_name"):
         value = payload.get(key)
         if isinstance(value, str) and value:
             return agent_name(value.partition("@")[0]), "teammate"
-    agent_id = payload.get("agent_id")
-    if isinstance(agent_id, str) and agent_id:
-        kind = payload.get("agent_type")
-        prefix = kind if isinstance(kind, str) and kind else "subagent"
-        return agent_name(f"{prefix}-{agent_id.partition('@')[0][:8]}"), "subagent"
     return None
+
+
+class Who:
+    """The agent an event is about, and what its registry record says of it."""
+
+    __slots__ = ("name", "kind", "parent", "team", "agent_type")
+
+    def __init__(self, name: str, kind: str, *, parent: str | None = None, team: str | None = None, agent_type: str | None = None) -> None:
+        self.name = name
+        #: "session" (the session's own agent), "teammate" or "subagent".
+        self.kind = kind
+        self.parent = parent
+        self.team = team
+        self.agent_type = agent_type
+
+    def fields(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """What the event tells of the agent, for its record (camelCase, as the file holds it)."""
+        fields: dict[str, Any] = {}
+        if isinstance(payload.get("session_id"), str):
+            fields["sessionId"] = payload["session_id"]
+        if isinstance(payload.get("model"), str) and payload["model"]:
+            fields["model"] = payload["model"]
+        for field, value in (("agentType", self.agent_type), ("team", self.team), ("parent", self.parent)):
+            if value:
+                fields[field] = value
+        return fields
+
+
+# -- teams (config.json read here with the standard library: the hook starts fast) --------------
+
+
+def _team_config(directory: Path) -> dict[str, Any] | None:
+    try:
+        with open(directory / "config.json", "rb", opener=confine.opener) as handle:
+            data = json_bounds.loads(handle.read(16 * 1024 * 1024))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("members"), list) else None
+
+
+def _members(config: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [m for m in config["members"] if isinstance(m, dict) and isinstance(m.get("name"), str) and m["name"]]
+
+
+def _lead(config: Mapping[str, Any]) -> dict[str, Any] | None:
+    lead_id = config.get("leadAgentId")
+    return next((m for m in _members(config) if m.get("agentId") == lead_id), None)
+
+
+def led_team(environ: Mapping[str, str], session_id: object) -> tuple[str, dict[str, Any]] | None:
+    """(folder name, config) of the team whose lead is this session (``leadSessionId``)."""
+    if not isinstance(session_id, str) or not session_id:
+        return None
+    root = claude_home(environ) / "teams"
+    try:
+        folders = sorted(entry.name for entry in os.scandir(root) if entry.is_dir(follow_symlinks=False))
+    except OSError:
+        return None
+    for folder in folders:
+        config = _team_config(root / folder)
+        if config is not None and config.get("leadSessionId") == session_id:
+            return folder, config
+    return None
+
+
+def named_team(environ: Mapping[str, str], team: object) -> dict[str, Any] | None:
+    if not isinstance(team, str) or not ID_PATTERN.fullmatch(team):
+        return None
+    return _team_config(claude_home(environ) / "teams" / team)
+
+
+def _member_type(config: Mapping[str, Any] | None, name: str) -> str | None:
+    member = next((m for m in _members(config) if m["name"] == name), None) if config is not None else None
+    kind = member.get("agentType") if member is not None else None
+    return kind if isinstance(kind, str) and kind else None
+
+
+def identify(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str, str]) -> Who:
+    """The agent an event is about (see the module's text for the order)."""
+    identity = event_identity(payload)
+    if identity is not None and identity[1] == "subagent":
+        agent_id, kind = identity[0], payload.get("agent_type")
+        kind = kind if isinstance(kind, str) and kind else None
+        team = led_team(environ, payload.get("session_id"))
+        if team is not None and kind is not None:
+            folder, config = team
+            lead = _lead(config)
+            member = next((m for m in _members(config) if m["name"] == kind and m is not lead), None)
+            if member is not None and ID_PATTERN.fullmatch(member["name"]):
+                return Who(member["name"], "teammate", team=folder, agent_type=_member_type(config, member["name"]))
+        parent = session_agent(board, payload, environ)
+        short = agent_name(agent_id.partition("@")[0])[:8]
+        name = agent_name(f"{parent.name[:30]}-{agent_name(kind or 'subagent')[:24]}-{short}")
+        return Who(name, "subagent", parent=parent.name, agent_type=kind)
+    if identity is not None:
+        team = payload.get("team_name")
+        team = team if isinstance(team, str) and team else None
+        return Who(identity[0], "teammate", team=team, agent_type=_member_type(named_team(environ, team), identity[0]))
+    return session_agent(board, payload, environ)
+
+
+def session_agent(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str, str]) -> Who:
+    """The agent of the session itself (never one of its sub-agents or teammates)."""
+    session = payload.get("session_id")
+    agent = environ.get("BOARD_AGENT")
+    if agent and ID_PATTERN.fullmatch(agent):
+        return Who(agent, "session")
+    own = agent_name(f"claude-{session[:8]}") if isinstance(session, str) and session else "claude"
+    bound = bound_agent(board, session)
+    if bound is not None and bound != own:
+        return Who(bound, "session")
+    led = led_team(environ, session)
+    lead = _lead(led[1]) if led is not None else None
+    if led is not None and lead is not None and ID_PATTERN.fullmatch(lead["name"]):
+        name = lead["name"]
+        kind = lead.get("agentType")
+        who = Who(name, "session", team=led[0], agent_type=kind if isinstance(kind, str) and kind else None)
+        if bound != name:  # once: later events find the session bound to the lead
+            _fold(board, own, name)
+            bind_session(board, session, name)
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            update_agent(board, name, stamp, **who.fields({}))
+        return who
+    return Who(bound or own, "session")
+
+
+def _fold(board: HookBoard, before: str, after: str) -> None:
+    """A session that turned out to lead a team: its record and calls under the session's made-up
+    name move to the lead's name (one row), unless the lead has a record already."""
+    if before == after or agent_file(board, after).exists():
+        return
+    for suffix in (".json", ".calls.jsonl"):
+        try:
+            os.replace(board.state_dir / "agents" / f"{before}{suffix}", board.state_dir / "agents" / f"{after}{suffix}")
+        except OSError:
+            pass
 
 
 def session_file(board: HookBoard, session_id: str) -> Path:
@@ -85,18 +230,20 @@ def named_in_command(payload: Mapping[str, Any]) -> str | None:
 
 def attribute(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str, str]) -> tuple[str, str | None]:
     """(agent, task id or None) for an event."""
-    agent = environ.get("BOARD_AGENT")
-    if not (agent and ID_PATTERN.fullmatch(agent)):
-        identity = event_identity(payload)
-        agent = identity[0] if identity else bound_agent(board, payload.get("session_id"))
-    if not agent:
-        session = payload.get("session_id")
-        agent = agent_name(f"claude-{session[:8]}") if isinstance(session, str) and session else "claude"
+    who = identify(board, payload, environ)
+    return who.name, task_of(board, who, environ)
+
+
+def task_of(board: HookBoard, who: Who, environ: Mapping[str, str]) -> str | None:
+    """The task an agent's call counts on: the environment's (a teammate's environment is its
+    lead's, so not a teammate's), else the single one in progress under its name (a
+    sub-agent's parent's)."""
     task = environ.get("BOARD_TASK_ID")
-    if task and board.has_task(task):
-        return agent, task
-    mine = [task_id for task_id, entry in read_active(board.state_dir).items() if entry.get("owner") == agent]
-    return agent, (mine[0] if len(mine) == 1 and board.has_task(mine[0]) else None)
+    if task and who.kind != "teammate" and board.has_task(task):
+        return task
+    owner = who.parent or who.name
+    mine = [task_id for task_id, entry in read_active(board.state_dir).items() if entry.get("owner") == owner]
+    return mine[0] if len(mine) == 1 and board.has_task(mine[0]) else None
 
 
 # -- the registry ------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from board import json_bounds
-from board.hooks.agents import attribute, bind_session, event_identity, named_in_command, recorded_activity, update_agent
+from board.hooks.agents import Who, attribute, bind_session, identify, named_in_command, recorded_activity, task_of, update_agent
 from board.hooks.guard import Blocked, check_write
 from board.hooks.where import HookBoard, event_task_list, find_board
 from board.store import confine
@@ -86,7 +86,8 @@ def _iso(now: datetime) -> str:
 def tool_used(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str, str], now: datetime) -> None:
     """PostToolUse / PostToolUseFailure: the call counted on the agent's task (or the agent
     alone), a file tool's file recorded as a touch."""
-    agent, task = attribute(board, payload, environ)
+    who = identify(board, payload, environ)
+    agent, task = who.name, task_of(board, who, environ)
     tool = payload.get("tool_name")
     if not isinstance(tool, str) or not tool or "\n" in tool:
         tool = "unknown"
@@ -102,16 +103,16 @@ def tool_used(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str
     record = call_record(ts=_iso(now), agent=agent, tool=tool, ok=not failed, task=task, files=files, ms=_duration_ms(payload), call_id=_call_id(payload))
     append_call(board.state_dir, record, wait=LOCK_WAIT_SECONDS)
     named = named_in_command(payload)
-    if named is not None and named != agent:
+    if named is not None and named != agent and who.kind == "session":  # a teammate shares its lead's session
         bind_session(board, payload.get("session_id"), named)
-    _show_working(board, agent, task, payload, now)
+    _show_working(board, who, task, payload, now)
 
 
-def _show_working(board: HookBoard, agent: str, task: str | None, payload: Mapping[str, Any], now: datetime) -> None:
+def _show_working(board: HookBoard, who: Who, task: str | None, payload: Mapping[str, Any], now: datetime) -> None:
     """A tool call means its agent works, whatever its record said last (idle after the turn
     before, or no record yet). Written only when it said something else: calls are many."""
-    if recorded_activity(board, agent) != "working":
-        update_agent(board, agent, _iso(now), activity="working", activityAt=_iso(now), task=task, **_session(payload))
+    if recorded_activity(board, who.name) != "working":
+        update_agent(board, who.name, _iso(now), activity="working", activityAt=_iso(now), task=task, **who.fields(payload))
 
 
 def _duration_ms(payload: Mapping[str, Any]) -> int | None:
@@ -133,15 +134,16 @@ def tool_wanted(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[s
     path = workspace_file(board.workspace, tool_input.get("file_path") or tool_input.get("notebook_path"))
     if path is None:
         return
-    agent, task = attribute(board, payload, environ)
-    _show_working(board, agent, task, payload, now)
+    who = identify(board, payload, environ)
+    task = task_of(board, who, environ)
+    _show_working(board, who, task, payload, now)
     try:
-        warning = check_write(board, path, agent, task, now)
+        warning = check_write(board, path, who.name, task, now)
     except Blocked:
-        _count_blocked(board, payload, agent, task, now)
+        _count_blocked(board, payload, who.name, task, now)
         raise
     if warning is not None:
-        note(board, f"PreToolUse: let {agent} write: {warning}")
+        note(board, f"PreToolUse: let {who.name} write: {warning}")
 
 
 def _call_id(payload: Mapping[str, Any]) -> str | None:
@@ -192,22 +194,14 @@ def read_session_transcript(board: HookBoard, payload: Mapping[str, Any], enviro
 # -- agents ------------------------------------------------------------------------------------
 
 
-def _session(payload: Mapping[str, Any]) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
-    if isinstance(payload.get("session_id"), str):
-        fields["sessionId"] = payload["session_id"]
-    for key, field in (("agent_type", "agentType"), ("model", "model"), ("team_name", "team")):
-        if isinstance(payload.get(key), str) and payload[key]:
-            fields[field] = payload[key]
-    return fields
-
-
 def _activity(activity: str) -> Handler:
     def handle(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str, str], now: datetime) -> None:
-        agent, task = attribute(board, payload, environ)
-        if activity == "working" and event_identity(payload) is None:
-            bind_session(board, payload.get("session_id"), agent)
-        update_agent(board, agent, _iso(now), activity=activity, activityAt=_iso(now), task=task, **_session(payload))
+        who = identify(board, payload, environ)
+        if activity == "working" and who.kind == "session":
+            bind_session(board, payload.get("session_id"), who.name)
+        # A teammate's turn ends with SubagentStop: it idles, a member still; a sub-agent is gone.
+        now_doing = "idle" if activity == "gone" and who.kind == "teammate" else activity
+        update_agent(board, who.name, _iso(now), activity=now_doing, activityAt=_iso(now), task=task_of(board, who, environ), **who.fields(payload))
 
     return handle
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from board import json_bounds
@@ -139,3 +141,74 @@ def _write_if_changed(path: Path, before: dict, after: dict) -> bool:
         os.chmod(temp, path.stat().st_mode & 0o777)
     os.replace(temp, path)
     return True
+
+
+# -- what is installed, and whether it can run ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InstalledHooks:
+    """board's hooks in one settings file: the events they are on, the command they run, and
+    why that command cannot run (None: it can)."""
+
+    settings: Path
+    events: tuple[str, ...]
+    command: str
+    problem: str | None
+
+
+def settings_files(workspace: Path) -> list[Path]:
+    """Every settings file whose hooks Claude Code runs for a session in the workspace."""
+    return [workspace / ".claude" / "settings.json", workspace / ".claude" / "settings.local.json", claude_home(os.environ) / "settings.json"]
+
+
+def installed_hooks(workspace: Path) -> list[InstalledHooks]:
+    """board's hooks in each settings file that has some (one entry per command it names);
+    a settings file that cannot be read is left out (``board hooks install`` says why)."""
+    found = []
+    for path in settings_files(workspace):
+        try:
+            settings = read_settings(path)
+        except BoardError:
+            continue
+        by_command: dict[str, list[str]] = {}
+        hooks = settings.get("hooks") or {}
+        for event, groups in hooks.items():
+            for group in groups if isinstance(groups, list) else ():
+                for entry in group.get("hooks", ()) if isinstance(group, dict) and isinstance(group.get("hooks"), list) else ():
+                    if is_board_hook(entry):
+                        by_command.setdefault(entry["command"], []).append(event)
+        for command, events in by_command.items():
+            found.append(InstalledHooks(path, tuple(events), command, command_problem(command)))
+    return found
+
+
+def command_problem(command: str) -> str | None:
+    """Why a hook command cannot run as Claude Code runs it (through a shell), or None: its
+    program missing or not executable (the shell exits 127 or 126, which Claude Code takes for
+    a hook's error and lets the tool run)."""
+    try:
+        words = shlex.split(command)
+    except ValueError as error:
+        return f"the command does not parse ({error})"
+    if not words:
+        return "the command is empty"
+    program = words[0]
+    if "/" not in program:
+        return None if shutil.which(program) else f"{program} is not on PATH"
+    path = Path(program)
+    if not path.exists():
+        return f"{program} does not exist (was board's environment moved or removed? run 'board hooks install' again)"
+    if not path.is_file() or not os.access(path, os.X_OK):
+        return f"{program} is not an executable file"
+    return None
+
+
+def broken_hook_problems(workspace: Path) -> list:
+    """``board check``'s problems for board's hooks whose command cannot run."""
+    from board.store.base import Problem
+
+    return [
+        Problem("hooks.broken", str(h.settings), f"board's hooks on {len(h.events)} events cannot run, so nothing is counted or guarded: {h.problem}")
+        for h in installed_hooks(workspace) if h.problem is not None
+    ]  # fmt: skip

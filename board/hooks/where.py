@@ -82,8 +82,9 @@ def find_board(payload: Mapping[str, Any], environ: Mapping[str, str]) -> HookBo
 
     1. ``BOARD_WORKSPACE``: a worker of ``board run`` started the agent;
     2. the Claude Code task list the session shares (``CLAUDE_CODE_TASK_LIST_ID``, or the
-       event's team, whose list has the team's name);
-    3. the nearest ``.tasks/`` from the session's directory upward, as the command line finds it.
+       event's team, whose list has the team's name, when that list holds tasks);
+    3. the nearest ``.tasks/`` from the session's directory upward, as the command line finds it;
+    4. the event's team's list, empty as it is.
     """
     cwd = Path(str(payload.get("cwd") or environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()))
     named = environ.get("BOARD_WORKSPACE")
@@ -91,15 +92,28 @@ def find_board(payload: Mapping[str, Any], environ: Mapping[str, str]) -> HookBo
         board = _board_at(Path(named), cwd, environ)
         if board is not None:
             return board
-    for list_id in (environ.get("CLAUDE_CODE_TASK_LIST_ID"), payload.get("team_name")):
+    team_list = None
+    for list_id, named_by_env in ((environ.get("CLAUDE_CODE_TASK_LIST_ID"), True), (payload.get("team_name"), False)):
         if isinstance(list_id, str) and ID_PATTERN.fullmatch(list_id):
             list_dir = claude_home(environ) / "tasks" / list_id
-            if list_dir.is_dir():
+            if named_by_env and list_dir.is_dir():
                 return HookBoard(cwd, list_dir / ".board", list_dir, claude=True)
+            if list_dir.is_dir():
+                # A team's list is its board when it holds tasks; Claude Code makes one for
+                # every team, and a team working on the workspace's .tasks/ leaves it empty.
+                if _holds_tasks(list_dir):
+                    return HookBoard(cwd, list_dir / ".board", list_dir, claude=True)
+                team_list = list_dir
     for directory in (cwd, *cwd.parents):
         if (directory / ".tasks").is_dir():
             return _tasks_dir_board(directory, environ)
+    if team_list is not None:
+        return HookBoard(cwd, team_list / ".board", team_list, claude=True)
     return None
+
+
+def _holds_tasks(list_dir: Path) -> bool:
+    return (list_dir / ".highwatermark").exists() or any(list_dir.glob("*.json"))
 
 
 def event_task_list(payload: Mapping[str, Any], environ: Mapping[str, str]) -> str | None:

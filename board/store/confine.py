@@ -53,7 +53,7 @@ class LinkedFolder(SpecialFile):
 
 #: The folders board keeps below a board's state folder (``.tasks/``, or ``.board/`` of a
 #: Claude Code list). Each is checked on every scan, so that one planted as a link is reported.
-BOARD_FOLDERS = ("agents", "archive", "checkpoints", "logs", "reservations", "toolcalls")
+BOARD_FOLDERS = ("agents", "archive", "checkpoints", "logs", "reservations", "tokens", "toolcalls", "transcripts")
 
 
 def planted_in_place_of_folders(state_dir: os.PathLike[str] | str, *, itself: bool = False) -> dict[str, str]:

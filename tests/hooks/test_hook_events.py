@@ -110,8 +110,8 @@ def test_a_session_bound_by_a_board_command_is_counted_under_that_agent(hooked: 
 
 def test_a_subagents_calls_are_its_own(hooked: Path) -> None:
     silent_ok(fire(hooked, "SubagentStart"))
-    name = "Explore-a7f3c2e1"
-    assert agent_record(hooked, name)["activity"] == "working"
+    name = "claude-8c35adc1-Explore-a7f3c2e1"  # under the session that started it
+    assert (agent_record(hooked, name)["activity"], agent_record(hooked, name)["parent"]) == ("working", "claude-8c35adc1")
     silent_ok(fire(hooked, "PostToolUse", agent_id="a7f3c2e1b9d84b6f", agent_type="Explore"))
     log = hooked / ".tasks" / "agents" / f"{name}.calls.jsonl"
     assert [json.loads(line)["task"] for line in log.read_text().splitlines()] == [None]  # no task: counted on the agent
