@@ -195,7 +195,12 @@ class ServedBoard:
             return prompt([t for t in by_id(self.store.tasks) if not is_hidden(t)], self.store.graph)
         wanted = task_of_uri(uri)
         task = self.store.tasks.get(wanted)
-        return None if task is None else json.dumps(task_json(task, self.store.graph), ensure_ascii=False, indent=2)
+        if task is None:
+            return None
+        from board.cli.tasks import task_tokens
+
+        shown = {**task_json(task, self.store.graph), "tokens": task_tokens(self.store, task.id)}  # as task show --json
+        return json.dumps(shown, ensure_ascii=False, indent=2)
 
     def close(self) -> None:
         self.agents.stop()
@@ -386,8 +391,15 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
 
     @tool()
     def task_show(id: Annotated[Id, TASK]) -> dict[str, Any]:
-        """One task (board task show --json): its whole document plus `derived`."""
-        return board.call(None, lambda store, name: whole(store, store.get(checked(task_id, id, "id"))))
+        """One task (board task show --json): its whole document plus `derived`, and the tokens
+        of the messages agents sent while on it, priced (`tokens`)."""
+        from board.cli.tasks import task_tokens
+
+        def show(store: Store, name: str | None) -> dict[str, Any]:
+            task = store.get(checked(task_id, id, "id"))
+            return {**whole(store, task), "tokens": task_tokens(store, task.id)}
+
+        return board.call(None, show)
 
     @tool()
     def task_update(

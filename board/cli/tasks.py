@@ -371,7 +371,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-def _task_tokens(store: Any, task_id: str) -> dict[str, Any]:
+def task_tokens(store: Any, task_id: str) -> dict[str, Any]:
     """The tokens of the messages agents sent while on the task (``board.transcripts``), priced."""
     from board.config import BoardSettings, load_settings
     from board.errors import BoardError
@@ -387,7 +387,7 @@ def _task_tokens(store: Any, task_id: str) -> dict[str, Any]:
 def cmd_show(args: argparse.Namespace) -> int:
     store = open_store(args)
     task = store.get(args.id)
-    tokens = _task_tokens(store, task.id)
+    tokens = task_tokens(store, task.id)
     if args.json:
         print_json({**task_json(task, store.graph), "tokens": tokens})
         return 0
