@@ -408,3 +408,14 @@ def summary(by_model: Mapping[str, Mapping[str, int]], prices: Mapping[str, tupl
     totals["unpriced"] = unpriced
     totals["models"] = models
     return totals
+
+
+def agent_costs(state_dir: Path, names: Iterable[str], prices: Mapping[str, tuple[float, float, float, float]]) -> dict[str, float]:
+    """The estimated cost in dollars of each named agent's tokens, for the agents that spent any
+    (the dashboard's agents panel shows it beside their calls)."""
+    costs = {}
+    for name in dict.fromkeys(names):
+        by_model = read_tokens(agent_tokens_path(state_dir, name))
+        if by_model:
+            costs[name] = summary(by_model, prices)["cost"]
+    return costs

@@ -40,6 +40,7 @@ from board.ui.board_state import DisplayedBoard
 from board.ui.card import CardView
 from board.ui.lanes import Lane, Lanes, display_state
 from board.ui.agent_keys import AgentKeys
+from board.transcripts import agent_costs
 from board.ui.messages import AgentsChanged, AgentsShown, AlertsChanged, AlertsShown, BoardChanged, LogsShown, TaskLogChanged, TasksShown
 from board.ui.palette import TaskCommands
 from board.ui.task_keys import HUMAN_ACTOR, TaskKeys
@@ -462,10 +463,11 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
             return  # the panel keeps what it shows; the reconnect posts the agents again
         teams = board_teams(layout.workspace, layout.tasks_dir, layout.name, agents)
         inboxes = {(team.name, member.name): read_inbox(team, member.name) for team in teams for member in team.members if member.messageable}
-        reading = (agents, teams, inboxes)
+        costs = agent_costs(layout.state_dir, [a.name for a in agents] + [m.name for team in teams for m in team.members], self.settings.model_prices())
+        reading = (agents, teams, inboxes, costs)
         if reading != self._agents_posted:
             self._agents_posted = reading
-            self.post_message(AgentsChanged(agents, teams, inboxes))
+            self.post_message(AgentsChanged(agents, teams, inboxes, costs))
             self.alerts_follower.wake()  # a member going idle or back to work is an alert's business
 
     @work(thread=True, exclusive=True, group="board-alerts")
@@ -687,7 +689,7 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         if not self.is_running:  # closing: as in on_board_changed
             return
         self.agents, self.teams, self.inboxes = message.agents, message.teams, message.inboxes
-        self.query_one(AgentsPanel).show_agents(message.agents, self.settings.agent_stale_after, teams=message.teams, inboxes=message.inboxes)
+        self.query_one(AgentsPanel).show_agents(message.agents, self.settings.agent_stale_after, teams=message.teams, inboxes=message.inboxes, costs=message.costs)
         before = self.view.unread
         self.view.unread = after = unread_by_member(message.inboxes)
         owners = {name for name in before.keys() | after.keys() if before.get(name) != after.get(name)}

@@ -6,6 +6,7 @@ write refused by the disk used to end it with a traceback.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -77,3 +78,22 @@ async def test_a_task_file_nested_a_thousand_deep_is_counted_unreadable_and_the_
         subprocess.run([sys.executable, "-m", "board", "-w", str(sample), "task", "update", "8", "--status", "completed", "--force"], check=True, cwd=REPO, capture_output=True)
         await wait_for(pilot, lambda: app.lanes.lane_index("8") is not None and app.lanes.lane_index("8")[0] == Lane.DONE, timeout=30, message="a later write shown")
         assert app.is_running
+
+
+async def test_an_agents_token_cost_shows_beside_its_calls_once_it_has_spent_any(sample: Path) -> None:
+    """The tokens Claude Code's transcripts give an agent (``board.transcripts``), priced: the
+    agents panel shows the estimate as its log grows, and nothing for an agent that spent none."""
+    from board.ui.widgets.agents_panel import AgentsPanel
+
+    app = make_app(sample, watch=True, reconcile_seconds=1)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        panel = app.query_one(AgentsPanel)
+        assert "$" not in panel.render().plain
+        # One message of claude-sonnet-4-5: 1M output tokens at $15 and 1M cache reads at $0.30.
+        line = {"ts": "2026-11-24T21:00:00Z", "agent": "alice", "task": "7", "model": "claude-sonnet-4-5", "messages": 1,
+                "input": 0, "output": 1_000_000, "cacheWrite": 0, "cacheRead": 1_000_000}
+        (sample / ".tasks" / "agents" / "alice.tokens.jsonl").write_text(json.dumps(line) + "\n")
+        await wait_for(pilot, lambda: "$15.30" in panel.render().plain, timeout=30, message="alice's cost in the panel")
+        shown = [row for row in panel.render().plain.splitlines() if "$" in row]
+        assert len(shown) == 1 and "alice" in shown[0], shown

@@ -110,6 +110,7 @@ class AgentsPanel(Widget, can_focus=True):
 
     def __init__(self, now: Callable[[], datetime], *, id: str | None = None) -> None:
         super().__init__(id=id)
+        self.costs: dict[str, float] = {}
         self.now = now
         self.agents: list[AgentRecord] = []
         self.teams: list[Team] = []
@@ -126,8 +127,10 @@ class AgentsPanel(Widget, can_focus=True):
     def show_agents(
         self, agents: list[AgentRecord], stale_after: timedelta, *,
         teams: list[Team] | None = None, inboxes: Mapping[tuple[str, str], Inbox] | None = None,
+        costs: Mapping[str, float] | None = None,
     ) -> None:
         height = self._line_count()
+        self.costs = dict(costs or {})
         self.agents = agents
         self.stale_after = stale_after
         self.teams = teams or []
@@ -226,8 +229,13 @@ class AgentsPanel(Widget, can_focus=True):
         line.append(printable(entry.name), self._style("name"))
         line.append(f" #{printable(entry.task)}" if entry.task else " idle", style)
         age = self._age(entry, now)
-        right = Text(f"♥{age} ⚒{entry.tool_calls}" if age else f"⚒{entry.tool_calls}", self._style("muted"))
+        right = Text((f"♥{age} " if age else "") + f"⚒{entry.tool_calls}{self._cost(entry)}", self._style("muted"))
         return self._with_right(line, right, width, highlighted)
+
+    def _cost(self, entry: RosterEntry) -> str:
+        """`` $0.42``: the estimated cost of the agent's tokens, when it spent any."""
+        cost = self.costs.get(entry.name)
+        return "" if cost is None else f" ${cost:.2f}"
 
     def _team_line(self, team: Team, width: int) -> Text:
         line = Text(no_wrap=True, overflow="ellipsis")
@@ -250,7 +258,7 @@ class AgentsPanel(Widget, can_focus=True):
         if entry.idle_with_task:
             first.append(" ⚠", self._style("warning"))
         age = self._age(entry, now)
-        right = Text((f"{age} " if age else "") + f"⚒{entry.tool_calls}", self._style("muted"))
+        right = Text((f"{age} " if age else "") + f"⚒{entry.tool_calls}{self._cost(entry)}", self._style("muted"))
         second = Text("  " + " · ".join(printable(part) for part in (short_model(entry.model), entry.agent_type) if part), self._style("muted"), no_wrap=True, overflow="ellipsis")
         mail = Text()
         if entry.inbox_problem and entry.messageable:
