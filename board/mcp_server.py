@@ -197,7 +197,7 @@ class ServedBoard:
         task = self.store.tasks.get(wanted)
         if task is None:
             return None
-        from board.cli.tasks import task_tokens
+        from board.transcripts import task_tokens
 
         shown = {**task_json(task, self.store.graph), "tokens": task_tokens(self.store, task.id)}  # as task show --json
         return json.dumps(shown, ensure_ascii=False, indent=2)
@@ -393,7 +393,7 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
     def task_show(id: Annotated[Id, TASK]) -> dict[str, Any]:
         """One task (board task show --json): its whole document plus `derived`, and the tokens
         of the messages agents sent while on it, priced (`tokens`)."""
-        from board.cli.tasks import task_tokens
+        from board.transcripts import task_tokens
 
         def show(store: Store, name: str | None) -> dict[str, Any]:
             task = store.get(checked(task_id, id, "id"))

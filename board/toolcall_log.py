@@ -106,7 +106,7 @@ def _append(path: Path, line: bytes, wait: float) -> None:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, f"{path} is not a regular file; the call was not logged there")
-        _lock(fd, path, wait)
+        lock_within(fd, wait, f"{path} stayed locked for {wait:g} s; the call was not logged")
         written = os.write(fd, line)
         if written != len(line):
             os.ftruncate(fd, os.lseek(fd, 0, os.SEEK_END) - written)
@@ -115,7 +115,9 @@ def _append(path: Path, line: bytes, wait: float) -> None:
         os.close(fd)  # closing drops the lock
 
 
-def _lock(fd: int, path: Path, wait: float) -> None:
+def lock_within(fd: int, wait: float, refusal: str) -> None:
+    """``flock`` the file exclusively, waiting at most ``wait`` seconds; then OSError(EAGAIN,
+    ``refusal``)."""
     deadline = time.monotonic() + wait
     while True:
         try:
@@ -123,7 +125,7 @@ def _lock(fd: int, path: Path, wait: float) -> None:
             return
         except BlockingIOError:
             if time.monotonic() >= deadline:
-                raise OSError(errno.EAGAIN, f"{path} stayed locked for {wait:g} s; the call was not logged") from None
+                raise OSError(errno.EAGAIN, refusal) from None
             time.sleep(0.001)
 
 

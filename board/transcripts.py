@@ -24,7 +24,6 @@ Standard library only: ``board hook`` imports it.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -35,7 +34,7 @@ from pathlib import Path
 
 from board import json_bounds
 from board.store import confine
-from board.toolcall_log import AGENT_LOGS, MAX_TOOL_NAME, agent_log, append_call, append_line, call_record, read_all
+from board.toolcall_log import AGENT_LOGS, MAX_TOOL_NAME, agent_log, append_call, append_line, call_record, lock_within, read_all
 
 # Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.
 TYPE_CHECKING = False
@@ -128,7 +127,7 @@ def read_transcript(
         confine.make_folders(path.parent)
         lock_fd = confine.open_file(path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
         try:
-            _lock(lock_fd, wait)
+            lock_within(lock_fd, wait, "another look at this transcript held its lock; this one was skipped")
             state = _load_state(path)
             if state.get("inode") != info.st_ino or state.get("offset", 0) > info.st_size:
                 state = {"inode": info.st_ino, "offset": 0}
@@ -331,20 +330,6 @@ def _save_state(path: Path, state: dict[str, Any]) -> None:
     replace_file(path, json.dumps(state, separators=(",", ":")).encode("utf-8"))
 
 
-def _lock(fd: int, wait: float) -> None:
-    import time
-
-    deadline = time.monotonic() + wait
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                raise OSError("another look at this transcript held its lock; this one was skipped") from None
-            time.sleep(0.002)
-
-
 # -- totals and prices ---------------------------------------------------------------------------
 
 
@@ -419,3 +404,16 @@ def agent_costs(state_dir: Path, names: Iterable[str], prices: Mapping[str, tupl
         if by_model:
             costs[name] = summary(by_model, prices)["cost"]
     return costs
+
+
+def task_tokens(store: Any, task_id: str) -> dict[str, Any]:
+    """The tokens of the messages agents sent while on the task, priced (what ``task show`` and
+    MCP's ``task_show`` give as ``tokens``)."""
+    from board.config import BoardSettings, load_settings  # not for the hook: it never prices
+    from board.errors import BoardError
+
+    try:
+        settings = load_settings(store.local_dir)
+    except BoardError:  # board check names the broken setting; the defaults do here
+        settings = BoardSettings()
+    return summary(read_tokens(task_tokens_path(store.state_dir, task_id)), settings.model_prices())

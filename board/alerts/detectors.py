@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from board.store.confine import LINKED_FOLDER, NOT_A_FOLDER
 from board.alerts.model import Alert, Severity, list_files, one_line
 from board.times import iso, parse_time
 from board.gitstate import GitState
@@ -473,7 +474,7 @@ def detect_invalid_files(invalid: Iterable[InvalidFile]) -> list[Alert]:
             message=one_line(f"{item.path}: {item.reason}"),
             action=(
                 "put a plain folder there (board writes nothing there until then); 'board check' names every problem"
-                if "in place of a folder" in item.reason or "not a folder" in item.reason
+                if item.reason in (LINKED_FOLDER, NOT_A_FOLDER)
                 else "fix the file by hand (board never rewrites it); 'board check' names every problem"
             ),
             tasks=(item.task,) if item.task else (),

@@ -132,14 +132,14 @@ def gather_inputs(store: BoardReading, *, now: datetime, git: GitState | None = 
     """Read the board's files into ``AlertInputs`` (the store's index is used as it is)."""
     workspace = store.layout.workspace
     tasks = dict(store.tasks)
-    unreadable = {task_id for path in store.invalid if (task_id := store.layout.task_id_for(Path(path))) is not None}
-    graph_problems = _GRAPH_PROBLEMS.problems(store.tasks, lambda: store.graph, unreadable)
-    named = {task_id for problem in graph_problems for task_id in problem.tasks}
-    task_files = {task_id: _relative(store.layout.task_path(task_id), workspace) for task_id in named}
     invalid = [
         InvalidFile(_relative(Path(path), workspace), reason, store.layout.task_id_for(Path(path)))
         for path, reason in store.invalid.items()
     ]
+    unreadable = {item.task for item in invalid if item.task is not None}
+    graph_problems = _GRAPH_PROBLEMS.problems(store.tasks, lambda: store.graph, unreadable)
+    named = {task_id for problem in graph_problems for task_id in problem.tasks}
+    task_files = {task_id: _relative(store.layout.task_path(task_id), workspace) for task_id in named}
     touches = _TOUCHES.read(store.touching_calls(), workspace, set(tasks))
     checkpoints: dict[str, CheckpointHashes] = {}
     current: dict[str, str | None] = {}

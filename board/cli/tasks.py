@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from board.cli.parser import add_command
 from board.cli.arguments import label
@@ -371,22 +371,11 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-def task_tokens(store: Any, task_id: str) -> dict[str, Any]:
-    """The tokens of the messages agents sent while on the task (``board.transcripts``), priced."""
-    from board.config import BoardSettings, load_settings
-    from board.errors import BoardError
-    from board.transcripts import read_tokens, summary, task_tokens_path
-
-    try:
-        settings = load_settings(store.local_dir)
-    except BoardError:  # board check names the broken setting; the defaults do here
-        settings = BoardSettings()
-    return summary(read_tokens(task_tokens_path(store.state_dir, task_id)), settings.model_prices())
-
-
 def cmd_show(args: argparse.Namespace) -> int:
     store = open_store(args)
     task = store.get(args.id)
+    from board.transcripts import task_tokens
+
     tokens = task_tokens(store, task.id)
     if args.json:
         print_json({**task_json(task, store.graph), "tokens": tokens})

@@ -54,6 +54,9 @@ class LinkedFolder(SpecialFile):
 #: The folders board keeps below a board's state folder (``.tasks/``, or ``.board/`` of a
 #: Claude Code list). Each is checked on every scan, so that one planted as a link is reported.
 BOARD_FOLDERS = ("agents", "archive", "checkpoints", "logs", "reservations", "tokens", "toolcalls", "transcripts")
+#: Why board will not use a folder of its own (refusals, ``board check``, the alert's advice).
+LINKED_FOLDER = "a symbolic link in place of a folder (board never writes or reads through links in its folders)"
+NOT_A_FOLDER = "not a folder (board keeps its own files there)"
 
 
 def planted_in_place_of_folders(state_dir: os.PathLike[str] | str, *, itself: bool = False) -> dict[str, str]:
@@ -66,9 +69,9 @@ def planted_in_place_of_folders(state_dir: os.PathLike[str] | str, *, itself: bo
         except OSError:
             continue  # not made yet, or unreachable: nothing planted to report
         if stat.S_ISLNK(mode):
-            found[path] = "a symbolic link in place of a folder (board never writes or reads through links in its folders)"
+            found[path] = LINKED_FOLDER
         elif not stat.S_ISDIR(mode):
-            found[path] = "not a folder (board keeps its own files there)"
+            found[path] = NOT_A_FOLDER
     return found
 
 
@@ -157,7 +160,7 @@ def _refusal(root: str, walked: tuple[str, ...], fd: int, folder: str) -> Linked
     except OSError:
         is_link = False
     if is_link:
-        return LinkedFolder(path, "a symbolic link in place of a folder (board never writes or reads through links in its folders)")
+        return LinkedFolder(path, LINKED_FOLDER)
     return LinkedFolder(path, "not a folder", errno.ENOTDIR)
 
 

@@ -6,10 +6,8 @@ that finds neither it nor node and npm skips, saying which is missing.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -23,62 +21,18 @@ if __package__ in (None, ""):  # run as a script by .ci/run
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tests.claude_code.fake_api import Exchange, FakeAnthropic, Turn
+from tests.claude_code.npm_tools import NpmTool, Unavailable  # noqa: F401  (Unavailable: the tests import it from here)
 
-PACKAGE = "@anthropic-ai/claude-code"
 #: The last version that runs on node 20; later ones need node 22.
-VERSION = "2.1.197"
+CLIENT = NpmTool("@anthropic-ai/claude-code", "2.1.197", "claude-code-2.1.197", "claude")
+PACKAGE, VERSION = CLIENT.package, CLIENT.version
 #: A run of a few scripted calls takes seconds; this is for a machine under heavy load.
 RUN_TIMEOUT = 240
-INSTALL_TIMEOUT = 600
-
-
-class Unavailable(Exception):
-    """Why the real client cannot be had here (the tests skip with this)."""
-
-
-def install_dir() -> Path:
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "board-tests" / f"claude-code-{VERSION}"
-
-
-def executable() -> Path:
-    return install_dir() / "node_modules" / ".bin" / "claude"
-
-
-def _works(claude: Path) -> bool:
-    try:
-        done = subprocess.run([str(claude), "--version"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0 and done.stdout.startswith(VERSION)
 
 
 def ensure_installed() -> Path:
-    """The installed client, installed now if it is not yet (under a lock, so two test
-    processes never install at once); ``Unavailable`` with the reason when it cannot be."""
-    claude = executable()
-    if claude.exists() and _works(claude):
-        return claude
-    for program in ("node", "npm"):
-        if shutil.which(program) is None:
-            raise Unavailable(f"{program} not found on PATH: cannot install {PACKAGE}@{VERSION}")
-    folder = install_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder.parent / f".{folder.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if claude.exists() and _works(claude):
-            return claude
-        try:
-            done = subprocess.run(
-                ["npm", "install", "--prefix", str(folder), "--no-audit", "--no-fund", "--loglevel=error", f"{PACKAGE}@{VERSION}"],
-                capture_output=True, text=True, timeout=INSTALL_TIMEOUT, stdin=subprocess.DEVNULL,
-            )  # fmt: skip
-        except subprocess.TimeoutExpired:
-            raise Unavailable(f"npm install {PACKAGE}@{VERSION} took over {INSTALL_TIMEOUT} s") from None
-        if done.returncode != 0 or not _works(claude):
-            last = (done.stderr.strip().splitlines() or ["installed, but 'claude --version' fails"])[-1]
-            raise Unavailable(f"cannot install {PACKAGE}@{VERSION} with npm: {last}")
-    return claude
+    """The installed client (installed now if it is not yet); ``Unavailable`` when it cannot be."""
+    return CLIENT.ensure_installed()
 
 
 # -- a workspace and a run -----------------------------------------------------------------------
