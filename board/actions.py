@@ -291,6 +291,8 @@ class TaskChange:
     add_blocks: list[str] = field(default_factory=list)
     remove_blocked_by: list[str] = field(default_factory=list)
     remove_blocks: list[str] = field(default_factory=list)
+    #: Limits to set (``tokens``, ``usd``; None removes one): ``board.budgets``.
+    budget: dict[str, Any] | None = None
 
     def touches_board(self) -> bool:
         """Whether the change reads beyond the task itself: a status move checks readiness,
@@ -311,7 +313,7 @@ def _update_task(store: Store, task_id: str, change: TaskChange, who: Who) -> No
     task = store.get(task_id)
     fields: dict[str, Any] = {
         name: getattr(change, name)
-        for name in ("owner", "progress", "subject", "description", "active_form", "priority", "files")
+        for name in ("owner", "progress", "subject", "description", "active_form", "priority", "files", "budget")
         if getattr(change, name) is not None
     }
     if change.error is not None and change.status not in (Status.FAILED, Status.BLOCKED):
@@ -328,7 +330,7 @@ def _update_task(store: Store, task_id: str, change: TaskChange, who: Who) -> No
     edges = [(task_id, blocker) for blocker in change.add_blocked_by] + [(dependent, task_id) for dependent in change.add_blocks]
     dropped = [(task_id, blocker) for blocker in change.remove_blocked_by] + [(dependent, task_id) for dependent in change.remove_blocks]
     if not fields and not change.status and not edges and not dropped:
-        raise BoardError("nothing to change: pass --status, --owner, --progress, --add-blocked-by, ...")
+        raise BoardError("nothing to change: pass --status, --owner, --progress, --budget-usd, --add-blocked-by, ...")
     for dependent, blocker in dropped:
         other = store.tasks.get(blocker)
         if blocker not in store.get(dependent).blocked_by and (other is None or dependent not in other.blocks):

@@ -54,11 +54,13 @@ class AgentRecord(BaseModel):
     model: str | None = None
     #: A sub-agent's: the agent whose session started it (its row is shown under that one's).
     parent: str | None = None
+    #: A Claude Code session's transcript, which the coordinator reads while it works.
+    transcript: str | None = None
 
 
 #: Fields a record carries only when someone set them (Claude Code's hooks), so records of
 #: other agents read as they always did.
-ONLY_WHEN_SET = ("activity", "activityAt", "sessionId", "team", "agentType", "model", "parent")
+ONLY_WHEN_SET = ("activity", "activityAt", "sessionId", "team", "agentType", "model", "parent", "transcript")
 
 
 def write_agent(records: AgentRecords, record: AgentRecord) -> None:

@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from board.errors import BoardError
+from board.model import Budget
 from board.store.atomic import SpecialFile, read_regular
 
 FILE_NAME = "board.toml"
@@ -37,6 +38,26 @@ class PolicySettings(_Section):
 
     block_after_failures: int = Field(0, ge=0)
     complete_after_successes: int = Field(0, ge=0)
+
+
+class BudgetSettings(_Section):
+    """What a task or an agent may spend (``board.budgets``); unset: no limit. A task's own
+    budget (``--budget-tokens``/``--budget-usd``) wins over ``task_*``."""
+
+    task_tokens: int | None = Field(None, ge=1)
+    task_usd: float | None = Field(None, gt=0, allow_inf_nan=False)
+    agent_tokens: int | None = Field(None, ge=1)
+    agent_usd: float | None = Field(None, gt=0, allow_inf_nan=False)
+    #: ``budget.near`` once this share of a limit is spent.
+    warn_at: float = Field(0.8, gt=0, le=1)
+    #: At the limit, pause the task (the ``budget`` policy); false: the error alert only.
+    pause: bool = True
+
+    def for_tasks(self) -> Budget | None:
+        return Budget(tokens=self.task_tokens, usd=self.task_usd) if self.task_tokens or self.task_usd else None
+
+    def for_agents(self) -> Budget | None:
+        return Budget(tokens=self.agent_tokens, usd=self.agent_usd) if self.agent_tokens or self.agent_usd else None
 
 
 class GitSettings(_Section):
@@ -99,6 +120,7 @@ class BoardSettings(_Section):
     lease: LeaseSettings = Field(default_factory=LeaseSettings)
     coordinator: CoordinatorSettings = Field(default_factory=CoordinatorSettings)
     policies: PolicySettings = Field(default_factory=PolicySettings)
+    budget: BudgetSettings = Field(default_factory=BudgetSettings)
     git: GitSettings = Field(default_factory=GitSettings)
     alerts: AlertSettings = Field(default_factory=AlertSettings)
     ui: UiSettings = Field(default_factory=UiSettings)

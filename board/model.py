@@ -121,6 +121,40 @@ class Lease(Document):
     seconds: float | None = field(optional({"type": "float", "gt": 0}), default=None)
 
 
+class Budget(Document):
+    """What a task may spend in model tokens (all four kinds: input, output, cache writes and
+    reads) and in estimated dollars; either or both. The ``budget`` policy pauses the task once
+    it has spent either (``board.budgets``)."""
+
+    tokens: int | None = field(optional({"type": "int", "ge": 1}), default=None)
+    usd: float | None = field(optional({"type": "float", "gt": 0, "allow_inf_nan": False}), default=None)
+
+
+def checked_budget(value: Any) -> dict[str, Any]:
+    """A budget change: ``{"tokens": N, "usd": X}``, either left out (kept as it is) or None
+    (its limit removed); anything else is refused in one line."""
+    if isinstance(value, Budget):
+        value = value.model_dump()
+    if value is None:
+        return {"tokens": None, "usd": None}
+    if not isinstance(value, dict) or not set(value) <= {"tokens", "usd"}:
+        raise BoardError("a budget is {'tokens': N, 'usd': X}: a whole number of tokens and an amount of dollars, either or both")
+    tokens, usd = value.get("tokens"), value.get("usd")
+    if tokens is not None and (type(tokens) is not int or tokens < 1):
+        raise BoardError(f"a budget's tokens are a whole number of at least 1 (or none), not {shortened(repr(tokens))}")
+    if usd is not None and (type(usd) not in (int, float) or not 0 < usd < 1e9):
+        raise BoardError(f"a budget's dollars are more than 0 and less than a billion (or none), not {shortened(repr(usd))}")
+    return {name: (float(v) if name == "usd" and v is not None else v) for name, v in value.items()}
+
+
+def with_limits(budget: Budget | None, change: dict[str, Any]) -> Budget | None:
+    """``budget`` with the limits ``change`` names set (None removes one); None once it has none."""
+    limits = {**(budget.model_dump() if budget is not None else {}), **change}
+    if limits.get("tokens") is None and limits.get("usd") is None:
+        return None
+    return Budget(tokens=limits.get("tokens"), usd=limits.get("usd"))
+
+
 class PolicyMark(Document):
     """Which seed-002 policy set the task's status, and why: it can be wrong, so the board
     shows it and a person can undo it."""
@@ -136,6 +170,9 @@ class PolicyMark(Document):
     progress: int = field(_PERCENT, default=0)
     #: True once the status moved on (undone, or changed by anyone): no longer the policy's.
     settled: bool = field({"type": "bool"}, default=False)
+    #: The budget the ``budget`` policy paused the task at: once undone, it does not pause the
+    #: task again until the budget changes.
+    budget: Budget | None = field(optional(Budget.__pydantic_core_schema__), default=None)
 
 
 def _no_repeats(value: list[str]) -> list[str]:
@@ -166,6 +203,8 @@ class Task(Document):
     error: str | None = field(optional(_TEXT), default=None)
     #: Set when a policy (not a person or the agent) chose the current status.
     policy: PolicyMark | None = field(optional(PolicyMark.__pydantic_core_schema__), default=None)
+    #: What the task may spend in tokens and dollars (None: the board's default, if any).
+    budget: Budget | None = field(optional(Budget.__pydantic_core_schema__), default=None)
     #: What the task, in ``waiting``, asks a person; the person's answer; when it was asked.
     question: str | None = field(optional(_TEXT), default=None)
     answer: str | None = field(optional(_TEXT), default=None)
@@ -299,7 +338,7 @@ def lean(task: Task) -> Task:
     (shared ids, empty lists and tool calls, a dict of values only) is explained below; none of
     it changes what the task says, compares equal to or writes.
     """
-    for part in (task, task.tool_calls, task.lease, task.policy):
+    for part in (task, task.tool_calls, task.lease, task.policy, task.budget):
         if part is not None:
             shared = _SHARED_FIELDS_SET.setdefault(type(part), set(type(part).model_fields))
             object.__setattr__(part, "__pydantic_fields_set__", shared)
@@ -374,7 +413,7 @@ def nested_too_deep(task: Task) -> bool:
     if task.metadata and deeper_than_allowed(task.metadata, 1):
         return True
     # A part's unknown fields sit where its own fields do: the task at level 1, its parts at 2.
-    for part, level in ((task, 0), (task.tool_calls, 1), (task.lease, 1), (task.policy, 1)):
+    for part, level in ((task, 0), (task.tool_calls, 1), (task.lease, 1), (task.policy, 1), (task.budget, 1)):
         extra = part.__pydantic_extra__ if part is not None else None
         if extra and deeper_than_allowed(extra, level):
             return True

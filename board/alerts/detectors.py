@@ -18,6 +18,7 @@ from typing import Any
 
 from board.store.confine import LINKED_FOLDER, NOT_A_FOLDER
 from board.alerts.model import Alert, Severity, list_files, one_line
+from board.budgets import BudgetState
 from board.times import iso, parse_time
 from board.gitstate import GitState
 from board.graph import GraphProblem, cancelled_blockers, sorted_ids
@@ -506,6 +507,43 @@ def detect_broken_hooks(broken: Iterable[BrokenHooks]) -> list[Alert]:
         )
         for item in sorted(broken, key=lambda i: i.settings)
     ]
+
+
+def detect_budgets(tasks: Mapping[str, BudgetState], agents: Mapping[str, BudgetState], warn_at: float, *, pausing: bool = True) -> list[Alert]:
+    """``budget.near``: a task or an agent has spent ``warn_at`` (80 %) of its budget;
+    ``budget.over``: all of it (the ``budget`` policy pauses the task, unless turned off)."""
+    alerts = []
+    for kind_of, states in (("task", tasks), ("agent", agents)):
+        for name in sorted(states) if kind_of == "agent" else sorted_ids(states):
+            state = states[name]
+            share = state.share
+            if share < warn_at:
+                continue
+            over = share >= 1.0
+            who = f"#{name}" if kind_of == "task" else name
+            if over:
+                action = (
+                    f"raise its budget (board task update {name} --budget-usd ...) or undo the pause (u on the card) to let it go on"
+                    if kind_of == "task"
+                    else f"raise [budget] agent_usd/agent_tokens in board.toml, or reassign {name}'s work"
+                )
+                if not pausing:
+                    action = "stop it, or raise its budget ([budget] in board.toml, or task update --budget-usd)"
+            else:
+                paused = who if kind_of == "task" else f"{name}'s task"
+                action = f"{paused} will be paused at the limit; raise the budget now if it should go on"
+            alerts.append(
+                Alert(
+                    key=f"budget.{'over' if over else 'near'}:{kind_of}:{name}",
+                    kind=f"budget.{'over' if over else 'near'}",
+                    severity=Severity.ERROR if over else Severity.WARNING,
+                    message=f"{who} spent {state.text()} ({share:.0%} of its budget)",
+                    action=action,
+                    tasks=(name,) if kind_of == "task" else (),
+                    agents=(name,) if kind_of == "agent" else (),
+                )
+            )
+    return alerts
 
 
 def detect_failing_agents(tasks: Mapping[str, Task], failing_after: int) -> list[Alert]:

@@ -26,6 +26,7 @@ from board.alerts.detectors import (
     Touch,
     active_tasks,
     detect_broken_hooks,
+    detect_budgets,
     detect_dirty,
     detect_expired_leases,
     detect_external_changes,
@@ -43,6 +44,7 @@ from board.alerts.detectors import (
     held_files,
 )
 from board.alerts.model import Alert
+from board.budgets import BudgetState, SpendReader, budget_states
 from board.checkpoints import hash_file, latest_checkpoint
 from board.config import BoardSettings
 from board.gitstate import GitState, GitUnavailable, gather_git_state, last_fetched_at
@@ -98,6 +100,9 @@ class AlertInputs:
     idle_members: list[IdleMember] = field(default_factory=list)
     #: board's hooks in Claude Code's settings whose command cannot run.
     broken_hooks: list[BrokenHooks] = field(default_factory=list)
+    #: What each active task with a budget, and each working agent with one, has spent.
+    task_budgets: Mapping[str, BudgetState] = field(default_factory=dict)
+    agent_budgets: Mapping[str, BudgetState] = field(default_factory=dict)
 
 
 def detect_all(inputs: AlertInputs, *, now: datetime, settings: BoardSettings) -> list[Alert]:
@@ -121,6 +126,7 @@ def detect_all(inputs: AlertInputs, *, now: datetime, settings: BoardSettings) -
         *detect_idle_with_task(tasks, inputs.idle_members),
         *detect_cancelled_blockers(inputs.tasks),
         *detect_broken_hooks(inputs.broken_hooks),
+        *detect_budgets(inputs.task_budgets, inputs.agent_budgets, settings.budget.warn_at, pausing=settings.budget.pause),
     ]
     unique: dict[str, Alert] = {}
     for alert in found:
@@ -128,8 +134,9 @@ def detect_all(inputs: AlertInputs, *, now: datetime, settings: BoardSettings) -
     return sorted(unique.values(), key=Alert.sort_key)
 
 
-def gather_inputs(store: BoardReading, *, now: datetime, git: GitState | None = None) -> AlertInputs:
-    """Read the board's files into ``AlertInputs`` (the store's index is used as it is)."""
+def gather_inputs(store: BoardReading, *, now: datetime, git: GitState | None = None, settings: BoardSettings | None = None) -> AlertInputs:
+    """Read the board's files into ``AlertInputs`` (the store's index is used as it is).
+    Budgets are read with ``settings`` (without, only the tasks' own, at board's prices)."""
     workspace = store.layout.workspace
     tasks = dict(store.tasks)
     invalid = [
@@ -156,6 +163,7 @@ def gather_inputs(store: BoardReading, *, now: datetime, git: GitState | None = 
         for path in checkpoint.file_hashes:
             if path not in current:
                 current[path] = _HASHES.hash(workspace / path)
+    task_budgets, agent_budgets = read_budgets(store, tasks, settings or BoardSettings())
     return AlertInputs(
         tasks=tasks,
         graph_problems=graph_problems,
@@ -169,7 +177,23 @@ def gather_inputs(store: BoardReading, *, now: datetime, git: GitState | None = 
         history=store.recent_history(HISTORY_OPS),
         idle_members=idle_team_members(store.layout, store.agent_records),
         broken_hooks=broken_hooks(workspace),
+        task_budgets=task_budgets,
+        agent_budgets=agent_budgets,
     )
+
+
+def read_budgets(store: BoardReading, tasks: Mapping[str, Task], settings: BoardSettings) -> tuple[dict[str, BudgetState], dict[str, BudgetState]]:
+    """The budget states of the board's tasks and agents (``board.budgets``), its token logs
+    read again only where they changed since the last evaluation."""
+    prices = settings.model_prices()
+    reader = _SPEND.get(store.state_dir)
+    if reader is None or reader.prices != prices:
+        reader = _SPEND[store.state_dir] = SpendReader(store.state_dir, prices)
+    return budget_states(tasks, reader, task_default=settings.budget.for_tasks(), agent_budget=settings.budget.for_agents())
+
+
+#: One spend reader a board, kept between evaluations (a tick reads only the logs that grew).
+_SPEND: dict[Path, SpendReader] = {}
 
 
 def broken_hooks(workspace: Path) -> list[BrokenHooks]:
@@ -206,7 +230,7 @@ def evaluate_alerts(
     ``git`` is a snapshot from ``gather_git_state``; without one there are no git drift alerts
     (``drift.external_change`` compares checkpoint hashes and needs no git).
     """
-    alerts = detect_all(gather_inputs(store, now=now, git=git), now=now, settings=settings)
+    alerts = detect_all(gather_inputs(store, now=now, git=git, settings=settings), now=now, settings=settings)
     return carry_since(alerts, previous or [], now)
 
 

@@ -47,6 +47,8 @@ KINDS: dict[str, Severity] = {
     "agent.failing": Severity.WARNING,
     "agent.idle_with_task": Severity.WARNING,
     "human.waiting": Severity.INFO,
+    "budget.near": Severity.WARNING,
+    "budget.over": Severity.ERROR,
 }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from board.cli.parser import add_command
-from board.cli.arguments import agent_name, positive_int
+from board.cli.arguments import add_budget_options, agent_name, budget_change, positive_int
 from board.cli.output import print_json, task_json
 from board.cli.tasks import cli_actor, lease_token, open_store, task_id
 from board.store import DEFAULT_LEASE_SECONDS
@@ -32,6 +32,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     claim.add_argument("--agent", type=agent_name, required=True, help="the agent taking the task")
     claim.add_argument("--lease", type=lease_seconds, default=DEFAULT_LEASE_SECONDS, metavar="SEC", help=f"how long the claim holds without a heartbeat (default {DEFAULT_LEASE_SECONDS:g} s)")
     claim.add_argument("--max", type=positive_int, default=1, metavar="N", help="how many tasks the agent may hold at once (default 1)")
+    add_budget_options(claim, "the claimed task")
     claim.set_defaults(handler=cmd_claim)
 
     heartbeat = add_command(commands, "heartbeat", "renew the leases an agent holds")
@@ -67,6 +68,10 @@ def cmd_claim(args: argparse.Namespace) -> int:
         else:
             print("nothing is ready")
         return NOTHING_READY
+    budget = budget_change(args)
+    if budget is not None:
+        assert task.lease is not None
+        task = store.update(task.id, budget=budget, token=task.lease.token, actor=args.agent)
     if args.json:
         print_json(task_json(task, store.graph))
     else:

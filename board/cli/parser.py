@@ -20,7 +20,7 @@ import board.cli
 #: this against what the modules register).
 COMMANDS = {
     "ui": "dashboard",
-    "init": "tasks", "task": "tasks", "answer": "tasks", "check": "tasks",
+    "init": "tasks", "task": "tasks", "answer": "tasks", "undo": "tasks", "check": "tasks",
     "import": "transfer", "export": "transfer",
     "claim": "leases", "heartbeat": "leases", "release": "leases", "toolcall": "leases",
     "agents": "agents", "message": "agents",

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 from board.cli.parser import add_command
-from board.cli.arguments import agent_name, positive_int
+from board.cli.arguments import add_budget_options, agent_name, budget_change, positive_int
 from board.cli.output import print_json
 from board.errors import BoardError
 from board.text import shortened
@@ -49,6 +49,7 @@ def _worker_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps", type=int, nargs=2, default=[2, 5], metavar=("MIN", "MAX"), help="simulated tool calls per task (default 2 5)")
     parser.add_argument("--time-scale", type=float, default=1.0, metavar="F", help="wall seconds per second of a task's metadata.estimate (simulated)")
     parser.add_argument("--timeout", type=seconds, metavar="SEC", help="kill a task's command after SEC seconds and fail the task")
+    add_budget_options(parser, "each task it starts (unless the task has a budget of its own)")
     parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- ARGV", help="command per task; {id} {subject} {description} {workspace} are substituted, no shell")
 
 
@@ -74,6 +75,10 @@ def _worker_args(args: argparse.Namespace, command: list[str]) -> list[str]:
         out = []
     if args.timeout:
         out += ["--timeout", str(args.timeout)]
+    if args.budget_tokens is not None:
+        out += ["--budget-tokens", str(args.budget_tokens)]
+    if args.budget_usd is not None:
+        out += ["--budget-usd", repr(args.budget_usd)]
     if command:
         out += ["--", *command]
     return out
@@ -112,7 +117,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
     command = _command(args)
     name = args.name or f"worker-{os.getpid()}"
-    common = {"self_claim": not args.no_self_claim}
+    common = {"self_claim": not args.no_self_claim, "budget": budget_change(args)}
     if args.simulate:
         low, high = args.task_seconds
         simulation = Simulation(seed=args.seed, fail_rate=args.fail_rate, toolcall_fail_rate=args.toolcall_fail_rate, min_seconds=low, max_seconds=max(low, high), time_scale=args.time_scale, min_steps=max(0, args.steps[0]), max_steps=max(0, args.steps[1]))

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from board.cli.parser import add_command
-from board.cli.arguments import label
+from board.cli.arguments import add_budget_options, budget_change, label
 from board.cli.output import print_json, prompt, table, task_json
 from board.errors import BoardError
 from board.names import validate_id
@@ -109,6 +109,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     create.add_argument("--files", nargs="+", default=[], metavar="PATH", help="files the task will change (conflict alerts watch them)")
     create.add_argument("--label", dest="labels", action="append", type=label, default=[], metavar="LABEL", help="a label (repeat for more)")
     create.add_argument("--id", dest="new_id", type=task_id, help="use this id instead of the next number")
+    add_budget_options(create, "the task")
     create.set_defaults(handler=cmd_create)
 
     update = add_command(task_commands, "update", "change a task")
@@ -129,6 +130,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     update.add_argument("--add-blocks", nargs="+", type=task_id, default=[], metavar="ID", help="make these tasks wait on this one")
     update.add_argument("--remove-blocked-by", nargs="+", type=task_id, default=[], metavar="ID", help="drop these dependencies (both sides)")
     update.add_argument("--remove-blocks", nargs="+", type=task_id, default=[], metavar="ID", help="stop blocking these tasks (both sides)")
+    add_budget_options(update, "the task")
     update.add_argument("--expect-version", type=int, help="refuse the change unless the task is at this version")
     update.add_argument("--token", type=int, help="your lease token (default: $BOARD_LEASE_TOKEN when $BOARD_TASK_ID is this task); refused once it is no longer current")
     update.add_argument("--force", action="store_true", help="as a person, override the agent whose live lease holds the task (history records it)")
@@ -155,6 +157,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     answer.add_argument("text", help="the answer, as the agent will read it")
     answer.add_argument("--requeue", action="store_true", help="put it back in the queue for any agent instead of its owner")
     answer.set_defaults(handler=cmd_answer)
+
+    undo = add_command(commands, "undo", "take back the status a policy set on a task (a spent budget, failures in a row...): it goes back to work")
+    undo.add_argument("id", type=task_id, help="the task a policy moved")
+    undo.set_defaults(handler=cmd_undo)
 
     delete = add_command(task_commands, "delete", "move a task to the archive; 'task restore' brings it back (refused while other tasks depend on it)")
     delete.add_argument("id", type=task_id, help="the task to archive")
@@ -220,6 +226,7 @@ def cmd_create(args: argparse.Namespace) -> int:
         files=args.files,
         labels=args.labels,
         task_id=args.new_id,
+        budget=budget_change(args),
     )
     if args.json:
         print_json(task_json(task, store.graph))
@@ -235,7 +242,7 @@ def cmd_update(args: argparse.Namespace) -> int:
         status=args.status, owner=args.owner, progress=args.progress, subject=args.subject, description=args.description,
         active_form=args.active_form, priority=args.priority, error=args.error, question=args.question, files=args.files,
         add_labels=args.labels, remove_labels=args.drop_labels, add_blocked_by=args.add_blocked_by, add_blocks=args.add_blocks,
-        remove_blocked_by=args.remove_blocked_by, remove_blocks=args.remove_blocks,
+        remove_blocked_by=args.remove_blocked_by, remove_blocks=args.remove_blocks, budget=budget_change(args),
     )
     # JSON shows what is derived from the board; plain fields alone concern the task alone.
     store = open_store(args, whole=args.json or change.touches_board())
@@ -258,6 +265,18 @@ def cmd_answer(args: argparse.Namespace) -> int:
         print(f"#{task.id} answered; back in the queue")
     else:
         print(f"#{task.id} answered; back to {task.owner}")
+    return 0
+
+
+def cmd_undo(args: argparse.Namespace) -> int:
+    from board import actions
+
+    store = open_store(args)
+    task = actions.undo_policy(store, args.id, who(args, args.id))
+    if args.json:
+        print_json(task_json(task, store.graph))
+    else:
+        print(f"#{task.id} {task.status}" + (f" ({task.owner})" if task.owner else ""))
     return 0
 
 
@@ -391,6 +410,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         f"  progress   {graph.progress(task)}%" + (" (from its sub-tasks)" if graph.children(task.id) else ""),
         f"  tool calls {task.tool_calls.total} ({task.tool_calls.failed} failed)",
         f"  tokens     {tokens_text(tokens)}" + (f" ({tokens['input']} in, {tokens['output']} out, {tokens['cacheWrite']} cache write, {tokens['cacheRead']} cache read)" if tokens["total"] else ""),
+        f"  budget     {_budget_text(store, task, tokens)}",
         f"  blocked by {', '.join('#' + b for b in task.blocked_by) or '-'}"
         + (f"  (open: {', '.join('#' + b for b in graph.open_blockers(task))})" if graph.open_blockers(task) else ""),
         f"  blocks     {', '.join('#' + b for b in task.blocks) or '-'}",
@@ -411,6 +431,22 @@ def cmd_show(args: argparse.Namespace) -> int:
         lines += ["", task.description]
     print("\n".join(lines))
     return 0
+
+
+def _budget_text(store: Store, task: Task, tokens: dict) -> str:
+    """``$2.00 / 500,000 tokens (43 % spent)``, ``... (the board's)``, or ``-``."""
+    from board.budgets import Spend, budget_text, task_budget, used_share
+    from board.config import BoardSettings, load_settings
+
+    try:
+        default = load_settings(store.local_dir).budget.for_tasks()
+    except BoardError:
+        default = BoardSettings().budget.for_tasks()
+    budget = task_budget(task, default)
+    if budget is None:
+        return "-"
+    share = used_share(Spend(tokens["total"], tokens["cost"]), budget)
+    return f"{budget_text(budget)}{'' if budget is task.budget else ' (the board default)'} ({share:.0%} spent)"
 
 
 def cmd_check(args: argparse.Namespace) -> int:

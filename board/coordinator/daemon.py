@@ -21,6 +21,7 @@ import watchfiles
 
 from board.agents import list_agents
 from board.config import FILE_NAME, BoardSettings, load_settings
+from board.coordinator.live_tokens import LiveTranscripts
 from board.coordinator.presence import COORDINATOR_LOCK, LOCK_NAME
 from board.coordinator.tick import TickReport, tick
 from board.coordinator.workers import end_stale_commands
@@ -39,7 +40,7 @@ RESCAN_SECONDS = 5.0
 ALERTS_EVERY_SECONDS = 1.0
 #: Sub-directories whose changes never need a tick. (``toolcalls/`` does: a call is logged
 #: there, not in the task file, and policies judge the calls.)
-_QUIET_DIRS = frozenset({"checkpoints", "logs", "reservations"})
+_QUIET_DIRS = frozenset({"checkpoints", "logs", "reservations", "transcripts"})
 
 
 class CoordinatorLock(LifetimeLock):
@@ -70,6 +71,7 @@ class Coordinator:
         self.log = log or sys.stderr
         self._last_rescan = float("-inf")  # the first tick rescans (and looks for leftover commands)
         self._last_alerts = float("-inf")
+        self.live_transcripts = LiveTranscripts(self.store.state_dir)
 
     def reload_settings(self) -> None:
         try:
@@ -95,7 +97,10 @@ class Coordinator:
                 if ended:
                     self.say(f"ended {len(ended)} process(es) still running tasks that finished or moved to another holder: pids {', '.join(map(str, ended))}")
             alerts_due = time.monotonic() - self._last_alerts >= min(ALERTS_EVERY_SECONDS, self.settings.coordinator.tick_seconds)
-            report = tick(self.store, list_agents(self.store.agent_records), self.settings, self.store.clock(), alerts=alerts_due)
+            agents = list_agents(self.store.agent_records)
+            now = self.store.clock()
+            self.live_transcripts.read(agents, now)  # tokens spent so far, before budgets are judged
+            report = tick(self.store, agents, self.settings, now, alerts=alerts_due)
             if report.alerts_ran:
                 self._last_alerts = time.monotonic()
         except BoardError as error:

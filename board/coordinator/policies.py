@@ -13,13 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from board.budgets import BudgetState
 from board.config import BoardSettings
-from board.model import PolicyMark, Task
+from board.model import Budget, PolicyMark, Task
 from board.status import Status
 from board.store import Store
 
 BLOCK_AFTER_FAILURES = "block_after_failures"
 COMPLETE_AFTER_SUCCESSES = "complete_after_successes"
+BUDGET = "budget"
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,8 @@ class PolicyDecision:
     at_total: int
     #: The lease token the decision was made under (the write is fenced on it), if leased.
     token: int | None = None
+    #: The budget it was spent against (the ``budget`` policy only).
+    budget: Budget | None = None
 
 
 def _last_fired_total(task: Task) -> int:
@@ -72,6 +76,26 @@ def decide_policy(task: Task, settings: BoardSettings) -> PolicyDecision | None:
     return None
 
 
+def decide_budget(task: Task, spent: BudgetState | None, agent_spent: BudgetState | None) -> PolicyDecision | None:
+    """The ``budget`` policy on ``task``: pause it once it, or its agent, spent a budget.
+
+    Not again for the budget it was paused at once that pause was undone (a person chose to let
+    it go on); a new budget (raised, or set anew) is judged afresh."""
+    if task.status != Status.IN_PROGRESS:
+        return None
+    for state, whose in ((spent, f"#{task.id}"), (agent_spent, task.owner)):
+        if state is None or state.share < 1.0:
+            continue
+        mark = task.policy
+        if mark is not None and mark.name == BUDGET and mark.budget == state.budget:
+            return None
+        return PolicyDecision(
+            task.id, BUDGET, Status.PAUSED, f"policy {BUDGET}: {whose} spent {state.text()}",
+            task.tool_calls.total, task.lease.token if task.lease else None, budget=state.budget,
+        )
+    return None
+
+
 def apply_policy(store: Store, decision: PolicyDecision, now: datetime, *, actor: str = "coordinator") -> Task:
     """Set the status and the task's ``policy`` mark in one write.
 
@@ -82,7 +106,7 @@ def apply_policy(store: Store, decision: PolicyDecision, now: datetime, *, actor
     def change(task: Task) -> None:
         mark = PolicyMark(
             name=decision.policy, status=decision.status, reason=decision.reason, fired_at=now,
-            at_total=decision.at_total, owner=task.owner, progress=task.progress,
+            at_total=decision.at_total, owner=task.owner, progress=task.progress, budget=decision.budget,
         )
         store.apply_status(task, decision.status)
         if decision.status == Status.BLOCKED:

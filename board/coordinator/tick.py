@@ -31,7 +31,8 @@ from board.alerts import refresh_alerts
 from board.checkpoints import write_checkpoint
 from board.config import BoardSettings
 from board.coordinator.workers import end_commands_of
-from board.coordinator.policies import PolicyDecision, apply_policy, decide_policy
+from board.alerts.evaluate import read_budgets
+from board.coordinator.policies import PolicyDecision, apply_policy, decide_budget, decide_policy
 from board.errors import BoardError
 from board.graph import TaskGraph, id_sort_key
 from board.status import Status
@@ -199,9 +200,16 @@ def _silent_agents(agents: Sequence[AgentRecord], reclaimed: Sequence[Reclaim]) 
 
 
 def _policy_decisions(store: Store, settings: BoardSettings) -> list[PolicyDecision]:
-    if not (settings.policies.block_after_failures or settings.policies.complete_after_successes):
-        return []
-    decisions = [decide_policy(task, settings) for task in store.tasks.values()]
+    decisions: list[PolicyDecision | None] = []
+    if settings.policies.block_after_failures or settings.policies.complete_after_successes:
+        decisions = [decide_policy(task, settings) for task in store.tasks.values()]
+    if settings.budget.pause:
+        decided = {d.task for d in decisions if d is not None}
+        by_task, by_agent = read_budgets(store, store.tasks, settings)
+        for task_id in by_task.keys() | {t.id for t in store.tasks.values() if t.owner in by_agent}:
+            task = store.tasks[task_id]
+            if task_id not in decided:
+                decisions.append(decide_budget(task, by_task.get(task_id), by_agent.get(task.owner)))
     return sorted((d for d in decisions if d is not None), key=lambda d: id_sort_key(d.task))
 
 

@@ -36,7 +36,7 @@ from board.agents import AgentRecord, read_agent, register_agent, write_agent
 from board.checkpoints import write_checkpoint
 from board.config import load_settings
 from board.errors import AgentNameInUse, BoardError, BoardUnavailable, StaleLease
-from board.model import Task, utcnow
+from board.model import Task, by_policy, utcnow
 from board.status import FINISHED, Status
 from board.store import Store
 from board.store import confine
@@ -91,8 +91,11 @@ class Worker:
         poll_seconds: float = 0.05,
         self_claim: bool = True,
         log: IO[str] | None = None,
+        budget: dict[str, Any] | None = None,
     ) -> None:
         self.workspace = Path(workspace).resolve()
+        #: Limits given to the run, for each task it starts that has no budget of its own.
+        self.budget = budget
         self.name = name
         self.store = Store.open(self.workspace, actor=name)
         self.settings = load_settings(self.store.local_dir)
@@ -285,6 +288,8 @@ class Worker:
             # ended: a task runs once at a time.
             self.reachable(lambda: self.store.renew_lease(task.id, token, actor=self.name, unexpired=True, lease_seconds=self.lease_seconds))
             end_commands_of(self.workspace, task.id)
+            if self.budget and task.budget is None:
+                task = self.reachable(lambda: self.store.update(task.id, budget=self.budget, token=token, actor=self.name))
             self._last_heartbeat = time.monotonic()
             self.reachable(lambda: self._write_record(task.id))
             outcome = self.perform(task, token)
@@ -300,7 +305,7 @@ class Worker:
                 self._finish(task.id, Status.FAILED, lambda: actions.fail(self.store, task.id, Who(self.name, token=token), error=error))
             self.say(f"#{task.id} {'completed' if ok else 'failed: ' + (error or '')}")
         except (LeaseLost, StaleLease) as lost:
-            self.say(f"#{task.id} abandoned: {lost}")
+            self.say(f"#{task.id} abandoned: {self._why_taken(task.id) or lost}")
         except BoardError as error:
             self.say(f"#{task.id} could not be finished: {error}")
         finally:
@@ -310,6 +315,13 @@ class Worker:
                 self.reachable(lambda: self._write_record(None))
             except BoardUnavailable:
                 pass  # stopping while the board is out of reach: the run's end says the rest
+
+    def _why_taken(self, task_id: str) -> str | None:
+        """What took the task away, when a policy did (a budget spent, say): the log says so."""
+        fresh = self.store.tasks.get(task_id)
+        if fresh is not None and fresh.policy is not None and by_policy(fresh):
+            return f"{fresh.status} by {fresh.policy.reason}; its command was stopped"
+        return None
 
     def _finish(self, task_id: str, status: Status, write: Callable[[], object]) -> None:
         """The task's last write, waited out through an outage. A write whose commit was sent

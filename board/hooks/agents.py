@@ -79,6 +79,10 @@ class Who:
             fields["sessionId"] = payload["session_id"]
         if isinstance(payload.get("model"), str) and payload["model"]:
             fields["model"] = payload["model"]
+        transcript = payload.get("transcript_path")
+        if self.kind == "session" and isinstance(transcript, str) and transcript.endswith(".jsonl"):
+            # The coordinator reads it while the session works: tokens (and budgets) between turns.
+            fields["transcript"] = transcript
         for field, value in (("agentType", self.agent_type), ("team", self.team), ("parent", self.parent)):
             if value:
                 fields[field] = value

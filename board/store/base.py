@@ -27,7 +27,7 @@ from typing import Any
 
 from board.errors import BoardError, GraphError, LeaseHeld, NotReady, StaleLease, TaskNotFound, VersionConflict
 from board.graph import TaskGraph, sorted_ids
-from board.model import Lease, Priority, Seen, Task, draft_of, by_policy, live_lease_holder, task_from_dict, utcnow, validate_id
+from board.model import Lease, Priority, Seen, Task, checked_budget, draft_of, by_policy, live_lease_holder, task_from_dict, utcnow, validate_id, with_limits
 from board.status import Status, check_transition
 from board.store import DEFAULT_LEASE_SECONDS
 from board.text import shortened
@@ -257,8 +257,10 @@ class Store(ABC):
         metadata: dict[str, Any] | None = None,
         task_id: str | None = None,
         actor: str | None = None,
+        budget: Mapping[str, Any] | None = None,
     ) -> Task:
         self._ensure_whole()
+        budget = with_limits(None, checked_budget(budget)) if budget is not None else None
         blocked_by = [validate_id(b) for b in blocked_by]
         blocks = [validate_id(b) for b in blocks]
         with self._write_lock():
@@ -294,6 +296,7 @@ class Store(ABC):
                     "labels": list(labels),
                     "owner": owner,
                     "metadata": metadata or {},
+                    "budget": budget.model_dump() if budget is not None else None,
                 },
                 f"new task '{shortened(str(subject))}'",
             )
@@ -365,7 +368,7 @@ class Store(ABC):
     # -- fields and status ---------------------------------------------------------------------
 
     #: Plain fields ``update`` (and a status move, in the same write) may set.
-    PLAIN_FIELDS = frozenset({"subject", "description", "active_form", "owner", "priority", "parent", "files", "labels", "progress", "error", "metadata", "question", "answer"})
+    PLAIN_FIELDS = frozenset({"subject", "description", "active_form", "owner", "priority", "parent", "files", "labels", "progress", "error", "metadata", "question", "answer", "budget"})
 
     def update(self, task_id: str, *, actor: str | None = None, expected_version: int | Seen | None = None, token: int | None = None, force: bool = False, **fields: Any) -> Task:
         """Change plain fields (subject, description, owner, priority, progress, files, metadata...)."""
@@ -379,6 +382,8 @@ class Store(ABC):
         unknown = set(fields) - self.PLAIN_FIELDS
         if unknown:
             raise BoardError(f"cannot set {', '.join(sorted(unknown))} with update (status and dependencies have their own commands)")
+        if "budget" in fields:
+            fields["budget"] = checked_budget(fields["budget"])
         if "priority" in fields:
             try:
                 fields["priority"] = Priority(fields["priority"])
@@ -400,6 +405,8 @@ class Store(ABC):
                 seen.add(above)
                 above = self.graph.tasks[above].parent if above in self.graph.tasks else None
         for name, value in fields.items():
+            if name == "budget":
+                value = with_limits(task.budget, value)
             setattr(task, name, value)
 
     def set_status(

@@ -23,6 +23,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import ContentSwitcher
 
 from board.agents import AgentRecord, list_agents
+from board.budgets import Spend, SpendReader
 from board.claude_teams import Inbox, Team, read_inbox
 from board.config import BoardSettings, load_settings
 from board.errors import BoardError, BoardUnavailable
@@ -37,11 +38,11 @@ from board.store.atomic import stat_stamp
 from board.coordinator.presence import coordinator_running_on
 from board.ui.board_alerts import AlertsFollower, StoreSnapshot, severity_counts
 from board.ui.board_state import DisplayedBoard
-from board.ui.card import CardView
+from board.ui.card import CardView, money, tokens_short
 from board.ui.lanes import Lane, Lanes, display_state
 from board.ui.agent_keys import AgentKeys
 from board.transcripts import agent_costs
-from board.ui.messages import AgentsChanged, AgentsShown, AlertsChanged, AlertsShown, BoardChanged, LogsShown, TaskLogChanged, TasksShown
+from board.ui.messages import AgentsChanged, AgentsShown, AlertsChanged, AlertsShown, BoardChanged, LogsShown, SpendChanged, TaskLogChanged, TasksShown
 from board.ui.palette import TaskCommands
 from board.ui.task_keys import HUMAN_ACTOR, TaskKeys
 from board.ui.task_filter import TaskQuery
@@ -217,6 +218,9 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         self._moves_made_here: dict[str, float] = {}
         #: The agents, teams and inboxes last sent to the panel (the reader posts only a change).
         self._agents_posted: tuple[object, ...] | None = None
+        #: Reads each task's tokens (again only once its log grew); what it last posted.
+        self._spend_reader: SpendReader | None = None
+        self._spend_posted: dict[str, Spend] = {}
         self._register_themes()
 
     # -- setup --------------------------------------------------------------------------------
@@ -469,6 +473,18 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
             self._agents_posted = reading
             self.post_message(AgentsChanged(agents, teams, inboxes, costs))
             self.alerts_follower.wake()  # a member going idle or back to work is an alert's business
+        self._post_spend()
+
+    def _post_spend(self) -> None:
+        """Read what each task spent; post a change. Tokens are logged for a task and its agent
+        in the same look, so the agent's log changing (which wakes ``_post_agents``) is the cue."""
+        prices = self.settings.model_prices()
+        if self._spend_reader is None or self._spend_reader.prices != prices:
+            self._spend_reader = SpendReader(self.layout_.state_dir, prices)
+        spend = self._spend_reader.every_task()
+        if spend != self._spend_posted:
+            self._spend_posted = spend
+            self.post_message(SpendChanged(spend))
 
     @work(thread=True, exclusive=True, group="board-alerts")
     def follow_alerts(self) -> None:
@@ -621,6 +637,9 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
             parts.append("showing cancelled")
         if self.readonly:
             parts.append("READ-ONLY")
+        if self.view.spend:  # the board's estimated cost so far (tokens, for models without a price)
+            usd = sum(s.usd for s in self.view.spend.values())
+            parts.append(f"{money(usd) if usd else tokens_short(sum(s.tokens for s in self.view.spend.values()))} spent")
         self.header_bar.show_alert_counts(severity_counts(self.alerts))
         self.header_bar.title_text = printable(" · ".join(filter(None, (self.workspace.name or str(self.workspace), self.kept_in))))
         self.header_bar.detail_text = " · ".join(parts) + " "
@@ -684,6 +703,14 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         """Attributes down, messages up, and to the screens opened over the board: a message each."""
         for screen in self.screen_stack[1:]:
             screen.post_message(message())
+
+    def on_spend_changed(self, message: SpendChanged) -> None:
+        if not self.is_running:  # closing: as in on_board_changed
+            return
+        before, self.view.spend = self.view.spend, message.spend
+        self.kanban.refresh_tasks({task_id for task_id in before.keys() | message.spend.keys() if before.get(task_id) != message.spend.get(task_id)})
+        self._update_header()
+        self._tell_screens(lambda: TasksShown(set(message.spend)))
 
     def on_agents_changed(self, message: AgentsChanged) -> None:
         if not self.is_running:  # closing: as in on_board_changed

@@ -79,7 +79,7 @@ class StoreSnapshot:
 
 def evaluate_without_git(snapshot: StoreSnapshot, *, now: datetime, settings: BoardSettings, previous: list[Alert]) -> list[Alert]:
     """``evaluate_alerts`` on a snapshot, without git (the dashboard never runs git)."""
-    inputs = gather_inputs(snapshot, now=now, git=None)
+    inputs = gather_inputs(snapshot, now=now, git=None, settings=settings)
     return carry_since(detect_all(inputs, now=now, settings=settings), previous, now)
 
 

@@ -13,6 +13,7 @@ from rich.style import Style
 from rich.text import Text
 
 from board.alerts import Alert, Severity
+from board.budgets import Spend
 from board.graph import TaskGraph
 from board.model import Priority, Task, by_policy
 from board.status import Status
@@ -84,6 +85,8 @@ class CardView:
     flashing: set[str] = field(default_factory=set)
     #: Unread messages in the inbox of each Claude Code team member, by name.
     unread: Mapping[str, int] = field(default_factory=dict)
+    #: What each task spent in tokens and estimated dollars (the tasks that spent any).
+    spend: Mapping[str, Spend] = field(default_factory=dict)
 
     def badge(self, task_id: str, alerts: Mapping[str, list[Alert]] | None = None) -> tuple[Severity, int] | None:
         """The card's alert badge: worst severity and how many alerts name the task."""
@@ -163,6 +166,9 @@ def card_lines(task: Task, view: CardView, width: int, styles: Mapping[str, Styl
         tail.append(f" ⚒{calls.total}", styles["muted"])
         if calls.failed:
             tail.append(f" ✗{calls.failed}", styles["failures"])
+    spent = view.spend.get(task.id)
+    if spent is not None:
+        tail.append(f" {money(spent.usd) if spent.usd else tokens_short(spent.tokens)}", styles["muted"])
     open_deps = len(view.graph.open_blockers(task)) if task.status == Status.PENDING else 0
     if open_deps:
         tail.append(f" ⧗{open_deps}", styles["waiting-deps"])
@@ -175,6 +181,20 @@ def card_lines(task: Task, view: CardView, width: int, styles: Mapping[str, Styl
     foot.append_text(tail)
     foot.truncate(width, overflow="crop", pad=True)
     return [head, subject, foot]
+
+
+def money(usd: float) -> str:
+    """``$0.08``, ``$12.40``, ``$1.2k``: dollars in at most six cells."""
+    if usd >= 1000:
+        return f"${usd / 1000:.1f}k"
+    return f"${usd:.2f}" if usd >= 0.005 else "<$0.01"
+
+
+def tokens_short(tokens: int) -> str:
+    """``870 tok``, ``12k tok``, ``3.4M tok``: for a model board has no price for."""
+    if tokens >= 1_000_000:
+        return f"{tokens / 1_000_000:.1f}M tok"
+    return f"{tokens / 1000:.0f}k tok" if tokens >= 1000 else f"{tokens} tok"
 
 
 #: Style names a card uses; widgets map each to a component class ``<widget>--<name>``.

@@ -8,6 +8,7 @@ from pathlib import Path
 from textual.message import Message
 
 from board.agents import AgentRecord
+from board.budgets import Spend
 from board.alerts import Alert
 from board.claude_teams import Inbox, Team
 from board.model import Task
@@ -52,6 +53,14 @@ class AgentsChanged(Message):
         self.inboxes = inboxes or {}
         #: The estimated cost in dollars of each agent's tokens, for those that spent any.
         self.costs = costs or {}
+        super().__init__()
+
+
+class SpendChanged(Message):
+    """What each task spent in tokens and estimated dollars (the tasks that spent any)."""
+
+    def __init__(self, spend: dict[str, Spend]) -> None:
+        self.spend = spend
         super().__init__()
 
 

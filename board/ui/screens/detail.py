@@ -19,9 +19,10 @@ from textual.widgets import Markdown, OptionList, Static
 from textual.widgets.option_list import Option
 
 from board.checkpoints import list_checkpoints
-from board.model import Task, by_policy
+from board.budgets import NOTHING, Spend, budget_text, task_budget, used_share
+from board.model import Budget, Task, by_policy
 from board.status import Status
-from board.ui.card import format_age, progress_bar
+from board.ui.card import format_age, money, progress_bar
 from board.ui.lanes import display_state
 from board.ui.messages import AgentsShown, AlertsShown, LogsShown, TasksShown
 from board.ui.widgets.key_footer import KeyFooter
@@ -163,6 +164,8 @@ class DetailScreen(Screen[None]):
             ("progress", f"{filled}{empty} {app.graph.progress(task)}%"),
             ("tool calls", f"{calls.total} total, {calls.ok} ok, {calls.failed} failed ({calls.consecutive_failures} in a row)"
              + (f"; last {calls.last_tool} {_when(calls.last_at, now)}" if calls.last_tool else "")),
+            ("tokens", _spend_line(app.view.spend.get(task.id))),
+            ("budget", _budget_line(task, app.view.spend.get(task.id), app.settings.budget.for_tasks())),
             ("lease", f"{printable(task.lease.owner)}, token {task.lease.token}, expires {_when(task.lease.expires_at, now)}" if task.lease else "—"),
             ("error", printable(task.error or "", multiline=True) or "—"),
             ("policy", _policy_line(task, now)),
@@ -345,6 +348,22 @@ class DetailScreen(Screen[None]):
         if not board.showing_graph:
             board.action_toggle_view()
         board.graph_view.reveal_selection()
+
+
+def _spend_line(spent: Spend | None) -> str:
+    """``93,160 tokens, $0.08 (estimated)``, or ``—`` when its agents spent none on it."""
+    if spent is None:
+        return "—"
+    return f"{spent.tokens:,} tokens" + (f", {money(spent.usd)} (estimated at board's prices)" if spent.usd else " (no price known for its model)")
+
+
+def _budget_line(task: Task, spent: Spend | None, default: Budget | None) -> str:
+    """The budget the task is held to and how much of it is spent; ``—`` without one."""
+    budget = task_budget(task, default)
+    if budget is None:
+        return "—"
+    share = used_share(spent or NOTHING, budget)
+    return f"{budget_text(budget)}{'' if budget is task.budget else ' (the board default)'}: {share:.0%} spent"
 
 
 def _policy_line(task: Task, now: datetime) -> str:

@@ -175,6 +175,7 @@ class TaskColumn(ScrollView, can_focus=False):
             task_id, task.version, id(task), width, relation, self.focused_board,
             age, self.view.states.get(task_id),
             self.view.badge(task_id), task_id in self.view.flashing,
+            self.view.unread.get(task.owner), self.view.spend.get(task_id),
         )
         strips = self._cache.get(key)
         if strips is None:
