@@ -20,8 +20,22 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+#: How long a worker gives a command it stops (SIGTERM) before SIGKILL.
+COMMAND_STOP_SECONDS = 2.0
+
+
 class LeaseSettings(_Section):
     seconds: float = Field(30.0, ge=1, le=86400)
+    #: How far the clocks of the board's machines may disagree. A worker that cannot renew its
+    #: lease stops its command by the lease's end by its own clock; the coordinator takes the
+    #: lease back only this much, plus the stop's grace, after the end by its clock.
+    clock_skew_seconds: float = Field(1.0, ge=0, le=3600)
+
+    @property
+    def reclaim_margin(self) -> timedelta:
+        """How long past its expiry a lease is left to its holder (``clock_skew_seconds`` and
+        the time a fenced worker takes to stop its command)."""
+        return timedelta(seconds=self.clock_skew_seconds + COMMAND_STOP_SECONDS)
 
 
 class CoordinatorSettings(_Section):

@@ -26,9 +26,10 @@ def coordinator_running(local_dir: Path) -> bool:
     return held_elsewhere(local_dir / LOCK_NAME)
 
 
-def coordinator_running_on(store: Store) -> bool:
+def coordinator_running_on(store: Store) -> bool | None:
     """Does a coordinator run on ``store``'s board, on this machine or, for a board in a
-    database, on any machine? (A probe: takes nothing; False while the database is away.)"""
+    database, on any machine? None while the database is out of reach: unknown. (A probe:
+    takes nothing.)"""
     database = getattr(store, "url", None)
     if database:
         from board.store.postgres.locks import held_elsewhere as held_in_database

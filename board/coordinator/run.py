@@ -204,6 +204,8 @@ class Supervisor:
         slots, slot = [], 0
         while len(slots) < count:
             slot += 1
+            if slot > 1000:
+                raise BoardError("cannot tell which worker names are free on this board (is it out of reach?)")
             if self._free(f"{self.name_prefix}-{slot}"):
                 slots.append(slot)
         return slots
@@ -244,8 +246,14 @@ class Supervisor:
                 self.say(f"the coordinator (pid {child.process.pid}) found another coordinator on this board; using that one")
                 continue
             if child.role == "coordinator":
-                if coordinator_running_on(self.store):
+                running = coordinator_running_on(self.store)
+                if running:
                     self.say(f"the coordinator (pid {child.process.pid}) {how}; another coordinator runs this board now")
+                elif running is None:
+                    # The database is out of reach: whether another machine's coordinator runs
+                    # cannot be told, and a new one could not start either. One is started
+                    # below once the database answers and none runs; this is not a death.
+                    self.say(f"the coordinator (pid {child.process.pid}) {how} while the board is out of reach; waiting for it")
                 elif self._gives_up("coordinator", now):
                     fatal.append(f"the coordinator died {MAX_RESTARTS_PER_SLOT + 1} times in {RESTART_WINDOW_SECONDS:g} s (see .tasks/logs/run.log); giving up")
                 else:
@@ -260,9 +268,10 @@ class Supervisor:
                 continue
             replacement = self._start_worker(child.slot, child.restarts + 1)
             self.say(f"worker {child.name} (pid {child.process.pid}) {how}; its task comes back when its lease expires; started {replacement.name} in its place")
-        if self.with_coordinator and not any(c.role == "coordinator" for c in self.children) and not coordinator_running_on(self.store):
+        if self.with_coordinator and not any(c.role == "coordinator" for c in self.children) and coordinator_running_on(self.store) is False:
             # The coordinator this run used belonged to another run, which has ended: without
-            # one, leases of dead workers would never be taken back.
+            # one, leases of dead workers would never be taken back. (Unknown, while the
+            # database is out of reach, is not "none": nothing is started on a guess.)
             self.say("no coordinator is running on this board any more; starting one")
             self._spawn("coordinator", "coordinator", ["coordinator", "-w", str(self.workspace)])
         if not any(c.role == "worker" for c in self.children) and self.worker_count:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from board import actions
@@ -122,7 +122,7 @@ def tick(
     store.sync_tool_calls()  # calls are logged, not written to task files: policies judge them
     store.refresh_active()  # what outside writers started or finished, for ``board hook``
 
-    for reclaim in reclaim_expired_leases(store):
+    for reclaim in reclaim_expired_leases(store, settings.lease.reclaim_margin):
         report.reclaimed.append(reclaim)
         if reclaim.token is not None:
             # A command whose worker died may still run; the task is about to be handed out
@@ -156,16 +156,16 @@ def tick(
     return report
 
 
-def reclaim_expired_leases(store: Store) -> list[Reclaim]:
-    """Take back tasks whose lease ran out, with the reason the store logged for each."""
+def reclaim_expired_leases(store: Store, margin: timedelta = timedelta(0)) -> list[Reclaim]:
+    """Take back tasks whose lease ran out ``margin`` ago, with the reason the store logged."""
     holders = {t.id: t.lease.owner for t in store.tasks.values() if t.lease is not None}
     expiries = {t.id: t.lease.expires_at for t in store.tasks.values() if t.lease is not None}
     tokens = {t.id: t.lease.token for t in store.tasks.values() if t.lease is not None}
-    now = store.clock()
+    now = store.clock() - margin
     if not any(t.status == Status.IN_PROGRESS and t.lease is not None and t.lease.expires_at <= now for t in store.tasks.values()):
         return []  # judged on the freshly synced index: no need to make every writer wait on the lock
     mark = store.history_mark()
-    reclaimed = store.reclaim_expired(actor=COORDINATOR)
+    reclaimed = store.reclaim_expired(actor=COORDINATOR, margin=margin)
     if not reclaimed:
         return []
     # One fact, one place: the reason is the one in the history line, read from where we began.

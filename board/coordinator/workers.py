@@ -22,11 +22,12 @@ import re
 import selectors
 import signal
 import subprocess
+import threading
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -34,7 +35,7 @@ from board import actions
 from board.actions import Who
 from board.agents import AgentRecord, read_agent, register_agent, write_agent
 from board.checkpoints import write_checkpoint
-from board.config import load_settings
+from board.config import COMMAND_STOP_SECONDS, load_settings
 from board.errors import AgentNameInUse, BoardError, BoardUnavailable, StaleLease
 from board.model import Task, by_policy, utcnow
 from board.status import FINISHED, Status
@@ -45,8 +46,9 @@ from board.store.atomic import open_regular
 #: Placeholders a command template may use; each is replaced inside its own argument only.
 PLACEHOLDERS = ("id", "subject", "description", "workspace")
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
-#: How long a stopped or timed-out command gets after SIGTERM before SIGKILL.
-KILL_GRACE_SECONDS = 2.0
+#: How long a stopped or timed-out command gets after SIGTERM before SIGKILL (the coordinator's
+#: reclaim margin counts on it: ``LeaseSettings.reclaim_margin``).
+KILL_GRACE_SECONDS = COMMAND_STOP_SECONDS
 #: How long output is still read after a command exited (its children may keep the pipes open).
 OUTPUT_DRAIN_SECONDS = 0.5
 #: How long a worker asked to stop waits for a command that may be finishing, before ending it.
@@ -61,6 +63,11 @@ T = TypeVar("T")
 
 class LeaseLost(Exception):
     """The task this worker was running is no longer leased to it."""
+
+
+class Fenced(LeaseLost):
+    """The worker could not renew its lease in time (the board out of reach): it stopped the
+    task's command before the lease could run out, so the task never runs in two places."""
 
 
 def substitute(template: Sequence[str], task: Task, workspace: Path) -> list[str]:
@@ -106,6 +113,14 @@ class Worker:
         self.stopping = False
         self.log = log or sys.stderr
         self._last_heartbeat = 0.0
+        #: When this process started, the lock on its name (held while it runs), and why the
+        #: name is no longer this process's.
+        self._started_at = utcnow()
+        self._name_lock: Any = None
+        self._name_lost: str | None = None
+        #: Until when (``time.monotonic()``) each lease this worker renewed surely holds: from
+        #: before the renewal was sent, whatever the network did to it on the way.
+        self._held_until: dict[str, float] = {}
         self._record: AgentRecord | None = None
         #: Tool calls on tasks this worker finished, and the current task's count when taken.
         self._tool_calls_finished = 0
@@ -127,7 +142,7 @@ class Worker:
         The agent name is this process's for as long as it runs (``AgentNameInUse`` otherwise):
         a task leased to the name is then this process's to resume, and no one else's.
         """
-        name_held = self.store.agent_records.name_lock(self.name)
+        name_held = self._name_lock = self.store.agent_records.name_lock(self.name)
         if not name_held.acquire():
             record = read_agent(self.store.agent_records, self.name)
             holder = f" (pid {record.pid} on {record.host})" if record is not None and record.pid else ""
@@ -140,19 +155,27 @@ class Worker:
                     picked = self.reachable(self.next_task)
                 except BoardUnavailable:
                     break  # asked to stop while the board was out of reach
+                except LeaseLost:
+                    break  # the name went to another process during an outage (``_check_name``)
                 if picked is None:
-                    self.beat(None)
+                    try:
+                        self.beat(None)
+                    except LeaseLost:
+                        break  # as above
                     self.pause(self.poll_seconds)
                     continue
                 task, token = picked
                 self.work_on(task, token)
                 done += 1
         finally:
-            try:
-                self._mark_stopped()
-            except BoardUnavailable as error:
-                self.say(f"stopping without saying so on the board: {error}")
+            if self._name_lost is None:
+                try:
+                    self._mark_stopped()
+                except BoardUnavailable as error:
+                    self.say(f"stopping without saying so on the board: {error}")
             name_held.release()
+        if self._name_lost is not None:
+            raise AgentNameInUse(self._name_lost)
         return 0
 
     def reachable(self, call: Callable[[], T]) -> T:
@@ -174,6 +197,7 @@ class Worker:
                 continue
             if waited:
                 self.say("the board is back")
+                self._check_name()
             return result
 
     def _mark_stopped(self) -> None:
@@ -214,7 +238,7 @@ class Worker:
 
     def _assigned(self) -> tuple[Task, int] | None:
         held = sorted(
-            (t for t in self.store.held_by(self.name) if t.lease is not None and t.lease.owner == self.name),
+            (t for t in self.store.held_by(self.name) if t.lease is not None and t.lease.owner == self.name and self._granted_to_me(t)),
             key=lambda t: t.lease.token if t.lease else 0,
         )
         if not held:
@@ -236,15 +260,18 @@ class Worker:
         self._last_heartbeat = now
         try:
             self.store.sync()
+            self._check_name()  # one query: a reconnection the store made quietly may hide an outage
             for task in list(self.store.held_by(self.name)):
                 if task.lease is None or task.lease.owner != self.name:
                     continue
+                sent = time.monotonic()  # the lease runs from no earlier than this
                 try:
-                    self.store.renew_lease(task.id, task.lease.token, actor=self.name)
+                    renewed = self.store.renew_lease(task.id, task.lease.token, actor=self.name)
                 except BoardUnavailable:
                     raise
                 except BoardError:  # StaleLease included: it moved on between sync and renewal
                     continue
+                self._held_until[task.id] = sent + (renewed.lease.seconds if renewed.lease and renewed.lease.seconds else self.lease_seconds)
             if current is None:
                 self._write_record(None)
                 return
@@ -255,7 +282,8 @@ class Worker:
                 raise LeaseLost(f"lease on #{task_id} was taken back")
             self._write_record(task_id)
         except BoardUnavailable:
-            # The work goes on; the lease is renewed (or found lost) once the board answers.
+            # The work goes on (until its lease may have run out: ``fence_due``); the lease is
+            # renewed, or found lost, once the board answers.
             self._last_heartbeat = now - self.heartbeat_every + min(self.heartbeat_every, 1.0)
 
     def _write_record(self, task_id: str | None) -> None:
@@ -286,7 +314,12 @@ class Worker:
             # hand the task to someone else while this command runs. Then, holding the current
             # lease, whatever still runs the task (a command that outlived its dead worker) is
             # ended: a task runs once at a time.
+            sent = time.monotonic()
             self.reachable(lambda: self.store.renew_lease(task.id, token, actor=self.name, unexpired=True, lease_seconds=self.lease_seconds))
+            if time.monotonic() - sent < self.lease_seconds:
+                self._held_until[task.id] = sent + self.lease_seconds
+            else:  # renewed only after an outage longer than a lease: from when it answered
+                self._held_until[task.id] = time.monotonic() + self.lease_seconds / 2
             end_commands_of(self.workspace, task.id)
             if self.budget and task.budget is None:
                 task = self.reachable(lambda: self.store.update(task.id, budget=self.budget, token=token, actor=self.name))
@@ -299,22 +332,77 @@ class Worker:
                 self.say(f"#{task.id} released (worker stopping)")
                 return
             ok, error = outcome
-            if ok:
-                self._finish(task.id, Status.COMPLETED, lambda: actions.complete(self.store, task.id, Who(self.name, token=token)))
-            else:
-                self._finish(task.id, Status.FAILED, lambda: actions.fail(self.store, task.id, Who(self.name, token=token), error=error))
+            try:
+                if ok:
+                    self._finish(task.id, Status.COMPLETED, lambda: actions.complete(self.store, task.id, Who(self.name, token=token)))
+                else:
+                    self._finish(task.id, Status.FAILED, lambda: actions.fail(self.store, task.id, Who(self.name, token=token), error=error))
+            except StaleLease:
+                # Finished while the board was out of reach, after which the lease was taken
+                # back: the refused write is in the task's history; the task runs again.
+                self.say(f"#{task.id} {'finished' if ok else 'failed'}, but its lease was taken back while the board was out of reach: the result is in its history as refused, and the task will run again")
+                return
             self.say(f"#{task.id} {'completed' if ok else 'failed: ' + (error or '')}")
+        except Fenced as fenced:
+            self.say(f"#{task.id} stopped: {fenced}")
+            self._give_back_if_held(task.id, token)
         except (LeaseLost, StaleLease) as lost:
             self.say(f"#{task.id} abandoned: {self._why_taken(task.id) or lost}")
         except BoardError as error:
             self.say(f"#{task.id} could not be finished: {error}")
         finally:
+            self._held_until.pop(task.id, None)
             try:
                 self.reachable(self.store.sync)
                 self._tool_calls_finished += self._tool_calls_on(task.id)
                 self.reachable(lambda: self._write_record(None))
             except BoardUnavailable:
                 pass  # stopping while the board is out of reach: the run's end says the rest
+
+    def _granted_to_me(self, task: Task) -> bool:
+        """Whether the task's lease was granted or renewed since this process started. One
+        older is a previous holder's of this name, which may still run its command on a machine
+        cut off from the board (the database dropped its session, and its name with it): that
+        lease is left to run out and be taken back, never run a second time here."""
+        lease = task.lease
+        assert lease is not None
+        renewed_at = lease.expires_at - timedelta(seconds=lease.seconds or self.lease_seconds)
+        return renewed_at >= self._started_at - timedelta(seconds=self.settings.lease.clock_skew_seconds)
+
+    def _check_name(self) -> None:
+        """After an outage: is the name still this process's? A database drops the sessions of
+        a machine cut off long enough, and their locks with them, so another process may have
+        taken the name meanwhile. Then this one stops (its command first: ``LeaseLost``) and
+        its run starts a worker under a name of its own."""
+        lock = self._name_lock
+        if self._name_lost is not None or lock is None or not hasattr(lock, "still_held") or lock.still_held():
+            return
+        lock.release()
+        if lock.acquire():
+            self.say(f"took the name {self.name} again after the outage")
+            return
+        self._name_lost = f"agent name {self.name!r} was taken by another process while this one was cut off from the board; this one stops"
+        self.stopping = True
+        raise LeaseLost(self._name_lost)
+
+    def fence_due(self, task_id: str) -> bool:
+        """Whether the lease on ``task_id`` may have run out (no renewal got through in time):
+        then its command must be stopped now. The coordinator takes a lease back only
+        ``reclaim_margin`` after its expiry, which covers this stop (SIGTERM, SIGKILL after
+        ``KILL_GRACE_SECONDS``) and the clocks' disagreement."""
+        until = self._held_until.get(task_id)
+        return until is not None and time.monotonic() >= until
+
+    def _give_back_if_held(self, task_id: str, token: int) -> None:
+        """After a fence: once the board answers, a lease still this worker's is given back at
+        once (the task waits for no expiry); one taken back meanwhile is left as it is."""
+        try:
+            self.reachable(lambda: actions.release(self.store, task_id, Who(self.name, token=token), reason=f"worker {self.name} lost the board and stopped its command"))
+            self.say(f"#{task_id} given back to the queue")
+        except BoardUnavailable:
+            pass  # stopping while the board is away: the lease runs out, the coordinator takes it back
+        except BoardError:
+            pass  # taken back already (StaleLease): someone else may run it now
 
     def _why_taken(self, task_id: str) -> str | None:
         """What took the task away, when a policy did (a budget spent, say): the log says so."""
@@ -497,6 +585,30 @@ class CommandWorker(Worker):
 
     def _supervise(self, process: subprocess.Popen[bytes], task: Task, token: int, log: IO[bytes]) -> tuple[bool, str | None] | None:
         """Copy output to the log, keep the lease, enforce the timeout, read the exit status."""
+        fence = self._watch_lease(process, task.id)
+        try:
+            return self._copy_and_keep(process, task, token, log, fence)
+        finally:
+            fence.done = True
+
+    def _watch_lease(self, process: subprocess.Popen[bytes], task_id: str) -> _Fence:
+        """Stop the command the moment its lease may have run out, from a thread of its own:
+        a renewal on a link that drops packets blocks for as long as the connection's timeouts
+        (seconds past a short lease), and the command must not outlive the lease meanwhile."""
+        fence = _Fence()
+
+        def watch() -> None:
+            while not fence.done and process.poll() is None:
+                if self.fence_due(task_id):
+                    fence.set()  # first: the command's exit, seen at once, is then known for a stop
+                    _end_group(process)
+                    return
+                time.sleep(0.05)
+
+        threading.Thread(target=watch, name=f"lease watch #{task_id}", daemon=True).start()
+        return fence
+
+    def _copy_and_keep(self, process: subprocess.Popen[bytes], task: Task, token: int, log: IO[bytes], fence: _Fence) -> tuple[bool, str | None] | None:
         started = time.monotonic()
         stderr_tail = b""
         selector = selectors.DefaultSelector()
@@ -538,6 +650,8 @@ class CommandWorker(Worker):
                 _end_group(process)
                 log.write(b"--- stopped: the lease was taken back\n")
                 raise
+            if fence.is_set():
+                break
             if not open_streams:
                 time.sleep(0.05)
                 continue
@@ -554,6 +668,10 @@ class CommandWorker(Worker):
         selector.close()
         status = process.wait()
         elapsed = time.monotonic() - started
+        if fence.is_set():  # killed by the lease watch: not the command's failure
+            reason = f"the lease could not be renewed for {self.lease_seconds:g} s (the board is out of reach or too slow); its command was stopped before the lease could be taken back, so the task cannot run in two places"
+            log.write(f"--- stopped: {reason}\n".encode())
+            raise Fenced(reason)
         if timed_out:
             log.write(f"--- timed out after {self.timeout:g} s; the command was killed\n".encode())
             return False, f"timed out after {self.timeout:g} s (the command was killed)"
@@ -565,6 +683,12 @@ class CommandWorker(Worker):
         lines = [line.strip() for line in stderr_tail.decode("utf-8", "replace").splitlines() if line.strip()]
         reason = lines[-1][:500] if lines else ""
         return False, reason or f"exited with status {status}"
+
+
+class _Fence(threading.Event):
+    """Set when the lease watch stopped the command; ``done`` ends the watch."""
+
+    done = False
 
 
 def _end_group(process: subprocess.Popen[bytes]) -> None:

@@ -219,7 +219,13 @@ class Store(ABC):
                     f"task {task_id} changed underneath you: you expected version {expected_version}, it is at {current.version}; re-read and try again"
                 )
             if token is not None:
-                _check_fence(current, token)
+                try:
+                    _check_fence(current, token)
+                except StaleLease as stale:
+                    # A late write (a worker back from an outage, a result its lease no longer
+                    # covers) stays on record: history says who tried what, and why not.
+                    self._log(task_id, current.version, actor, "refused", {}, {"attempted": op, "token": token, "reason": str(stale)})
+                    raise
             draft = draft_of(current)
             change(draft)
             if draft == current:
@@ -709,13 +715,14 @@ class Store(ABC):
 
         return self.mutate(task_id, change, op=f"release ({reason})", actor=actor, token=token, force=force, expected_version=expected_version)
 
-    def reclaim_expired(self, *, actor: str = "coordinator") -> list[Task]:
-        """Take back in-progress tasks whose lease ran out; history records who went silent."""
+    def reclaim_expired(self, *, actor: str = "coordinator", margin: timedelta = timedelta(0)) -> list[Task]:
+        """Take back in-progress tasks whose lease ran out ``margin`` ago (time for a holder cut
+        off from the board to have stopped its work); history records who went silent."""
         self._ensure_whole()
         reclaimed = []
         with self._write_lock():
             self.sync()
-            now = self.clock()
+            now = self.clock() - margin
             for task in list(self.graph.tasks.values()):
                 if task.status != Status.IN_PROGRESS or task.lease is None or task.lease.expires_at > now:
                     continue

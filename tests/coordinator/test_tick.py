@@ -26,7 +26,9 @@ def test_an_expired_lease_is_reclaimed_with_a_reason_and_the_old_token_is_refuse
     assert tick(board, [], settings()).reclaimed == []
     assert board.get(task.id).status == Status.IN_PROGRESS
 
-    clock.advance(2)
+    clock.advance(2)  # expired, but within the margin a holder cut off from the board has to stop its command
+    assert tick(board, [], settings()).reclaimed == []
+    clock.advance(settings().lease.reclaim_margin.total_seconds())
     report = tick(board, [], settings())
 
     assert [r.task for r in report.reclaimed] == [task.id]
@@ -145,7 +147,7 @@ def test_a_live_holder_keeps_its_task_even_if_its_agent_record_is_stale(board, c
 def test_checkpoints_are_written_for_every_status_change_the_tick_makes(board, clock):
     task = board.create("job", files=["src/a.py"])
     board.claim("w1", lease_seconds=30)
-    clock.advance(31)
+    clock.advance(34)  # past the lease and the reclaim margin
     report = tick(board, [agent(board, "w2", clock)], settings())
     checkpoints = list_checkpoints(board.checkpoint_book, task.id)
     assert len(report.checkpoints) == 2 and len(checkpoints) == 2
@@ -206,7 +208,7 @@ def test_policies_are_off_by_default(board, clock):
 def test_a_reclaim_raises_one_lease_expired_alert_until_the_task_moves_on(board, clock):
     task = board.create("job")
     board.claim("w1", lease_seconds=5)
-    clock.advance(6)
+    clock.advance(9)  # past the lease and the reclaim margin
     first = [a for a in tick(board, [], settings()).alerts if a["kind"] == "lease.expired"]
     assert [(a["tasks"], a["agents"], a["severity"]) for a in first] == [([task.id], ["w1"], "warning")]
     written = board.alert_board.read()  # what every dashboard reads: alerts.json, or the alerts table
@@ -236,12 +238,12 @@ def test_the_tick_is_deterministic(tmp_path, clock):
         for i in range(6):
             store.create(f"task {i}", priority=["low", "high", "medium"][i % 3])
         store.claim("w9", lease_seconds=1)
-        clock.now += timedelta(seconds=2)
+        clock.now += timedelta(seconds=5)  # past the lease and the reclaim margin
         agents = [agent(store, f"w{i}", clock) for i in range(3)]
         report = tick(store, agents, settings(), checkpoints=False)
         reports.append((report.reclaimed, report.assigned))
         files.append({p.name: p.read_bytes() for p in sorted((tmp_path / name / ".tasks").glob("task_*.json"))})
-        clock.now -= timedelta(seconds=2)
+        clock.now -= timedelta(seconds=5)
     reclaimed, assigned = reports[0]
     # It did something: took back w9's expired claim and handed out three tasks in claim
     # order (the two high-priority tasks first, then the best medium one).
@@ -267,7 +269,7 @@ def test_an_agent_that_let_its_lease_expire_gets_nothing_until_it_is_heard_from(
     task = board.create("job")
     board.claim("w1", lease_seconds=5)
     silent = agent(board, "w1", clock)  # its last word, at the time it took the lease
-    clock.advance(6)
+    clock.advance(9)  # past the lease and the reclaim margin
     report = tick(board, [silent], settings(lease={"seconds": 30}))
     assert [r.task for r in report.reclaimed] == [task.id] and report.assigned == []
     assert board.get(task.id).status == Status.PENDING
@@ -281,6 +283,6 @@ def test_a_tick_can_leave_the_alert_detectors_for_later_unless_it_reclaimed(boar
     quiet = tick(board, [], settings(), alerts=False)
     assert not quiet.alerts_ran and quiet.alerts == []
     board.claim("w1", lease_seconds=5)
-    clock.advance(6)
+    clock.advance(9)  # past the lease and the reclaim margin
     busy = tick(board, [], settings(), alerts=False)
     assert busy.alerts_ran and any(a["kind"] == "lease.expired" and a["tasks"] == [task.id] for a in busy.alerts)

@@ -221,12 +221,12 @@ def test_a_worker_that_stalls_loses_its_lease_and_cannot_write(workspace, tmp_pa
         store.sync()
         token = store.get(task.id).lease.token
         stalled.send_signal(signal.SIGSTOP)
-        time.sleep(1.5)
         from board.coordinator.tick import tick
         from board.config import load_settings
 
-        report = tick(store, [], load_settings(store.state_dir))
-        assert [r.task for r in report.reclaimed] == [task.id]
+        reclaimed: list[str] = []
+        wait_for(lambda: reclaimed.extend(r.task for r in tick(store, [], load_settings(store.state_dir)).reclaimed) or reclaimed, what="the lease to run out and be taken back")
+        assert reclaimed == [task.id]
         newer = store.claim("other", lease_seconds=60)
         assert newer.lease.token > token
         with pytest.raises(StaleLease):

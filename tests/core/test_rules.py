@@ -459,7 +459,7 @@ def test_a_person_resuming_an_agents_task_hands_it_back_under_the_boards_lease(w
     resumed = actions.resume(store, "1", Who("ann"))
     assert (resumed.owner, resumed.lease.owner) == ("dave", "dave")
     assert resumed.lease.expires_at == clock.now + timedelta(seconds=45)
-    clock.advance(46)  # dave is gone: nobody renews it
+    clock.advance(49)  # dave is gone: nobody renews it (past the lease and the reclaim margin)
     report = tick(store, [], BoardSettings.model_validate({"lease": {"seconds": 45}}), checkpoints=False)
     assert [r.task for r in report.reclaimed] == ["1"] and store.graph.is_ready("1")
     # A person resuming their own task keeps it, with no lease to run out.

@@ -90,13 +90,14 @@ select exists (select 1 from pg_locks where locktype = 'advisory' and granted
 """
 
 
-def held_elsewhere(url: str, name: str) -> bool:
-    """Does some other session hold the lock ``name`` right now? (A probe: takes nothing. One
-    that took the lock for a moment, as a try-and-release would, could make a coordinator
-    starting at that moment believe another holds it.)"""
+def held_elsewhere(url: str, name: str) -> bool | None:
+    """Does some other session hold the lock ``name`` right now? None: unknown, the database is
+    out of reach (a machine cut off from it cannot tell; it must not conclude that nobody does).
+    A probe: takes nothing. One that took the lock for a moment, as a try-and-release would,
+    could make a coordinator starting at that moment believe another holds it."""
     key = SessionLock(url, name).key
     try:
         with connect(url, autocommit=True, application_name="board probe") as conn:
             return bool(conn.execute(_HELD, (key >> 32, key & 0xFFFFFFFF)).fetchone()[0])
     except BoardError:
-        return False
+        return None

@@ -48,7 +48,9 @@ class DatabaseAgentRecords:
         return SessionLock(self.conn.url, f"agent {name}")
 
     def name_in_use(self, name: str) -> bool:
-        return held_elsewhere(self.conn.url, f"agent {name}")
+        """Held by a live process; also when the database cannot tell (out of reach): a name
+        is never taken on a guess."""
+        return held_elsewhere(self.conn.url, f"agent {name}") is not False
 
 
 #: The acquisition time of a holder from an older file, which says none: it keeps its place first.

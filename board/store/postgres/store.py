@@ -16,6 +16,8 @@ are looked at again until they appear or time out (a rolled-back insert never ap
 
 from __future__ import annotations
 
+import functools
+import os
 import json
 import socket
 import time
@@ -219,6 +221,18 @@ class DatabaseLayout:
 
     def exists(self) -> bool:
         return True
+
+
+@functools.cache
+def _host() -> str:
+    import socket
+
+    return socket.gethostname()
+
+
+def _process_identity() -> str:
+    """``host:pid`` of this process, as its agent record says it."""
+    return f"{_host()}:{os.getpid()}"
 
 
 class PostgresStore(Store):
@@ -615,6 +629,8 @@ class PostgresStore(Store):
 
     def _history_record(self, task_id: str, version: int, actor: str | None, op: str, changes: dict[str, Any], extra: dict[str, Any] | None) -> dict[str, Any]:
         record: dict[str, Any] = {"ts": _iso(self.clock()), "task": task_id, "version": version, "actor": actor or self.actor, "op": op, "changes": changes}
+        # Several machines write here: which process wrote each line tells two of one name apart.
+        record["process"] = _process_identity()
         if extra:
             record.update(extra)
         return record
@@ -629,7 +645,7 @@ class PostgresStore(Store):
     def _log(self, task_id: str, version: int, actor: str | None, op: str, changes: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
         record = self._history_record(task_id, version, actor, op, changes, extra)
         self._insert_history(record)
-        if op == "conflict" and self._lock_depth:
+        if op in ("conflict", "refused") and self._lock_depth:
             self._refusals.append(record)  # logged again if the refusal rolls the transaction back
 
     def _on_board(self, task_id: str) -> bool:
