@@ -132,17 +132,18 @@ class DelayingProxy:
                 await receiving
 
     async def _drop(self) -> int:
+        # Aborting both transports ends both pipes of each connection by themselves.
         dropped = len(self._connections)
         for writer in list(self._writers):
             _reset(writer)
-        for task in list(self._connections):
-            task.cancel()
         return dropped
 
     async def _shut(self) -> None:
         if self._server is not None:
             self._server.close()
         await self._drop()
+        if self._connections:  # let them finish, so none is destroyed pending with the loop
+            await asyncio.wait(set(self._connections), timeout=5)
 
 
 def _reset(writer: asyncio.StreamWriter) -> None:
