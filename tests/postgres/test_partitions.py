@@ -242,6 +242,13 @@ class SharedBoard:
         self.names = NameWatch(self.runs)
         self.problems: list[str] = []
         self.keeper = ""
+        #: What the test did when (time.time(), as the jobs' lines), for a failure's report.
+        self.timeline: list[str] = []
+
+    def mark(self, what: str) -> float:
+        now = time.time()
+        self.timeline.append(f"{now:.2f} {what}")
+        return now
 
     def close(self) -> None:
         for machine in self.machines:
@@ -285,7 +292,7 @@ class SharedBoard:
             argv, cwd=workspace, env=machine_env() | {"TEST_MACHINE": machine.name},
             stdin=subprocess.DEVNULL, stdout=open(output, "wb"), stderr=subprocess.STDOUT, start_new_session=True,
         )
-        run = Run(label, machine, workspace, process, output, time.time())
+        run = Run(label, machine, workspace, process, output, self.mark(f"started {label}'s run"))
         self.runs.append(run)
         return run
 
@@ -325,13 +332,15 @@ class SharedBoard:
         if not wait_for(condition, what, timeout):
             said = "\n".join(run.said() for run in self.runs)
             executions = "\n".join(map(str, self.executions()))
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}\n\nexecutions:\n{executions}\n\n{said}")
+            timeline = "\n".join(self.timeline)
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}\n\ntimeline:\n{timeline}\n\nexecutions:\n{executions}\n\n{said}")
 
     # -- the checks every scenario ends with ----------------------------------------------------
 
     def finish_and_check(self, cut_off: Run, healed_at: float) -> None:
         """After the heal: machine 1 back to work, the board done, then every check at once."""
         problems = self.problems
+        self.mark("healed")
         if not cut_off.alive():
             problems.append(f"{cut_off.label}'s board run exited during the outage (status {cut_off.process.returncode})")
         elif not wait_for(lambda: self.rejoined(cut_off, healed_at), f"{cut_off.label} to come back", REJOIN_SECONDS):
@@ -375,7 +384,7 @@ class SharedBoard:
         problems.extend(self.names.clashes[:5])
         if problems:
             said = "\n".join(run.said() for run in self.runs)
-            raise AssertionError("\n".join(problems) + "\n\nexecutions:\n" + "\n".join(map(str, executions)) + "\n\n" + said)
+            raise AssertionError("\n".join(problems) + "\n\ntimeline:\n" + "\n".join(self.timeline) + "\n\nexecutions:\n" + "\n".join(map(str, executions)) + "\n\n" + said)
 
 
 def _at(record: dict) -> float:
@@ -435,7 +444,7 @@ def test_a_cut_longer_than_the_lease(board: SharedBoard, coordinator: str) -> No
     machine_0, machine_1 = board.machines
     _, run_1 = start_both(board, coordinator_cut_off=coordinator.endswith("cut off"))
     held = held_by(board, machine_1)
-    cut_at = time.time()
+    cut_at = board.mark("cut machine-1 off")
     machine_1.cut()
     try:
         board.must(outage_over(board, held, cut_at), "machine-1's tasks to run again on machine-0")
@@ -450,7 +459,7 @@ def test_refused_connections(board: SharedBoard) -> None:
     _, machine_1 = board.machines
     _, run_1 = start_both(board)
     held = held_by(board, machine_1)
-    cut_at = time.time()
+    cut_at = board.mark("took machine-1's route away")
     machine_1.refuse()
     try:
         board.must(outage_over(board, held, cut_at), "machine-1's tasks to run again on machine-0")
@@ -466,7 +475,7 @@ def test_a_link_too_slow_to_renew_a_lease(board: SharedBoard) -> None:
     with DelayingProxy((machine_1.host_address, 0), ("127.0.0.1", board.cluster.port)) as proxy:
         _, run_1 = start_both(board, port_of_machine_1=proxy.port)
         held = held_by(board, machine_1)
-        slow_at = time.time()
+        slow_at = board.mark("made machine-1's link slow")
         proxy.delay = 2.0
         try:
             board.must(outage_over(board, held, slow_at), "machine-1's tasks to run again on machine-0")
@@ -486,6 +495,7 @@ def test_a_flapping_link(board: SharedBoard) -> None:
     _, run_1 = start_both(board)
     try:
         for down in DOWNS_SECONDS:
+            board.mark(f"cut machine-1 off for {down:g} s")
             machine_1.cut()
             time.sleep(down)
             machine_1.heal()
@@ -502,10 +512,11 @@ def test_a_second_run_started_during_a_cut_takes_names_of_its_own(board: SharedB
     machine_0, machine_1 = board.machines
     _, run_1 = start_both(board)
     held = held_by(board, machine_1)
-    cut_at = time.time()
+    cut_at = board.mark("cut machine-1 off")
     machine_1.cut()
     try:
         board.must(lambda: board.sessions_from(machine_1) == 0, "the server to drop machine-1's sessions")
+        board.mark("the server has dropped machine-1's sessions")
         second = board.start_run(machine_0, "machine-0 second run")
         board.must(lambda: len(second.workers()) == WORKERS_PER_RUN and board.rejoined(second, second.started) or not second.alive(),
              "the second run's workers to be on the board")
