@@ -2,8 +2,10 @@
 
 A process started in a machine (``Machine.popen``) has its own network stack: its 127.0.0.1 is
 its own, and it reaches this host only through its link, at ``Machine.host_address``. Cutting
-the link (``Machine.cut``) is a network partition; ``heal`` ends it. Needs root and iproute2;
-``Machines.available()`` says why not when they are missing.
+the link (``Machine.cut``) is a network partition where packets vanish (a peer waits for its
+timeouts); ``Machine.refuse`` takes the machine's route away, so its connections fail at once;
+``heal`` ends either. Needs root and iproute2; ``Machines.available()`` says why not when they
+are missing.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ class Machine:
     link: str  # the host's end of the link
     host_address: str  # this host, as the machine reaches it
     address: str  # the machine itself
+    peer: str = ""  # the machine's end of the link, inside its namespace
 
     def popen(self, argv: Sequence[str], **kwargs: object) -> subprocess.Popen:
         return subprocess.Popen(["ip", "netns", "exec", self.namespace, *argv], **kwargs)  # type: ignore[call-overload]
@@ -39,8 +42,16 @@ class Machine:
         """Take the link down: nothing passes either way until ``heal``."""
         _ip("link", "set", self.link, "down")
 
+    def refuse(self) -> None:
+        """Take the machine's end of the link down: with it goes its route to this host, so
+        every connection it tries fails at once (network unreachable) until ``heal``."""
+        _ip("-n", self.namespace, "link", "set", self.peer, "down")
+
     def heal(self) -> None:
+        """Both ends up again (the machine's route comes back with its end)."""
         _ip("link", "set", self.link, "up")
+        if self.peer:
+            _ip("-n", self.namespace, "link", "set", self.peer, "up")
 
 
 class Machines:
@@ -73,7 +84,7 @@ class Machines:
                     if done.returncode != 0:
                         raise RuntimeError(f"ip {' '.join(args)}: {done.stderr.strip()}")
                     if args[:2] == ("netns", "add"):
-                        self.machines.append(Machine(f"machine-{i}", namespace, link, host_address, address))
+                        self.machines.append(Machine(f"machine-{i}", namespace, link, host_address, address, peer))
         except BaseException:
             self.close()
             raise

@@ -12,7 +12,6 @@ The server lets go of it, so the other machines' writes go through."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -26,16 +25,16 @@ import pytest
 from board.store import Store
 from board.store.postgres.connect import connect
 from board.store.postgres.migrations import migrate
-from tests.conftest import REPO
-from tests.netns import Machine, Machines, listen_also_on
-from tests.pg_cluster import SUPERUSER, ClusterError, PgCluster, find_bindir
+from tests.netns import Machine
+from tests.pg_cluster import PgCluster
+from tests.postgres.machines_server import machine_env, machines_with_a_server, why_no_machines
+from tests.postgres.machines_server import machine_url as url_over_link
 
 TASKS = 60
 TIMEOUT = 240
 SIMULATED = ["--simulate", "--seed", "3", "--fail-rate", "0", "--toolcall-fail-rate", "0", "--task-seconds", "0.1", "0.4", "--steps", "1", "2"]
 
-why_not = Machines.available() or (None if find_bindir() else "PostgreSQL's programs are not installed")
-pytestmark = pytest.mark.skipif(why_not is not None, reason=f"several machines on one: {why_not}")
+pytestmark = pytest.mark.skipif(why_no_machines is not None, reason=f"several machines on one: {why_no_machines}")
 
 
 def wait_for(condition: Callable[[], object], what: str, timeout: float = TIMEOUT) -> None:
@@ -50,29 +49,15 @@ def wait_for(condition: Callable[[], object], what: str, timeout: float = TIMEOU
 def machines_and_server(tmp_path: Path) -> Iterator[tuple[list[Machine], PgCluster, str]]:
     """Three machines and a server each of them reaches over its own link (and this host over
     the socket), with an empty board in database ``machines``."""
-    with Machines(3) as machines:
-        cluster = PgCluster.create()
-        try:
-            octets = machines[0].host_address.split(".")[:2]
-            listen_also_on(cluster.data, [m.host_address for m in machines], f"{'.'.join(octets)}.0.0/16")
-            try:
-                cluster.start()
-            except ClusterError as error:
-                pytest.fail(str(error))
-            url = cluster.create_database("machines")
-            with connect(url, autocommit=True) as conn:
-                migrate(conn)
-            yield machines, cluster, url
-        finally:
-            cluster.close()
+    with machines_with_a_server(3) as (machines, cluster):
+        url = cluster.create_database("machines")
+        with connect(url, autocommit=True) as conn:
+            migrate(conn)
+        yield machines, cluster, url
 
 
 def machine_url(machine: Machine, cluster: PgCluster) -> str:
-    return f"postgresql://{SUPERUSER}@{machine.host_address}:{cluster.port}/machines"
-
-
-def machine_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k != "BOARD_DB"} | {"PYTHONPATH": str(REPO)}
+    return url_over_link(machine, cluster.port, "machines")
 
 
 HOLD_THE_LOCK = """
