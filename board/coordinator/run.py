@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -30,11 +31,13 @@ from typing import IO, Any
 import board
 from board import actions
 from board.actions import Who
+from board.agents import AgentRecord, read_agent
 from board.config import load_settings
 from board.coordinator.presence import coordinator_running_on
 from board.coordinator.workers import KILL_GRACE_SECONDS, die_with_parent, end_commands_of, kill_process_group
 from board.errors import AgentNameInUse, BoardError, BoardUnavailable, CoordinatorRunning
 from board.graph import TaskGraph, is_hidden, sorted_ids
+from board.model import utcnow
 from board.status import FINISHED, Status
 from board.store import Store
 
@@ -45,6 +48,9 @@ DONE = frozenset({Status.COMPLETED, Status.CANCELLED})
 #: worker now and then keeps its slots.
 MAX_RESTARTS_PER_SLOT = 5
 RESTART_WINDOW_SECONDS = 300.0
+#: A worker name last heard of on another machine this many leases ago is not given to a new
+#: worker though its lock is free: that machine may be cut off with the worker still running.
+NAME_REUSE_LEASES = 20
 
 
 @dataclass(frozen=True)
@@ -185,7 +191,29 @@ class Supervisor:
 
     def _free(self, name: str) -> bool:
         """A name no worker of this run had and no live process holds on this board."""
-        return name not in self.worker_names and not self.store.agent_records.name_in_use(name)
+        if name in self.worker_names or self.store.agent_records.name_in_use(name):
+            return False
+        record = read_agent(self.store.agent_records, name)
+        return record is None or not self._may_still_run(record)
+
+    def _may_still_run(self, record: AgentRecord) -> bool:
+        """Whether the process a record names may still be alive though its name's lock is free:
+        a machine cut off from the database long enough has its sessions dropped, locks and all,
+        while its workers run on; back, a worker gives up a name it finds taken, but until then
+        two processes would share it. So a name is reused only once its process said it stopped,
+        is gone from this machine, or was last heard of long ago (``NAME_REUSE_LEASES`` leases)."""
+        if record.stopped or not record.pid:
+            return False
+        if record.host == socket.gethostname():
+            try:
+                os.kill(record.pid, 0)
+            except ProcessLookupError:
+                return False
+            except PermissionError:
+                return True
+            return True
+        quiet = utcnow() - record.heartbeat_at
+        return quiet.total_seconds() < NAME_REUSE_LEASES * load_settings(self.store.local_dir).lease.seconds
 
     def _worker_name(self, slot: int, restarts: int) -> tuple[str, int]:
         """``worker-3``, its replacements ``worker-3r1``, ``worker-3r2``...: always a name
