@@ -21,7 +21,7 @@ from board.alerts.model import Alert, Severity, list_files, one_line
 from board.budgets import BudgetState
 from board.times import iso, parse_time
 from board.gitstate import GitState
-from board.graph import GraphProblem, cancelled_blockers, sorted_ids
+from board.graph import GraphProblem, cancelled_blockers, id_sort_key, sorted_ids
 from board.model import Task
 from board.reservations import Reservation
 from board.status import ACTIVE, Status
@@ -546,6 +546,39 @@ def detect_budgets(tasks: Mapping[str, BudgetState], agents: Mapping[str, Budget
     return alerts
 
 
+@dataclass(frozen=True)
+class SilentHolder:
+    """An agent not heard from within the board's stale time while a task is leased to it."""
+
+    agent: str
+    task: str
+    heard_at: datetime
+    #: When the coordinator takes the task back if the agent stays silent.
+    taken_back_at: datetime
+
+
+def detect_silent_holders(silent: Iterable[SilentHolder], now: datetime) -> list[Alert]:
+    """``agent.unreachable``: an agent holds a task but has not been heard from: its process
+    may have died, or its machine be cut off from the board. Say what happens to the task and
+    when (a worker cut off stops its command by then on its own)."""
+    alerts = []
+    for item in sorted(silent, key=lambda i: (i.agent, id_sort_key(i.task))):
+        quiet = _duration(now - item.heard_at)
+        when = _clock(item.taken_back_at)
+        alerts.append(
+            Alert(
+                key=f"agent.unreachable:{item.agent}:{item.task}",
+                kind="agent.unreachable",
+                severity=Severity.WARNING,
+                message=f"{item.agent} holds #{item.task} but has not been heard from for {quiet} (stopped, or its machine cut off from the board)",
+                action=f"#{item.task} goes back to the queue at {when} unless {item.agent} is heard from; a worker cut off stops its command before then",
+                tasks=(item.task,),
+                agents=(item.agent,),
+            )
+        )
+    return alerts
+
+
 def detect_failing_agents(tasks: Mapping[str, Task], failing_after: int) -> list[Alert]:
     """``agent.failing``: an agent's last ``failing_after`` or more tool calls on a task all failed."""
     by_agent: dict[str, list[Task]] = defaultdict(list)
@@ -630,7 +663,10 @@ def detect_waiting(tasks: Mapping[str, Task], now: datetime, escalate_after: tim
 
 
 def _duration(span: timedelta) -> str:
-    minutes = int(span.total_seconds() // 60)
+    seconds = int(span.total_seconds())
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes = seconds // 60
     return f"{minutes} min" if minutes < 120 else f"{minutes // 60} h"
 
 

@@ -27,6 +27,8 @@ from board.alerts.detectors import (
     active_tasks,
     detect_broken_hooks,
     detect_budgets,
+    detect_silent_holders,
+    SilentHolder,
     detect_dirty,
     detect_expired_leases,
     detect_external_changes,
@@ -100,6 +102,8 @@ class AlertInputs:
     idle_members: list[IdleMember] = field(default_factory=list)
     #: board's hooks in Claude Code's settings whose command cannot run.
     broken_hooks: list[BrokenHooks] = field(default_factory=list)
+    #: Agents not heard from lately while a task is leased to them.
+    silent_holders: list[SilentHolder] = field(default_factory=list)
     #: What each active task with a budget, and each working agent with one, has spent.
     task_budgets: Mapping[str, BudgetState] = field(default_factory=dict)
     agent_budgets: Mapping[str, BudgetState] = field(default_factory=dict)
@@ -124,6 +128,7 @@ def detect_all(inputs: AlertInputs, *, now: datetime, settings: BoardSettings) -
         *detect_failing_agents(tasks, settings.alerts.failing_after),
         *detect_waiting(tasks, now, timedelta(seconds=settings.alerts.waiting_error_seconds)),
         *detect_idle_with_task(tasks, inputs.idle_members),
+        *detect_silent_holders(inputs.silent_holders, now),
         *detect_cancelled_blockers(inputs.tasks),
         *detect_broken_hooks(inputs.broken_hooks),
         *detect_budgets(inputs.task_budgets, inputs.agent_budgets, settings.budget.warn_at, pausing=settings.budget.pause),
@@ -163,7 +168,8 @@ def gather_inputs(store: BoardReading, *, now: datetime, git: GitState | None = 
         for path in checkpoint.file_hashes:
             if path not in current:
                 current[path] = _HASHES.hash(workspace / path)
-    task_budgets, agent_budgets = read_budgets(store, tasks, settings or BoardSettings())
+    settings = settings or BoardSettings()
+    task_budgets, agent_budgets = read_budgets(store, tasks, settings)
     return AlertInputs(
         tasks=tasks,
         graph_problems=graph_problems,
@@ -179,7 +185,27 @@ def gather_inputs(store: BoardReading, *, now: datetime, git: GitState | None = 
         broken_hooks=broken_hooks(workspace),
         task_budgets=task_budgets,
         agent_budgets=agent_budgets,
+        silent_holders=silent_holders(tasks, store.agent_records, now, settings),
     )
+
+
+def silent_holders(tasks: Mapping[str, Task], agent_records: AgentRecords, now: datetime, settings: BoardSettings) -> list[SilentHolder]:
+    """Agents holding a task under a lease not yet taken back, not heard from within the
+    board's stale time (and not stopped on purpose)."""
+    leased = [t for t in tasks.values() if t.status == Status.IN_PROGRESS and t.lease is not None]
+    if not leased:
+        return []
+    from board.agents import list_agents
+
+    records = {r.name: r for r in list_agents(agent_records)}
+    found = []
+    for task in leased:
+        assert task.lease is not None
+        record = records.get(task.lease.owner)
+        if record is None or record.stopped or now - record.heartbeat_at < settings.agent_stale_after:
+            continue
+        found.append(SilentHolder(record.name, task.id, record.heartbeat_at, task.lease.expires_at + settings.lease.reclaim_margin))
+    return found
 
 
 def read_budgets(store: BoardReading, tasks: Mapping[str, Task], settings: BoardSettings) -> tuple[dict[str, BudgetState], dict[str, BudgetState]]:

@@ -46,6 +46,7 @@ KINDS: dict[str, Severity] = {
     "hooks.broken": Severity.ERROR,
     "agent.failing": Severity.WARNING,
     "agent.idle_with_task": Severity.WARNING,
+    "agent.unreachable": Severity.WARNING,
     "human.waiting": Severity.INFO,
     "budget.near": Severity.WARNING,
     "budget.over": Severity.ERROR,

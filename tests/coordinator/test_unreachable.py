@@ -1,0 +1,48 @@
+"""An agent holding a task that has gone silent (dead, or its machine cut off from the board) is
+an alert naming the task and when it goes back to the queue."""
+
+from __future__ import annotations
+
+from board.agents import write_agent
+from board.alerts import evaluate_alerts
+from board.coordinator.tick import tick
+from tests.conftest import BOTH_BACKENDS
+
+from .conftest import agent, settings
+
+pytestmark = BOTH_BACKENDS
+
+
+def unreachable(board, clock) -> list:
+    return [a for a in evaluate_alerts(board, now=clock(), settings=settings()) if a.kind == "agent.unreachable"]
+
+
+def test_a_silent_holder_is_an_alert_until_its_task_is_taken_back(board, clock) -> None:
+    task = board.create("migrations")
+    agent(board, "w1", clock)
+    board.claim("w1", lease_seconds=30)
+    clock.advance(20)
+    assert unreachable(board, clock) == []  # heard from within the stale time (one lease)
+
+    clock.advance(15)  # 35 s of silence: stale, its lease (30 s) run out, not yet taken back
+    [alert] = unreachable(board, clock)
+    assert alert.tasks == (task.id,) and alert.agents == ("w1",) and alert.severity == "warning"
+    assert alert.message == "w1 holds #1 but has not been heard from for 35 s (stopped, or its machine cut off from the board)"
+    taken_back = (board.get(task.id).lease.expires_at + settings().lease.reclaim_margin).strftime("%H:%M:%S")
+    assert alert.action.startswith(f"#1 goes back to the queue at {taken_back} unless w1 is heard from")
+
+    assert tick(board, [], settings()).reclaimed  # at its lease's end plus the margin
+    assert unreachable(board, clock) == []
+
+
+def test_an_agent_that_stopped_on_purpose_or_is_heard_from_raises_nothing(board, clock) -> None:
+    board.create("migrations")
+    agent(board, "w1", clock)
+    board.claim("w1", lease_seconds=300)
+    clock.advance(100)
+    assert len(unreachable(board, clock)) == 1
+    agent(board, "w1", clock)  # heard from again
+    assert unreachable(board, clock) == []
+    write_agent(board.agent_records, agent(board, "w1", clock).model_copy(update={"stopped": True}))
+    clock.advance(100)  # silent since, but said it stopped: its work is not at risk of running twice
+    assert unreachable(board, clock) == []
