@@ -37,27 +37,61 @@ if TYPE_CHECKING:
 
 
 def main(argv: list[str]) -> int:
+    """``board hook``: the event on stdin; exit 2 with the reason on stderr when it is stopped."""
+    try:
+        payload = json_bounds.loads(sys.stdin.buffer.read(MAX_PAYLOAD_BYTES) or b"null")
+    except BaseException as error:  # noqa: BLE001 - whatever it is, the agent goes on
+        note(None, f"?: {type(error).__name__}: {error}")
+        return 0
+    reason = apply_event(payload, os.environ)
+    if reason is None:
+        return 0
+    sys.stderr.write(f"{reason}\n")
+    return 2
+
+
+def apply_event(payload: object, environ: Mapping[str, str]) -> str | None:
+    """One hook event applied to its board, however it came (``board hook``'s stdin, or a POST
+    to ``board hooks serve``): the reason when the guard stops the call, else None. Never
+    raises: whatever goes wrong is one line in the hook log, and the agent goes on."""
     board: HookBoard | None = None
     event = "?"
     try:
-        payload = json_bounds.loads(sys.stdin.buffer.read(MAX_PAYLOAD_BYTES) or b"null")
         if not isinstance(payload, dict):
-            raise ValueError("the event on stdin is not a JSON object")
+            raise ValueError("the event is not a JSON object")
         event = str(payload.get("hook_event_name") or "?")
-        board = find_board(payload, os.environ)
+        board = find_board(payload, environ)
+        if event in SERVER_STARTING_EVENTS:
+            start_hook_server(board, payload)
         if board is None:
             note(None, f"{event}: no board from {payload.get('cwd') or os.getcwd()} (no .tasks/ there or above, no BOARD_WORKSPACE)")
-            return 0
+            return None
         handler = HANDLERS.get(event)
         if handler is not None:
-            handler(board, payload, os.environ, datetime.now(UTC))
-        return 0
+            handler(board, payload, environ, datetime.now(UTC))
+        return None
     except Blocked as blocked:
-        sys.stderr.write(f"{blocked}\n")
-        return 2
+        return str(blocked)
     except BaseException as error:  # noqa: BLE001 - whatever it is, the agent goes on
         note(board, f"{event}: {type(error).__name__}: {error}")
-        return 0
+        return None
+
+
+def start_hook_server(board: HookBoard | None, payload: Mapping[str, Any]) -> None:
+    """Make sure board's server listens wherever the session's settings POST its tool calls
+    (``board.hooks.server``); a port it cannot have is noted, and ``board hooks status`` says why."""
+    from board.hooks.install import http_ports
+
+    cwd = Path(str(payload.get("cwd") or os.getcwd()))
+    ports = http_ports(cwd)
+    if not ports:
+        return
+    from board.hooks.server import ensure_server
+
+    for port in ports:
+        problem = ensure_server(port)
+        if problem is not None:
+            note(board, f"{payload.get('hook_event_name')}: board's http hooks: {problem}")
 
 
 def note(board: HookBoard | None, line: str) -> None:
@@ -232,6 +266,10 @@ def task_completed(board: HookBoard, payload: Mapping[str, Any], environ: Mappin
     store = Store.open(board.tasks_dir if board.claude else board.workspace, whole=False)
     complete(store, task_id, who)
 
+
+#: Command hooks that start board's server for the http hooks when none listens: a session's
+#: start, and each prompt (a server that went quiet between two turns has exited).
+SERVER_STARTING_EVENTS = ("SessionStart", "UserPromptSubmit")
 
 HANDLERS: dict[str, Handler] = {
     "PostToolUse": tool_used,

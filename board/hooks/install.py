@@ -1,5 +1,11 @@
 """``board hooks install`` / ``uninstall``: board's entries in Claude Code's settings.json.
 
+The events of every tool call (``HTTP_EVENTS``) are POSTed to board's server on 127.0.0.1
+(``board.hooks.server``): no process is started per call. The other events, a few per session,
+run ``board hook``; the session's start and each prompt also start that server when none
+listens. ``--command`` installs ``board hook`` on every event, as on a system that cannot
+tell who connects to a port (no ``/proc/net/tcp``).
+
 The settings file is the user's: everything else in it (other hooks, permissions, env, keys
 board has never heard of) is kept as it is, in its order; installing twice changes nothing;
 uninstalling removes board's entries and nothing else.
@@ -9,6 +15,8 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import re
 import shlex
 import shutil
 import sys
@@ -36,6 +44,12 @@ EVENTS: dict[str, str | None] = {
 }
 #: Seconds Claude Code gives the hook; it needs milliseconds, and gives up silently on its own.
 TIMEOUT_SECONDS = 10
+#: The events of every tool call, served over HTTP when board's server runs.
+HTTP_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
+#: A new port is drawn from here: below Linux's range for outgoing connections (32768-60999),
+#: so no connection of the machine's own takes it by chance.
+PORTS = range(20000, 32768)
+_BOARD_URL = re.compile(r"http://127\.0\.0\.1:(\d{1,5})/board/hook")
 
 
 def settings_path(*, user: bool, workspace: Path) -> Path:
@@ -51,8 +65,37 @@ def hook_command() -> str:
     return f"{shlex.quote(sys.executable)} -m board hook"
 
 
+def hook_url(port: int) -> str:
+    return f"http://127.0.0.1:{port}/board/hook"
+
+
+def http_hook(port: int) -> dict:
+    """The entry that POSTs an event to board's server on ``port``, with the environment the
+    command hook would have read in headers (Claude Code fills each from its own environment,
+    the one its command hooks get; only the names listed in ``allowedEnvVars``)."""
+    from board.hooks.server import CARRIED, ENV_HEADER
+
+    return {
+        "type": "http",
+        "url": hook_url(port),
+        "timeout": TIMEOUT_SECONDS,
+        "headers": {f"{ENV_HEADER}{name}": f"${{{name}}}" for name in CARRIED},
+        "allowedEnvVars": list(CARRIED),
+    }
+
+
+def board_port(entry: object) -> int | None:
+    """The port of a hook entry that POSTs to board's server, else None."""
+    if not isinstance(entry, dict) or entry.get("type") != "http" or not isinstance(entry.get("url"), str):
+        return None
+    found = _BOARD_URL.fullmatch(entry["url"])
+    return int(found.group(1)) if found and 0 < int(found.group(1)) < 65536 else None
+
+
 def is_board_hook(entry: object) -> bool:
     """Whether a hook entry is one board installed (whichever installation's path it names)."""
+    if board_port(entry) is not None:
+        return True
     if not isinstance(entry, dict) or entry.get("type") != "command" or not isinstance(entry.get("command"), str):
         return False
     words = entry["command"].split()
@@ -106,21 +149,78 @@ def without_board(settings: dict) -> dict:
     return result
 
 
-def with_board(settings: dict, command: str) -> dict:
+def with_board(settings: dict, command: str, port: int | None = None) -> dict:
+    """The settings with board's entries: ``board hook`` on every event, or with a ``port``,
+    the events of ``HTTP_EVENTS`` POSTed to board's server there."""
     result = without_board(settings)
     hooks = dict(result.get("hooks") or {})
     for event, matcher in EVENTS.items():
         group: dict = {"matcher": matcher} if matcher else {}
-        group["hooks"] = [{"type": "command", "command": command, "timeout": TIMEOUT_SECONDS}]
+        if port is not None and event in HTTP_EVENTS:
+            group["hooks"] = [http_hook(port)]
+        else:
+            group["hooks"] = [{"type": "command", "command": command, "timeout": TIMEOUT_SECONDS}]
         hooks[event] = [*hooks.get(event, []), group]
     result["hooks"] = hooks
     return result
 
 
-def install(path: Path, *, command: str | None = None) -> bool:
-    """Put board's entries in; True if the file changed."""
+def install(path: Path, *, command: str | None = None, http: bool = True, port: int | None = None) -> bool:
+    """Put board's entries in; True if the file changed. ``http``: the events of every tool call
+    go to board's server, on ``port``, else the port the file names already, else a free one."""
     current = read_settings(path)
-    return _write_if_changed(path, current, with_board(current, command or hook_command()))
+    if http:
+        port = port or installed_port(current) or free_port()
+    return _write_if_changed(path, current, with_board(current, command or hook_command(), port if http else None))
+
+
+def installed_port(settings: dict) -> int | None:
+    """The port board's http hooks in these settings POST to (the first found)."""
+    return next(iter(_ports(settings)), None)
+
+
+def _ports(settings: dict) -> list[int]:
+    found = []
+    for entry in _entries(settings):
+        port = board_port(entry)
+        if port is not None and port not in found:
+            found.append(port)
+    return found
+
+
+def _entries(settings: dict):
+    """(event, entry) of every hook entry in the settings."""
+    hooks = settings.get("hooks") or {}
+    for groups in hooks.values() if isinstance(hooks, dict) else ():
+        for group in groups if isinstance(groups, list) else ():
+            yield from group.get("hooks", ()) if isinstance(group, dict) and isinstance(group.get("hooks"), list) else ()
+
+
+def free_port() -> int:
+    """A port of ``PORTS`` nothing listens on now, drawn at random: each user's (and each
+    settings file's) differs, and none is known in advance to squat."""
+    import socket
+
+    for port in random.SystemRandom().sample(PORTS, 64):
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise BoardError(f"no free port of 127.0.0.1 in {PORTS.start}-{PORTS.stop - 1} after 64 tries; name one with --port")
+
+
+def http_ports(workspace: Path) -> list[int]:
+    """The ports of board's http hooks in every settings file a session in ``workspace`` reads."""
+    found: list[int] = []
+    for path in settings_files(workspace):
+        try:
+            settings = read_settings(path)
+        except BoardError:
+            continue
+        found += [port for port in _ports(settings) if port not in found]
+    return found
 
 
 def uninstall(path: Path) -> bool:
@@ -148,13 +248,15 @@ def _write_if_changed(path: Path, before: dict, after: dict) -> bool:
 
 @dataclass(frozen=True)
 class InstalledHooks:
-    """board's hooks in one settings file: the events they are on, the command they run, and
-    why that command cannot run (None: it can)."""
+    """board's hooks in one settings file: the events they are on, the command they run (or
+    the URL they POST to), and why they cannot reach board (None: they can)."""
 
     settings: Path
     events: tuple[str, ...]
     command: str
     problem: str | None
+    #: For http hooks: whether board's server listens now, in words.
+    state: str | None = None
 
 
 def settings_files(workspace: Path) -> list[Path]:
@@ -177,10 +279,26 @@ def installed_hooks(workspace: Path) -> list[InstalledHooks]:
             for group in groups if isinstance(groups, list) else ():
                 for entry in group.get("hooks", ()) if isinstance(group, dict) and isinstance(group.get("hooks"), list) else ():
                     if is_board_hook(entry):
-                        by_command.setdefault(entry["command"], []).append(event)
+                        by_command.setdefault(entry.get("command") or entry["url"], []).append(event)
         for command, events in by_command.items():
-            found.append(InstalledHooks(path, tuple(events), command, command_problem(command)))
+            port = board_port({"type": "http", "url": command})
+            if port is None:
+                found.append(InstalledHooks(path, tuple(events), command, command_problem(command)))
+            else:
+                found.append(InstalledHooks(path, tuple(events), command, *_server_state(port)))
     return found
+
+
+def _server_state(port: int) -> tuple[str | None, str]:
+    from board.hooks import loopback
+    from board.hooks.server import port_problem
+
+    problem = port_problem(port)
+    if problem is not None:
+        return problem, "not served by board"
+    if loopback.listener_uid(port) is not None:
+        return None, "board's server listens"
+    return None, "no server listens now: the next session's start starts one (or run 'board hooks serve')"
 
 
 def command_problem(command: str) -> str | None:
@@ -209,6 +327,12 @@ def broken_hook_problems(workspace: Path) -> list:
     from board.store.base import Problem
 
     return [
-        Problem("hooks.broken", str(h.settings), f"board's hooks on {len(h.events)} events cannot run, so nothing is counted or guarded: {h.problem}")
+        Problem("hooks.broken", str(h.settings), _broken(h))
         for h in installed_hooks(workspace) if h.problem is not None
     ]  # fmt: skip
+
+
+def _broken(hooks: InstalledHooks) -> str:
+    if board_port({"type": "http", "url": hooks.command}) is not None:
+        return f"board's http hooks on {len(hooks.events)} events do not reach board: {hooks.problem}"
+    return f"board's hooks on {len(hooks.events)} events cannot run, so nothing is counted or guarded: {hooks.problem}"

@@ -74,7 +74,11 @@ class HookBoard:
 
 def claude_home(environ: Mapping[str, str]) -> Path:
     config = environ.get("CLAUDE_CONFIG_DIR")
-    return Path(config).expanduser() if config else Path.home() / ".claude"
+    if config:
+        return Path(config).expanduser()
+    # The hook's HOME, which board's server gets in a header (its own may be another's).
+    home = environ.get("HOME")
+    return (Path(home) if home else Path.home()) / ".claude"
 
 
 def find_board(payload: Mapping[str, Any], environ: Mapping[str, str]) -> HookBoard | None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.claude_code.client import Claude, Unavailable, board, ensure_installed
+from tests.hooks.delivery import kill_started_servers
 
 
 @pytest.fixture(scope="session")
@@ -19,9 +21,14 @@ def claude_executable() -> Path:
 
 
 @pytest.fixture
-def claude(claude_executable: Path, tmp_path: Path) -> Claude:
-    """The client with a HOME of its own for this test."""
-    return Claude(claude_executable, tmp_path / "home")
+def claude(claude_executable: Path, tmp_path: Path) -> Iterator[Claude]:
+    """The client with a HOME of its own for this test; board's server, which a session's start
+    runs detached for board's http hooks, is killed when the test ends."""
+    client = Claude(claude_executable, tmp_path / "home")
+    try:
+        yield client
+    finally:
+        kill_started_servers(client.home / ".cache")
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""board's hooks name board's own script by its absolute path: when that is gone (its
+"""board's command hooks name board's own script by its absolute path: when that is gone (its
 environment moved), the real Claude Code runs every tool call unguarded, and board says so."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ def test_hooks_whose_command_is_gone_let_a_reserved_file_be_written_and_status_c
     script = env_bin / "board"
     shutil.copy2(board_script(), script)  # its #! names the interpreter: it runs from anywhere
     settings = project / ".claude" / "settings.json"
-    install(settings, command=f"{script} hook")
+    install(settings, command=f"{script} hook", http=False)  # every event a command: none left to a server
     store = Store.open(project)
     bobs = store.claim_task(store.create("bob's").id, "bob")
     reserved_by_bob = board("reserve", bobs.id, "src/reserved.py", "--agent", "bob", cwd=project, env=claude.environment())

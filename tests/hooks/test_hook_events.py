@@ -1,8 +1,10 @@
 """Claude Code's hook events, fed to the installed ``board hook`` as Claude Code runs it.
 
-Each payload in ``payloads/`` follows Claude Code's documented hook input for its event. The
-command run is the one ``board hooks install`` wrote into ``.claude/settings.json``, through a
-shell, with the payload on stdin, from the workspace.
+Each payload in ``payloads/`` follows Claude Code's documented hook input for its event. Each
+goes to what ``board hooks install`` wrote into ``.claude/settings.json`` (``hooked``, in
+``conftest``: both ways it installs), as Claude Code sends it (``delivery``): to ``board hook``
+through a shell, the payload on stdin, from the workspace; or for the events of every tool call,
+POSTed to board's server: the same files must change the same way.
 """
 
 from __future__ import annotations
@@ -15,25 +17,14 @@ from pathlib import Path
 import pytest
 
 from board.store import Store
+from tests.hooks.delivery import deliver, entry_for
 
 PAYLOADS = Path(__file__).parent / "payloads"
 SESSION = "8c35adc1-5f0e-4a9b-9c1e-2b7d3f6a1e90"
 
 
-@pytest.fixture
-def hooked(workspace: Path, tmp_path: Path) -> Path:
-    """A workspace whose Claude Code settings have board's hooks."""
-    from board.cli import main
-
-    assert main(["-w", str(workspace), "hooks", "install"]) == 0
-    return workspace
-
-
 def command_for(workspace: Path, event: str) -> str:
-    settings = json.loads((workspace / ".claude" / "settings.json").read_text())
-    commands = [h["command"] for group in settings["hooks"][event] for h in group["hooks"]]
-    assert len(commands) == 1
-    return commands[0]
+    return entry_for(workspace, event)["command"]
 
 
 def payload(event: str, cwd: Path, **changes: object) -> dict:
@@ -46,9 +37,7 @@ def fire(workspace: Path, event: str, *, env: dict[str, str] | None = None, cwd:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("BOARD_", "CLAUDE_"))}
     clean.update(CLAUDE_CONFIG_DIR=str(workspace / ".claude-home"), XDG_CACHE_HOME=str(workspace / ".cache"), **(env or {}))
     data = payload(event, cwd or workspace, **changes)
-    return subprocess.run(
-        ["sh", "-c", command_for(workspace, event)], input=json.dumps(data), capture_output=True, text=True, cwd=cwd or workspace, env=clean, timeout=60
-    )
+    return deliver(workspace, event, json.dumps(data), env=clean, cwd=cwd or workspace)
 
 
 def calls(workspace: Path, task_id: str) -> list[dict]:
@@ -288,8 +277,7 @@ def test_whatever_goes_wrong_the_hook_exits_0_silently_and_notes_one_line(hooked
         fcntl.flock(held, fcntl.LOCK_EX)
     try:
         if damage == "garbage on stdin":
-            command = command_for(hooked, "PostToolUse")
-            result = subprocess.run(["sh", "-c", command], input="not json at all", capture_output=True, text=True, cwd=hooked, timeout=60, env={**os.environ, "XDG_CACHE_HOME": str(hooked / ".cache")})
+            result = deliver(hooked, "PostToolUse", "not json at all", cwd=hooked, env={**os.environ, "XDG_CACHE_HOME": str(hooked / ".cache")})
             notes = hooked / ".cache" / "board" / "hook.log"
         else:
             result = fire(hooked, "PostToolUse", env=env, cwd=cwd)

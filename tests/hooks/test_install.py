@@ -18,7 +18,18 @@ USERS_OWN = {
     "env": {"DEBUG": "1"},
     "model": "opus",
 }
+HTTP_EVENTS = {"PreToolUse", "PostToolUse", "PostToolUseFailure"}
 EVENTS_INSTALLED = {"PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", "UserPromptSubmit", "SessionEnd", "Stop", "SubagentStart", "SubagentStop", "TeammateIdle", "TaskCompleted"}
+
+
+def boards_entry(entry: dict) -> str | None:
+    """How a hook entry reaches board: "command" (``board hook``), "http" (board's server on
+    127.0.0.1), or None (not board's)."""
+    if entry.get("type") == "command" and entry["command"].endswith("board hook"):
+        return "command"
+    if entry.get("type") == "http" and entry["url"].startswith("http://127.0.0.1:") and entry["url"].endswith("/board/hook"):
+        return "http"
+    return None
 
 
 def board(workspace: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -38,8 +49,13 @@ def test_install_keeps_the_users_settings_twice_changes_nothing_and_uninstall_ta
     assert {k: v for k, v in installed.items() if k != "hooks"} == {k: v for k, v in USERS_OWN.items() if k != "hooks"}
     for event, groups in USERS_OWN["hooks"].items():
         assert installed["hooks"][event][: len(groups)] == groups
-    events = {event for event, groups in installed["hooks"].items() for g in groups for h in g["hooks"] if h["command"].endswith("board hook")}
-    assert events == EVENTS_INSTALLED
+    events = {event: boards_entry(h) for event, groups in installed["hooks"].items() for g in groups for h in g["hooks"] if boards_entry(h)}
+    assert events == {event: "http" if event in HTTP_EVENTS else "command" for event in EVENTS_INSTALLED}
+    # The hook's environment travels in headers Claude Code fills from its own, never a value
+    # written into the file.
+    post = installed["hooks"]["PostToolUse"][-1]["hooks"][0]
+    assert post["headers"]["Board-Env-BOARD_AGENT"] == "${BOARD_AGENT}" and "BOARD_AGENT" in post["allowedEnvVars"]
+    assert all(value == f"${{{name.removeprefix('Board-Env-')}}}" for name, value in post["headers"].items())
     assert [g["matcher"] for g in installed["hooks"]["PreToolUse"]] == ["Bash", "Edit|MultiEdit|NotebookEdit|Write"]
 
     before = settings.read_bytes()
@@ -49,6 +65,22 @@ def test_install_keeps_the_users_settings_twice_changes_nothing_and_uninstall_ta
 
     assert board(workspace, "hooks", "uninstall").returncode == 0
     assert json.loads(settings.read_text()) == USERS_OWN
+
+
+def test_install_keeps_its_port_switches_between_command_and_http_and_uninstall_takes_either(workspace: Path) -> None:
+    settings = workspace / ".claude" / "settings.json"
+    assert board(workspace, "hooks", "install", "--port", "23456").returncode == 0
+    urls = {h["url"] for groups in json.loads(settings.read_text())["hooks"].values() for g in groups for h in g["hooks"] if "url" in h}
+    assert urls == {"http://127.0.0.1:23456/board/hook"}
+    before = settings.read_bytes()
+    assert "nothing changed" in board(workspace, "hooks", "install").stdout  # the port it has is kept
+    assert settings.read_bytes() == before
+    assert board(workspace, "hooks", "install", "--command").returncode == 0
+    kinds = {boards_entry(h) for groups in json.loads(settings.read_text())["hooks"].values() for g in groups for h in g["hooks"]}
+    assert kinds == {"command"}
+    assert board(workspace, "hooks", "install").returncode == 0
+    assert board(workspace, "hooks", "uninstall").returncode == 0
+    assert json.loads(settings.read_text()) == {}
 
 
 def test_a_broken_settings_file_is_one_line_and_left_as_it_is(workspace: Path) -> None:
@@ -87,7 +119,7 @@ def test_install_adds_the_hooks_to_settings_that_have_none_yet(workspace: Path, 
         assert {k: v for k, v in installed.items() if k != "hooks"} == content
         assert sorted(installed["hooks"]) == sorted(EVENTS_INSTALLED)
         for groups in installed["hooks"].values():
-            assert [h["command"].endswith("board hook") for g in groups for h in g["hooks"]] == [True]
+            assert [boards_entry(h) is not None for g in groups for h in g["hooks"]] == [True]
         assert board(workspace, "hooks", "uninstall", *user, env={"CLAUDE_CONFIG_DIR": str(home)}).returncode == 0
         assert json.loads(settings.read_text()) == content
 

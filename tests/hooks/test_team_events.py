@@ -13,21 +13,13 @@ import os
 import subprocess
 from pathlib import Path
 
-import pytest
 
 from board.store import Store
 from tests.claude_code.client import board_script
-from tests.hooks.test_hook_events import PAYLOADS, agent_record, command_for, payload, silent_ok
+from tests.hooks.delivery import deliver
+from tests.hooks.test_hook_events import PAYLOADS, agent_record, payload, silent_ok
 
 TEAM = "session-a0383c7b"
-
-
-@pytest.fixture
-def hooked(workspace: Path) -> Path:
-    from board.cli import main
-
-    assert main(["-w", str(workspace), "hooks", "install"]) == 0
-    return workspace
 
 
 def environment(home: Path, **extra: str) -> dict[str, str]:
@@ -37,8 +29,7 @@ def environment(home: Path, **extra: str) -> dict[str, str]:
 
 
 def hook(workspace: Path, data: dict, env: dict[str, str]) -> subprocess.CompletedProcess:
-    command = command_for(workspace, data["hook_event_name"])
-    return subprocess.run(["sh", "-c", command], input=json.dumps(data), capture_output=True, text=True, cwd=workspace, env=env, timeout=60)
+    return deliver(workspace, data["hook_event_name"], json.dumps(data), env=env, cwd=workspace)
 
 
 def agents_json(workspace: Path, env: dict[str, str]) -> dict:
