@@ -37,7 +37,10 @@ PATH = "/board/hook"
 ENV_HEADER = "Board-Env-"
 #: What ``find_board``, ``identify`` and ``task_of`` read from a hook's environment on the
 #: events served here (TaskCompleted's ``BOARD_LEASE_TOKEN`` stays with its command hook).
-CARRIED = ("BOARD_AGENT", "BOARD_TASK_ID", "BOARD_WORKSPACE", "BOARD_DB", "CLAUDE_CODE_TASK_LIST_ID", "CLAUDE_CONFIG_DIR", "CLAUDE_PROJECT_DIR", "HOME")
+#: Never ``BOARD_DB``: a database URL may hold a password, and whoever holds the port while no
+#: server of ours does reads the headers. The tool-call events do not need it (the board's
+#: ``[store] url`` says it is a database's; the guard and the counts read the local files).
+CARRIED = ("BOARD_AGENT", "BOARD_TASK_ID", "BOARD_WORKSPACE", "CLAUDE_CODE_TASK_LIST_ID", "CLAUDE_CONFIG_DIR", "CLAUDE_PROJECT_DIR", "HOME")
 #: A quiet server exits after this long; the next session's start (or prompt) starts another.
 IDLE_SECONDS = 30 * 60
 #: How long the session's start waits for a server it started to listen.

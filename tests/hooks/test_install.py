@@ -56,6 +56,8 @@ def test_install_keeps_the_users_settings_twice_changes_nothing_and_uninstall_ta
     post = installed["hooks"]["PostToolUse"][-1]["hooks"][0]
     assert post["headers"]["Board-Env-BOARD_AGENT"] == "${BOARD_AGENT}" and "BOARD_AGENT" in post["allowedEnvVars"]
     assert all(value == f"${{{name.removeprefix('Board-Env-')}}}" for name, value in post["headers"].items())
+    # Not the database's URL: it may hold a password, and the port may be another user's.
+    assert "BOARD_DB" not in post["allowedEnvVars"] and not any("BOARD_DB" in name for name in post["headers"])
     assert [g["matcher"] for g in installed["hooks"]["PreToolUse"]] == ["Bash", "Edit|MultiEdit|NotebookEdit|Write"]
 
     before = settings.read_bytes()
