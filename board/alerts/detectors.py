@@ -565,13 +565,17 @@ def detect_silent_holders(silent: Iterable[SilentHolder], now: datetime) -> list
     for item in sorted(silent, key=lambda i: (i.agent, id_sort_key(i.task))):
         quiet = _duration(now - item.heard_at)
         when = _clock(item.taken_back_at)
+        if item.taken_back_at <= now:  # no coordinator took it back when it could have
+            action = f"its lease ran out; a coordinator takes #{item.task} back (none has since {when}: run board coordinator, or board run)"
+        else:
+            action = f"#{item.task} goes back to the queue at {when} unless {item.agent} is heard from; a worker cut off stops its command before then"
         alerts.append(
             Alert(
                 key=f"agent.unreachable:{item.agent}:{item.task}",
                 kind="agent.unreachable",
                 severity=Severity.WARNING,
                 message=f"{item.agent} holds #{item.task} but has not been heard from for {quiet} (stopped, or its machine cut off from the board)",
-                action=f"#{item.task} goes back to the queue at {when} unless {item.agent} is heard from; a worker cut off stops its command before then",
+                action=action,
                 tasks=(item.task,),
                 agents=(item.agent,),
             )
