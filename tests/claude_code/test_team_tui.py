@@ -1,0 +1,132 @@
+"""An agent team in the real Claude Code TUI, run in tmux as a person runs it: the lead starts two
+teammates, each takes a board task of its own and works on it. ``board agents`` and the
+dashboard's agents panel show three rows, each agent with its own calls, state, tokens and task."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from board.store import Store
+from tests.claude_code.client import Claude, Unavailable, board, board_script, hook_log
+from tests.claude_code.fake_api import MAIN, FakeAnthropic, Turn, tool, usage_of
+from tests.claude_code.tui import Tmux, prepare_interactive, wait_until
+
+SONNET = "claude-sonnet-4-5-20250929"
+TEAMMATES = ("ben", "cara")
+
+
+def mark(name: str) -> str:
+    """What a teammate's prompt starts with: the fake API tells its conversation by it."""
+    return f"TEAMMATE {name}:"
+
+
+def usage(agent: int, turn: int) -> dict[str, int]:
+    """Each agent's messages their own token counts, so a mix-up shows."""
+    return {"input_tokens": 1000 * agent + turn, "output_tokens": 100 * agent + 7 * turn, "cache_creation_input_tokens": 10 * agent, "cache_read_input_tokens": 5000 * agent + turn}
+
+
+def worker_script(workspace: Path, name: str, agent: int) -> list[Turn]:
+    """Take a task, write and edit a file, run a command, look at the board, stop."""
+    path = str(workspace / "src" / f"{name}.py")
+    calls = [
+        tool("Bash", command=f"{board_script()} claim --agent {name} --lease 600", description="take a task"),
+        tool("Write", file_path=path, content=f"{name} = 1\n"),
+        tool("Edit", file_path=path, old_string=f"{name} = 1", new_string=f"{name} = 2"),
+        tool("Bash", command=f"{board_script()} agents --json > seen-by-{name}.json", description="look at the board"),
+    ]
+    return [Turn(calls=turn.calls, usage=usage(agent, n)) for n, turn in enumerate(calls)] + [Turn(text=f"{name} is done.", usage=usage(agent, len(calls)))]
+
+
+def lead_script(workspace: Path) -> list[Turn]:
+    spawn = [
+        tool("Agent", description=f"teammate {name}", prompt=f"{mark(name)} take a board task and do it", subagent_type="general-purpose", name=name)
+        for name in TEAMMATES
+    ]
+    own = worker_script(workspace, "team-lead", 3)
+    return [Turn(calls=turn.calls, usage=usage(3, 10 + n)) for n, turn in enumerate(spawn)] + own
+
+
+def agents(workspace: Path, env: dict[str, str]) -> dict[str, Any]:
+    done = board("agents", "--json", cwd=workspace, env=env)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def tokens_of(turns: list[Turn]) -> dict[str, int]:
+    fields = {"input": "input_tokens", "output": "output_tokens", "cacheWrite": "cache_creation_input_tokens", "cacheRead": "cache_read_input_tokens"}
+    return {field: sum(usage_of(turn)[key] for turn in turns) for field, key in fields.items()}
+
+
+def test_a_lead_and_two_teammates_in_the_tui_are_three_rows_with_their_own_calls_states_tokens_and_tasks(claude: Claude, hooked: Path, tmp_path: Path) -> None:
+    store = Store.open(hooked)
+    for subject in ("models", "views", "migrations"):
+        store.create(subject)
+    prepare_interactive(claude, hooked)
+    scripts = {MAIN: lead_script(hooked), **{mark(name): worker_script(hooked, name, n + 1) for n, name in enumerate(TEAMMATES)}}
+    names = {MAIN: "team-lead", **{mark(name): name for name in TEAMMATES}}
+    try:
+        tmux = Tmux(tmp_path / "tmux")
+    except Unavailable as reason:
+        pytest.skip(str(reason))
+    with FakeAnthropic(scripts[MAIN], agents={key: turns for key, turns in scripts.items() if key != MAIN}) as api, tmux:
+        env = claude.environment(ANTHROPIC_BASE_URL=api.url, CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS="1", TERM="xterm-256color")
+        tmux.start("claude", [str(claude.executable), "--dangerously-skip-permissions", "--model", SONNET], cwd=hooked, env=env)
+        wait_until(lambda: "bypass permissions on" in tmux.screen("claude"), "the prompt", explain=lambda: tmux.screen("claude"))
+        tmux.type("claude", "start the team")
+
+        def as_expected() -> dict[str, Any] | None:
+            """The agents as board lists them, once they are what the API served each: its
+            scripted calls counted, every message's tokens, idle after its last turn."""
+            if not api.script_spent:
+                return None
+            listed = agents(hooked, env)
+            rows = {row["name"]: row for row in listed["agents"]}
+            if set(rows) != set(names.values()):
+                return None
+            for key, name in names.items():
+                served = api.served(key)
+                calls = sum(len(turn.calls) for turn in served)
+                tokens = {field: rows[name]["tokens"][field] for field in ("input", "output", "cacheWrite", "cacheRead")}
+                if (rows[name]["toolCalls"], tokens, rows[name]["state"]) != (calls, tokens_of(served), "idle"):
+                    return None
+            return listed
+
+        def progress() -> str:
+            served = {names[key]: len(api.served(key)) for key in names}
+            return f"served {served}\n{tmux.screen('claude')}\n{json.dumps(agents(hooked, env), indent=1)}\n{hook_log(hooked)}"
+
+        listed = wait_until(as_expected, "three idle agents with the calls and tokens the API served each", explain=progress)
+        rows = {row["name"]: row for row in listed["agents"]}
+        (team,) = listed["teams"]
+        assert sorted(team["members"]) == ["ben", "cara", "team-lead"], team
+        assert {name: (row["team"], row["lead"]) for name, row in rows.items()} == {"team-lead": (team["name"], True), "ben": (team["name"], False), "cara": (team["name"], False)}
+        # Each claimed a task of its own, and its calls from the claim on counted there.
+        board_now = Store.open(hooked)
+        for name, row in rows.items():
+            task = board_now.get(row["task"])
+            assert (task.owner, str(task.status), task.tool_calls.total) == (name, "in_progress", 4), (name, hook_log(hooked))
+        assert len({row["task"] for row in rows.values()}) == 3
+        # Working, each as itself, while it looked at the board.
+        for name in ("team-lead", *TEAMMATES):
+            seen = {row["name"]: row for row in json.loads((hooked / f"seen-by-{name}.json").read_text())["agents"]}
+            assert seen[name]["state"] == "working", (name, seen)
+        assert (hooked / "src" / "ben.py").read_text() == "ben = 2\n" and (hooked / "src" / "cara.py").read_text() == "cara = 2\n"
+
+        # board's own dashboard, beside it, shows the three in its agents panel.
+        tmux.start("board", [board_script(), "ui"], cwd=hooked, env=env)
+        # Two lines a member: idle mark, name, lead star, task (the lead's, behind its star and
+        # cost, cut to "#…" in the narrow panel), calls.
+        def panel_row(name: str, row: dict[str, Any]) -> re.Pattern[str]:
+            task = f"#(?:{row['task']}|…)" if row["lead"] else f"#{row['task']}"
+            return re.compile(rf"│ ○ {re.escape(name)}{' ★' if row['lead'] else ''} {task} .*⚒{row['toolCalls']} ")
+
+        panel_rows = [panel_row(name, row) for name, row in rows.items()]
+        wait_until(
+            lambda: f"─ {team['name']} ─" in tmux.screen("board") and all(row.search(tmux.screen("board")) for row in panel_rows),
+            "the agents panel's three rows: idle, on their tasks, with their calls", explain=lambda: tmux.screen("board"),
+        )
