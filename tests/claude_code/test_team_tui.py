@@ -62,6 +62,22 @@ def tokens_of(turns: list[Turn]) -> dict[str, int]:
     return {field: sum(usage_of(turn)[key] for turn in turns) for field, key in fields.items()}
 
 
+def private_tmux(tmp_path: Path) -> Tmux:
+    try:
+        return Tmux(tmp_path / "tmux")
+    except Unavailable as reason:
+        pytest.skip(str(reason))
+
+
+def start_the_team(tmux: Tmux, claude: Claude, workspace: Path, api: FakeAnthropic, **extra: str) -> dict[str, str]:
+    """The TUI started in ``workspace`` and asked to start the team; returns its environment."""
+    env = claude.environment(ANTHROPIC_BASE_URL=api.url, CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS="1", TERM="xterm-256color", **extra)
+    tmux.start("claude", [str(claude.executable), "--dangerously-skip-permissions", "--model", SONNET], cwd=workspace, env=env)
+    wait_until(lambda: "bypass permissions on" in tmux.screen("claude"), "the prompt", explain=lambda: tmux.screen("claude"))
+    tmux.type("claude", "start the team")
+    return env
+
+
 def test_a_lead_and_two_teammates_in_the_tui_are_three_rows_with_their_own_calls_states_tokens_and_tasks(claude: Claude, hooked: Path, tmp_path: Path) -> None:
     store = Store.open(hooked)
     for subject in ("models", "views", "migrations"):
@@ -69,15 +85,8 @@ def test_a_lead_and_two_teammates_in_the_tui_are_three_rows_with_their_own_calls
     prepare_interactive(claude, hooked)
     scripts = {MAIN: lead_script(hooked), **{mark(name): worker_script(hooked, name, n + 1) for n, name in enumerate(TEAMMATES)}}
     names = {MAIN: "team-lead", **{mark(name): name for name in TEAMMATES}}
-    try:
-        tmux = Tmux(tmp_path / "tmux")
-    except Unavailable as reason:
-        pytest.skip(str(reason))
-    with FakeAnthropic(scripts[MAIN], agents={key: turns for key, turns in scripts.items() if key != MAIN}) as api, tmux:
-        env = claude.environment(ANTHROPIC_BASE_URL=api.url, CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS="1", TERM="xterm-256color")
-        tmux.start("claude", [str(claude.executable), "--dangerously-skip-permissions", "--model", SONNET], cwd=hooked, env=env)
-        wait_until(lambda: "bypass permissions on" in tmux.screen("claude"), "the prompt", explain=lambda: tmux.screen("claude"))
-        tmux.type("claude", "start the team")
+    with FakeAnthropic(scripts[MAIN], agents={key: turns for key, turns in scripts.items() if key != MAIN}) as api, private_tmux(tmp_path) as tmux:
+        env = start_the_team(tmux, claude, hooked, api)
 
         def as_expected() -> dict[str, Any] | None:
             """The agents as board lists them, once they are what the API served each: its
@@ -130,3 +139,29 @@ def test_a_lead_and_two_teammates_in_the_tui_are_three_rows_with_their_own_calls
             lambda: f"─ {team['name']} ─" in tmux.screen("board") and all(row.search(tmux.screen("board")) for row in panel_rows),
             "the agents panel's three rows: idle, on their tasks, with their calls", explain=lambda: tmux.screen("board"),
         )
+
+
+def test_a_worker_leading_a_team_is_one_row_under_its_own_name(claude: Claude, hooked: Path, tmp_path: Path) -> None:
+    store = Store.open(hooked)
+    task = store.claim_task(store.create("models").id, "alice")
+    prepare_interactive(claude, hooked)
+    lead = [
+        tool("Agent", description="teammate ben", prompt=f"{mark('ben')} write src/ben.py", subagent_type="general-purpose", name="ben"),
+        tool("Write", file_path=str(hooked / "src" / "alice.py"), content="alice = 1\n"),
+        Turn(text="The team is at work."),
+    ]
+    ben = [tool("Write", file_path=str(hooked / "src" / "ben.py"), content="ben = 1\n"), Turn(text="ben is done.")]
+    with FakeAnthropic(lead, agents={mark("ben"): ben}) as api, private_tmux(tmp_path) as tmux:
+        env = start_the_team(tmux, claude, hooked, api, BOARD_AGENT="alice", BOARD_TASK_ID=task.id, BOARD_WORKSPACE=str(hooked))
+
+        def settled() -> dict[str, Any] | None:
+            if not api.script_spent:
+                return None
+            listed = agents(hooked, env)
+            states = {row["name"]: row["state"] for row in listed["agents"]}
+            return listed if states.get("alice") == "idle" and states.get("ben") == "idle" else None
+
+        listed = wait_until(settled, "alice and ben idle", explain=lambda: f"{tmux.screen('claude')}\n{json.dumps(agents(hooked, env), indent=1)}\n{hook_log(hooked)}")
+        (team,) = listed["teams"]
+        rows = [(row["name"], row["team"], row["lead"], row["task"], row["toolCalls"]) for row in listed["agents"]]
+        assert rows == [("alice", team["name"], True, task.id, 2), ("ben", team["name"], False, None, 1)], hook_log(hooked)
