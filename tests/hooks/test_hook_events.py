@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import uuid
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,8 @@ def fire(workspace: Path, event: str, *, env: dict[str, str] | None = None, cwd:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("BOARD_", "CLAUDE_"))}
     clean.update(CLAUDE_CONFIG_DIR=str(workspace / ".claude-home"), XDG_CACHE_HOME=str(workspace / ".cache"), **(env or {}))
     data = payload(event, cwd or workspace, **changes)
+    if "tool_use_id" in data and "tool_use_id" not in changes:
+        data["tool_use_id"] = f"toolu_{uuid.uuid4().hex[:24]}"  # each firing is a call of its own, as Claude Code numbers them
     return subprocess.run(
         ["sh", "-c", command_for(workspace, event)], input=json.dumps(data), capture_output=True, text=True, cwd=cwd or workspace, env=clean, timeout=60
     )
