@@ -175,8 +175,7 @@ def session_agent(board: HookBoard, payload: Mapping[str, Any], environ: Mapping
         kind = lead.get("agentType")
         who = Who(name, "session", team=led[0], agent_type=kind if isinstance(kind, str) and kind else None)
         if bound != name:  # once: later events find the session bound to the lead
-            _fold(board, own, name)
-            bind_session(board, session, name)
+            adopt_name(board, session, name)
             stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             update_agent(board, name, stamp, **who.fields({}))
         return who
@@ -184,15 +183,29 @@ def session_agent(board: HookBoard, payload: Mapping[str, Any], environ: Mapping
 
 
 def _fold(board: HookBoard, before: str, after: str) -> None:
-    """A session that turned out to lead a team: its record and calls under the session's made-up
-    name move to the lead's name (one row), unless the lead has a record already."""
-    if before == after or agent_file(board, after).exists():
+    """A session that turned out to be a named agent (it leads a team, or a board command named
+    it): its record and calls under the session's made-up name move to that name, so it is one
+    row. When the name has a record already, the made-up one goes (its calls stay logged)."""
+    if before == after:
+        return
+    if agent_file(board, after).exists():
+        try:
+            os.unlink(agent_file(board, before))
+        except OSError:
+            pass
         return
     for suffix in (".json", ".calls.jsonl"):
         try:
             os.replace(board.state_dir / "agents" / f"{before}{suffix}", board.state_dir / "agents" / f"{after}{suffix}")
         except OSError:
             pass
+
+
+def adopt_name(board: HookBoard, session_id: object, name: str) -> None:
+    """The session is ``name`` from now on: bound to it, its made-up name's row folded into it."""
+    if isinstance(session_id, str) and session_id:
+        _fold(board, agent_name(f"claude-{session_id[:8]}"), name)
+    bind_session(board, session_id, name)
 
 
 def session_file(board: HookBoard, session_id: str) -> Path:

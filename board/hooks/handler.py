@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from board import json_bounds
-from board.hooks.agents import Who, attribute, bind_session, identify, named_in_command, recorded_activity, task_of, update_agent
+from board.hooks.agents import Who, adopt_name, attribute, bind_session, identify, named_in_command, recorded_activity, task_of, update_agent
 from board.hooks.guard import Blocked, check_write
 from board.hooks.where import HookBoard, event_task_list, find_board
 from board.store import confine
@@ -87,6 +87,12 @@ def tool_used(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str
     """PostToolUse / PostToolUseFailure: the call counted on the agent's task (or the agent
     alone), a file tool's file recorded as a touch."""
     who = identify(board, payload, environ)
+    named = named_in_command(payload)
+    if named is not None and named != who.name and who.kind == "session" and not environ.get("BOARD_AGENT"):
+        # A session that names itself in a board command (``board claim --agent NAME``) is that
+        # agent from this call on: the call that claimed a task is counted on it, under that name.
+        adopt_name(board, payload.get("session_id"), named)
+        who = Who(named, "session")
     agent, task = who.name, task_of(board, who, environ)
     tool = payload.get("tool_name")
     if not isinstance(tool, str) or not tool or "\n" in tool:
@@ -102,16 +108,14 @@ def tool_used(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str
     failed = payload.get("hook_event_name") == "PostToolUseFailure"
     record = call_record(ts=_iso(now), agent=agent, tool=tool, ok=not failed, task=task, files=files, ms=_duration_ms(payload), call_id=_call_id(payload))
     append_call(board.state_dir, record, wait=LOCK_WAIT_SECONDS)
-    named = named_in_command(payload)
-    if named is not None and named != agent and who.kind == "session":  # a teammate shares its lead's session
-        bind_session(board, payload.get("session_id"), named)
-    _show_working(board, who, task, payload, now)
+    _show_working(board, who, task, payload, now, renamed=named is not None and who.name == named)
 
 
-def _show_working(board: HookBoard, who: Who, task: str | None, payload: Mapping[str, Any], now: datetime) -> None:
+def _show_working(board: HookBoard, who: Who, task: str | None, payload: Mapping[str, Any], now: datetime, *, renamed: bool = False) -> None:
     """A tool call means its agent works, whatever its record said last (idle after the turn
-    before, or no record yet). Written only when it said something else: calls are many."""
-    if recorded_activity(board, who.name) != "working":
+    before, or no record yet). Written only when it said something else (or the agent just
+    took its name, and maybe a task): calls are many."""
+    if renamed or recorded_activity(board, who.name) != "working":
         update_agent(board, who.name, _iso(now), activity="working", activityAt=_iso(now), task=task, **who.fields(payload))
 
 

@@ -106,9 +106,26 @@ def test_a_session_bound_by_a_board_command_is_counted_under_that_agent(hooked: 
     store = Store.open(hooked)
     task = store.claim_task(store.create("models").id, "ann")
     bash = {"command": "board claim --agent ann", "description": "take a task"}
-    silent_ok(fire(hooked, "PostToolUse", tool_name="Bash", tool_input=bash))
+    silent_ok(fire(hooked, "PostToolUse", tool_name="Bash", tool_input=bash))  # ann's from this call on
     silent_ok(fire(hooked, "PostToolUse"))  # the same session, later
-    assert [c["agent"] for c in calls(hooked, task.id)] == ["ann"]
+    assert [(c["agent"], c["tool"]) for c in calls(hooked, task.id)] == [("ann", "Bash"), ("ann", "Write")]
+
+
+@pytest.mark.parametrize("known_before", [False, True], ids=["new name", "name with a record"])
+def test_a_session_that_names_itself_is_one_row_under_that_name(hooked: Path, known_before: bool) -> None:
+    store = Store.open(hooked)
+    task = store.claim_task(store.create("models").id, "ann")
+    if known_before:  # ann worked here in an earlier session
+        (hooked / ".tasks" / "agents").mkdir(exist_ok=True)
+        (hooked / ".tasks" / "agents" / "ann.json").write_text(json.dumps({"name": "ann", "kind": "claude-code", "activity": "gone"}))
+    silent_ok(fire(hooked, "SessionStart"))  # under the name made from the session, for now
+    assert agent_record(hooked, "claude-8c35adc1")["activity"] == "working"
+    bash = {"command": "board claim --agent ann", "description": "take a task"}
+    silent_ok(fire(hooked, "PostToolUse", tool_name="Bash", tool_input=bash))
+    rows = sorted(p.name for p in (hooked / ".tasks" / "agents").glob("*.json"))
+    assert rows == ["ann.json"]
+    ann = agent_record(hooked, "ann")
+    assert (ann["activity"], ann["task"]) == ("working", task.id)
 
 
 def test_a_subagents_calls_are_its_own(hooked: Path) -> None:
