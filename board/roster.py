@@ -58,6 +58,8 @@ class RosterEntry:
     inbox_problem: str | None = None
     #: A sub-agent's parent: the agent whose row it is shown under.
     parent: str | None = None
+    #: Its own todo list: (done, total), or None when it keeps none.
+    todos: tuple[int, int] | None = None
 
     @property
     def member_of_team(self) -> bool:
@@ -67,6 +69,11 @@ class RosterEntry:
     def idle_with_task(self) -> bool:
         """A team member that stopped while work under its name is in progress: it needs a nudge."""
         return self.member_of_team and self.activity == Activity.IDLE and bool(self.tasks)
+
+
+def todos_text(todos: tuple[int, int] | None) -> str:
+    """``2/5 todos``: how far an agent is through its own todo list ("" when it keeps none)."""
+    return f"{todos[0]}/{todos[1]} todos" if todos else ""
 
 
 def in_progress_by_owner(tasks: Iterable[Task]) -> dict[str, list[Task]]:
@@ -211,6 +218,7 @@ def build_roster(
                     messageable=member.messageable and name == member.name,
                     unread=inbox.unread if inbox is not None else 0,
                     inbox_problem=inbox.problem if inbox is not None else None,
+                    todos=record.todo_counts if record is not None else None,
                 )
             )
     alone = []
@@ -232,6 +240,7 @@ def build_roster(
                 model=record.model or "",
                 messageable=messageable(record.name),
                 parent=record.parent,
+                todos=record.todo_counts,
             )
         )
     return _under_parents(alone, members)

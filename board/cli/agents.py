@@ -94,6 +94,7 @@ def _entry_json(entry: RosterEntry) -> dict[str, Any]:
         "idleWithTask": entry.idle_with_task,
         "inboxProblem": entry.inbox_problem,
         "parent": entry.parent,
+        "todos": {"done": entry.todos[0], "total": entry.todos[1]} if entry.todos else None,
     }
 
 
@@ -133,7 +134,9 @@ def _age(moment: datetime | None, now: datetime) -> str:
 
 
 def _table(roster: list[RosterEntry], now: datetime, tokens: dict[str, dict[str, Any]]) -> str:
-    rows = [("NAME", "STATE", "TEAM", "TYPE", "MODEL", "TASK", "CALLS", "TOKENS", "LAST ACTIVE", "UNREAD")]
+    from board.roster import todos_text
+
+    rows = [("NAME", "STATE", "TEAM", "TYPE", "MODEL", "TASK", "TODOS", "CALLS", "TOKENS", "LAST ACTIVE", "UNREAD")]
     for entry in roster:
         team = "-" if entry.team is None else entry.team + (" (lead)" if entry.lead else "")
         rows.append(
@@ -144,6 +147,7 @@ def _table(roster: list[RosterEntry], now: datetime, tokens: dict[str, dict[str,
                 entry.agent_type or entry.kind,
                 entry.model or "-",
                 f"#{entry.task}" if entry.task else "-",
+                todos_text(entry.todos).removesuffix(" todos") or "-",
                 str(entry.tool_calls),
                 tokens_text(tokens[entry.name]),
                 _age(entry.last_activity, now),

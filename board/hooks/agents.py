@@ -292,12 +292,23 @@ def update_agent(board: HookBoard, name: str, now: str, **fields: Any) -> None:
     replace_file(path, (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
-def recorded_activity(board: HookBoard, name: str) -> str | None:
-    """The activity an agent's record shows (None: no record, or none readable)."""
+def _recorded(board: HookBoard, name: str) -> dict[str, Any]:
+    """An agent's record as it is on disk ({}: no record, or none readable)."""
     try:
         with open(agent_file(board, name), "rb", opener=confine.opener) as handle:
             record = json_bounds.loads(handle.read(1024 * 1024))
     except (OSError, ValueError):
-        return None
-    activity = record.get("activity") if isinstance(record, dict) else None
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def recorded_activity(board: HookBoard, name: str) -> str | None:
+    """The activity an agent's record shows (None: no record, or none readable)."""
+    activity = _recorded(board, name).get("activity")
     return activity if isinstance(activity, str) else None
+
+
+def recorded_todos(board: HookBoard, name: str) -> dict[str, bool]:
+    """The agent's own todo items as its record keeps them: id to done, oldest first."""
+    todos = _recorded(board, name).get("todos")
+    return {key: value for key, value in todos.items() if isinstance(key, str) and isinstance(value, bool)} if isinstance(todos, dict) else {}

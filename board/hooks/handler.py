@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from board import json_bounds
-from board.hooks.agents import Who, adopt_name, attribute, bind_session, identify, named_in_command, recorded_activity, task_of, update_agent
+from board.hooks.agents import Who, adopt_name, attribute, bind_session, identify, named_in_command, recorded_activity, recorded_todos, task_of, update_agent
 from board.hooks.guard import Blocked, check_write
 from board.hooks.where import HookBoard, event_task_list, find_board
 from board.store import confine
@@ -218,6 +218,8 @@ def task_completed(board: HookBoard, payload: Mapping[str, Any], environ: Mappin
     shares (``CLAUDE_CODE_TASK_LIST_ID``) or its team's. With neither, the item is one of the
     session's own todo list, whose ids (1, 2, ...) say nothing about any board's tasks."""
     if not board.claude or board.tasks_dir.name != event_task_list(payload, environ):
+        if event_task_list(payload, environ) is None:
+            todo_changed(board, payload, environ, now)
         return
     task_id = payload.get("task_id")
     if not isinstance(task_id, str) or not board.has_task(task_id):
@@ -237,6 +239,24 @@ def task_completed(board: HookBoard, payload: Mapping[str, Any], environ: Mappin
     complete(store, task_id, who)
 
 
+#: An agent's todo list is kept to its last items, so its record stays small.
+MAX_TODOS = 200
+
+
+def todo_changed(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str, str], now: datetime) -> None:
+    """TaskCreated / TaskCompleted on the session's own todo list (no shared list): the item,
+    open or done, in its agent's record (``todos``: id to done), which board shows as "2/5 todos"."""
+    if event_task_list(payload, environ) is not None:
+        return  # a shared list: its items are tasks of a board, shown as such
+    todo = payload.get("task_id")
+    if not isinstance(todo, str) or not todo or len(todo) > 64:
+        return
+    who = identify(board, payload, environ)
+    todos = recorded_todos(board, who.name)
+    todos[todo] = payload.get("hook_event_name") == "TaskCompleted" or todos.get(todo, False)
+    update_agent(board, who.name, _iso(now), todos=dict(list(todos.items())[-MAX_TODOS:]), **who.fields(payload))
+
+
 HANDLERS: dict[str, Handler] = {
     "PostToolUse": tool_used,
     "PostToolUseFailure": tool_used,
@@ -248,5 +268,6 @@ HANDLERS: dict[str, Handler] = {
     "TeammateIdle": _activity("idle"),
     "SubagentStop": _with_transcript(_activity("gone"), final=True),
     "SessionEnd": _with_transcript(_activity("gone"), final=True),
+    "TaskCreated": todo_changed,
     "TaskCompleted": task_completed,
 }

@@ -205,6 +205,18 @@ def test_task_completed_on_another_list_or_the_sessions_own_leaves_the_board_alo
     assert str(Store.open(hooked).get("1").status) == "in_progress"
 
 
+def test_the_sessions_own_todo_list_is_kept_on_its_agent_as_done_or_open(hooked: Path) -> None:
+    env = {"BOARD_AGENT": "alice"}
+    own = {"teammate_name": None, "team_name": None}
+    for todo in ("1", "2", "3"):
+        silent_ok(fire(hooked, "TaskCompleted", env=env, hook_event_name="TaskCreated", task_id=todo, **own))
+    silent_ok(fire(hooked, "TaskCompleted", env=env, task_id="2", **own))
+    silent_ok(fire(hooked, "TaskCompleted", env=env, task_id="2", **own))  # once done, done once
+    silent_ok(fire(hooked, "TaskCompleted", env=env, task_id="3"))  # the team's list: a board's task, not a todo
+    silent_ok(fire(hooked, "TaskCompleted", env={**env, "CLAUDE_CODE_TASK_LIST_ID": "plan"}, task_id="1", **own))
+    assert agent_record(hooked, "alice")["todos"] == {"1": False, "2": True, "3": False}
+
+
 # -- guarding -----------------------------------------------------------------------------------
 
 

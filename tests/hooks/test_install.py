@@ -18,7 +18,7 @@ USERS_OWN = {
     "env": {"DEBUG": "1"},
     "model": "opus",
 }
-EVENTS_INSTALLED = {"PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", "UserPromptSubmit", "SessionEnd", "Stop", "SubagentStart", "SubagentStop", "TeammateIdle", "TaskCompleted"}
+EVENTS_INSTALLED = {"PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", "UserPromptSubmit", "SessionEnd", "Stop", "SubagentStart", "SubagentStop", "TeammateIdle", "TaskCreated", "TaskCompleted"}
 
 
 def board(workspace: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:

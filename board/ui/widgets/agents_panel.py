@@ -16,7 +16,7 @@ from textual.widget import Widget
 from board.agents import AgentRecord
 from board.claude_teams import Inbox, Team
 from board.model import Task
-from board.roster import Activity, RosterEntry, build_roster
+from board.roster import Activity, RosterEntry, build_roster, todos_text
 from board.text import printable
 from board.ui.card import format_age
 from board.ui.widgets.component_styles import component_style
@@ -228,6 +228,8 @@ class AgentsPanel(Widget, can_focus=True):
         line.append(STATE_MARK[entry.activity] + " ", style)
         line.append(printable(entry.name), self._style("name"))
         line.append(f" #{printable(entry.task)}" if entry.task else " idle", style)
+        if entry.todos:
+            line.append(f" {todos_text(entry.todos)}", self._style("muted"))
         age = self._age(entry, now)
         right = Text((f"♥{age} " if age else "") + f"⚒{entry.tool_calls}{self._cost(entry)}", self._style("muted"))
         return self._with_right(line, right, width, highlighted)
@@ -265,6 +267,8 @@ class AgentsPanel(Widget, can_focus=True):
             mail = Text("✉?", self._style("error"))
         elif entry.unread:
             mail = Text(f"✉{entry.unread}", self._style("unread"))
+        if entry.todos:  # what it is at now: kept in view, the model and type give way
+            mail = Text(todos_text(entry.todos), self._style("muted")) + (Text(" ") + mail if mail.plain else Text())
         return [self._with_right(first, right, width, highlighted, keep_right=True), self._with_right(second, mail, width, highlighted, keep_right=True)]
 
     # -- input --------------------------------------------------------------------------------
