@@ -1,6 +1,10 @@
 """An agent team in the real Claude Code TUI, run in tmux as a person runs it: the lead starts two
 teammates, each takes a board task of its own and works on it. ``board agents`` and the
-dashboard's agents panel show three rows, each agent with its own calls, state, tokens and task."""
+dashboard's agents panel show three rows, each agent with its own calls, state, tokens and task.
+
+Claude Code 2.1.197 has no TeamCreate: a session has one team, made when its Agent tool starts
+an agent with a ``name`` (a teammate, in-process), and only with agent teams turned on
+(``CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS``; without it the same call runs a plain sub-agent)."""
 
 from __future__ import annotations
 
@@ -72,6 +76,7 @@ def private_tmux(tmp_path: Path) -> Tmux:
 def start_the_team(tmux: Tmux, claude: Claude, workspace: Path, api: FakeAnthropic, **extra: str) -> dict[str, str]:
     """The TUI started in ``workspace`` and asked to start the team; returns its environment."""
     env = claude.environment(ANTHROPIC_BASE_URL=api.url, CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS="1", TERM="xterm-256color", **extra)
+    # The lead on a priced model, so its cost shows; its teammates take the team's default.
     tmux.start("claude", [str(claude.executable), "--dangerously-skip-permissions", "--model", SONNET], cwd=workspace, env=env)
     wait_until(lambda: "bypass permissions on" in tmux.screen("claude"), "the prompt", explain=lambda: tmux.screen("claude"))
     tmux.type("claude", "start the team")
