@@ -133,11 +133,9 @@ def test_a_lead_and_two_teammates_in_the_tui_are_three_rows_with_their_own_calls
 
         # board's own dashboard, beside it, shows the three in its agents panel.
         tmux.start("board", [board_script(), "ui"], cwd=hooked, env=env)
-        # Two lines a member: idle mark, name, lead star, task (the lead's, behind its star and
-        # cost, cut to "#…" in the narrow panel), calls.
+        # Two lines a member, the first: idle mark, name, lead star, task, calls.
         def panel_row(name: str, row: dict[str, Any]) -> re.Pattern[str]:
-            task = f"#(?:{row['task']}|…)" if row["lead"] else f"#{row['task']}"
-            return re.compile(rf"│ ○ {re.escape(name)}{' ★' if row['lead'] else ''} {task} .*⚒{row['toolCalls']} ")
+            return re.compile(rf"│ ○ {re.escape(name)}{' ★' if row['lead'] else ''} #{row['task']} .*⚒{row['toolCalls']} ")
 
         panel_rows = [panel_row(name, row) for name, row in rows.items()]
         wait_until(

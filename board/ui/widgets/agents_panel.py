@@ -260,7 +260,10 @@ class AgentsPanel(Widget, can_focus=True):
         if entry.idle_with_task:
             first.append(" ⚠", self._style("warning"))
         age = self._age(entry, now)
-        right = Text((f"{age} " if age else "") + f"⚒{entry.tool_calls}{self._cost(entry)}", self._style("muted"))
+        calls = f"⚒{entry.tool_calls}{self._cost(entry)}"
+        right = Text((f"{age} " if age else "") + calls, self._style("muted"))
+        if age and first.cell_len + 1 + right.cell_len > width:
+            right = Text(calls, self._style("muted"))  # in a narrow panel its task matters more than its age
         second = Text("  " + " · ".join(printable(part) for part in (short_model(entry.model), entry.agent_type) if part), self._style("muted"), no_wrap=True, overflow="ellipsis")
         mail = Text()
         if entry.inbox_problem and entry.messageable:
