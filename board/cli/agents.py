@@ -112,8 +112,9 @@ def tokens_text(tokens: dict[str, Any]) -> str:
         return "-"
     total = tokens["total"]
     amount = f"{total / 1_000_000:.1f}M" if total >= 1_000_000 else f"{total / 1000:.1f}k" if total >= 1000 else str(total)
-    cost = f" ${tokens['cost']:.2f}" + ("+?" if tokens["unpriced"] else "") if tokens["cost"] or not tokens["unpriced"] else " $?"
-    return amount + cost
+    from board.transcripts import cost_text
+
+    return f"{amount} {cost_text(tokens)}"
 
 
 def _team_json(team: Team) -> dict[str, Any]:

@@ -117,6 +117,7 @@ def test_a_lead_and_two_teammates_in_the_tui_are_three_rows_with_their_own_calls
         listed = wait_until(as_expected, "three idle agents with the calls and tokens the API served each", explain=progress)
         rows = {row["name"]: row for row in listed["agents"]}
         (team,) = listed["teams"]
+        assert rows["team-lead"]["tokens"]["cost"] > 0 and all(rows[name]["tokens"]["unpriced"] for name in TEAMMATES), rows
         assert sorted(team["members"]) == ["ben", "cara", "team-lead"], team
         assert {name: (row["team"], row["lead"]) for name, row in rows.items()} == {"team-lead": (team["name"], True), "ben": (team["name"], False), "cara": (team["name"], False)}
         # Each claimed a task of its own, and its calls from the claim on counted there.
@@ -133,9 +134,11 @@ def test_a_lead_and_two_teammates_in_the_tui_are_three_rows_with_their_own_calls
 
         # board's own dashboard, beside it, shows the three in its agents panel.
         tmux.start("board", [board_script(), "ui"], cwd=hooked, env=env)
-        # Two lines a member, the first: idle mark, name, lead star, task, calls.
+        # Two lines a member, the first: idle mark, name, lead star, task, calls, estimated cost
+        # ("$?": the teammates' model has no price in board's table).
         def panel_row(name: str, row: dict[str, Any]) -> re.Pattern[str]:
-            return re.compile(rf"│ ○ {re.escape(name)}{' ★' if row['lead'] else ''} #{row['task']} .*⚒{row['toolCalls']} ")
+            cost = "$?" if row["tokens"]["unpriced"] and not row["tokens"]["cost"] else f"${row['tokens']['cost']:.2f}"
+            return re.compile(rf"│ ○ {re.escape(name)}{' ★' if row['lead'] else ''} #{row['task']} .*⚒{row['toolCalls']} {re.escape(cost)} ")
 
         panel_rows = [panel_row(name, row) for name, row in rows.items()]
         wait_until(

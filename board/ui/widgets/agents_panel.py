@@ -110,7 +110,7 @@ class AgentsPanel(Widget, can_focus=True):
 
     def __init__(self, now: Callable[[], datetime], *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.costs: dict[str, float] = {}
+        self.costs: dict[str, str] = {}
         self.now = now
         self.agents: list[AgentRecord] = []
         self.teams: list[Team] = []
@@ -127,7 +127,7 @@ class AgentsPanel(Widget, can_focus=True):
     def show_agents(
         self, agents: list[AgentRecord], stale_after: timedelta, *,
         teams: list[Team] | None = None, inboxes: Mapping[tuple[str, str], Inbox] | None = None,
-        costs: Mapping[str, float] | None = None,
+        costs: Mapping[str, str] | None = None,
     ) -> None:
         height = self._line_count()
         self.costs = dict(costs or {})
@@ -235,9 +235,9 @@ class AgentsPanel(Widget, can_focus=True):
         return self._with_right(line, right, width, highlighted)
 
     def _cost(self, entry: RosterEntry) -> str:
-        """`` $0.42``: the estimated cost of the agent's tokens, when it spent any."""
+        """`` $0.42`` (`` $?`` unpriced): the estimated cost of the agent's tokens, when it spent any."""
         cost = self.costs.get(entry.name)
-        return "" if cost is None else f" ${cost:.2f}"
+        return "" if cost is None else f" {cost}"
 
     def _team_line(self, team: Team, width: int) -> Text:
         line = Text(no_wrap=True, overflow="ellipsis")
