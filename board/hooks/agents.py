@@ -308,6 +308,19 @@ def recorded_activity(board: HookBoard, name: str) -> str | None:
     return activity if isinstance(activity, str) else None
 
 
+def agents_of_session(board: HookBoard, session_id: object) -> list[str]:
+    """The agents whose records name the session: its own, its sub-agents and its in-process
+    teammates (their events carry their lead's session)."""
+    if not isinstance(session_id, str) or not session_id:
+        return []
+    try:
+        files = sorted(entry.name for entry in os.scandir(board.state_dir / "agents") if entry.name.endswith(".json") and entry.is_file(follow_symlinks=False))
+    except OSError:
+        return []
+    names = [name.removesuffix(".json") for name in files]
+    return [name for name in names if _recorded(board, name).get("sessionId") == session_id]
+
+
 def recorded_todos(board: HookBoard, name: str) -> dict[str, bool]:
     """The agent's own todo items as its record keeps them: id to done, oldest first."""
     todos = _recorded(board, name).get("todos")

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from board import json_bounds
-from board.hooks.agents import Who, adopt_name, attribute, bind_session, identify, named_in_command, recorded_activity, recorded_todos, task_of, update_agent
+from board.hooks.agents import Who, adopt_name, agents_of_session, attribute, bind_session, identify, named_in_command, recorded_activity, recorded_todos, task_of, update_agent
 from board.hooks.guard import Blocked, check_write
 from board.hooks.where import HookBoard, event_task_list, find_board
 from board.store import confine
@@ -206,8 +206,18 @@ def _activity(activity: str) -> Handler:
         # A teammate's turn ends with SubagentStop: it idles, a member still; a sub-agent is gone.
         now_doing = "idle" if activity == "gone" and who.kind == "teammate" else activity
         update_agent(board, who.name, _iso(now), activity=now_doing, activityAt=_iso(now), task=task_of(board, who, environ), **who.fields(payload))
+        if payload.get("hook_event_name") == "SessionEnd":
+            _end_with_session(board, payload, who.name, now)
 
     return handle
+
+
+def _end_with_session(board: HookBoard, payload: Mapping[str, Any], own: str, now: datetime) -> None:
+    """The session ended: so did every agent that ran in it (in-process teammates, sub-agents
+    that never said they stopped), whatever their records said last."""
+    for name in agents_of_session(board, payload.get("session_id")):
+        if name != own and recorded_activity(board, name) != "gone":
+            update_agent(board, name, _iso(now), activity="gone", activityAt=_iso(now))
 
 
 def task_completed(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str, str], now: datetime) -> None:

@@ -171,3 +171,20 @@ def test_a_worker_leading_a_team_is_one_row_under_its_own_name(claude: Claude, h
         (team,) = listed["teams"]
         rows = [(row["name"], row["team"], row["lead"], row["task"], row["toolCalls"]) for row in listed["agents"]]
         assert rows == [("alice", team["name"], True, task.id, 2), ("ben", team["name"], False, None, 1)], hook_log(hooked)
+
+
+def test_when_the_leads_session_ends_its_in_process_teammates_are_gone_too(claude: Claude, hooked: Path, tmp_path: Path) -> None:
+    prepare_interactive(claude, hooked)
+    lead = [tool("Agent", description="teammate ben", prompt=f"{mark('ben')} write src/ben.py", subagent_type="general-purpose", name="ben"), Turn(text="Started.")]
+    ben = [tool("Write", file_path=str(hooked / "src" / "ben.py"), content="ben = 1\n"), Turn(text="ben is done.")]
+    with FakeAnthropic(lead, agents={mark("ben"): ben}) as api, private_tmux(tmp_path) as tmux:
+        env = start_the_team(tmux, claude, hooked, api)
+
+        def states() -> dict[str, str]:
+            return {row["name"]: row["state"] for row in agents(hooked, env)["agents"]}
+
+        explain = lambda: f"{tmux.screen('claude')}\n{states()}\n{hook_log(hooked)}"  # noqa: E731
+        wait_until(lambda: api.script_spent and states() == {"team-lead": "idle", "ben": "idle"}, "the lead and ben idle", explain=explain)
+        tmux.type("claude", "/exit")
+        # The session ended: its in-process teammate ended with it.
+        wait_until(lambda: states() == {"team-lead": "gone", "ben": "gone"}, "the lead and ben gone", explain=explain)
