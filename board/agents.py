@@ -11,7 +11,7 @@ import os
 import socket
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
@@ -56,11 +56,21 @@ class AgentRecord(BaseModel):
     parent: str | None = None
     #: A Claude Code session's transcript, which the coordinator reads while it works.
     transcript: str | None = None
+    #: The agent's own todo list (Claude Code's TaskCreated / TaskCompleted on the session's
+    #: private list): item id to done. Kept as written; ``todo_counts`` reads it leniently.
+    todos: dict[str, Any] | None = None
+
+    @property
+    def todo_counts(self) -> tuple[int, int] | None:
+        """(done, total) of its todo list; None when it keeps none."""
+        if not self.todos:
+            return None
+        return sum(1 for done in self.todos.values() if done is True), len(self.todos)
 
 
 #: Fields a record carries only when someone set them (Claude Code's hooks), so records of
 #: other agents read as they always did.
-ONLY_WHEN_SET = ("activity", "activityAt", "sessionId", "team", "agentType", "model", "parent", "transcript")
+ONLY_WHEN_SET = ("activity", "activityAt", "sessionId", "team", "agentType", "model", "parent", "transcript", "todos")
 
 
 def write_agent(records: AgentRecords, record: AgentRecord) -> None:

@@ -107,6 +107,8 @@ class Team:
     problem: str | None = None
     #: When config.json was last written: the moment its ``isActive`` flags were true.
     changed_at: datetime | None = None
+    #: The Claude Code session of its lead (``leadSessionId``), or "".
+    lead_session_id: str = ""
 
     def member(self, name: str) -> TeamMember | None:
         return next((m for m in self.members if m.name == name), None)
@@ -239,7 +241,7 @@ def parse_team(name: str, directory: Path, data: Any, changed_at: datetime | Non
     problem = f"{CONFIG_FILE}: {skipped} member{'s' if skipped != 1 else ''} without a name left out" if skipped else None
     return Team(
         name, directory, title=_text(data.get("name")) or _text(data.get("teamName")), description=_text(data.get("description")),
-        members=tuple(members), problem=problem, changed_at=changed_at,
+        members=tuple(members), problem=problem, changed_at=changed_at, lead_session_id=_text(data.get("leadSessionId")),
     )
 
 

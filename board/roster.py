@@ -58,6 +58,8 @@ class RosterEntry:
     inbox_problem: str | None = None
     #: A sub-agent's parent: the agent whose row it is shown under.
     parent: str | None = None
+    #: Its own todo list: (done, total), or None when it keeps none.
+    todos: tuple[int, int] | None = None
 
     @property
     def member_of_team(self) -> bool:
@@ -67,6 +69,11 @@ class RosterEntry:
     def idle_with_task(self) -> bool:
         """A team member that stopped while work under its name is in progress: it needs a nudge."""
         return self.member_of_team and self.activity == Activity.IDLE and bool(self.tasks)
+
+
+def todos_text(todos: tuple[int, int] | None) -> str:
+    """``2/5 todos``: how far an agent is through its own todo list ("" when it keeps none)."""
+    return f"{todos[0]}/{todos[1]} todos" if todos else ""
 
 
 def in_progress_by_owner(tasks: Iterable[Task]) -> dict[str, list[Task]]:
@@ -159,8 +166,12 @@ def member_activity(member: TeamMember, team: Team, record: AgentRecord | None) 
 
 
 def member_record(member: TeamMember, team: Team, records: Mapping[str, AgentRecord]) -> AgentRecord | None:
-    """The registry record of a team member: the one of its name, unless it names another team."""
+    """The registry record of a team member: the one of its name, unless it names another team;
+    for the lead without one, the agent whose session leads the team (a ``board run`` worker is
+    known by its own name, not the one the team gives its lead)."""
     record = records.get(member.name)
+    if record is None and member.lead and team.lead_session_id:
+        record = next((r for r in records.values() if r.session_id == team.lead_session_id and not r.parent), None)
     if record is None or (record.team and record.team not in (team.name, team.title)):
         return None
     return record
@@ -184,12 +195,14 @@ def build_roster(
             record = member_record(member, team, by_name)
             if record is not None:
                 in_teams.add(record.name)
-            held = list(owned.get(member.name, ()))
+            # The name board knows it by: the one its tasks and calls are under.
+            name = record.name if record is not None else member.name
+            held = list(owned.get(name, ()))
             inbox = (inboxes or {}).get((team.name, member.name))
             current = record.task if record is not None and record.task else (held[0].id if held else None)
             members.append(
                 RosterEntry(
-                    name=member.name,
+                    name=name,
                     kind=record.kind if record is not None else "claude-code",
                     activity=member_activity(member, team, record),
                     tasks=tuple(t.id for t in held),
@@ -201,9 +214,11 @@ def build_roster(
                     agent_type=member.agent_type or (record.agent_type or "" if record is not None else ""),
                     model=member.model or (record.model or "" if record is not None else ""),
                     lead=member.lead,
-                    messageable=member.messageable,
+                    # A message goes to the member's inbox, by the member's name.
+                    messageable=member.messageable and name == member.name,
                     unread=inbox.unread if inbox is not None else 0,
                     inbox_problem=inbox.problem if inbox is not None else None,
+                    todos=record.todo_counts if record is not None else None,
                 )
             )
     alone = []
@@ -225,6 +240,7 @@ def build_roster(
                 model=record.model or "",
                 messageable=messageable(record.name),
                 parent=record.parent,
+                todos=record.todo_counts,
             )
         )
     return _under_parents(alone, members)

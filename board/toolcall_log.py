@@ -82,11 +82,17 @@ def append_call(state_dir: Path, record: dict[str, Any], *, wait: float = 5.0) -
     alone (never the board's): a write a full disk cuts short is taken back before anyone
     appends after it, so no reader ever meets a torn line. Links and special files are refused
     rather than written through.
+
+    A call with Claude Code's id that a log holds already is not logged there again: board's
+    hooks in both the project's and the user's settings (two installations, two commands)
+    both report every call, at the same moment.
     """
     line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    call_id = record.get("id")
+    seen = f'"id":{json.dumps(call_id, ensure_ascii=False)}'.encode() if isinstance(call_id, str) else None
     if record.get("task") is not None:
-        _append(task_log(state_dir, record["task"]), line, wait)
-    _append(agent_log(state_dir, record["agent"]), line, wait)
+        _append(task_log(state_dir, record["task"]), line, wait, unless=seen)
+    _append(agent_log(state_dir, record["agent"]), line, wait, unless=seen)
 
 
 def append_line(path: Path, line: bytes, *, wait: float = 5.0) -> None:
@@ -94,10 +100,17 @@ def append_line(path: Path, line: bytes, *, wait: float = 5.0) -> None:
     _append(path, line, wait)
 
 
-_APPEND_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+#: Read too: a call is looked for before it is logged (``_append``).
+_APPEND_FLAGS = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 
 
-def _append(path: Path, line: bytes, wait: float) -> None:
+#: How far back a log is searched for a call logged already: the same event's other hook ran
+#: at the same moment, a few lines back at most.
+_RECENT_BYTES = 64 * 1024
+
+
+def _append(path: Path, line: bytes, wait: float, *, unless: bytes | None = None) -> None:
+    """``line`` appended, unless the log's recent lines hold ``unless`` (a call's id, logged)."""
     try:
         fd = confine.open_file(path, _APPEND_FLAGS, 0o644)
     except FileNotFoundError:
@@ -107,6 +120,10 @@ def _append(path: Path, line: bytes, wait: float) -> None:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, f"{path} is not a regular file; the call was not logged there")
         lock_within(fd, wait, f"{path} stayed locked for {wait:g} s; the call was not logged")
+        if unless is not None:
+            size = os.fstat(fd).st_size
+            if unless in os.pread(fd, _RECENT_BYTES, max(0, size - _RECENT_BYTES)):
+                return
         written = os.write(fd, line)
         if written != len(line):
             os.ftruncate(fd, os.lseek(fd, 0, os.SEEK_END) - written)

@@ -395,14 +395,22 @@ def summary(by_model: Mapping[str, Mapping[str, int]], prices: Mapping[str, tupl
     return totals
 
 
-def agent_costs(state_dir: Path, names: Iterable[str], prices: Mapping[str, tuple[float, float, float, float]]) -> dict[str, float]:
-    """The estimated cost in dollars of each named agent's tokens, for the agents that spent any
-    (the dashboard's agents panel shows it beside their calls)."""
+def cost_text(tokens: Mapping[str, Any]) -> str:
+    """A ``summary``'s estimated cost: ``$0.42``; ``$0.42+?`` when some of its tokens are of a
+    model with no price, ``$?`` when all are (never ``$0.00`` for tokens board cannot price)."""
+    if tokens["unpriced"] and not tokens["cost"]:
+        return "$?"
+    return f"${tokens['cost']:.2f}" + ("+?" if tokens["unpriced"] else "")
+
+
+def agent_costs(state_dir: Path, names: Iterable[str], prices: Mapping[str, tuple[float, float, float, float]]) -> dict[str, str]:
+    """The estimated cost of each named agent's tokens (``cost_text``), for the agents that
+    spent any (the dashboard's agents panel shows it beside their calls)."""
     costs = {}
     for name in dict.fromkeys(names):
         by_model = read_tokens(agent_tokens_path(state_dir, name))
         if by_model:
-            costs[name] = summary(by_model, prices)["cost"]
+            costs[name] = cost_text(summary(by_model, prices))
     return costs
 
 

@@ -94,6 +94,7 @@ def _entry_json(entry: RosterEntry) -> dict[str, Any]:
         "idleWithTask": entry.idle_with_task,
         "inboxProblem": entry.inbox_problem,
         "parent": entry.parent,
+        "todos": {"done": entry.todos[0], "total": entry.todos[1]} if entry.todos else None,
     }
 
 
@@ -111,8 +112,9 @@ def tokens_text(tokens: dict[str, Any]) -> str:
         return "-"
     total = tokens["total"]
     amount = f"{total / 1_000_000:.1f}M" if total >= 1_000_000 else f"{total / 1000:.1f}k" if total >= 1000 else str(total)
-    cost = f" ${tokens['cost']:.2f}" + ("+?" if tokens["unpriced"] else "") if tokens["cost"] or not tokens["unpriced"] else " $?"
-    return amount + cost
+    from board.transcripts import cost_text
+
+    return f"{amount} {cost_text(tokens)}"
 
 
 def _team_json(team: Team) -> dict[str, Any]:
@@ -133,7 +135,9 @@ def _age(moment: datetime | None, now: datetime) -> str:
 
 
 def _table(roster: list[RosterEntry], now: datetime, tokens: dict[str, dict[str, Any]]) -> str:
-    rows = [("NAME", "STATE", "TEAM", "TYPE", "MODEL", "TASK", "CALLS", "TOKENS", "LAST ACTIVE", "UNREAD")]
+    from board.roster import todos_text
+
+    rows = [("NAME", "STATE", "TEAM", "TYPE", "MODEL", "TASK", "TODOS", "CALLS", "TOKENS", "LAST ACTIVE", "UNREAD")]
     for entry in roster:
         team = "-" if entry.team is None else entry.team + (" (lead)" if entry.lead else "")
         rows.append(
@@ -144,6 +148,7 @@ def _table(roster: list[RosterEntry], now: datetime, tokens: dict[str, dict[str,
                 entry.agent_type or entry.kind,
                 entry.model or "-",
                 f"#{entry.task}" if entry.task else "-",
+                todos_text(entry.todos).removesuffix(" todos") or "-",
                 str(entry.tool_calls),
                 tokens_text(tokens[entry.name]),
                 _age(entry.last_activity, now),

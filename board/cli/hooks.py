@@ -60,7 +60,7 @@ def cmd_install(args: argparse.Namespace) -> int:
     # Claude Code reads a project's settings only when it starts in the project's own folder.
     reach = None if args.user else (
         f"Claude Code loads them only for a session started in {path.parent.parent}, not in a sub-folder of it; "
-        "for sessions started anywhere, run 'board hooks install --user' (and 'board hooks uninstall' here, so no call counts twice)"
+        "for sessions started anywhere, run 'board hooks install --user' (and 'board hooks uninstall' here, so each event runs one hook, not two)"
     )  # fmt: skip
     if args.json:
         print_json({"settings": str(path), "changed": changed, "command": hook_command(), "events": list(EVENTS), "port": port, "http_events": list(HTTP_EVENTS) if port else [], "note": reach})

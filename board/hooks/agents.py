@@ -179,8 +179,7 @@ def session_agent(board: HookBoard, payload: Mapping[str, Any], environ: Mapping
         kind = lead.get("agentType")
         who = Who(name, "session", team=led[0], agent_type=kind if isinstance(kind, str) and kind else None)
         if bound != name:  # once: later events find the session bound to the lead
-            _fold(board, own, name)
-            bind_session(board, session, name)
+            adopt_name(board, session, name)
             stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             update_agent(board, name, stamp, **who.fields({}))
         return who
@@ -188,15 +187,29 @@ def session_agent(board: HookBoard, payload: Mapping[str, Any], environ: Mapping
 
 
 def _fold(board: HookBoard, before: str, after: str) -> None:
-    """A session that turned out to lead a team: its record and calls under the session's made-up
-    name move to the lead's name (one row), unless the lead has a record already."""
-    if before == after or agent_file(board, after).exists():
+    """A session that turned out to be a named agent (it leads a team, or a board command named
+    it): its record and calls under the session's made-up name move to that name, so it is one
+    row. When the name has a record already, the made-up one goes (its calls stay logged)."""
+    if before == after:
+        return
+    if agent_file(board, after).exists():
+        try:
+            os.unlink(agent_file(board, before))
+        except OSError:
+            pass
         return
     for suffix in (".json", ".calls.jsonl"):
         try:
             os.replace(board.state_dir / "agents" / f"{before}{suffix}", board.state_dir / "agents" / f"{after}{suffix}")
         except OSError:
             pass
+
+
+def adopt_name(board: HookBoard, session_id: object, name: str) -> None:
+    """The session is ``name`` from now on: bound to it, its made-up name's row folded into it."""
+    if isinstance(session_id, str) and session_id:
+        _fold(board, agent_name(f"claude-{session_id[:8]}"), name)
+    bind_session(board, session_id, name)
 
 
 def session_file(board: HookBoard, session_id: str) -> Path:
@@ -283,12 +296,36 @@ def update_agent(board: HookBoard, name: str, now: str, **fields: Any) -> None:
     replace_file(path, (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
-def recorded_activity(board: HookBoard, name: str) -> str | None:
-    """The activity an agent's record shows (None: no record, or none readable)."""
+def _recorded(board: HookBoard, name: str) -> dict[str, Any]:
+    """An agent's record as it is on disk ({}: no record, or none readable)."""
     try:
         with open(agent_file(board, name), "rb", opener=confine.opener) as handle:
             record = json_bounds.loads(handle.read(1024 * 1024))
     except (OSError, ValueError):
-        return None
-    activity = record.get("activity") if isinstance(record, dict) else None
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def recorded_activity(board: HookBoard, name: str) -> str | None:
+    """The activity an agent's record shows (None: no record, or none readable)."""
+    activity = _recorded(board, name).get("activity")
     return activity if isinstance(activity, str) else None
+
+
+def agents_of_session(board: HookBoard, session_id: object) -> list[str]:
+    """The agents whose records name the session: its own, its sub-agents and its in-process
+    teammates (their events carry their lead's session)."""
+    if not isinstance(session_id, str) or not session_id:
+        return []
+    try:
+        files = sorted(entry.name for entry in os.scandir(board.state_dir / "agents") if entry.name.endswith(".json") and entry.is_file(follow_symlinks=False))
+    except OSError:
+        return []
+    names = [name.removesuffix(".json") for name in files]
+    return [name for name in names if _recorded(board, name).get("sessionId") == session_id]
+
+
+def recorded_todos(board: HookBoard, name: str) -> dict[str, bool]:
+    """The agent's own todo items as its record keeps them: id to done, oldest first."""
+    todos = _recorded(board, name).get("todos")
+    return {key: value for key, value in todos.items() if isinstance(key, str) and isinstance(value, bool)} if isinstance(todos, dict) else {}

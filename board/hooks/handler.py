@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from board import json_bounds
-from board.hooks.agents import Who, attribute, bind_session, identify, named_in_command, recorded_activity, task_of, update_agent
+from board.hooks.agents import Who, adopt_name, agents_of_session, attribute, bind_session, identify, named_in_command, recorded_activity, recorded_todos, task_of, update_agent
 from board.hooks.guard import Blocked, check_write
 from board.hooks.where import HookBoard, event_task_list, find_board
 from board.store import confine
@@ -121,6 +121,12 @@ def tool_used(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str
     """PostToolUse / PostToolUseFailure: the call counted on the agent's task (or the agent
     alone), a file tool's file recorded as a touch."""
     who = identify(board, payload, environ)
+    named = named_in_command(payload)
+    if named is not None and named != who.name and who.kind == "session" and not environ.get("BOARD_AGENT"):
+        # A session that names itself in a board command (``board claim --agent NAME``) is that
+        # agent from this call on: the call that claimed a task is counted on it, under that name.
+        adopt_name(board, payload.get("session_id"), named)
+        who = Who(named, "session")
     agent, task = who.name, task_of(board, who, environ)
     tool = payload.get("tool_name")
     if not isinstance(tool, str) or not tool or "\n" in tool:
@@ -136,16 +142,14 @@ def tool_used(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str
     failed = payload.get("hook_event_name") == "PostToolUseFailure"
     record = call_record(ts=_iso(now), agent=agent, tool=tool, ok=not failed, task=task, files=files, ms=_duration_ms(payload), call_id=_call_id(payload))
     append_call(board.state_dir, record, wait=LOCK_WAIT_SECONDS)
-    named = named_in_command(payload)
-    if named is not None and named != agent and who.kind == "session":  # a teammate shares its lead's session
-        bind_session(board, payload.get("session_id"), named)
-    _show_working(board, who, task, payload, now)
+    _show_working(board, who, task, payload, now, renamed=named is not None and who.name == named)
 
 
-def _show_working(board: HookBoard, who: Who, task: str | None, payload: Mapping[str, Any], now: datetime) -> None:
+def _show_working(board: HookBoard, who: Who, task: str | None, payload: Mapping[str, Any], now: datetime, *, renamed: bool = False) -> None:
     """A tool call means its agent works, whatever its record said last (idle after the turn
-    before, or no record yet). Written only when it said something else: calls are many."""
-    if recorded_activity(board, who.name) != "working":
+    before, or no record yet). Written only when it said something else (or the agent just
+    took its name, and maybe a task): calls are many."""
+    if renamed or recorded_activity(board, who.name) != "working":
         update_agent(board, who.name, _iso(now), activity="working", activityAt=_iso(now), task=task, **who.fields(payload))
 
 
@@ -236,8 +240,18 @@ def _activity(activity: str) -> Handler:
         # A teammate's turn ends with SubagentStop: it idles, a member still; a sub-agent is gone.
         now_doing = "idle" if activity == "gone" and who.kind == "teammate" else activity
         update_agent(board, who.name, _iso(now), activity=now_doing, activityAt=_iso(now), task=task_of(board, who, environ), **who.fields(payload))
+        if payload.get("hook_event_name") == "SessionEnd":
+            _end_with_session(board, payload, who.name, now)
 
     return handle
+
+
+def _end_with_session(board: HookBoard, payload: Mapping[str, Any], own: str, now: datetime) -> None:
+    """The session ended: so did every agent that ran in it (in-process teammates, sub-agents
+    that never said they stopped), whatever their records said last."""
+    for name in agents_of_session(board, payload.get("session_id")):
+        if name != own and recorded_activity(board, name) != "gone":
+            update_agent(board, name, _iso(now), activity="gone", activityAt=_iso(now))
 
 
 def task_completed(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str, str], now: datetime) -> None:
@@ -248,6 +262,8 @@ def task_completed(board: HookBoard, payload: Mapping[str, Any], environ: Mappin
     shares (``CLAUDE_CODE_TASK_LIST_ID``) or its team's. With neither, the item is one of the
     session's own todo list, whose ids (1, 2, ...) say nothing about any board's tasks."""
     if not board.claude or board.tasks_dir.name != event_task_list(payload, environ):
+        if event_task_list(payload, environ) is None:
+            todo_changed(board, payload, environ, now)
         return
     task_id = payload.get("task_id")
     if not isinstance(task_id, str) or not board.has_task(task_id):
@@ -271,6 +287,24 @@ def task_completed(board: HookBoard, payload: Mapping[str, Any], environ: Mappin
 #: start, and each prompt (a server that went quiet between two turns has exited).
 SERVER_STARTING_EVENTS = ("SessionStart", "UserPromptSubmit")
 
+#: An agent's todo list is kept to its last items, so its record stays small.
+MAX_TODOS = 200
+
+
+def todo_changed(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str, str], now: datetime) -> None:
+    """TaskCreated / TaskCompleted on the session's own todo list (no shared list): the item,
+    open or done, in its agent's record (``todos``: id to done), which board shows as "2/5 todos"."""
+    if event_task_list(payload, environ) is not None:
+        return  # a shared list: its items are tasks of a board, shown as such
+    todo = payload.get("task_id")
+    if not isinstance(todo, str) or not todo or len(todo) > 64:
+        return
+    who = identify(board, payload, environ)
+    todos = recorded_todos(board, who.name)
+    todos[todo] = payload.get("hook_event_name") == "TaskCompleted" or todos.get(todo, False)
+    update_agent(board, who.name, _iso(now), todos=dict(list(todos.items())[-MAX_TODOS:]), **who.fields(payload))
+
+
 HANDLERS: dict[str, Handler] = {
     "PostToolUse": tool_used,
     "PostToolUseFailure": tool_used,
@@ -282,5 +316,6 @@ HANDLERS: dict[str, Handler] = {
     "TeammateIdle": _activity("idle"),
     "SubagentStop": _with_transcript(_activity("gone"), final=True),
     "SessionEnd": _with_transcript(_activity("gone"), final=True),
+    "TaskCreated": todo_changed,
     "TaskCompleted": task_completed,
 }

@@ -40,6 +40,7 @@ EVENTS: dict[str, str | None] = {
     "SubagentStart": None,
     "SubagentStop": None,
     "TeammateIdle": None,
+    "TaskCreated": None,  # an item of the model's own todo list: its agent's "done/total todos"
     "TaskCompleted": None,
 }
 #: Seconds Claude Code gives the hook; it needs milliseconds, and gives up silently on its own.

@@ -46,12 +46,12 @@ class AgentsChanged(Message):
 
     def __init__(
         self, agents: list[AgentRecord], teams: list[Team] | None = None, inboxes: dict[tuple[str, str], Inbox] | None = None,
-        costs: dict[str, float] | None = None,
+        costs: dict[str, str] | None = None,
     ) -> None:
         self.agents = agents
         self.teams = teams or []
         self.inboxes = inboxes or {}
-        #: The estimated cost in dollars of each agent's tokens, for those that spent any.
+        #: The estimated cost of each agent's tokens (``$0.42``, ``$?``), for those that spent any.
         self.costs = costs or {}
         super().__init__()
 

@@ -45,7 +45,7 @@ def make_board(root: Path, tasks: int) -> tuple[Path, dict[str, str]]:
     return workspace, env
 
 
-def event(workspace: Path, name: str, tool: str, path: str) -> bytes:
+def event(workspace: Path, name: str, tool: str, path: str, call: int) -> bytes:
     return json.dumps({
         "session_id": "8c35adc1-5f0e-4a9b-9c1e-2b7d3f6a1e90",
         "transcript_path": "/tmp/transcript.jsonl",
@@ -54,7 +54,7 @@ def event(workspace: Path, name: str, tool: str, path: str) -> bytes:
         "tool_name": tool,
         "tool_input": {"file_path": str(workspace / path), "old_string": "a", "new_string": "b"},
         "tool_response": {"success": True},
-        "tool_use_id": "toolu_01",
+        "tool_use_id": f"toolu_{call:04d}",  # each run another call: a call logged already is not logged again
     }).encode()
 
 
@@ -77,17 +77,18 @@ def main() -> None:
     workspace, board_env = make_board(root, args.tasks)
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("BOARD_")}, **board_env}
     cases = [
-        ("PostToolUse Edit (counted on the task)", event(workspace, "PostToolUse", "Edit", "src/module_1.py")),
-        ("PreToolUse Edit, free file", event(workspace, "PreToolUse", "Edit", "src/module_1.py")),
-        ("PreToolUse Edit, another agent's file", event(workspace, "PreToolUse", "Edit", "src/module_2.py")),
+        ("PostToolUse Edit (counted on the task)", ("PostToolUse", "Edit", "src/module_1.py")),
+        ("PreToolUse Edit, free file", ("PreToolUse", "Edit", "src/module_1.py")),
+        ("PreToolUse Edit, another agent's file", ("PreToolUse", "Edit", "src/module_2.py")),
     ]
     hook = board_command()
     yardstick: list[float] = []
     print(f"median wall time of {args.runs} runs, {args.tasks:,} tasks ({sys.executable}, {sys.version.split()[0]})")
     results = []
-    for label, stdin in cases:
+    for case, (label, (name, tool, path)) in enumerate(cases):
         times = []
-        for _ in range(args.runs):
+        for run in range(args.runs):
+            stdin = event(workspace, name, tool, path, case * args.runs + run)
             times.append(timed(hook, stdin, env, workspace))
             yardstick.append(timed(YARDSTICK, stdin, env, workspace))
         results.append((label, statistics.median(times)))

@@ -6,6 +6,11 @@ its input as ``input_json_delta``, ``message_delta`` with ``stop_reason: tool_us
 ``message_stop``), or, once the script is spent, a plain ``end_turn`` text. Whatever else the
 client asks (a request without tools, ``count_tokens``, any other path) gets a short sensible
 answer, so nothing ever waits on this server.
+
+Several agents of one client (a lead and its teammates) ask at once, each in its own
+conversation: ``FakeAnthropic(lead_turns, agents={"MARK": turns})`` serves a conversation whose
+first user message contains ``MARK`` from that agent's own script, every other one from the
+first.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from typing import Any
 
 MODEL = "claude-sonnet-4-5-20250929"
 FINAL_TEXT = "All steps done."
+#: A message's usage when its turn names none.
+DEFAULT_USAGE = {"input_tokens": 100, "output_tokens": 20, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 
 
 @dataclass(frozen=True)
@@ -40,9 +47,18 @@ class Turn:
     usage: Mapping[str, int] | None = None
 
 
-def tool(name: str, **arguments: Any) -> Turn:
-    """A turn of one tool call."""
+def usage_of(turn: Turn) -> dict[str, int]:
+    """The usage the server sends with a turn's message."""
+    return {**DEFAULT_USAGE, **turn.usage} if turn.usage is not None else dict(DEFAULT_USAGE)
+
+
+def tool(name: str, /, **arguments: Any) -> Turn:
+    """A turn of one tool call (positional ``name``: the Agent tool takes a ``name`` too)."""
     return Turn(calls=[ToolCall(name, arguments)])
+
+
+#: The script of the conversations no agent's mark names (the session's own).
+MAIN = ""
 
 
 @dataclass
@@ -50,7 +66,11 @@ class Exchange:
     """What the server saw: every request body by path, and the main-loop requests in order."""
 
     requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    #: Main-loop requests answered from the main script (or past its end).
     turns_served: int = 0
+    #: Every main-loop answer, scripted or past the script's end, by the script it came from
+    #: (``MAIN`` or an agent's mark), in order.
+    served: dict[str, list[Turn]] = field(default_factory=dict)
     #: When each main-loop request arrived (time.monotonic()): between two of them, Claude Code
     #: ran the tool calls of the turn before, with their hooks.
     turn_times: list[float] = field(default_factory=list)
@@ -72,10 +92,14 @@ class Exchange:
 
 
 class FakeAnthropic:
-    """``with FakeAnthropic([turns...]) as api: api.url``; turns are served in order."""
+    """``with FakeAnthropic([turns...]) as api: api.url``; turns are served in order (each
+    agent's of ``agents``, by its mark, in its own order)."""
 
-    def __init__(self, turns: Iterable[Turn]) -> None:
+    def __init__(self, turns: Iterable[Turn], *, agents: Mapping[str, Iterable[Turn]] | None = None) -> None:
+        if MAIN in (agents or {}):
+            raise ValueError("an agent's mark must not be empty: it would name every conversation")
         self.turns = list(turns)
+        self.scripts: dict[str, list[Turn]] = {MAIN: self.turns, **{mark: list(script) for mark, script in (agents or {}).items()}}
         self.exchange = Exchange()
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -108,7 +132,7 @@ class FakeAnthropic:
                 if path.endswith("/count_tokens"):
                     self._json(200, {"input_tokens": 100})
                 elif path.endswith("/v1/messages"):
-                    turn = fake._next_turn() if body.get("tools") else Turn(text="ok")
+                    turn = fake._next_turn(fake._script_of(body)) if body.get("tools") else Turn(text="ok")
                     if body.get("stream"):
                         self._stream(fake._events(turn, body))
                     else:
@@ -155,18 +179,37 @@ class FakeAnthropic:
 
     @property
     def script_spent(self) -> bool:
-        return self.exchange.turns_served >= len(self.turns)
+        """Every script was served to its end."""
+        return all(len(self.exchange.served.get(mark, ())) >= len(script) for mark, script in self.scripts.items())
+
+    def served(self, mark: str = MAIN) -> list[Turn]:
+        """The answers one script's conversations got so far (past its end too)."""
+        with self._lock:
+            return list(self.exchange.served.get(mark, ()))
+
+    def _script_of(self, body: Mapping[str, Any]) -> str:
+        """The mark of the agent whose conversation this is: the first user message names it."""
+        first = next((m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "user"), None)
+        content = first.get("content") if first is not None else None
+        if isinstance(content, list):
+            content = " ".join(part.get("text", "") for part in content if isinstance(part, dict) and isinstance(part.get("text"), str))
+        text = content if isinstance(content, str) else ""
+        return next((mark for mark in self.scripts if mark and mark in text), MAIN)
 
     def _record(self, path: str, body: dict[str, Any]) -> None:
         with self._lock:
             self.exchange.requests.append((path, body))
 
-    def _next_turn(self) -> Turn:
+    def _next_turn(self, mark: str = MAIN) -> Turn:
         with self._lock:
             self.exchange.turn_times.append(time.monotonic())
-            index = self.exchange.turns_served
-            self.exchange.turns_served += 1
-        return self.turns[index] if index < len(self.turns) else Turn(text=FINAL_TEXT)
+            served = self.exchange.served.setdefault(mark, [])
+            script = self.scripts[mark]
+            turn = script[len(served)] if len(served) < len(script) else Turn(text=FINAL_TEXT)
+            served.append(turn)
+            if mark == MAIN:
+                self.exchange.turns_served += 1
+        return turn
 
     def _blocks(self, turn: Turn) -> list[dict[str, Any]]:
         blocks: list[dict[str, Any]] = []
@@ -185,7 +228,7 @@ class FakeAnthropic:
             "content": self._blocks(turn),
             "stop_reason": "tool_use" if turn.calls else "end_turn",
             "stop_sequence": None,
-            "usage": dict(turn.usage) if turn.usage is not None else {"input_tokens": 100, "output_tokens": 20, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+            "usage": usage_of(turn),
         }
 
     def _events(self, turn: Turn, body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

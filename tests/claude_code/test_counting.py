@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from board.store import Store
-from tests.claude_code.client import Claude, agent_record, board_script, hook_log, logged_calls
+from tests.claude_code.client import Claude, agent_record, board, board_script, hook_log, logged_calls
 from tests.claude_code.fake_api import tool
 
 
@@ -53,5 +54,9 @@ def test_an_interactive_session_that_claims_with_its_name_is_counted_under_it(cl
     assert session.returncode == 0, session.stderr
     claimed = Store.open(hooked).get("1")
     assert (str(claimed.status), claimed.owner) == ("in_progress", "ann"), session.tool_results()
-    # The claim itself was made before the session had a name; the write after it is ann's.
-    assert [(c["agent"], c["tool"], c["files"]) for c in logged_calls(hooked, task="1")] == [("ann", "Write", ["src/models.py"])], hook_log(hooked)
+    # The call that claimed the task under ann's name is ann's, on it, as the write after it.
+    assert [(c["agent"], c["tool"], c["files"]) for c in logged_calls(hooked, task="1")] == [("ann", "Bash", []), ("ann", "Write", ["src/models.py"])], hook_log(hooked)
+    assert [c["tool"] for c in logged_calls(hooked, agent=f"claude-{session.session_id[:8]}")] == []
+    # One row: the session's own, made before it named itself, is ann's now.
+    listed = board("agents", "--json", cwd=hooked, env=claude.environment())
+    assert [(a["name"], a["state"], a["toolCalls"]) for a in json.loads(listed.stdout)["agents"]] == [("ann", "gone", 2)], hook_log(hooked)

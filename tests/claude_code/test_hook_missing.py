@@ -7,7 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
-from board.hooks.install import install
+from board.hooks.install import EVENTS, install
 from board.store import Store
 from tests.claude_code.client import Claude, board, board_script, hook_log
 from tests.claude_code.fake_api import tool
@@ -44,7 +44,7 @@ def test_hooks_whose_command_is_gone_let_a_reserved_file_be_written_and_status_c
     status = board("hooks", "status", cwd=project, env=claude.environment())
     assert status.returncode == 1 and f"broken: {settings}" in status.stdout and f"{script} does not exist" in status.stdout, status
     check = board("check", cwd=project, env=claude.environment())
-    assert check.returncode == 1 and f"{settings}: board's hooks on 11 events cannot run" in check.stdout, check
+    assert check.returncode == 1 and f"{settings}: board's hooks on {len(EVENTS)} events cannot run" in check.stdout, check
     alerts = board("alerts", "--json", cwd=project, env=claude.environment())
     found = [(a["kind"], a["severity"]) for a in json.loads(alerts.stdout) if a["kind"].startswith("hooks.")]
     assert found == [("hooks.broken", "error")], alerts.stdout

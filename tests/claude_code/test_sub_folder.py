@@ -24,7 +24,7 @@ def test_a_session_in_a_sub_folder_is_counted_through_the_users_hooks_which_inst
 
     user = board("hooks", "install", "--user", cwd=project, env=claude.environment())
     assert user.returncode == 0 and str(claude.home / ".claude" / "settings.json") in user.stdout, user.stdout
-    board("hooks", "uninstall", cwd=project, env=claude.environment())  # one set of hooks, or each call counts twice
+    board("hooks", "uninstall", cwd=project, env=claude.environment())  # one set of hooks, as the install's hint says
     session = claude.run(sub, write("b.py"), env={"BOARD_AGENT": "alice"})  # a new file: Claude Code writes no file unread
     assert session.returncode == 0, session.stderr
     assert [(c["tool"], c["files"]) for c in logged_calls(project, agent="alice")] == [("Write", ["src/b.py"])], hook_log(project)

@@ -106,17 +106,17 @@ def test_tokens_per_agent_and_task_agree_with_ccusage(claude: Claude, hooked: Pa
     assert ours == {field: sum(_usage(n)[key] for n in (1, 2, 3, 4)) for field, key in (("input", "input_tokens"), ("output", "output_tokens"), ("cacheWrite", "cache_creation_input_tokens"), ("cacheRead", "cache_read_input_tokens"))}
     cost = sum(agent["tokens"]["cost"] for agent in agents.values())
     assert cost == pytest.approx(theirs["totalCost"], rel=1e-9, abs=1e-12) and cost > 0
-    # The first answer claimed the task: it was the session's, on no task; the rest are ann's, on #1.
-    mine = [_usage(n) for n in (2, 3, 4)]
+    # The first answer claimed the task under ann's name: from it on, every answer is ann's, on #1.
+    mine = [_usage(n) for n in (1, 2, 3, 4)]
     expected = {"input": sum(u["input_tokens"] for u in mine), "output": sum(u["output_tokens"] for u in mine),
                 "cacheWrite": sum(u["cache_creation_input_tokens"] for u in mine), "cacheRead": sum(u["cache_read_input_tokens"] for u in mine)}  # fmt: skip
     task_tokens = _task(hooked, "1", env)["tokens"]
-    assert {field: task_tokens[field] for field in fields} == expected and task_tokens["messages"] == 3, hook_log(hooked)
+    assert {field: task_tokens[field] for field in fields} == expected and task_tokens["messages"] == 4, hook_log(hooked)
     assert {field: agents["ann"]["tokens"][field] for field in fields} == expected
     priced = sum(expected[field] * rate for field, rate in zip(("input", "output", "cacheWrite", "cacheRead"), SONNET_PRICES)) / 1_000_000
     assert task_tokens["cost"] == pytest.approx(priced, rel=1e-9)
-    # Calls: the rejected Edit is counted on the task beside the Write.
-    assert [(c["tool"], c["ok"]) for c in sorted(logged_calls(hooked, task="1"), key=lambda c: c["ts"])] == [("Write", True), ("Edit", False)]
+    # Calls: the claim, and the rejected Edit counted beside the Write.
+    assert [(c["tool"], c["ok"]) for c in sorted(logged_calls(hooked, task="1"), key=lambda c: c["ts"])] == [("Bash", True), ("Write", True), ("Edit", False)]
 
     # board.toml's [prices] changes the estimate.
     (hooked / ".tasks" / "board.toml").write_text('[prices."claude-sonnet-4-5"]\ninput = 30.0\n')

@@ -18,7 +18,7 @@ import pytest
 from board.agents import AgentRecord, write_agent
 from board.claude_teams import Team, TeamMember, append_message, list_teams, read_inbox, read_team
 from board.errors import BoardError
-from board.roster import Activity, member_activity
+from board.roster import Activity, build_roster, member_activity
 from board.store import Store
 from tests.conftest import REPO
 from tests.core.test_cli import board
@@ -298,6 +298,18 @@ def test_a_members_state_is_the_newer_of_its_hooks_and_its_config() -> None:
     assert member_activity(ben, team, idle) == Activity.IDLE
     assert member_activity(ben, team, None) == Activity.WORKING
     assert member_activity(ben, team, record.model_copy(update={"activity": "gone"})) == Activity.GONE
+
+
+def test_a_lead_known_to_board_by_another_name_is_one_row_under_that_name() -> None:
+    t0 = datetime(2026, 11, 20, 23, 0, tzinfo=UTC)
+    lead, ben = TeamMember("team-lead", agent_id="team-lead@crew", lead=True), TeamMember("ben", agent_id="ben@crew")
+    team = Team("crew", Path("/nowhere"), members=(lead, ben), lead_session_id="a0383c7b-262b")
+    worker = AgentRecord(name="alice", heartbeat_at=t0, activity="working", activity_at=t0, session_id="a0383c7b-262b", task="4")
+    other = AgentRecord(name="bob", heartbeat_at=t0, activity="working", activity_at=t0, session_id="ffff0000")
+    rows = [(e.name, e.team, e.lead, e.task, e.messageable) for e in build_roster([worker, other], [team], {}, t0, timedelta(seconds=30))]
+    # alice's session leads the team: she is its lead's row, by her name; a message to the
+    # lead would go to the member's inbox under another name, so none is offered.
+    assert rows == [("bob", None, False, None, True), ("alice", "crew", True, "4", False), ("ben", "crew", False, None, True)]
 
 
 def test_append_message_refuses_a_name_that_is_no_board_agent_name() -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import uuid
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,8 @@ def fire(workspace: Path, event: str, *, env: dict[str, str] | None = None, cwd:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("BOARD_", "CLAUDE_"))}
     clean.update(CLAUDE_CONFIG_DIR=str(workspace / ".claude-home"), XDG_CACHE_HOME=str(workspace / ".cache"), **(env or {}))
     data = payload(event, cwd or workspace, **changes)
+    if "tool_use_id" in data and "tool_use_id" not in changes:
+        data["tool_use_id"] = f"toolu_{uuid.uuid4().hex[:24]}"  # each firing is a call of its own, as Claude Code numbers them
     return deliver(workspace, event, json.dumps(data), env=clean, cwd=cwd or workspace)
 
 
@@ -92,9 +95,26 @@ def test_a_session_bound_by_a_board_command_is_counted_under_that_agent(hooked: 
     store = Store.open(hooked)
     task = store.claim_task(store.create("models").id, "ann")
     bash = {"command": "board claim --agent ann", "description": "take a task"}
-    silent_ok(fire(hooked, "PostToolUse", tool_name="Bash", tool_input=bash))
+    silent_ok(fire(hooked, "PostToolUse", tool_name="Bash", tool_input=bash))  # ann's from this call on
     silent_ok(fire(hooked, "PostToolUse"))  # the same session, later
-    assert [c["agent"] for c in calls(hooked, task.id)] == ["ann"]
+    assert [(c["agent"], c["tool"]) for c in calls(hooked, task.id)] == [("ann", "Bash"), ("ann", "Write")]
+
+
+@pytest.mark.parametrize("known_before", [False, True], ids=["new name", "name with a record"])
+def test_a_session_that_names_itself_is_one_row_under_that_name(hooked: Path, known_before: bool) -> None:
+    store = Store.open(hooked)
+    task = store.claim_task(store.create("models").id, "ann")
+    if known_before:  # ann worked here in an earlier session
+        (hooked / ".tasks" / "agents").mkdir(exist_ok=True)
+        (hooked / ".tasks" / "agents" / "ann.json").write_text(json.dumps({"name": "ann", "kind": "claude-code", "activity": "gone"}))
+    silent_ok(fire(hooked, "SessionStart"))  # under the name made from the session, for now
+    assert agent_record(hooked, "claude-8c35adc1")["activity"] == "working"
+    bash = {"command": "board claim --agent ann", "description": "take a task"}
+    silent_ok(fire(hooked, "PostToolUse", tool_name="Bash", tool_input=bash))
+    rows = sorted(p.name for p in (hooked / ".tasks" / "agents").glob("*.json"))
+    assert rows == ["ann.json"]
+    ann = agent_record(hooked, "ann")
+    assert (ann["activity"], ann["task"]) == ("working", task.id)
 
 
 def test_a_subagents_calls_are_its_own(hooked: Path) -> None:
@@ -172,6 +192,18 @@ def test_task_completed_on_another_list_or_the_sessions_own_leaves_the_board_alo
     silent_ok(fire(hooked, "TaskCompleted"))  # the team's list, which is not this board
     silent_ok(fire(hooked, "TaskCompleted", env={"CLAUDE_CODE_TASK_LIST_ID": "plan"}))
     assert str(Store.open(hooked).get("1").status) == "in_progress"
+
+
+def test_the_sessions_own_todo_list_is_kept_on_its_agent_as_done_or_open(hooked: Path) -> None:
+    env = {"BOARD_AGENT": "alice"}
+    own = {"teammate_name": None, "team_name": None}
+    for todo in ("1", "2", "3"):
+        silent_ok(fire(hooked, "TaskCompleted", env=env, hook_event_name="TaskCreated", task_id=todo, **own))
+    silent_ok(fire(hooked, "TaskCompleted", env=env, task_id="2", **own))
+    silent_ok(fire(hooked, "TaskCompleted", env=env, task_id="2", **own))  # once done, done once
+    silent_ok(fire(hooked, "TaskCompleted", env=env, task_id="3"))  # the team's list: a board's task, not a todo
+    silent_ok(fire(hooked, "TaskCompleted", env={**env, "CLAUDE_CODE_TASK_LIST_ID": "plan"}, task_id="1", **own))
+    assert agent_record(hooked, "alice")["todos"] == {"1": False, "2": True, "3": False}
 
 
 # -- guarding -----------------------------------------------------------------------------------

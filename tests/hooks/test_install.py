@@ -19,7 +19,7 @@ USERS_OWN = {
     "model": "opus",
 }
 HTTP_EVENTS = {"PreToolUse", "PostToolUse", "PostToolUseFailure"}
-EVENTS_INSTALLED = {"PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", "UserPromptSubmit", "SessionEnd", "Stop", "SubagentStart", "SubagentStop", "TeammateIdle", "TaskCompleted"}
+EVENTS_INSTALLED = {"PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", "UserPromptSubmit", "SessionEnd", "Stop", "SubagentStart", "SubagentStop", "TeammateIdle", "TaskCreated", "TaskCompleted"}
 
 
 def boards_entry(entry: dict) -> str | None:

@@ -80,10 +80,10 @@ def test_a_recorded_team_is_one_row_per_member_on_the_workspaces_board(hooked: P
     assert rows(hooked) == ["ben", "team-lead"]
     assert calls_of(hooked, "ben") == ["Write", "Bash"]
     assert calls_of(hooked, "team-lead") == ["Agent", "Bash", "Bash"]
-    ben = agent_record(hooked, "ben")
-    assert (ben["activity"], ben["team"], ben["agentType"]) == ("idle", TEAM, "general-purpose")
+    ben = agent_record(hooked, "ben")  # idle after his turn; gone with the session he ran in
+    assert (ben["activity"], ben["team"], ben["agentType"]) == ("gone", TEAM, "general-purpose")
     lead = agent_record(hooked, "team-lead")
     assert (lead["activity"], lead["team"]) == ("gone", TEAM)
     assert list((home / ".claude" / "tasks" / TEAM).iterdir()) == []  # nothing written beside the team's empty list
     listed = [(a["name"], a["team"], a["lead"], a["state"], a["toolCalls"]) for a in agents_json(hooked, env)["agents"]]
-    assert listed == [("team-lead", TEAM, True, "gone", 3), ("ben", TEAM, False, "idle", 2)]
+    assert listed == [("team-lead", TEAM, True, "gone", 3), ("ben", TEAM, False, "gone", 2)]

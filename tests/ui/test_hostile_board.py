@@ -97,3 +97,20 @@ async def test_an_agents_token_cost_shows_beside_its_calls_once_it_has_spent_any
         await wait_for(pilot, lambda: "$15.30" in panel.render().plain, timeout=30, message="alice's cost in the panel")
         shown = [row for row in panel.render().plain.splitlines() if "$" in row]
         assert len(shown) == 1 and "alice" in shown[0], shown
+
+
+async def test_an_agents_own_todo_list_shows_beside_it_as_done_of_total(sample: Path) -> None:
+    """The todo list Claude Code's hooks keep on an agent's record (``todos``: id to done)."""
+    from board.ui.widgets.agents_panel import AgentsPanel
+
+    app = make_app(sample, watch=True, reconcile_seconds=1)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        panel = app.query_one(AgentsPanel)
+        assert "todos" not in panel.render().plain
+        record = sample / ".tasks" / "agents" / "alice.json"
+        data = json.loads(record.read_text())
+        record.write_text(json.dumps({**data, "todos": {"1": True, "2": False, "3": False}}))
+        await wait_for(pilot, lambda: "1/3 todos" in panel.render().plain, timeout=30, message="alice's todos in the panel")
+        shown = [row for row in panel.render().plain.splitlines() if "todos" in row]
+        assert len(shown) == 1 and "alice" in shown[0], shown

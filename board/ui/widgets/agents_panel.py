@@ -16,7 +16,7 @@ from textual.widget import Widget
 from board.agents import AgentRecord
 from board.claude_teams import Inbox, Team
 from board.model import Task
-from board.roster import Activity, RosterEntry, build_roster
+from board.roster import Activity, RosterEntry, build_roster, todos_text
 from board.text import printable
 from board.ui.card import format_age
 from board.ui.widgets.component_styles import component_style
@@ -110,7 +110,7 @@ class AgentsPanel(Widget, can_focus=True):
 
     def __init__(self, now: Callable[[], datetime], *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.costs: dict[str, float] = {}
+        self.costs: dict[str, str] = {}
         self.now = now
         self.agents: list[AgentRecord] = []
         self.teams: list[Team] = []
@@ -127,7 +127,7 @@ class AgentsPanel(Widget, can_focus=True):
     def show_agents(
         self, agents: list[AgentRecord], stale_after: timedelta, *,
         teams: list[Team] | None = None, inboxes: Mapping[tuple[str, str], Inbox] | None = None,
-        costs: Mapping[str, float] | None = None,
+        costs: Mapping[str, str] | None = None,
     ) -> None:
         height = self._line_count()
         self.costs = dict(costs or {})
@@ -228,14 +228,16 @@ class AgentsPanel(Widget, can_focus=True):
         line.append(STATE_MARK[entry.activity] + " ", style)
         line.append(printable(entry.name), self._style("name"))
         line.append(f" #{printable(entry.task)}" if entry.task else " idle", style)
+        if entry.todos:
+            line.append(f" {todos_text(entry.todos)}", self._style("muted"))
         age = self._age(entry, now)
         right = Text((f"♥{age} " if age else "") + f"⚒{entry.tool_calls}{self._cost(entry)}", self._style("muted"))
         return self._with_right(line, right, width, highlighted)
 
     def _cost(self, entry: RosterEntry) -> str:
-        """`` $0.42``: the estimated cost of the agent's tokens, when it spent any."""
+        """`` $0.42`` (`` $?`` unpriced): the estimated cost of the agent's tokens, when it spent any."""
         cost = self.costs.get(entry.name)
-        return "" if cost is None else f" ${cost:.2f}"
+        return "" if cost is None else f" {cost}"
 
     def _team_line(self, team: Team, width: int) -> Text:
         line = Text(no_wrap=True, overflow="ellipsis")
@@ -258,13 +260,18 @@ class AgentsPanel(Widget, can_focus=True):
         if entry.idle_with_task:
             first.append(" ⚠", self._style("warning"))
         age = self._age(entry, now)
-        right = Text((f"{age} " if age else "") + f"⚒{entry.tool_calls}{self._cost(entry)}", self._style("muted"))
+        calls = f"⚒{entry.tool_calls}{self._cost(entry)}"
+        right = Text((f"{age} " if age else "") + calls, self._style("muted"))
+        if age and first.cell_len + 1 + right.cell_len > width:
+            right = Text(calls, self._style("muted"))  # in a narrow panel its task matters more than its age
         second = Text("  " + " · ".join(printable(part) for part in (short_model(entry.model), entry.agent_type) if part), self._style("muted"), no_wrap=True, overflow="ellipsis")
         mail = Text()
         if entry.inbox_problem and entry.messageable:
             mail = Text("✉?", self._style("error"))
         elif entry.unread:
             mail = Text(f"✉{entry.unread}", self._style("unread"))
+        if entry.todos:  # what it is at now: kept in view, the model and type give way
+            mail = Text(todos_text(entry.todos), self._style("muted")) + (Text(" ") + mail if mail.plain else Text())
         return [self._with_right(first, right, width, highlighted, keep_right=True), self._with_right(second, mail, width, highlighted, keep_right=True)]
 
     # -- input --------------------------------------------------------------------------------
