@@ -20,18 +20,21 @@ def unreachable(board, clock) -> list:
 def test_a_silent_holder_is_an_alert_until_its_task_is_taken_back(board, clock) -> None:
     task = board.create("migrations")
     agent(board, "w1", clock)
-    board.claim("w1", lease_seconds=30)
+    board.claim("w1", lease_seconds=60)
     clock.advance(20)
-    assert unreachable(board, clock) == []  # heard from within the stale time (one lease)
+    assert unreachable(board, clock) == []  # heard from within the stale time (the board's lease: 30 s)
 
-    clock.advance(15)  # 35 s of silence: stale, its lease (30 s) run out, not yet taken back
+    clock.advance(15)  # 35 s of silence: stale, holding a lease of 60 s
     [alert] = unreachable(board, clock)
     assert alert.tasks == (task.id,) and alert.agents == ("w1",) and alert.severity == "warning"
     assert alert.message == "w1 holds #1 but has not been heard from for 35 s (stopped, or its machine cut off from the board)"
     taken_back = (board.get(task.id).lease.expires_at + settings().lease.reclaim_margin).strftime("%H:%M:%S")
     assert alert.action.startswith(f"#1 goes back to the queue at {taken_back} unless w1 is heard from")
 
-    assert tick(board, [], settings()).reclaimed  # at its lease's end plus the margin
+    clock.advance(30)  # its lease ran out, and the margin too: with no coordinator ticking, it says so
+    [alert] = unreachable(board, clock)
+    assert alert.action == f"its lease ran out; a coordinator takes #1 back (none has since {taken_back}: run board coordinator, or board run)"
+    assert tick(board, [], settings()).reclaimed
     assert unreachable(board, clock) == []
 
 

@@ -69,7 +69,7 @@ def test_a_broken_config_is_a_problem_on_the_team_never_an_exception(crew: Path,
     assert team.problem is not None and problem in team.problem and team.members == ()
     listing = board(workspace, "agents")
     assert listing.returncode == 0, listing.stderr
-    assert f"team crew: config.json" in listing.stdout and problem in listing.stdout
+    assert "team crew: config.json" in listing.stdout and problem in listing.stdout
     sent = board(workspace, "message", "ben", "hello", "--team", "crew")
     assert sent.returncode == 2 and sent.stderr.count("\n") == 1 and "nothing was sent" in sent.stderr
     assert not (crew / "inboxes").exists()

@@ -23,8 +23,17 @@ pytestmark = BOTH_BACKENDS
 
 
 def board_state(workspace: Path) -> dict[str, bytes]:
-    """The board's files (and rows), less the spare temp files a running store keeps ready (dot names)."""
-    return {path: data for path, data in snapshot(workspace / ".tasks").items() if not Path(path).name.startswith(".")}
+    """The board's files (and rows), less the spare temp files a running store keeps ready (dot
+    names), and less the history lines that record a refused write (``refused``, ``conflict``):
+    a refusal changes nothing, and history keeps the attempt on record."""
+    state = {path: data for path, data in snapshot(workspace / ".tasks").items() if not Path(path).name.startswith(".")}
+    refusals = (b'"op":"refused"', b'"op":"conflict"', b'"op": "refused"', b'"op": "conflict"')
+    for path, data in list(state.items()):
+        if Path(path).name == "history.jsonl":
+            state[path] = b"".join(line for line in data.splitlines(keepends=True) if not any(r in line for r in refusals))
+        elif path.startswith("db:history/") and any(r in data for r in refusals):
+            del state[path]
+    return state
 
 
 def registered_agents(workspace: Path) -> list[str]:

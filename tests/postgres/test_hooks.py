@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import uuid
 import sys
 from pathlib import Path
 
@@ -22,6 +23,8 @@ PAYLOADS = REPO / "tests" / "hooks" / "payloads"
 def hook(workspace: Path, event: str, agent: str, **fields: object) -> subprocess.CompletedProcess[str]:
     payload = json.loads((PAYLOADS / f"{event}.json").read_text().replace("{cwd}", str(workspace)))
     payload.update(fields)
+    if "tool_use_id" in payload and "tool_use_id" not in fields:
+        payload["tool_use_id"] = f"toolu_{uuid.uuid4().hex[:24]}"  # each firing is a call of its own, as Claude Code numbers them
     env = {**os.environ, "PYTHONPATH": str(REPO), "BOARD_AGENT": agent}
     return subprocess.run([sys.executable, "-m", "board", "hook"], input=json.dumps(payload), capture_output=True, text=True, env=env, cwd=workspace, timeout=60)
 

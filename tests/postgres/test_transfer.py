@@ -28,7 +28,7 @@ from board.store.files import FileStore
 from board.store.layout import TasksDirLayout
 from board.store.postgres.connect import connect
 from board.store.postgres.migrations import migrate
-from tests.conftest import REPO, SAMPLE
+from tests.conftest import REPO
 from tests.coordinator.helpers import started
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed: pip install 'board[postgres]'")

@@ -630,7 +630,10 @@ class PostgresStore(Store):
     def _history_record(self, task_id: str, version: int, actor: str | None, op: str, changes: dict[str, Any], extra: dict[str, Any] | None) -> dict[str, Any]:
         record: dict[str, Any] = {"ts": _iso(self.clock()), "task": task_id, "version": version, "actor": actor or self.actor, "op": op, "changes": changes}
         # Several machines write here: which process wrote each line tells two of one name apart.
-        record["process"] = _process_identity()
+        # (Not a claim's: the database writes those itself, in ``board.claim_next``; the
+        # claimer's next line, its first heartbeat, names it.)
+        if op != "claim":
+            record["process"] = _process_identity()
         if extra:
             record.update(extra)
         return record
