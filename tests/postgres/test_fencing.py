@@ -3,7 +3,7 @@ taken back, gives the task back when the server answers, keeps a late result on 
 gives up its name when another process took it meanwhile.
 
 The server is stopped, or its sessions ended, to cut the worker off: the link itself is cut in
-``test_partitions.py``.
+``test_partitions_cut.py`` and ``test_partitions_links.py``.
 """
 
 from __future__ import annotations

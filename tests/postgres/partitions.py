@@ -1,4 +1,5 @@
-"""One board on two machines, and the network between them and the server failing in the ways a
+"""The partition scenarios' harness (``test_partitions_cut.py``, ``test_partitions_links.py``, two
+files so that the suite's two workers run them side by side): one board on two machines, and the network between them and the server failing in the ways a
 network fails: a link that drops everything for longer than a lease, a route that is gone so
 connections fail at once, a link so slow a lease cannot be renewed in time, a link that flaps,
 a second ``board run`` started while a machine is cut off, and the coordinator on either side.
@@ -47,7 +48,6 @@ from board.store import Store
 from board.store.postgres.connect import connect
 from board.store.postgres.locks import held_elsewhere
 from board.store.postgres.migrations import migrate
-from tests.delay_proxy import DelayingProxy
 from tests.execution_log import Execution, ExitWatch, overlaps, write_job
 from tests.netns import Machine
 from tests.pg_cluster import PgCluster
@@ -437,90 +437,3 @@ def outage_over(board: SharedBoard, held: list[Execution], since: float) -> Call
 # -- the scenarios ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("coordinator", ["on the machine that stays", "on the machine cut off"])
-def test_a_cut_longer_than_the_lease(board: SharedBoard, coordinator: str) -> None:
-    """The link drops everything while machine 1 runs two tasks, until both have started again
-    on machine 0 (with the coordinator cut off, only once the server has let go of its lock)."""
-    machine_0, machine_1 = board.machines
-    _, run_1 = start_both(board, coordinator_cut_off=coordinator.endswith("cut off"))
-    held = held_by(board, machine_1)
-    cut_at = board.mark("cut machine-1 off")
-    machine_1.cut()
-    try:
-        board.must(outage_over(board, held, cut_at), "machine-1's tasks to run again on machine-0")
-    finally:
-        machine_1.heal()
-    board.finish_and_check(run_1, time.time())
-
-
-def test_refused_connections(board: SharedBoard) -> None:
-    """Machine 1 loses its route: every connection it tries fails at once, as while a server
-    is down, until its tasks run again elsewhere."""
-    _, machine_1 = board.machines
-    _, run_1 = start_both(board)
-    held = held_by(board, machine_1)
-    cut_at = board.mark("took machine-1's route away")
-    machine_1.refuse()
-    try:
-        board.must(outage_over(board, held, cut_at), "machine-1's tasks to run again on machine-0")
-    finally:
-        machine_1.heal()
-    board.finish_and_check(run_1, time.time())
-
-
-def test_a_link_too_slow_to_renew_a_lease(board: SharedBoard) -> None:
-    """Machine 1 reaches the server through a proxy that holds every chunk back 2 s: a renewal
-    takes longer than the lease, though nothing ever fails."""
-    machine_0, machine_1 = board.machines
-    with DelayingProxy((machine_1.host_address, 0), ("127.0.0.1", board.cluster.port)) as proxy:
-        _, run_1 = start_both(board, port_of_machine_1=proxy.port)
-        held = held_by(board, machine_1)
-        slow_at = board.mark("made machine-1's link slow")
-        proxy.delay = 2.0
-        try:
-            board.must(outage_over(board, held, slow_at), "machine-1's tasks to run again on machine-0")
-        finally:
-            proxy.delay = 0.0
-        board.finish_and_check(run_1, time.time())
-
-
-#: Outages around the lease's length, shorter and longer, with the link up for a moment between:
-#: renewals get through now and then, a lease runs out now and then.
-DOWNS_SECONDS, UP_SECONDS = (1.0, 2.5, 3.5, 1.5, 3.0), 0.7
-
-
-def test_a_flapping_link(board: SharedBoard) -> None:
-    """Machine 1's link goes down and up again and again, its tasks in hand."""
-    _, machine_1 = board.machines
-    _, run_1 = start_both(board)
-    try:
-        for down in DOWNS_SECONDS:
-            board.mark(f"cut machine-1 off for {down:g} s")
-            machine_1.cut()
-            time.sleep(down)
-            machine_1.heal()
-            time.sleep(UP_SECONDS)
-    finally:
-        machine_1.heal()
-    board.finish_and_check(run_1, time.time())
-
-
-def test_a_second_run_started_during_a_cut_takes_names_of_its_own(board: SharedBoard) -> None:
-    """While machine 1 is cut off, and once the server has dropped its sessions (and with them
-    the locks on its workers' names), a second run starts on machine 0: its workers must not
-    take the names of machine 1's, which are still alive."""
-    machine_0, machine_1 = board.machines
-    _, run_1 = start_both(board)
-    held = held_by(board, machine_1)
-    cut_at = board.mark("cut machine-1 off")
-    machine_1.cut()
-    try:
-        board.must(lambda: board.sessions_from(machine_1) == 0, "the server to drop machine-1's sessions")
-        board.mark("the server has dropped machine-1's sessions")
-        second = board.start_run(machine_0, "machine-0 second run")
-        board.must(lambda: len(second.workers()) == WORKERS_PER_RUN and board.rejoined(second, second.started) or not second.alive(),
-             "the second run's workers to be on the board")
-        board.must(outage_over(board, held, cut_at), "machine-1's tasks to run again on machine-0")
-    finally:
-        machine_1.heal()
-    board.finish_and_check(run_1, time.time())
