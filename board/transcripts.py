@@ -81,6 +81,8 @@ _STOPPED_BY_HOOK = re.compile(r"^PreToolUse:\S+ hook error")
 _DATED = re.compile(r"-\d{8}$")
 #: How much of a transcript one look reads at most; the rest waits for the next.
 MAX_READ = 64 * 1024 * 1024
+#: How many times one look reads on while the transcript keeps growing under it.
+LOOKS_WHILE_GROWING = 5
 
 
 def state_path(state_dir: Path, transcript: Path) -> Path:
@@ -131,13 +133,20 @@ def read_transcript(
             state = _load_state(path)
             if state.get("inode") != info.st_ino or state.get("offset", 0) > info.st_size:
                 state = {"inode": info.st_ino, "offset": 0}
-            start = state["offset"]
-            os.lseek(fd, start, os.SEEK_SET)
-            chunk = read_all(fd, min(info.st_size - start, MAX_READ))
-            end = chunk.rfind(b"\n") + 1
-            state["offset"] = start + end
-            _Look(state_dir, state, agent, task, session, now, [agent, *other_agents], wait).run(chunk[:end], final)
-            _save_state(path, state)
+            # Again while the transcript grew during the look: a look that found the lock held
+            # meanwhile (two Stops close together, a busy machine) gave up, and no later event
+            # may come to read what it was for (a turn's last message, its tokens).
+            for _ in range(LOOKS_WHILE_GROWING):
+                start, size = state["offset"], os.fstat(fd).st_size
+                os.lseek(fd, start, os.SEEK_SET)
+                chunk = read_all(fd, min(size - start, MAX_READ))
+                end = chunk.rfind(b"\n") + 1
+                state["offset"] = start + end
+                grown = os.fstat(fd).st_size > state["offset"]
+                _Look(state_dir, state, agent, task, session, now, [agent, *other_agents], wait).run(chunk[:end], final and not grown)
+                _save_state(path, state)
+                if os.fstat(fd).st_size <= state["offset"]:
+                    break
         finally:
             os.close(lock_fd)
     finally:

@@ -222,11 +222,40 @@ def read_session_transcript(board: HookBoard, payload: Mapping[str, Any], enviro
     from board.hooks.agents import agent_name
     from board.transcripts import read_transcript
 
+    _wait_for_last_message(Path(transcript), payload.get("last_assistant_message"))
     agent, task = attribute(board, payload, environ)
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     # Calls a session made before it named itself were logged under the name made from it.
     earlier = [agent_name(f"claude-{session[:8]}")] if session else []
     read_transcript(board.state_dir, Path(transcript), agent=agent, task=task, session=session, now=_iso(now), other_agents=earlier, final=final, wait=LOCK_WAIT_SECONDS)
+
+
+#: How long a Stop or SubagentStop waits for the turn's last message to reach the transcript.
+LAST_MESSAGE_WAIT_SECONDS = 2.0
+
+
+def _wait_for_last_message(transcript: Path, last: object) -> None:
+    """Claude Code may fire Stop / SubagentStop a moment before the turn's last message is in the
+    transcript (a teammate's, most often), and no later event may come to read it: its tokens
+    would be lost. The event says what that message is (``last_assistant_message``); wait, a
+    little, until the transcript's end holds it."""
+    if not isinstance(last, str) or not last.strip():
+        return
+    import json
+
+    needle = json.dumps(last[:100], ensure_ascii=False)[1:-1].encode("utf-8")
+    deadline = time.monotonic() + LAST_MESSAGE_WAIT_SECONDS
+    while True:
+        try:
+            with open(transcript, "rb") as handle:
+                handle.seek(max(0, os.fstat(handle.fileno()).st_size - 256 * 1024))
+                if needle in handle.read():
+                    return
+        except OSError:
+            return
+        if time.monotonic() >= deadline:
+            return
+        time.sleep(0.02)
 
 
 # -- agents ------------------------------------------------------------------------------------

@@ -112,7 +112,15 @@ def test_a_lead_and_two_teammates_in_the_tui_are_three_rows_with_their_own_calls
 
         def progress() -> str:
             served = {names[key]: len(api.served(key)) for key in names}
-            return f"served {served}\n{tmux.screen('claude')}\n{json.dumps(agents(hooked, env), indent=1)}\n{hook_log(hooked)}"
+            rows = {row["name"]: row for row in agents(hooked, env)["agents"]}
+            wanted = {
+                names[key]: (sum(len(turn.calls) for turn in api.served(key)), tokens_of(api.served(key)), "idle") for key in names
+            }
+            seen = {
+                name: (row["toolCalls"], {field: row["tokens"][field] for field in ("input", "output", "cacheWrite", "cacheRead")}, row["state"])
+                for name, row in rows.items()
+            }
+            return f"served {served}\nwanted {wanted}\nseen {seen}\n{tmux.screen('claude')}\n{json.dumps(agents(hooked, env), indent=1)}\n{hook_log(hooked)}"
 
         listed = wait_until(as_expected, "three idle agents with the calls and tokens the API served each", explain=progress)
         rows = {row["name"]: row for row in listed["agents"]}
