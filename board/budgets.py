@@ -66,6 +66,15 @@ def task_budget(task: Task, default: Budget | None) -> Budget | None:
     return task.budget if task.budget is not None and (task.budget.tokens or task.budget.usd) else default
 
 
+def budget_summary(task: Task, spend: Spend, default: Budget | None) -> tuple[str, float] | None:
+    """The budget a task is held to as a person reads it (``$2.00 (the board default)``) and
+    the share of it spent; None without one. ``task show`` and the detail view say it so."""
+    budget = task_budget(task, default)
+    if budget is None:
+        return None
+    return f"{budget_text(budget)}{'' if budget is task.budget else ' (the board default)'}", used_share(spend, budget)
+
+
 class SpendReader:
     """Spend of tasks and agents from their token logs, each log read again only once it changed."""
 

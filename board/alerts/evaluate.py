@@ -45,6 +45,7 @@ from board.alerts.detectors import (
     detect_cancelled_blockers,
     held_files,
 )
+from board.agents import AgentRecord, list_agents
 from board.alerts.model import Alert
 from board.budgets import BudgetState, SpendReader, budget_states
 from board.checkpoints import hash_file, latest_checkpoint
@@ -170,6 +171,7 @@ def gather_inputs(store: BoardReading, *, now: datetime, git: GitState | None = 
                 current[path] = _HASHES.hash(workspace / path)
     settings = settings or BoardSettings()
     task_budgets, agent_budgets = read_budgets(store, tasks, settings)
+    agents = list_agents(store.agent_records)  # read once: idle members and silent holders
     return AlertInputs(
         tasks=tasks,
         graph_problems=graph_problems,
@@ -181,25 +183,20 @@ def gather_inputs(store: BoardReading, *, now: datetime, git: GitState | None = 
         checkpoints=checkpoints,
         current_hashes=current,
         history=store.recent_history(HISTORY_OPS),
-        idle_members=idle_team_members(store.layout, store.agent_records),
+        idle_members=idle_team_members(store.layout, agents),
         broken_hooks=broken_hooks(workspace),
         task_budgets=task_budgets,
         agent_budgets=agent_budgets,
-        silent_holders=silent_holders(tasks, store.agent_records, now, settings),
+        silent_holders=silent_holders(tasks, agents, now, settings),
     )
 
 
-def silent_holders(tasks: Mapping[str, Task], agent_records: AgentRecords, now: datetime, settings: BoardSettings) -> list[SilentHolder]:
+def silent_holders(tasks: Mapping[str, Task], agents: list[AgentRecord], now: datetime, settings: BoardSettings) -> list[SilentHolder]:
     """Agents holding a task under a lease not yet taken back, not heard from within the
     board's stale time (and not stopped on purpose)."""
-    leased = [t for t in tasks.values() if t.status == Status.IN_PROGRESS and t.lease is not None]
-    if not leased:
-        return []
-    from board.agents import list_agents
-
-    records = {r.name: r for r in list_agents(agent_records)}
+    records = {r.name: r for r in agents}
     found = []
-    for task in leased:
+    for task in (t for t in tasks.values() if t.status == Status.IN_PROGRESS and t.lease is not None):
         assert task.lease is not None
         record = records.get(task.lease.owner)
         if record is None or record.stopped or now - record.heartbeat_at < settings.agent_stale_after:
@@ -228,12 +225,10 @@ def broken_hooks(workspace: Path) -> list[BrokenHooks]:
     return [BrokenHooks(str(h.settings), h.command, h.problem) for h in installed_hooks(workspace) if h.problem is not None]
 
 
-def idle_team_members(layout: Layout, agent_records: AgentRecords) -> list[IdleMember]:
+def idle_team_members(layout: Layout, records: list[AgentRecord]) -> list[IdleMember]:
     """The idle members of the Claude Code teams working on the board (none when no team does)."""
-    from board.agents import list_agents
     from board.roster import Activity, board_teams, member_activity, member_record
 
-    records = list_agents(agent_records)
     by_name = {r.name: r for r in records}
     idle = []
     for team in board_teams(layout.workspace, layout.tasks_dir, layout.name, records):

@@ -435,18 +435,15 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def _budget_text(store: Store, task: Task, tokens: dict) -> str:
     """``$2.00 / 500,000 tokens (43 % spent)``, ``... (the board's)``, or ``-``."""
-    from board.budgets import Spend, budget_text, task_budget, used_share
+    from board.budgets import Spend, budget_summary
     from board.config import BoardSettings, load_settings
 
     try:
         default = load_settings(store.local_dir).budget.for_tasks()
     except BoardError:
         default = BoardSettings().budget.for_tasks()
-    budget = task_budget(task, default)
-    if budget is None:
-        return "-"
-    share = used_share(Spend(tokens["total"], tokens["cost"]), budget)
-    return f"{budget_text(budget)}{'' if budget is task.budget else ' (the board default)'} ({share:.0%} spent)"
+    summary = budget_summary(task, Spend(tokens["total"], tokens["cost"]), default)
+    return "-" if summary is None else f"{summary[0]} ({summary[1]:.0%} spent)"
 
 
 def cmd_check(args: argparse.Namespace) -> int:

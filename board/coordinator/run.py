@@ -32,7 +32,7 @@ import board
 from board import actions
 from board.actions import Who
 from board.agents import AgentRecord, read_agent
-from board.config import load_settings
+from board.config import LeaseSettings, load_settings
 from board.coordinator.presence import coordinator_running_on
 from board.coordinator.workers import KILL_GRACE_SECONDS, die_with_parent, end_commands_of, kill_process_group
 from board.errors import AgentNameInUse, BoardError, BoardUnavailable, CoordinatorRunning
@@ -141,6 +141,8 @@ class Supervisor:
         self.child_output = child_output
         self.with_coordinator = with_coordinator
         self.restart_dead_workers = restart_dead_workers
+        #: The board's lease length, read by ``start`` (names of quiet workers are held for a while in it).
+        self.lease_seconds = LeaseSettings().seconds
         self.children: list[Child] = []
         #: Every name this run gave a worker, live or dead (but not one another process took first).
         self.worker_names: set[str] = set()
@@ -175,7 +177,8 @@ class Supervisor:
     def start(self) -> None:
         """Validate the board's settings, then start the coordinator (unless one already runs on
         this board: it is used) and the workers."""
-        load_settings(self.store.local_dir)  # a broken board.toml is one clear error, before any child starts
+        # A broken board.toml is one clear error, before any child starts.
+        self.lease_seconds = load_settings(self.store.local_dir).lease.seconds
         if self.with_coordinator:
             if coordinator_running_on(self.store):
                 self.say("a coordinator is already running on this board; using it")
@@ -213,7 +216,7 @@ class Supervisor:
                 return True
             return True
         quiet = utcnow() - record.heartbeat_at
-        return quiet.total_seconds() < NAME_REUSE_LEASES * load_settings(self.store.local_dir).lease.seconds
+        return quiet.total_seconds() < NAME_REUSE_LEASES * self.lease_seconds
 
     def _worker_name(self, slot: int, restarts: int) -> tuple[str, int]:
         """``worker-3``, its replacements ``worker-3r1``, ``worker-3r2``...: always a name

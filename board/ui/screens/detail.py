@@ -19,7 +19,7 @@ from textual.widgets import Markdown, OptionList, Static
 from textual.widgets.option_list import Option
 
 from board.checkpoints import list_checkpoints
-from board.budgets import NOTHING, Spend, budget_text, task_budget, used_share
+from board.budgets import NOTHING, Spend, budget_summary
 from board.model import Budget, Task, by_policy
 from board.status import Status
 from board.ui.card import format_age, money, progress_bar
@@ -359,11 +359,8 @@ def _spend_line(spent: Spend | None) -> str:
 
 def _budget_line(task: Task, spent: Spend | None, default: Budget | None) -> str:
     """The budget the task is held to and how much of it is spent; ``—`` without one."""
-    budget = task_budget(task, default)
-    if budget is None:
-        return "—"
-    share = used_share(spent or NOTHING, budget)
-    return f"{budget_text(budget)}{'' if budget is task.budget else ' (the board default)'}: {share:.0%} spent"
+    summary = budget_summary(task, spent or NOTHING, default)
+    return "—" if summary is None else f"{summary[0]}: {summary[1]:.0%} spent"
 
 
 def _policy_line(task: Task, now: datetime) -> str:
