@@ -396,24 +396,31 @@ def _unlink_quietly(path: str) -> None:
         pass  # gone, or only reachable through a planted link: nothing of ours to remove
 
 
+def _maker_pid(name: str) -> int | None:
+    """The pid a temp file's name carries: ``.write.<pid>-<random>.tmp`` (``TempFile``), or
+    ``.<file>.<pid>.tmp`` (``active_work.replace_file``, the hook's small rewrites); None else."""
+    if not (name.startswith(".") and name.endswith(".tmp")):
+        return None
+    if name.startswith(".write."):
+        pid, dash, _ = name[len(".write."):-len(".tmp")].partition("-")
+        return int(pid) if dash and pid.isdigit() else None
+    stem, dot, pid = name[1:-len(".tmp")].rpartition(".")
+    return int(pid) if stem and dot and pid.isdigit() else None
+
+
 def name_names_a_process(name: str) -> bool:
     """Whether a temp file's name carries the pid of the process that made it."""
-    if not (name.startswith(".write.") and name.endswith(".tmp")):
-        return False
-    pid, dash, _ = name[len(".write."):-len(".tmp")].partition("-")
-    return bool(dash and pid.isdigit())
+    return _maker_pid(name) is not None
 
 
 def made_by_running_process(name: str) -> bool:
-    """Whether a temp file's name (``.write.<pid>-<random>.tmp``) names a process that is
-    running, whose file (a write in progress or a spare) it may still be."""
-    if not (name.startswith(".write.") and name.endswith(".tmp")):
-        return False
-    pid, dash, _ = name[len(".write."):-len(".tmp")].partition("-")
-    if not (dash and pid.isdigit()):
+    """Whether a temp file's name names a process that is running, whose file (a write in
+    progress or a spare) it may still be."""
+    pid = _maker_pid(name)
+    if pid is None:
         return False
     try:
-        os.kill(int(pid), 0)
+        os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:

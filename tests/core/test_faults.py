@@ -276,3 +276,16 @@ def test_temp_files_of_killed_writers_are_reported_at_once_and_removed_in_every_
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert not any(stray.exists() for stray in strays)
     assert run_board(workspace, "task", "show", task_id).returncode == 0
+
+
+def test_a_small_rewrite_cut_short_by_a_kill_is_swept_at_once(workspace: Path) -> None:
+    """``replace_file`` (active.json, the hook's records) names its temp file after its process
+    too (``.active.json.<pid>.tmp``): once that process is gone, ``check --fix`` removes it at
+    once, not only when it has aged."""
+    Store.open(workspace).create("busy")
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    stray = workspace / ".tasks" / f".active.json.{gone.stdout.strip()}.tmp"
+    stray.write_text("{")  # what a writer SIGKILLed mid-write leaves
+    fixed = run_board(workspace, "check", "--fix")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert not stray.exists()
