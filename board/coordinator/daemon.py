@@ -22,7 +22,7 @@ import watchfiles
 from board.agents import list_agents
 from board.config import FILE_NAME, BoardSettings, load_settings
 from board.coordinator.live_tokens import LiveTranscripts
-from board.coordinator.presence import COORDINATOR_LOCK, LOCK_NAME
+from board.coordinator.presence import COORDINATOR_HEARD_EVERY, COORDINATOR_LOCK, LOCK_NAME
 from board.coordinator.tick import TickReport, tick
 from board.coordinator.workers import end_stale_commands
 from board.errors import BoardError, BoardUnavailable, CoordinatorRunning
@@ -157,6 +157,14 @@ class Coordinator:
 
         follower = DatabaseFollower(url, reconcile_seconds=self.settings.coordinator.tick_seconds)
         threading.Thread(target=lambda: (stop.wait(), follower.stop()), daemon=True).start()
+        quiet = threading.Event()
+        lock.keep_heard(quiet, COORDINATOR_HEARD_EVERY)  # dashboards elsewhere trust its alerts while heard
+        try:
+            return self._tick_on_notifications(follower, lock, stop)
+        finally:
+            quiet.set()
+
+    def _tick_on_notifications(self, follower: Any, lock: SessionLock, stop: threading.Event) -> int:
         last_tick = time.monotonic()
         resuming = False  # the database came back: take the lock again and reread before ticking
         for heard in follower.batches():

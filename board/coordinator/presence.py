@@ -18,6 +18,11 @@ if TYPE_CHECKING:
 LOCK_NAME = ".coordinator.lock"
 #: The name of the coordinator's lock in a board's database (``SessionLock``).
 COORDINATOR_LOCK = "coordinator"
+#: A coordinator on a database board says something on its lock's connection this often...
+COORDINATOR_HEARD_EVERY = 1.0
+#: ... and one silent for this long is taken for cut off from the database: the alerts it stored
+#: are no longer kept current. (The server keeps its lock until it finds the connection dead.)
+COORDINATOR_SILENT_AFTER = 5.0
 
 
 def coordinator_running(local_dir: Path) -> bool:
@@ -35,4 +40,16 @@ def coordinator_running_on(store: Store) -> bool | None:
         from board.store.postgres.locks import held_elsewhere as held_in_database
 
         return held_in_database(database, COORDINATOR_LOCK)
+    return coordinator_running(store.local_dir)
+
+
+def coordinator_heard_on(store: Store) -> bool | None:
+    """``coordinator_running_on``, and heard from lately: a coordinator whose alerts are current.
+    On a database board, one cut off from the database still holds its lock for a while; the
+    dashboard elsewhere should evaluate the board itself meanwhile."""
+    database = getattr(store, "url", None)
+    if database:
+        from board.store.postgres.locks import held_elsewhere as held_in_database
+
+        return held_in_database(database, COORDINATOR_LOCK, heard_within=COORDINATOR_SILENT_AFTER)
     return coordinator_running(store.local_dir)

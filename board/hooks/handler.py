@@ -238,24 +238,48 @@ def _wait_for_last_message(transcript: Path, last: object) -> None:
     """Claude Code may fire Stop / SubagentStop a moment before the turn's last message is in the
     transcript (a teammate's, most often), and no later event may come to read it: its tokens
     would be lost. The event says what that message is (``last_assistant_message``); wait, a
-    little, until the transcript's end holds it."""
+    little, until the transcript's end holds it: after the turn's prompt, since an earlier turn
+    may have ended with the very same words."""
     if not isinstance(last, str) or not last.strip():
         return
-    import json
-
-    needle = json.dumps(last[:100], ensure_ascii=False)[1:-1].encode("utf-8")
     deadline = time.monotonic() + LAST_MESSAGE_WAIT_SECONDS
     while True:
         try:
             with open(transcript, "rb") as handle:
                 handle.seek(max(0, os.fstat(handle.fileno()).st_size - 256 * 1024))
-                if needle in handle.read():
+                if ends_with_message(handle.read(), last):
                     return
         except OSError:
             return
         if time.monotonic() >= deadline:
             return
         time.sleep(0.02)
+
+
+def ends_with_message(tail: bytes, text: str) -> bool:
+    """Does the transcript's last turn (what follows its last user entry: a prompt, a tool's
+    result, a teammate's message) hold an assistant message with ``text``? ``tail`` is the
+    transcript's end; a first line cut in half is skipped."""
+    import json
+
+    wanted = text.strip()[:100]
+    for line in reversed(tail.splitlines()):
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(entry, dict):
+            continue
+        if entry.get("type") == "user":
+            return False
+        message = entry.get("message")
+        if entry.get("type") != "assistant" or not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        texts = [content] if isinstance(content, str) else [b.get("text") for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+        if any(isinstance(t, str) and wanted in t for t in texts):
+            return True
+    return False
 
 
 # -- agents ------------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ from board.store import FileStore, Store, detect_layout
 from board.store.base import database_url
 from board.alerts import Alert, Severity, alerts_by_task
 from board.store.atomic import stat_stamp
-from board.coordinator.presence import coordinator_running_on
+from board.coordinator.presence import coordinator_heard_on
 from board.ui.board_alerts import AlertsFollower, StoreSnapshot, severity_counts
 from board.ui.board_state import DisplayedBoard
 from board.ui.card import CardView, money, tokens_short
@@ -196,7 +196,7 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         #: Error alerts already announced, so each is notified once while it lasts.
         self._announced_errors: set[str] = set()
         #: Set by the board reader when something changed that alerts depend on.
-        self.alerts_follower = AlertsFollower(self.store.alert_board_of_its_own(), self.store.local_dir, lambda: coordinator_running_on(self.store))
+        self.alerts_follower = AlertsFollower(self.store.alert_board_of_its_own(), self.store.local_dir, lambda: coordinator_heard_on(self.store))
         #: Whether the side panels were shown just to reach the alerts (hidden again after).
         self._panels_shown_for_alerts = False
         self.loaded = False

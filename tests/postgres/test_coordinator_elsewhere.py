@@ -100,6 +100,32 @@ async def test_a_dashboard_elsewhere_shows_the_alerts_the_running_coordinator_ke
         stop(coordinator)
 
 
+@pytest.mark.anyio
+async def test_a_dashboard_elsewhere_stops_trusting_a_coordinator_gone_silent(two_workspaces: tuple[Path, Path], pg_url: str) -> None:
+    """A coordinator on a machine cut off from the database keeps its lock until the server
+    notices the dead connection (many seconds); its stored alerts stop changing meanwhile. The
+    dashboard elsewhere evaluates the board itself once the coordinator has been silent a while
+    (SIGSTOP is such a machine: the connection stays up, nothing comes through it)."""
+    here, there = two_workspaces
+    Store.open(there).create("needs a person")
+    coordinator = start_coordinator(here)
+    try:
+        wait_for_the_coordinator(coordinator, here, pg_url)
+        app = make_app(there, watch=True)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await settled(pilot)
+            app.alerts_follower.wake()
+            await wait_on_screen(pilot, lambda: app.alerts_from_coordinator, timeout=60, message="the coordinator's alerts on screen")
+            coordinator.send_signal(signal.SIGSTOP)
+            await wait_on_screen(pilot, lambda: not app.alerts_from_coordinator, timeout=60, message="the board's own alerts once the coordinator went silent")
+            assert held_elsewhere(pg_url, "coordinator"), "the silent coordinator still holds its lock"
+            coordinator.send_signal(signal.SIGCONT)
+            await wait_on_screen(pilot, lambda: app.alerts_from_coordinator, timeout=60, message="the coordinator's alerts again once it is heard from")
+    finally:
+        coordinator.send_signal(signal.SIGCONT)
+        stop(coordinator)
+
+
 def test_probing_for_a_coordinator_never_keeps_one_from_starting(pg_url: str) -> None:
     """Dashboards and runs ask often whether a coordinator holds the board; a probe that took
     the lock for a moment would make a coordinator starting at that moment give up."""
