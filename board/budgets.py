@@ -4,7 +4,7 @@ it has spent.
 A task's budget is its own (``task create/update/claim --budget-tokens/--budget-usd``, or
 ``board run``'s for the tasks it starts), else the board's default (``[budget]`` in board.toml);
 an agent's is the board's (``[budget] agent_tokens/agent_usd``). What was spent is read from the
-token logs written from Claude Code's transcripts (``board.transcripts``): a task's tokens are
+token logs written from Claude Code's transcripts (``board.claude.transcripts``): a task's tokens are
 its agents' messages while on it. Tokens count all four kinds (input, output, cache writes and
 cache reads), as ccusage's totals do; dollars are the estimate at board's prices.
 
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from board.model import Budget, Task
 from board.status import ACTIVE, Status
-from board.transcripts import TASK_TOKENS, agent_tokens_path, read_tokens, summary, task_tokens_path
+from board.claude.transcripts import TASK_TOKENS, agent_tokens_path, read_tokens, summary, task_tokens_path
 
 Prices = Mapping[str, tuple[float, float, float, float]]
 

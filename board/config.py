@@ -121,7 +121,7 @@ class StoreSettings(_Section):
 
 class PriceSettings(_Section):
     """A model's price in dollars per million tokens (``[prices."model-name"]``); a field left
-    out keeps board's default for the model (``board.transcripts.DEFAULT_PRICES``)."""
+    out keeps board's default for the model (``board.claude.transcripts.DEFAULT_PRICES``)."""
 
     input: float | None = Field(None, ge=0)
     output: float | None = Field(None, ge=0)
@@ -143,7 +143,7 @@ class BoardSettings(_Section):
 
     def model_prices(self) -> dict[str, tuple[float, float, float, float]]:
         """Dollars per million tokens by model: board's defaults with ``[prices]`` applied."""
-        from board.transcripts import merged_prices
+        from board.claude.transcripts import merged_prices
 
         return merged_prices({model: price.model_dump() for model, price in self.prices.items()})
 

@@ -16,7 +16,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from board.agents import AgentRecord, AgentState, agent_state
-from board.claude_teams import Inbox, Team, TeamMember, messageable, teams_for_board
+from board.claude.teams import Inbox, Team, TeamMember, messageable, teams_for_board
 from board.graph import sorted_ids
 from board.model import Task
 from board.status import Status

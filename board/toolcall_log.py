@@ -65,7 +65,7 @@ def call_record(
     call_id: str | None = None, blocked: bool = False,
 ) -> dict[str, Any]:
     """One call as its log line holds it. ``call_id``: Claude Code's ``tool_use_id``, which
-    lets a look at the session's transcript (``board.transcripts``) skip the calls hooks
+    lets a look at the session's transcript (``board.claude.transcripts``) skip the calls hooks
     logged. A ``blocked`` call (a PreToolUse hook stopped it) is also one that failed."""
     record = {"ts": ts, "agent": agent, "task": task, "tool": tool, "ok": ok and not blocked, "ms": ms, "files": list(files)}
     if call_id is not None:

@@ -220,7 +220,7 @@ _SPEND: dict[Path, SpendReader] = {}
 
 
 def broken_hooks(workspace: Path) -> list[BrokenHooks]:
-    from board.hooks.install import installed_hooks
+    from board.claude.hooks.install import installed_hooks
 
     return [BrokenHooks(str(h.settings), h.command, h.problem) for h in installed_hooks(workspace) if h.problem is not None]
 

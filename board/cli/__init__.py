@@ -32,8 +32,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["hook"]:
         # Claude Code runs this on every tool call of every agent: straight to the hook, with
-        # nothing imported that it does not use (see board.hooks).
-        from board.hooks.handler import main as hook_main
+        # nothing imported that it does not use (see board.claude.hooks).
+        from board.claude.hooks.handler import main as hook_main
 
         return hook_main(argv[1:])
     for position, value in enumerate(argv, start=1):

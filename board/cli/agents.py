@@ -16,7 +16,7 @@ from board.cli.output import print_json
 from board.cli.tasks import cli_actor, open_store
 
 if TYPE_CHECKING:  # handlers load them: building the parser must stay light
-    from board.claude_teams import Team
+    from board.claude.teams import Team
     from board.roster import RosterEntry
 
 #: Position of these commands in --help.
@@ -46,7 +46,7 @@ def _board_teams(store: Any) -> tuple[list[Any], list[Team]]:
 
 
 def cmd_agents(args: argparse.Namespace) -> int:
-    from board.claude_teams import team_inboxes
+    from board.claude.teams import team_inboxes
     from board.config import BoardSettings, load_settings
     from board.errors import BoardError
     from board.roster import build_roster, in_progress_by_owner
@@ -99,8 +99,8 @@ def _entry_json(entry: RosterEntry) -> dict[str, Any]:
 
 
 def _agent_tokens(store: Any, roster: list[RosterEntry], settings: Any) -> dict[str, dict[str, Any]]:
-    """Each agent's tokens (from its session transcripts: ``board.transcripts``) and their cost."""
-    from board.transcripts import agent_tokens_path, read_tokens, summary
+    """Each agent's tokens (from its session transcripts: ``board.claude.transcripts``) and their cost."""
+    from board.claude.transcripts import agent_tokens_path, read_tokens, summary
 
     prices = settings.model_prices()
     return {entry.name: summary(read_tokens(agent_tokens_path(store.state_dir, entry.name)), prices) for entry in roster}
@@ -112,7 +112,7 @@ def tokens_text(tokens: dict[str, Any]) -> str:
         return "-"
     total = tokens["total"]
     amount = f"{total / 1_000_000:.1f}M" if total >= 1_000_000 else f"{total / 1000:.1f}k" if total >= 1000 else str(total)
-    from board.transcripts import cost_text
+    from board.claude.transcripts import cost_text
 
     return f"{amount} {cost_text(tokens)}"
 
@@ -160,7 +160,7 @@ def _table(roster: list[RosterEntry], now: datetime, tokens: dict[str, dict[str,
 
 
 def _notes(roster: list[RosterEntry], teams: list[Team]) -> list[str]:
-    from board.claude_teams import why_not_messageable
+    from board.claude.teams import why_not_messageable
 
     notes = []
     for entry in roster:
@@ -177,7 +177,7 @@ def _notes(roster: list[RosterEntry], teams: list[Team]) -> list[str]:
 
 
 def cmd_message(args: argparse.Namespace) -> int:
-    from board.claude_teams import append_message, find_recipient
+    from board.claude.teams import append_message, find_recipient
 
     store = open_store(args, whole=False)
     _, teams = _board_teams(store)

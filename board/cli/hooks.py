@@ -46,13 +46,13 @@ def _port(text: str) -> int:
 
 
 def _target(args: argparse.Namespace) -> Path:
-    from board.hooks.install import settings_path
+    from board.claude.hooks.install import settings_path
 
     return settings_path(user=args.user, workspace=Path(args.workspace).resolve())
 
 
 def cmd_install(args: argparse.Namespace) -> int:
-    from board.hooks.install import EVENTS, HTTP_EVENTS, hook_command, install, installed_port, read_settings
+    from board.claude.hooks.install import EVENTS, HTTP_EVENTS, hook_command, install, installed_port, read_settings
 
     path = _target(args)
     changed = install(path, http=not args.command, port=args.port)
@@ -80,7 +80,7 @@ def cmd_install(args: argparse.Namespace) -> int:
 
 
 def cmd_uninstall(args: argparse.Namespace) -> int:
-    from board.hooks.install import uninstall
+    from board.claude.hooks.install import uninstall
 
     path = _target(args)
     changed = uninstall(path)
@@ -92,7 +92,7 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from board.hooks.install import installed_hooks, settings_files
+    from board.claude.hooks.install import installed_hooks, settings_files
 
     workspace = Path(args.workspace).resolve()
     found = installed_hooks(workspace)
@@ -114,8 +114,8 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from board.errors import BoardError
-    from board.hooks.install import http_ports
-    from board.hooks.server import IDLE_SECONDS, serve
+    from board.claude.hooks.install import http_ports
+    from board.claude.hooks.server import IDLE_SECONDS, serve
 
     ports = [args.port] if args.port else http_ports(Path(args.workspace).resolve())
     if not ports:
@@ -124,6 +124,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_hook(args: argparse.Namespace) -> int:
-    from board.hooks.handler import main
+    from board.claude.hooks.handler import main
 
     return main([])

@@ -31,7 +31,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from board.mcp_server import serve
+    from board.mcp.server import serve
 
     # stdout carries the protocol (JSON-RPC, escaped by JSON itself): the wrapper that escapes
     # text for a person's terminal steps aside while the server runs.

@@ -393,7 +393,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     store = open_store(args)
     task = store.get(args.id)
-    from board.transcripts import task_tokens
+    from board.claude.transcripts import task_tokens
 
     tokens = task_tokens(store, task.id)
     if args.json:
@@ -458,7 +458,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"fixed: removed {len(removed) - 10:,} more temp files left by writers killed mid-write")
     problems = store.check()
     if store.layout.workspace.is_dir():
-        from board.hooks.install import broken_hook_problems
+        from board.claude.hooks.install import broken_hook_problems
 
         problems = [*problems, *broken_hook_problems(store.layout.workspace)]
     if args.json:

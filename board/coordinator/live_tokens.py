@@ -20,9 +20,9 @@ from datetime import datetime
 from pathlib import Path
 
 from board.agents import AgentRecord
-from board.hooks.agents import agent_name
+from board.claude.hooks.agents import agent_name
 from board.times import iso
-from board.transcripts import read_transcript
+from board.claude.transcripts import read_transcript
 
 #: A look waits this long for a transcript's lock (the hook may be reading it): then it is
 #: skipped until the next tick.

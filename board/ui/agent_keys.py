@@ -9,7 +9,7 @@ from __future__ import annotations
 from textual import work
 
 from board.alerts import Alert
-from board.claude_teams import append_message, why_not_messageable
+from board.claude.teams import append_message, why_not_messageable
 from board.errors import BoardError, os_error_line
 from board.roster import RosterEntry, build_roster, nudge_text
 from board.text import printable

@@ -24,7 +24,7 @@ from textual.widgets import ContentSwitcher
 
 from board.agents import AgentRecord, list_agents
 from board.budgets import Spend, SpendReader
-from board.claude_teams import Inbox, Team, read_inbox
+from board.claude.teams import Inbox, Team, read_inbox
 from board.config import BoardSettings, load_settings
 from board.errors import BoardError, BoardUnavailable
 from board.graph import TaskGraph
@@ -41,7 +41,7 @@ from board.ui.board_state import DisplayedBoard
 from board.ui.card import CardView, money, tokens_short
 from board.ui.lanes import Lane, Lanes, display_state
 from board.ui.agent_keys import AgentKeys
-from board.transcripts import agent_costs
+from board.claude.transcripts import agent_costs
 from board.ui.messages import AgentsChanged, AgentsShown, AlertsChanged, AlertsShown, BoardChanged, LogsShown, SpendChanged, TaskLogChanged, TasksShown
 from board.ui.palette import TaskCommands
 from board.ui.task_keys import HUMAN_ACTOR, TaskKeys

@@ -10,7 +10,7 @@ from textual.message import Message
 from board.agents import AgentRecord
 from board.budgets import Spend
 from board.alerts import Alert
-from board.claude_teams import Inbox, Team
+from board.claude.teams import Inbox, Team
 from board.model import Task
 
 

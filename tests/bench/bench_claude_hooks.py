@@ -29,8 +29,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from board.hooks import loopback  # noqa: E402
-from board.hooks.install import EVENTS, installed_port, read_settings  # noqa: E402
+from board.claude.hooks import loopback  # noqa: E402
+from board.claude.hooks.install import EVENTS, installed_port, read_settings  # noqa: E402
 from board.store import Store  # noqa: E402
 from tests.claude_code.client import Claude, Unavailable, board, ensure_installed  # noqa: E402
 from tests.claude_code.fake_api import tool  # noqa: E402

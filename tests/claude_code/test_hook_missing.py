@@ -7,7 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
-from board.hooks.install import EVENTS, install
+from board.claude.hooks.install import EVENTS, install
 from board.store import Store
 from tests.claude_code.client import Claude, board, board_script, hook_log
 from tests.claude_code.fake_api import tool

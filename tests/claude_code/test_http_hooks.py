@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from board.hooks import loopback
-from board.hooks.install import hook_command, installed_port, read_settings
+from board.claude.hooks import loopback
+from board.claude.hooks.install import hook_command, installed_port, read_settings
 from board.store import Store
 from tests.claude_code.client import Claude, board, hook_log, logged_calls
 from tests.claude_code.fake_api import tool

@@ -1,6 +1,6 @@
 """Budgets: the alerts at 80 % and 100 %, the pause at the limit, its undo, and the board's default.
 
-Tokens reach the board as Claude Code's transcripts do (``board.transcripts.read_transcript``
+Tokens reach the board as Claude Code's transcripts do (``board.claude.transcripts.read_transcript``
 on a transcript in its format); the coordinator's tick judges them.
 """
 
@@ -17,7 +17,7 @@ from board.coordinator.tick import tick
 from board.errors import BoardError
 from board.model import Budget
 from board.store import Store
-from board.transcripts import read_transcript
+from board.claude.transcripts import read_transcript
 from tests.conftest import BOTH_BACKENDS
 
 SONNET = "claude-sonnet-4-5"

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from board.agents import AgentRecord, write_agent
-from board.claude_teams import Team, TeamMember, append_message, list_teams, read_inbox, read_team
+from board.claude.teams import Team, TeamMember, append_message, list_teams, read_inbox, read_team
 from board.errors import BoardError
 from board.roster import Activity, build_roster, member_activity
 from board.store import Store

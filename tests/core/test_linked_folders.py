@@ -143,7 +143,7 @@ def test_a_folder_swapped_for_a_link_while_a_store_is_open_is_never_written_thro
 
 
 def test_a_claude_code_list_and_a_team_inbox_are_never_written_through_links(tmp_path: Path, claude_home: Path) -> None:
-    from board.claude_teams import append_message, find_team
+    from board.claude.teams import append_message, find_team
 
     teams = claude_home / "teams" / "crew"
     teams.mkdir(parents=True)

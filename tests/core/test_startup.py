@@ -19,7 +19,7 @@ from tests.conftest import REPO
 #: Modules no command needs before it knows which command runs.
 HEAVY = (
     "pydantic", "pydantic_core", "textual", "board.model", "board.store.base", "board.store.files", "board.graph", "board.alerts", "board.gitstate",
-    "board.config", "board.actions", "mcp", "anyio", "board.mcp_server",
+    "board.config", "board.actions", "mcp", "anyio", "board.mcp.server",
 )
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from board.hooks.install import installed_port, read_settings
+from board.claude.hooks.install import installed_port, read_settings
 from tests.hooks.delivery import start_server, stop
 
 

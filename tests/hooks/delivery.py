@@ -20,7 +20,7 @@ import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 
-from board.hooks import loopback
+from board.claude.hooks import loopback
 
 _VARIABLE = re.compile(r"\$\{([A-Z_][A-Z0-9_]*)\}|\$([A-Z_][A-Z0-9_]*)")
 

@@ -267,7 +267,7 @@ def test_settings_validate_the_hooks_section() -> None:
     from board.config import BoardSettings
     from pydantic import ValidationError
 
-    from board.hooks.guard import DEFAULTS
+    from board.claude.hooks.guard import DEFAULTS
 
     # The hook reads board.toml without pydantic: its defaults must be the settings' own.
     assert DEFAULTS == BoardSettings().hooks.model_dump() == {"reserved": "block", "held": "warn"}

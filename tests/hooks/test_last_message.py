@@ -9,7 +9,7 @@ import threading
 import time
 from pathlib import Path
 
-from board.hooks.handler import _wait_for_last_message, ends_with_message
+from board.claude.hooks.handler import _wait_for_last_message, ends_with_message
 
 
 def entry(kind: str, content: object) -> str:

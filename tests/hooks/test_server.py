@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from board.hooks.install import hook_url, installed_port, read_settings
+from board.claude.hooks.install import hook_url, installed_port, read_settings
 from board.store import Store
 from tests.hooks.delivery import post, start_server, stop, wait_until
 from tests.hooks.test_hook_events import calls, payload
@@ -93,7 +93,7 @@ def test_a_port_another_user_holds_is_reported_by_status_check_and_the_session_s
         user=OTHER_UID, cwd="/", stdin=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        from board.hooks.loopback import listener_uid
+        from board.claude.hooks.loopback import listener_uid
 
         wait_until(lambda: listener_uid(squatted) == OTHER_UID or squatter.poll() is not None, what="the other user's listener")
         from board.cli import main

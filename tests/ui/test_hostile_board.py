@@ -81,7 +81,7 @@ async def test_a_task_file_nested_a_thousand_deep_is_counted_unreadable_and_the_
 
 
 async def test_an_agents_token_cost_shows_beside_its_calls_once_it_has_spent_any(sample: Path) -> None:
-    """The tokens Claude Code's transcripts give an agent (``board.transcripts``), priced: the
+    """The tokens Claude Code's transcripts give an agent (``board.claude.transcripts``), priced: the
     agents panel shows the estimate as its log grows, and nothing for an agent that spent none."""
     from board.ui.widgets.agents_panel import AgentsPanel
 

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.anyio
 
 
 def spend_line(agent: str, task: str, output: int, cache_read: int) -> str:
-    """One line of a tokens log as ``board.transcripts`` writes it (claude-sonnet-4-5: $15 a
+    """One line of a tokens log as ``board.claude.transcripts`` writes it (claude-sonnet-4-5: $15 a
     million output tokens, $0.30 a million cache reads)."""
     return json.dumps({"ts": "2026-11-24T21:00:00Z", "agent": agent, "task": task, "model": "claude-sonnet-4-5", "messages": 1,
                        "input": 0, "output": output, "cacheWrite": 0, "cacheRead": cache_read}) + "\n"  # fmt: skip

@@ -13,7 +13,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
 
-from board.claude_teams import InboxMessage, conversation, messageable, why_not_messageable
+from board.claude.teams import InboxMessage, conversation, messageable, why_not_messageable
 from board.roster import RosterEntry
 from board.text import printable
 from board.ui.card import format_age

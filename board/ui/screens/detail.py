@@ -217,7 +217,7 @@ class DetailScreen(Screen[None]):
 
     def _render_messages(self, task: Task) -> None:
         """The messages to and from the task's owner, when it is a Claude Code team member."""
-        from board.claude_teams import conversation
+        from board.claude.teams import conversation
         from board.ui.screens.agent import message_lines
 
         app = self.board_app

@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Label, TextArea
 
-from board.claude_teams import MAX_MESSAGE_CHARS
+from board.claude.teams import MAX_MESSAGE_CHARS
 from board.text import printable
 from board.ui.screens.dialog import Dialog
 

@@ -14,7 +14,7 @@ from textual.message import Message
 from textual.widget import Widget
 
 from board.agents import AgentRecord
-from board.claude_teams import Inbox, Team
+from board.claude.teams import Inbox, Team
 from board.model import Task
 from board.roster import Activity, RosterEntry, build_roster, todos_text
 from board.text import printable

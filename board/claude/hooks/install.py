@@ -1,7 +1,7 @@
 """``board hooks install`` / ``uninstall``: board's entries in Claude Code's settings.json.
 
 The events of every tool call (``HTTP_EVENTS``) are POSTed to board's server on 127.0.0.1
-(``board.hooks.server``): no process is started per call. The other events, a few per session,
+(``board.claude.hooks.server``): no process is started per call. The other events, a few per session,
 run ``board hook``; the session's start and each prompt also start that server when none
 listens. ``--command`` installs ``board hook`` on every event, as on a system that cannot
 tell who connects to a port (no ``/proc/net/tcp``).
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from board import json_bounds
 from board.errors import BoardError
-from board.hooks.where import claude_home
+from board.claude.hooks.where import claude_home
 from board.toolcall_log import FILE_TOOLS
 
 #: Each event board listens to, and the tools it concerns (None: the event has no tools).
@@ -74,7 +74,7 @@ def http_hook(port: int) -> dict:
     """The entry that POSTs an event to board's server on ``port``, with the environment the
     command hook would have read in headers (Claude Code fills each from its own environment,
     the one its command hooks get; only the names listed in ``allowedEnvVars``)."""
-    from board.hooks.server import CARRIED, ENV_HEADER
+    from board.claude.hooks.server import CARRIED, ENV_HEADER
 
     return {
         "type": "http",
@@ -291,8 +291,8 @@ def installed_hooks(workspace: Path) -> list[InstalledHooks]:
 
 
 def _server_state(port: int) -> tuple[str | None, str]:
-    from board.hooks import loopback
-    from board.hooks.server import port_problem
+    from board.claude.hooks import loopback
+    from board.claude.hooks.server import port_problem
 
     problem = port_problem(port)
     if problem is not None:

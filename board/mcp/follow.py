@@ -33,7 +33,7 @@ from board.store.atomic import stat_stamp
 from board.watch import BoardWatcher, WatchBatch
 
 if TYPE_CHECKING:
-    from board.mcp_server import ServedBoard, BoardServer
+    from board.mcp.server import ServedBoard, BoardServer
     from board.store.postgres.follow import Heard
 
 log = logging.getLogger(__name__)
@@ -82,7 +82,7 @@ class BoardFollower:
 
     def problem_with(self, uri: str) -> str | None:
         """Why ``uri`` names no board resource, or None."""
-        from board.mcp_server import PROMPT_URI, task_of_uri
+        from board.mcp.server import PROMPT_URI, task_of_uri
 
         if uri == PROMPT_URI:
             return None

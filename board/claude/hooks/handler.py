@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from board import json_bounds
-from board.hooks.agents import Who, adopt_name, agents_of_session, attribute, bind_session, identify, named_in_command, recorded_activity, recorded_todos, task_of, update_agent
-from board.hooks.guard import Blocked, check_write
-from board.hooks.where import HookBoard, event_task_list, find_board
+from board.claude.hooks.agents import Who, adopt_name, agents_of_session, attribute, bind_session, identify, named_in_command, recorded_activity, recorded_todos, task_of, update_agent
+from board.claude.hooks.guard import Blocked, check_write
+from board.claude.hooks.where import HookBoard, event_task_list, find_board
 from board.store import confine
 from board.toolcall_log import FILE_TOOLS, MAX_TOOL_NAME, append_call, call_record
 from board.workspace_files import workspace_file
@@ -79,14 +79,14 @@ def apply_event(payload: object, environ: Mapping[str, str]) -> str | None:
 
 def start_hook_server(board: HookBoard | None, payload: Mapping[str, Any]) -> None:
     """Make sure board's server listens wherever the session's settings POST its tool calls
-    (``board.hooks.server``); a port it cannot have is noted, and ``board hooks status`` says why."""
-    from board.hooks.install import http_ports
+    (``board.claude.hooks.server``); a port it cannot have is noted, and ``board hooks status`` says why."""
+    from board.claude.hooks.install import http_ports
 
     cwd = Path(str(payload.get("cwd") or os.getcwd()))
     ports = http_ports(cwd)
     if not ports:
         return
-    from board.hooks.server import ensure_server
+    from board.claude.hooks.server import ensure_server
 
     for port in ports:
         problem = ensure_server(port)
@@ -204,7 +204,7 @@ def _count_blocked(board: HookBoard, payload: Mapping[str, Any], agent: str, tas
 
 
 def _with_transcript(handle: Handler, *, final: bool) -> Handler:
-    """``handle``, then a look at the session's transcript (``board.transcripts``): the calls no
+    """``handle``, then a look at the session's transcript (``board.claude.transcripts``): the calls no
     hook reported, and the tokens of its messages. ``final``: the session (or sub-agent) ended."""
 
     def both(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str, str], now: datetime) -> None:
@@ -219,8 +219,8 @@ def read_session_transcript(board: HookBoard, payload: Mapping[str, Any], enviro
     transcript = payload.get(key)
     if not isinstance(transcript, str) or not transcript:
         return
-    from board.hooks.agents import agent_name
-    from board.transcripts import read_transcript
+    from board.claude.hooks.agents import agent_name
+    from board.claude.transcripts import read_transcript
 
     _wait_for_last_message(Path(transcript), payload.get("last_assistant_message"))
     agent, task = attribute(board, payload, environ)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from board import json_bounds
 from board.active_work import read_active, replace_file
-from board.hooks.where import HookBoard, claude_home
+from board.claude.hooks.where import HookBoard, claude_home
 from board.names import ID_PATTERN
 from board.store import confine
 

@@ -12,7 +12,7 @@ from datetime import datetime
 
 from board import json_bounds
 from board.active_work import read_active
-from board.hooks.where import HookBoard
+from board.claude.hooks.where import HookBoard
 from board.store import confine
 from board.times import parse_time
 

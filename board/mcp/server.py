@@ -35,7 +35,7 @@ from board.cli.output import prompt, task_json
 from board.cli.tasks import cli_actor, lease_token, select_tasks, task_id
 from board.errors import BoardError, TaskNotFound, os_error_line
 from board.graph import by_id, is_hidden
-from board.mcp_follow import BoardFollower, follow_listen_streams, serve_legacy_subscriptions
+from board.mcp.follow import BoardFollower, follow_listen_streams, serve_legacy_subscriptions
 from board.model import Task, utcnow
 from board.priority import Priority
 from board.reservations import MODES
@@ -197,7 +197,7 @@ class ServedBoard:
         task = self.store.tasks.get(wanted)
         if task is None:
             return None
-        from board.transcripts import task_tokens
+        from board.claude.transcripts import task_tokens
 
         shown = {**task_json(task, self.store.graph), "tokens": task_tokens(self.store, task.id)}  # as task show --json
         return json.dumps(shown, ensure_ascii=False, indent=2)
@@ -393,7 +393,7 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
     def task_show(id: Annotated[Id, TASK]) -> dict[str, Any]:
         """One task (board task show --json): its whole document plus `derived`, and the tokens
         of the messages agents sent while on it, priced (`tokens`)."""
-        from board.transcripts import task_tokens
+        from board.claude.transcripts import task_tokens
 
         def show(store: Store, name: str | None) -> dict[str, Any]:
             task = store.get(checked(task_id, id, "id"))
@@ -562,7 +562,7 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
 
         def send(store: Store, name: str | None) -> dict[str, Any]:
             from board.agents import list_agents
-            from board.claude_teams import append_message, find_recipient
+            from board.claude.teams import append_message, find_recipient
             from board.roster import board_teams
 
             layout = store.layout

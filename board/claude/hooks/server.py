@@ -28,8 +28,8 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from socketserver import TCPServer, ThreadingMixIn
 
-from board.hooks import loopback
-from board.hooks.handler import MAX_PAYLOAD_BYTES, apply_event, note
+from board.claude.hooks import loopback
+from board.claude.hooks.handler import MAX_PAYLOAD_BYTES, apply_event, note
 
 HOST = "127.0.0.1"
 PATH = "/board/hook"
@@ -193,7 +193,7 @@ def ensure_server(port: int) -> str | None:
     # The server serves every session of the user: nothing of this one's identity goes with it.
     environ = {key: value for key, value in os.environ.items() if key not in CARRIED or key == "HOME"}
     subprocess.Popen(
-        [sys.executable, "-m", "board.hooks.server", str(port)],
+        [sys.executable, "-m", "board.claude.hooks.server", str(port)],
         env=environ, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True, close_fds=True, cwd="/",
     )  # fmt: skip
