@@ -18,18 +18,16 @@ class GitUnavailable(Exception):
     """Not a git repository, git missing, or git too slow; callers treat it as 'no git state'."""
 
 
-def run_git(workspace: Path, *args: str, timeout: float = DEFAULT_TIMEOUT) -> str:
+def _git(workspace: Path, args: tuple[str, ...], timeout: float) -> subprocess.CompletedProcess[str]:
+    """``git -C workspace args...``, whatever its exit status; GitUnavailable when it cannot run."""
     try:
-        done = subprocess.run(
-            ["git", "-C", str(workspace), *args],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-            env=_git_env(),
-        )
+        return subprocess.run(["git", "-C", str(workspace), *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, env=_git_env())
     except (OSError, subprocess.TimeoutExpired) as error:
         raise GitUnavailable(str(error)) from None
+
+
+def run_git(workspace: Path, *args: str, timeout: float = DEFAULT_TIMEOUT) -> str:
+    done = _git(workspace, args, timeout)
     if done.returncode != 0:
         raise GitUnavailable(done.stderr.strip() or f"git {args[0]} exited {done.returncode}")
     return done.stdout
@@ -241,17 +239,7 @@ def _prefix_and_upstream_head(workspace: Path, has_upstream: bool, timeout: floa
 def _is_ancestor(workspace: Path, ancestor: str, descendant: str, timeout: float) -> bool:
     """True when ``ancestor`` is reachable from ``descendant``; an unknown commit counts as yes,
     so a commit pruned away never raises a force-push alert on its own."""
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(workspace), "merge-base", "--is-ancestor", ancestor, descendant],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-            env=_git_env(),
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise GitUnavailable(str(error)) from None
+    done = _git(workspace, ("merge-base", "--is-ancestor", ancestor, descendant), timeout)
     if done.returncode in (0, 1):
         return done.returncode == 0
     return True
