@@ -101,6 +101,27 @@ class UiSettings(_Section):
     bell: bool = False
 
 
+class NotifySettings(_Section):
+    """Telling a person when the board needs them (``board.notify``): what, and by which routes."""
+
+    #: What to tell: a task waiting for an answer, a failed task, a task waiting on a cancelled
+    #: blocker, an error alert.
+    on: list[Literal["waiting", "failed", "cancelled_blocker", "error"]] = Field(default_factory=lambda: ["waiting", "failed", "cancelled_blocker", "error"])
+    #: How a dashboard tells its own terminal: ``bell``, ``osc9`` / ``osc777`` (a notification
+    #: from terminals that show them), or ``off``. Unset: ``bell`` when ``[ui] bell`` is on.
+    terminal: Literal["off", "bell", "osc9", "osc777"] | None = None
+    #: A desktop notification (``notify-send``) where there is one.
+    desktop: bool = False
+    #: POST each notification here (ntfy-compatible: ``https://ntfy.sh/your-topic``).
+    url: str = ""
+    #: A link back to the task, ``{id}`` replaced by its id (sent as ntfy's ``Click`` header).
+    link: str = ""
+    #: Notices this close together go as one message.
+    coalesce_seconds: float = Field(2.0, ge=0, le=3600)
+    #: A route sends at most once this often; what arrives meanwhile goes as one message.
+    min_gap_seconds: float = Field(30.0, ge=0, le=86400)
+
+
 class HookSettings(_Section):
     """What ``board hook`` does when an agent is about to write a file another agent's task
     holds: ``block`` the write, ``warn`` (let it pass; the touch raises the conflict alert) or
@@ -139,6 +160,7 @@ class BoardSettings(_Section):
     alerts: AlertSettings = Field(default_factory=AlertSettings)
     ui: UiSettings = Field(default_factory=UiSettings)
     hooks: HookSettings = Field(default_factory=HookSettings)
+    notify: NotifySettings = Field(default_factory=NotifySettings)
     prices: dict[str, PriceSettings] = Field(default_factory=dict)
 
     def model_prices(self) -> dict[str, tuple[float, float, float, float]]:
@@ -146,6 +168,11 @@ class BoardSettings(_Section):
         from board.claude.transcripts import merged_prices
 
         return merged_prices({model: price.model_dump() for model, price in self.prices.items()})
+
+    @property
+    def terminal_notices(self) -> str:
+        """How a dashboard tells its terminal (``[notify] terminal``, else ``[ui] bell``)."""
+        return self.notify.terminal or ("bell" if self.ui.bell else "off")
 
     @property
     def agent_stale_after(self) -> timedelta:

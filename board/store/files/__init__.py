@@ -24,6 +24,7 @@ from board.store.history import RecentHistory
 from board.store.files.claims import ClaimIntents, FileClaims
 from board.store.files.index import FileIndex
 from board.store.files.repair import FileRepair
+from board.store.files.notices import FileNoticeJournal
 from board.store.files.side import FileAgentRecords, FileAlertBoard, FileCheckpointBook, FileReservationBook
 from board.store.files.toolcalls import FileToolCalls
 from board.store.files.writes import PENDING_HISTORY, FileWrites, PendingNote
@@ -65,6 +66,7 @@ class FileStore(FileIndex, FileWrites, FileClaims, FileRepair, FileToolCalls, St
         self.reservation_book = FileReservationBook(layout.state_dir)
         self.checkpoint_book = FileCheckpointBook(layout.state_dir)
         self.alert_board = FileAlertBoard(layout.state_dir)
+        self.notice_journal = FileNoticeJournal(layout.state_dir)
 
     def alert_board_of_its_own(self) -> FileAlertBoard:
         return FileAlertBoard(self.layout.state_dir)  # a file read whole each time: nothing to share

@@ -45,6 +45,7 @@ from board.store.base import ChangeSet, Clock, Problem, Store, _check_agent, _is
 from board.store.layout import next_integer_id
 from board.store.postgres.connect import BoardConnection, DatabaseUnavailable, redact
 from board.store.postgres.migrations import CLAIMED_TASK, NOTIFY_AFTER_COMMIT, TASK_CHANNEL, check_schema
+from board.store.postgres.notices import DatabaseNoticeJournal
 from board.store.postgres.side import DatabaseAgentRecords, DatabaseAlertBoard, DatabaseCheckpointBook, DatabaseReservationBook
 from board.store.atomic import read_jsonl
 from board.store.confine import confine
@@ -250,6 +251,7 @@ class PostgresStore(Store):
         self.reservation_book = DatabaseReservationBook(self.conn)
         self.checkpoint_book = DatabaseCheckpointBook(self.conn)
         self.alert_board = DatabaseAlertBoard(self.conn)
+        self.notice_journal = DatabaseNoticeJournal(self.conn)
         #: The highest history number read, the numbers below it not seen yet (and since
         #: when), and the numbers this store wrote itself (no need to re-read those tasks).
         self._history_seq = 0
