@@ -27,7 +27,8 @@ TRANSITIONS: dict[Status, frozenset[Status]] = {
     Status.PAUSED: frozenset({Status.IN_PROGRESS, Status.PENDING, Status.CANCELLED}),
     # waiting -> pending: answered, and its owner is gone, so it goes back to the queue.
     Status.WAITING: frozenset({Status.IN_PROGRESS, Status.PENDING, Status.FAILED, Status.CANCELLED}),
-    Status.FAILED: frozenset({Status.PENDING}),
+    # failed -> cancelled: a person gives up on it, without a detour through the queue.
+    Status.FAILED: frozenset({Status.PENDING, Status.CANCELLED}),
     Status.CANCELLED: frozenset({Status.PENDING}),
     Status.COMPLETED: frozenset(),
 }

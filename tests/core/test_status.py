@@ -13,7 +13,7 @@ ALLOWED = {
     ("waiting", "in_progress"), ("waiting", "failed"), ("waiting", "cancelled"),
     # Beyond SPEC §3: an answered task whose agent is gone goes back to the queue (the answer move).
     ("waiting", "pending"),
-    ("failed", "pending"),
+    ("failed", "pending"), ("failed", "cancelled"),
     ("cancelled", "pending"),
 }
 
@@ -31,7 +31,7 @@ def test_transition_table_matches_the_spec(current: Status, target: Status) -> N
 def test_refusal_names_both_statuses_and_the_allowed_ones() -> None:
     with pytest.raises(IllegalTransition) as caught:
         check_transition(Status.FAILED, Status.COMPLETED)
-    assert str(caught.value) == "cannot move a task from failed to completed; from failed it can go to pending"
+    assert str(caught.value) == "cannot move a task from failed to completed; from failed it can go to cancelled, pending"
 
 
 def test_completed_is_final() -> None:
