@@ -19,7 +19,7 @@ from pathlib import Path
 from board.agents import read_agent
 from board.coordinator.presence import coordinator_running
 from board.coordinator.run import MAX_RESTARTS_PER_SLOT, RESTART_WINDOW_SECONDS, Supervisor
-from board.coordinator.workers import commands_of
+from board.coordinator.processes import commands_of
 from board.status import Status
 from board.store import Store
 
