@@ -194,8 +194,10 @@ class PgCluster:
         if stopped.returncode != 0 and pid is not None and _alive(pid):
             # pg_ctl gave up: an immediate shutdown of this one postmaster, by its pid.
             os.kill(pid, signal.SIGQUIT)
-            if not _wait_for(lambda: not _alive(pid), TIMEOUT):
-                raise ClusterError(self._failure("pg_ctl stop", stopped))
+        # pg_ctl returns once the pid file is gone, which the postmaster removes a moment
+        # before it exits: stopped means the process is gone too.
+        if pid is not None and not _wait_for(lambda: not _alive(pid), TIMEOUT):
+            raise ClusterError(self._failure("pg_ctl stop", stopped))
 
     def restart(self) -> None:
         """``pg_ctl restart -m fast``: every session is cut, the data stays; waits until ready."""
