@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shutil
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 
 from board.cli.parser import add_command
@@ -89,6 +91,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--workers", type=positive_int, default=2, metavar="N", help="how many workers (default 2)")
     run.add_argument("--events", action="store_true", help="print a line for every start, completion, failure and reclaim")
     run.add_argument("--verbose", "-v", action="store_true", help="show the coordinator's and workers' log lines (always kept in .tasks/logs/run.log)")
+    run.add_argument("--no-wait", action="store_true", help="end when only tasks waiting for a person's answer are left (by default the run waits, and runs each answered task again)")
+    run.add_argument("--answer-timeout", type=seconds, metavar="SEC", help="wait at most SEC seconds for answers once nothing else can run")
     _worker_options(run)
     run.set_defaults(handler=cmd_run, no_json="it prints a live log; 'board task list --json' reads the board")
 
@@ -183,6 +187,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     stop_on_ctrl_c()
     command = _command(args)
+    if args.no_wait and args.answer_timeout:
+        raise BoardError("give either --no-wait or --answer-timeout, not both")
     workspace = Path(args.workspace).resolve()
     store = Store.open(workspace)  # no board there is one clear error, and nothing gets created
     output = None if args.verbose else _run_log(store.local_dir)
@@ -190,7 +196,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         supervisor.say(f"running {args.workers} {'simulated ' if args.simulate else ''}worker(s) on {workspace} (Ctrl-C stops; logs in .tasks/logs/)")
         supervisor.start()
-        progress = supervisor.wait_until_settled(events=args.events)
+        answers_until = None if args.no_wait else time.monotonic() + args.answer_timeout if args.answer_timeout else math.inf
+        progress = supervisor.wait_until_settled(events=args.events, answers_until=answers_until)
     except KeyboardInterrupt:
         supervisor.say("interrupted: stopping workers (their tasks go back to pending)")
         supervisor.stop()

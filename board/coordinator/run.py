@@ -39,6 +39,7 @@ from board.errors import AgentNameInUse, BoardError, BoardUnavailable, Coordinat
 from board.graph import TaskGraph, is_hidden, sorted_ids
 from board.model import utcnow
 from board.status import FINISHED, Status
+from board.text import printable, shortened
 from board.store import Store
 
 #: Statuses that count as "done" for the exit status: nothing left to do.
@@ -51,6 +52,8 @@ RESTART_WINDOW_SECONDS = 300.0
 #: A worker name last heard of on another machine this many leases ago is not given to a new
 #: worker though its lock is free: that machine may be cut off with the worker still running.
 NAME_REUSE_LEASES = 20
+#: While a run waits for a person's answers, it says so again this often.
+ANSWER_REMINDER_SECONDS = 300.0
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,11 @@ class Progress:
     @property
     def all_done(self) -> bool:
         return not self.unfinished
+
+    @property
+    def waiting_for_people(self) -> list[str]:
+        """The tasks that wait for a person's answer: once answered, they run again."""
+        return [task_id for task_id, why in self.unfinished.items() if why.startswith(str(Status.WAITING))]
 
     def line(self) -> str:
         done = self.counts.get(Status.COMPLETED, 0)
@@ -101,6 +109,8 @@ def board_progress(graph: TaskGraph) -> Progress:
                 why += f": it can never start; drop the dependency (board task update {task_id} --remove-blocked-by {' '.join(cancelled)}) or reopen " + ", ".join(f"#{b}" for b in cancelled)
         elif task.status in FINISHED or task.status in (Status.BLOCKED,):
             why = f"{task.status}" + (f": {task.error}" if task.error else "")
+        elif task.status == Status.WAITING:
+            why = f"{task.status} for a person to answer: {shortened(printable(task.question or '(no question given)'), 100)}"
         else:
             why = f"{task.status}" + (f" by {task.owner}" if task.owner else "")
         unfinished[task_id] = why
@@ -313,11 +323,24 @@ class Supervisor:
         self.store.sync()
         return board_progress(self.store.graph)
 
-    def wait_until_settled(self, *, poll_seconds: float = 0.25, report_every: float = 5.0, quiet: bool = False, events: bool = False) -> Progress:
+    def wait_until_settled(
+        self,
+        *,
+        poll_seconds: float = 0.25,
+        report_every: float = 5.0,
+        quiet: bool = False,
+        events: bool = False,
+        answers_until: float | None = None,
+    ) -> Progress:
         """Block until nothing is running or ready (or a fatal problem); print progress as it goes,
-        and with ``events`` one line per start, completion, failure and reclaim."""
+        and with ``events`` one line per start, completion, failure and reclaim. A board left
+        with tasks that wait for a person is not settled until ``answers_until`` (a monotonic
+        time; ``math.inf``: for as long as it takes, None: not at all): an answered task runs
+        again."""
         last_line = ""
         last_report = 0.0
+        reminded_at: float | None = None
+        asked: list[str] = []
         history_mark = self.store.history_mark()
         away: str | None = None  # why the board is out of reach (its database server), while it is
         while True:
@@ -346,11 +369,18 @@ class Supervisor:
                 self.say("the board is back")
             line = progress.line()
             now = time.monotonic()
-            if not quiet and (line != last_line and now - last_report >= report_every or progress.settled):
+            if not quiet and line != last_line and (now - last_report >= report_every or progress.settled):
                 self.say(line)
                 last_line, last_report = line, now
             if progress.settled:
-                return progress
+                waiting = progress.waiting_for_people
+                if not waiting or answers_until is None or now >= answers_until:
+                    return progress
+                if waiting != asked or reminded_at is None or now - reminded_at >= ANSWER_REMINDER_SECONDS:
+                    self.say(waiting_line(waiting, progress))
+                    asked, reminded_at = waiting, now
+            else:
+                asked, reminded_at = [], None
             if problems:
                 for problem in problems:
                     self.say(problem)
@@ -450,6 +480,13 @@ def describe_event(record: dict[str, Any], graph: TaskGraph) -> str | None:
     if op.startswith("release"):
         return f"#{task_id} back to pending: {op.removeprefix('release').strip(' ()') or 'released'}"
     return None
+
+
+def waiting_line(waiting: list[str], progress: Progress) -> str:
+    """What a run says while only a person's answers can move the board on."""
+    first = waiting[0]
+    tasks = ", ".join(f"#{task_id}" for task_id in waiting[:5]) + (f" and {len(waiting) - 5} more" if len(waiting) > 5 else "")
+    return f"waiting for a person to answer {tasks} (board answer {first} TEXT; Ctrl-C stops the run); {progress.line()}"
 
 
 def final_summary(progress: Progress, limit: int = 20) -> list[str]:

@@ -38,6 +38,7 @@ from board.config import load_settings
 from board.errors import AgentNameInUse, BoardError, BoardUnavailable, StaleLease
 from board.model import Task, by_policy, utcnow
 from board.status import Status
+from board.text import printable, shortened
 from board.store import Store
 from board.store import confine
 from board.store.atomic import open_regular
@@ -329,6 +330,10 @@ class Worker:
                 self.say(f"#{task.id} released (worker stopping)")
                 return
             ok, error = outcome
+            asked = self._asked_a_person(task.id)
+            if asked is not None:
+                self.say(f"#{task.id} waits for a person's answer ({asked}); it runs again once answered")
+                return
             try:
                 if ok:
                     self._finish(task.id, Status.COMPLETED, lambda: actions.complete(self.store, task.id, Who(self.name, token=token)))
@@ -355,6 +360,15 @@ class Worker:
                 self.reachable(lambda: self._write_record(None))
             except BoardUnavailable:
                 pass  # stopping while the board is out of reach: the run's end says the rest
+
+    def _asked_a_person(self, task_id: str) -> str | None:
+        """The question, when the command left its task waiting for a person: it is neither
+        completed nor failed, and runs again once answered."""
+        self.reachable(self.store.sync)
+        fresh = self.store.tasks.get(task_id)
+        if fresh is None or fresh.status != Status.WAITING:
+            return None
+        return shortened(printable(fresh.question or "no question given"), 100)
 
     def _granted_to_me(self, task: Task) -> bool:
         """Whether the task's lease was granted or renewed since this process started. One
