@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from board.cli.arguments import agent_name
+from board.cli.arguments import agent_name, task_id
 from board.cli.parser import add_command
 from board.cli.output import print_json
-from board.cli.tasks import open_store, task_id
+from board.cli.tasks import open_store
 from board.reservations import MODES
 from board.times import iso
 

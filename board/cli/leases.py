@@ -6,9 +6,11 @@ from __future__ import annotations
 import argparse
 
 from board.cli.parser import add_command
-from board.cli.arguments import add_budget_options, agent_name, budget_change, positive_int
-from board.cli.output import print_json, task_json
-from board.cli.tasks import cli_actor, lease_token, open_store, task_id
+from board.cli.arguments import add_budget_options, agent_name, budget_change, positive_int, task_id
+from board.cli.output import print_json
+from board.cli.tasks import open_store, who
+from board.identity import lease_token
+from board.present import task_json
 from board.store import DEFAULT_LEASE_SECONDS
 
 NOTHING_READY = 3
@@ -91,8 +93,10 @@ def cmd_heartbeat(args: argparse.Namespace) -> int:
 
 
 def cmd_release(args: argparse.Namespace) -> int:
+    from board import actions
+
     store = open_store(args, whole=args.json)  # JSON shows what is derived from the whole board
-    task = store.release(args.id, token=lease_token(args, args.id), force=args.force, actor=cli_actor(), reason=f"released by {cli_actor()}")
+    task = actions.release(store, args.id, who(args, args.id))
     if args.json:
         print_json(task_json(task, store.graph))
     else:
@@ -102,7 +106,7 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 def cmd_toolcall(args: argparse.Namespace) -> int:
     store = open_store(args, whole=args.json)  # JSON shows what is derived from the whole board
-    task = store.record_toolcall(args.id, args.tool, ok=not args.failed, ms=args.ms, files=args.files, agent=args.agent, token=lease_token(args, args.id))
+    task = store.record_toolcall(args.id, args.tool, ok=not args.failed, ms=args.ms, files=args.files, agent=args.agent, token=lease_token(args.token, args.id))
     if args.json:
         print_json(task_json(task, store.graph))
     else:

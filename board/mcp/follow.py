@@ -32,8 +32,11 @@ from board.errors import BoardError
 from board.store.atomic import stat_stamp
 from board.watch import BoardWatcher, WatchBatch
 
+from board.mcp.served import PROMPT_URI, ServedBoard, task_of_uri
+
 if TYPE_CHECKING:
-    from board.mcp.server import ServedBoard, BoardServer
+    from mcp.server import MCPServer
+
     from board.store.postgres.follow import Heard
 
 log = logging.getLogger(__name__)
@@ -82,8 +85,6 @@ class BoardFollower:
 
     def problem_with(self, uri: str) -> str | None:
         """Why ``uri`` names no board resource, or None."""
-        from board.mcp.server import PROMPT_URI, task_of_uri
-
         if uri == PROMPT_URI:
             return None
         try:
@@ -236,7 +237,7 @@ def follow_listen_streams(follower: BoardFollower) -> Any:
     return watching
 
 
-def serve_legacy_subscriptions(server: BoardServer, follower: BoardFollower) -> None:
+def serve_legacy_subscriptions(server: MCPServer, follower: BoardFollower) -> None:
     """Serve 2025-era ``resources/subscribe`` and ``resources/unsubscribe``."""
 
     async def subscribe(ctx: ServerRequestContext[Any, Any], params: SubscribeRequestParams) -> EmptyResult:
