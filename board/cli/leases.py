@@ -62,18 +62,16 @@ def register(commands: argparse._SubParsersAction) -> None:
 def cmd_claim(args: argparse.Namespace) -> int:
     # A database board picks the task itself: the claim reads no other task, unless --json
     # asks for what is derived from the whole board (its wave, its dependents).
+    from board import actions
+
     store = open_store(args, whole=args.json)
-    task = store.claim(args.agent, lease_seconds=args.lease, max_held=args.max)
+    task = actions.claim(store, args.agent, lease_seconds=args.lease, max_held=args.max, budget=budget_change(args))
     if task is None:
         if args.json:
             print_json(None)
         else:
             print("nothing is ready")
         return NOTHING_READY
-    budget = budget_change(args)
-    if budget is not None:
-        assert task.lease is not None
-        task = store.update(task.id, budget=budget, token=task.lease.token, actor=args.agent)
     if args.json:
         print_json(task_json(task, store.graph))
     else:

@@ -304,7 +304,7 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
         whose `token` (in task.lease) you pass to every change. `task` is null when nothing is ready."""
 
         def take(store: Store, name: str | None) -> Claimed:
-            taken = store.claim(needed(name), lease_seconds=lease, max_held=max)
+            taken = actions.claim(store, needed(name), lease_seconds=lease, max_held=max)
             return {"task": None if taken is None else whole(store, taken)}
 
         return board.call(agent, take)
