@@ -25,6 +25,7 @@ from pathlib import Path
 
 from board import json_bounds
 from board.errors import BoardError
+from board.claude.hooks.endpoint import CARRIED, ENV_HEADER, HOST, PATH, port_problem
 from board.claude.hooks.where import claude_home
 from board.toolcall_log import FILE_TOOLS
 
@@ -67,15 +68,13 @@ def hook_command() -> str:
 
 
 def hook_url(port: int) -> str:
-    return f"http://127.0.0.1:{port}/board/hook"
+    return f"http://{HOST}:{port}{PATH}"
 
 
 def http_hook(port: int) -> dict:
     """The entry that POSTs an event to board's server on ``port``, with the environment the
     command hook would have read in headers (Claude Code fills each from its own environment,
     the one its command hooks get; only the names listed in ``allowedEnvVars``)."""
-    from board.claude.hooks.server import CARRIED, ENV_HEADER
-
     return {
         "type": "http",
         "url": hook_url(port),
@@ -292,7 +291,6 @@ def installed_hooks(workspace: Path) -> list[InstalledHooks]:
 
 def _server_state(port: int) -> tuple[str | None, str]:
     from board.claude.hooks import loopback
-    from board.claude.hooks.server import port_problem
 
     problem = port_problem(port)
     if problem is not None:
