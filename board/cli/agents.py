@@ -10,7 +10,7 @@ import argparse
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from board.cli import add_command
+from board.cli.parser import add_command
 from board.cli.arguments import agent_name
 from board.cli.output import print_json
 from board.cli.tasks import open_store
