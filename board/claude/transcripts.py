@@ -140,7 +140,7 @@ class _Look:
         self.now = now
         self.agents = list(dict.fromkeys(agents))
         # Who the next message is from, and on which task: where the last look left off.
-        self.current = (state.get("agent") or agent, state["task"] if "task" in state else task)
+        self.current: tuple[str, str | None] = (state.get("agent") or agent, state["task"] if "task" in state else task)
         self.fallback = (agent, task)
         #: tool_use_id -> [agent, task] for calls a hook logged, not yet met in the transcript.
         self.hooked: dict[str, list[Any]] = dict(state.get("hooked") or {})
@@ -162,13 +162,15 @@ class _Look:
             content = message.get("content")
             blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
             if entry.get("type") == "assistant" or "usage" in message:
-                found = by_message.get(message.get("id")) if isinstance(message.get("id"), str) else None
+                message_id = message.get("id")
+                found = by_message.get(message_id) if isinstance(message_id, str) else None
                 if found is not None:
                     self.current = found
                 self._count_tokens(entry, message)
                 for block in blocks:
                     if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
-                        name = block.get("name") if isinstance(block.get("name"), str) and block.get("name") else "unknown"
+                        named = block.get("name")
+                        name = named if isinstance(named, str) and named else "unknown"
                         self.pending[block["id"]] = [name.replace("\n", " ")[:MAX_TOOL_NAME], *self.current]
             for block in blocks:
                 if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
@@ -233,10 +235,11 @@ class _Look:
         call = self.pending.pop(call_id, None)
         if self.hooked.pop(call_id, None) is not None:
             return  # a hook counted it
-        tool, agent, task = call if call is not None else ["unknown", *self.current]
+        tool, agent, task = call if call is not None else ("unknown", *self.current)
         failed = block.get("is_error") is True
         blocked = failed and _STOPPED_BY_HOOK.match(_text(block.get("content"))) is not None
-        ts = entry.get("timestamp") if isinstance(entry.get("timestamp"), str) else self.now
+        stamp = entry.get("timestamp")
+        ts = stamp if isinstance(stamp, str) else self.now
         self._log_call(call_id, tool, agent, task, ok=not failed, blocked=blocked, ts=ts)
 
     def _log_call(self, call_id: str, tool: str, agent: str, task: str | None, *, ok: bool, blocked: bool, ts: str) -> None:
@@ -257,7 +260,8 @@ class _Look:
             if key in self.keys:
                 return
             self.keys.append(key)
-        model = message.get("model") if isinstance(message.get("model"), str) and message.get("model") else "unknown"
+        named = message.get("model")
+        model = named if isinstance(named, str) and named else "unknown"
         if usage.get("speed") == "fast":
             model = f"{model}-fast"
         sums = self.tokens.setdefault((self.current[0], self.current[1], model[:200]), dict.fromkeys(("messages", *USAGE_FIELDS), 0))

@@ -12,6 +12,7 @@ import importlib
 import os
 import sys
 from types import ModuleType
+from typing import Any
 
 from board import __version__
 
@@ -136,5 +137,5 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def add_command(commands: argparse._SubParsersAction, name: str, help: str, **kwargs: object) -> argparse.ArgumentParser:
+def add_command(commands: argparse._SubParsersAction, name: str, help: str, **kwargs: Any) -> argparse.ArgumentParser:
     return commands.add_parser(name, help=help, description=help, parents=[commands.common], **kwargs)  # type: ignore[attr-defined]

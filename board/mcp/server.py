@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import signal
 from pathlib import Path
-from typing import Annotated, Any, Literal, Self, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self, TypedDict
 
 import anyio
 from mcp.server import MCPServer
@@ -47,10 +47,17 @@ a person, `task_update` status waiting with a `question`. If claim says you alre
 `board_prompt` is the whole board in a few lines. A refused call is a tool error whose text says
 why and what to do; it changed nothing."""
 
-# Literal choices come from the enums, so a new status or priority reaches the schema too.
-StatusName = Literal[tuple(s.value for s in Status)]  # type: ignore[valid-type]
-PriorityName = Literal[tuple(p.value for p in Priority)]  # type: ignore[valid-type]
-ModeName = Literal[MODES]  # type: ignore[valid-type]
+# Literal choices come from the enums, so a new status or priority reaches the schema too. A
+# type checker cannot read a Literal built at run time: it checks them as the strings they are
+# (the store refuses one that is not a status or a priority).
+if TYPE_CHECKING:
+    StatusName = str
+    PriorityName = str
+    ModeName = str
+else:
+    StatusName = Literal[tuple(s.value for s in Status)]
+    PriorityName = Literal[tuple(p.value for p in Priority)]
+    ModeName = Literal[MODES]
 Id = str | int
 Ids = Id | list[Id]
 Texts = str | list[str]
@@ -315,7 +322,11 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
         lease: Annotated[float | None, Field(ge=1, le=86400, description="a new length for the leases (default: each keeps its own)")] = None,
     ) -> Renewed:
         """Renew every lease the agent holds (board heartbeat --json); send it every third of the lease."""
-        return board.call(agent, lambda store, name: {"renewed": [t.id for t in store.heartbeat(needed(name), lease_seconds=lease)]})
+
+        def renew(store: Store, name: str | None) -> Renewed:
+            return {"renewed": [t.id for t in store.heartbeat(needed(name), lease_seconds=lease)]}
+
+        return board.call(agent, renew)
 
     @tool()
     def release(

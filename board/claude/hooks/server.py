@@ -23,6 +23,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
+from email.message import Message
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from socketserver import TCPServer, ThreadingMixIn
 
@@ -44,7 +45,7 @@ class HookServer(ThreadingMixIn, HTTPServer):
     def server_bind(self) -> None:
         # HTTPServer's own looks up the host's full name, which can take seconds; it is not used.
         TCPServer.server_bind(self)
-        self.server_name, self.server_port = self.server_address[:2]
+        self.server_name, self.server_port = HOST, self.socket.getsockname()[1]
 
 
 class HookRequest(BaseHTTPRequestHandler):
@@ -57,7 +58,8 @@ class HookRequest(BaseHTTPRequestHandler):
     def setup(self) -> None:
         super().setup()
         # Once per connection: every request on it comes from the same socket, the same user.
-        self.own_user = loopback.peer_uid(self.client_address[:2], self.server.server_address[:2]) == os.getuid()
+        client_host, client_port = self.client_address[:2]
+        self.own_user = loopback.peer_uid((str(client_host), client_port), (HOST, self.server.server_port)) == os.getuid()
 
     def do_POST(self) -> None:
         self.server.last_call = time.monotonic()
@@ -96,7 +98,7 @@ class HookRequest(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-def hook_environment(headers: Mapping[str, str]) -> dict[str, str]:
+def hook_environment(headers: Mapping[str, str] | Message) -> dict[str, str]:
     """The hook's environment as its headers carry it. Claude Code fills an unset variable with
     "", which every reader takes for unset, so it is left out."""
     environ = {}
