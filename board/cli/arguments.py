@@ -27,6 +27,21 @@ agent_name = argument_type(values.agent_name)
 label = argument_type(values.label)
 
 
+def seconds_within(low: float, high: float, refusal: str) -> Callable[[str], float]:
+    """An argparse type for a number of seconds from ``low`` to ``high``; ``refusal`` says the range."""
+
+    def seconds(value: str) -> float:
+        try:
+            number = float(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
+        if not low <= number <= high:
+            raise argparse.ArgumentTypeError(refusal)
+        return number
+
+    return seconds
+
+
 def positive_int(value: str) -> int:
     try:
         number = int(value)

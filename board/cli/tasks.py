@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from board.cli.parser import add_command
 from board.cli.arguments import add_budget_options, budget_change, label, task_id
-from board.cli.output import print_json
+from board.cli.output import print_json, print_task
 from board.errors import BoardError
 from board.identity import acting_user, lease_token
 from board.present import SORTS, prompt, select_tasks, shown_task, table, task_json, tokens_text
@@ -194,10 +194,7 @@ def cmd_create(args: argparse.Namespace) -> int:
         task_id=args.new_id,
         budget=budget_change(args),
     )
-    if args.json:
-        print_json(task_json(task, store.graph))
-    else:
-        print(task.id)
+    print_task(args, store, task, task.id)
     return 0
 
 
@@ -213,10 +210,7 @@ def cmd_update(args: argparse.Namespace) -> int:
     # JSON shows what is derived from the board; plain fields alone concern the task alone.
     store = open_store(args, whole=args.json or change.touches_board())
     task = actions.update_task(store, args.id, change, who(args, args.id))
-    if args.json:
-        print_json(task_json(task, store.graph))
-    else:
-        print(f"#{task.id} {task.status} (version {task.version})")
+    print_task(args, store, task, f"#{task.id} {task.status} (version {task.version})")
     return 0
 
 
@@ -225,12 +219,7 @@ def cmd_answer(args: argparse.Namespace) -> int:
 
     store = open_store(args)
     task = actions.answer(store, args.id, args.text, who(args, args.id), requeue=args.requeue)
-    if args.json:
-        print_json(task_json(task, store.graph))
-    elif task.status == Status.PENDING:
-        print(f"#{task.id} answered; back in the queue")
-    else:
-        print(f"#{task.id} answered; back to {task.owner}")
+    print_task(args, store, task, f"#{task.id} answered; " + ("back in the queue" if task.status == Status.PENDING else f"back to {task.owner}"))
     return 0
 
 
@@ -239,10 +228,7 @@ def cmd_undo(args: argparse.Namespace) -> int:
 
     store = open_store(args)
     task = actions.undo_policy(store, args.id, who(args, args.id))
-    if args.json:
-        print_json(task_json(task, store.graph))
-    else:
-        print(f"#{task.id} {task.status}" + (f" ({task.owner})" if task.owner else ""))
+    print_task(args, store, task, f"#{task.id} {task.status}" + (f" ({task.owner})" if task.owner else ""))
     return 0
 
 
@@ -251,10 +237,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
     store = open_store(args)
     task = actions.delete(store, args.id, who(args, args.id))
-    if args.json:
-        print_json(task_json(task, store.graph))
-    else:
-        print(f"deleted #{task.id} ({task.subject}); 'board task restore {task.id}' brings it back")
+    print_task(args, store, task, f"deleted #{task.id} ({task.subject}); 'board task restore {task.id}' brings it back")
     return 0
 
 
@@ -263,10 +246,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
 
     store = open_store(args)
     task = actions.restore(store, args.id, who(args, args.id))
-    if args.json:
-        print_json(task_json(task, store.graph))
-    else:
-        print(f"#{task.id} {task.status} (restored)")
+    print_task(args, store, task, f"#{task.id} {task.status} (restored)")
     return 0
 
 

@@ -103,6 +103,12 @@ def label_list(value: Texts | None, what: str = "label") -> list[str]:
     return [checked(values.label, v, what) for v in text_list(value)]
 
 
+def mover(name: str | None, token: int | None, task_id: str, *, expected_version: int | None = None) -> actions.Who:
+    """Who moves the task: the calling agent (else the server's user), with the token it gives,
+    or the one its worker gave it for this task."""
+    return actions.Who(name or acting_user(), token=lease_token(token, task_id), expected_version=expected_version)
+
+
 def whole(store: Store, task: Task) -> dict[str, Any]:
     return task_json(task, store.graph)
 
@@ -296,8 +302,7 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
                 add_blocked_by=id_list(add_blocked_by, "add_blocked_by"), add_blocks=id_list(add_blocks, "add_blocks"),
                 remove_blocked_by=id_list(remove_blocked_by, "remove_blocked_by"), remove_blocks=id_list(remove_blocks, "remove_blocks"),
             )
-            who = actions.Who(name or acting_user(), token=lease_token(token, wanted), expected_version=expect_version)
-            return whole(store, actions.update_task(store, wanted, change, who))
+            return whole(store, actions.update_task(store, wanted, change, mover(name, token, wanted, expected_version=expect_version)))
 
         return board.call(agent, update)
 
@@ -338,7 +343,7 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
 
         def give_back(store: Store, name: str | None) -> dict[str, Any]:
             wanted = checked(values.task_id, id, "id")
-            return whole(store, actions.release(store, wanted, actions.Who(name or acting_user(), token=lease_token(token, wanted))))
+            return whole(store, actions.release(store, wanted, mover(name, token, wanted)))
 
         return board.call(agent, give_back)
 
@@ -409,7 +414,7 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
 
         def delete(store: Store, name: str | None) -> dict[str, Any]:
             wanted = checked(values.task_id, id, "id")
-            return whole(store, actions.delete(store, wanted, actions.Who(name or acting_user(), token=lease_token(token, wanted))))
+            return whole(store, actions.delete(store, wanted, mover(name, token, wanted)))
 
         return board.call(agent, delete)
 

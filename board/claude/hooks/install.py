@@ -20,6 +20,7 @@ import re
 import shlex
 import shutil
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -214,11 +215,7 @@ def free_port() -> int:
 def http_ports(workspace: Path) -> list[int]:
     """The ports of board's http hooks in every settings file a session in ``workspace`` reads."""
     found: list[int] = []
-    for path in settings_files(workspace):
-        try:
-            settings = read_settings(path)
-        except BoardError:
-            continue
+    for _, settings in readable_settings(workspace):
         found += [port for port in _ports(settings) if port not in found]
     return found
 
@@ -264,15 +261,21 @@ def settings_files(workspace: Path) -> list[Path]:
     return [workspace / ".claude" / "settings.json", workspace / ".claude" / "settings.local.json", claude_home(os.environ) / "settings.json"]
 
 
+def readable_settings(workspace: Path) -> Iterator[tuple[Path, dict]]:
+    """Each settings file of ``settings_files`` with what it holds; one that cannot be read is
+    passed over (``board hooks install`` says why)."""
+    for path in settings_files(workspace):
+        try:
+            yield path, read_settings(path)
+        except BoardError:
+            continue
+
+
 def installed_hooks(workspace: Path) -> list[InstalledHooks]:
     """board's hooks in each settings file that has some (one entry per command it names);
     a settings file that cannot be read is left out (``board hooks install`` says why)."""
     found = []
-    for path in settings_files(workspace):
-        try:
-            settings = read_settings(path)
-        except BoardError:
-            continue
+    for path, settings in readable_settings(workspace):
         by_command: dict[str, list[str]] = {}
         hooks = settings.get("hooks") or {}
         for event, groups in hooks.items():
