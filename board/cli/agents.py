@@ -38,22 +38,15 @@ def register(commands: argparse._SubParsersAction) -> None:
     message.set_defaults(handler=cmd_message)
 
 
-def _board_teams(store: Any) -> tuple[list[Any], list[Team]]:
-    from board.agents import list_agents
-    from board.roster import board_teams
-
-    layout = store.layout
-    records = list_agents(store.agent_records)
-    return records, board_teams(layout.workspace, layout.tasks_dir, layout.name, records)
-
-
 def cmd_agents(args: argparse.Namespace) -> int:
     from board.claude.teams import team_inboxes
     from board.config import settings_or_defaults
     from board.roster import build_roster, in_progress_by_owner
 
+    from board.messaging import board_teams_of
+
     store = open_store(args)
-    records, teams = _board_teams(store)
+    records, teams = board_teams_of(store)
     inboxes = {(team.name, name): inbox for team in teams for name, inbox in team_inboxes(team).items()}
     settings = settings_or_defaults(store.local_dir)
     now = store.clock()
@@ -163,16 +156,12 @@ def _notes(roster: list[RosterEntry], teams: list[Team]) -> list[str]:
 
 
 def cmd_message(args: argparse.Namespace) -> int:
-    from board.claude.teams import append_message, find_recipient
+    from board.messaging import send_message
 
     store = open_store(args, whole=False)
-    _, teams = _board_teams(store)
-    recipient = find_recipient(args.name, teams, team_name=args.team)
-    sender = args.sender or acting_user()
-    message = append_message(recipient.team, recipient.member.name, sender, args.text, summary=args.summary)
-    path = recipient.team.inbox_path(recipient.member.name)
+    sent = send_message(store, args.name, args.sender or acting_user(), args.text, summary=args.summary, team=args.team)
     if args.json:
-        print_json({"team": recipient.team.name, "to": recipient.member.name, "inbox": str(path), "message": message})
+        print_json(sent)
     else:
-        print(f"sent to {recipient.member.name} (team {recipient.team.name}): {path}")
+        print(f"sent to {sent['to']} (team {sent['team']}): {sent['inbox']}")
     return 0

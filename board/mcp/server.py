@@ -29,6 +29,7 @@ from board.errors import BoardError, TaskNotFound
 from board.graph import by_id
 from board.identity import acting_user, lease_token
 from board.mcp.follow import BoardFollower, follow_listen_streams, serve_legacy_subscriptions
+from board.messaging import send_message
 from board.mcp.served import PROMPT_URI, TASK_URI, ServedBoard, checked
 from board.model import Task
 from board.present import select_tasks, shown_task, task_json
@@ -430,15 +431,7 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
         format and under its lock."""
 
         def send(store: Store, name: str | None) -> dict[str, Any]:
-            from board.agents import list_agents
-            from board.claude.teams import append_message, find_recipient
-            from board.roster import board_teams
-
-            layout = store.layout
-            teams = board_teams(layout.workspace, layout.tasks_dir, layout.name, list_agents(store.agent_records))
-            recipient = find_recipient(to, teams, team_name=team)
-            sent = append_message(recipient.team, recipient.member.name, name or acting_user(), text, summary=summary)
-            return {"team": recipient.team.name, "to": recipient.member.name, "inbox": str(recipient.team.inbox_path(recipient.member.name)), "message": sent}
+            return send_message(store, to, name or acting_user(), text, summary=summary, team=team)
 
         return board.call(agent, send)
 
