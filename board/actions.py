@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from board.errors import BoardError
-from board.model import Seen, Task, live_lease_holder
+from board.model import Budget, PolicyMark, Seen, Task, live_lease_holder
 from board.status import Status
 from board.store import Store
 
@@ -62,12 +62,9 @@ def _settings(store: Store) -> BoardSettings:
     """The board's settings; a broken board.toml means the defaults here (``board check`` says why)."""
     # Loaded here, not at the top: most actions never read a setting, and the settings models
     # cost a command 10 ms to build.
-    from board.config import BoardSettings, load_settings
+    from board.config import settings_or_defaults
 
-    try:
-        return load_settings(store.local_dir)
-    except BoardError:
-        return BoardSettings()
+    return settings_or_defaults(store.local_dir)
 
 
 def board_lease_seconds(store: Store) -> float:
@@ -177,6 +174,45 @@ def requeue(store: Store, task_id: str, who: Who, *, fields: Fields = None) -> T
 def release(store: Store, task_id: str, who: Who, *, reason: str | None = None) -> Task:
     """Give a task in progress back to the queue (its worker stopped, or lost interest)."""
     return store.release(task_id, actor=who.name, token=who.token, force=who.force, reason=reason or f"released by {who.name}")
+
+
+def claim(store: Store, agent: str, *, lease_seconds: float, max_held: int | None = 1, budget: Mapping[str, Any] | None = None) -> Task | None:
+    """``agent`` takes the best ready task, under a lease it must renew; None when nothing is
+    ready (or it holds ``max_held`` already). ``budget`` limits what the task may spend from now
+    on, set under the new lease."""
+    task = store.claim(agent, lease_seconds=lease_seconds, max_held=max_held)
+    if task is None or budget is None:
+        return task
+    assert task.lease is not None
+    return store.update(task.id, budget=budget, token=task.lease.token, actor=agent)
+
+
+def reclaim_expired(store: Store, who: Who, *, margin: timedelta = timedelta(0)) -> list[Task]:
+    """Take back every task whose lease ran out ``margin`` ago (its holder stopped renewing it):
+    back to the queue, each with its reason in history."""
+    return store.reclaim_expired(actor=who.name, margin=margin)
+
+
+def policy_move(
+    store: Store, task_id: str, target: Status, who: Who, *,
+    policy: str, reason: str, at_total: int, fired_at: datetime, budget: Budget | None = None,
+) -> Task:
+    """A policy sets ``target`` on a task in progress, with its ``policy`` mark (the badge the
+    dashboard shows, which ``undo_policy`` takes back) in the same write. Fenced on ``who.token``:
+    if the agent finished the task or the lease changed hands since the policy judged it, the
+    write is refused."""
+
+    def change(task: Task) -> None:
+        mark = PolicyMark(
+            name=policy, status=target, reason=reason, fired_at=fired_at,
+            at_total=at_total, owner=task.owner, progress=task.progress, budget=budget,
+        )
+        store.apply_status(task, target)
+        if target == Status.BLOCKED:
+            task.error = reason
+        task.policy = mark
+
+    return store.mutate(task_id, change, op=f"status:{target} ({reason})", actor=who.name, token=who.token)
 
 
 def cancel(store: Store, task_id: str, who: Who, *, fields: Fields = None) -> Task:

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from board.errors import BoardError
 from board.model import Budget
+from board.prices import merged_prices
 from board.store.atomic import SpecialFile, read_regular
 
 FILE_NAME = "board.toml"
@@ -25,11 +26,11 @@ COMMAND_STOP_SECONDS = 2.0
 
 
 class LeaseSettings(_Section):
-    seconds: float = Field(30.0, ge=1, le=86400)
+    seconds: float = Field(default=30.0, ge=1, le=86400)
     #: How far the clocks of the board's machines may disagree. A worker that cannot renew its
     #: lease stops its command by the lease's end by its own clock; the coordinator takes the
     #: lease back only this much, plus the stop's grace, after the end by its clock.
-    clock_skew_seconds: float = Field(1.0, ge=0, le=3600)
+    clock_skew_seconds: float = Field(default=1.0, ge=0, le=3600)
 
     @property
     def reclaim_margin(self) -> timedelta:
@@ -40,30 +41,30 @@ class LeaseSettings(_Section):
 
 class CoordinatorSettings(_Section):
     #: How often the coordinator ticks when no file change wakes it.
-    tick_seconds: float = Field(1.0, gt=0, le=60)
+    tick_seconds: float = Field(default=1.0, gt=0, le=60)
     #: In-progress tasks one agent may hold at once.
-    max_tasks_per_agent: int = Field(1, ge=1)
+    max_tasks_per_agent: int = Field(default=1, ge=1)
     #: An agent whose heartbeat is older than this many lease lengths is stale.
-    stale_after_leases: float = Field(1.0, gt=0)
+    stale_after_leases: float = Field(default=1.0, gt=0)
 
 
 class PolicySettings(_Section):
     """Seed 002's automatic status policies; 0 means off."""
 
-    block_after_failures: int = Field(0, ge=0)
-    complete_after_successes: int = Field(0, ge=0)
+    block_after_failures: int = Field(default=0, ge=0)
+    complete_after_successes: int = Field(default=0, ge=0)
 
 
 class BudgetSettings(_Section):
     """What a task or an agent may spend (``board.budgets``); unset: no limit. A task's own
     budget (``--budget-tokens``/``--budget-usd``) wins over ``task_*``."""
 
-    task_tokens: int | None = Field(None, ge=1)
-    task_usd: float | None = Field(None, gt=0, allow_inf_nan=False)
-    agent_tokens: int | None = Field(None, ge=1)
-    agent_usd: float | None = Field(None, gt=0, allow_inf_nan=False)
+    task_tokens: int | None = Field(default=None, ge=1)
+    task_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    agent_tokens: int | None = Field(default=None, ge=1)
+    agent_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     #: ``budget.near`` once this share of a limit is spent.
-    warn_at: float = Field(0.8, gt=0, le=1)
+    warn_at: float = Field(default=0.8, gt=0, le=1)
     #: At the limit, pause the task (the ``budget`` policy); false: the error alert only.
     pause: bool = True
 
@@ -78,21 +79,21 @@ class GitSettings(_Section):
     #: Run ``git fetch`` before drift checks (never done unless asked).
     fetch: bool = False
     #: With ``fetch`` on, fetch at most this often (alerts are refreshed every tick).
-    fetch_interval_seconds: float = Field(60.0, ge=0)
-    timeout_seconds: float = Field(5.0, gt=0)
+    fetch_interval_seconds: float = Field(default=60.0, ge=0)
+    timeout_seconds: float = Field(default=5.0, gt=0)
 
 
 class AlertSettings(_Section):
     #: ``agent.failing`` once an agent's task has this many failed tool calls in a row.
-    failing_after: int = Field(3, ge=1)
+    failing_after: int = Field(default=3, ge=1)
     #: How long a refused stale write stays on the board as ``conflict.write``.
-    write_conflict_seconds: float = Field(300.0, gt=0)
+    write_conflict_seconds: float = Field(default=300.0, gt=0)
     #: How long ``lease.expired`` stays up, in lease lengths (unless the task is claimed again).
-    reclaim_window_leases: float = Field(2.0, gt=0)
+    reclaim_window_leases: float = Field(default=2.0, gt=0)
     #: Default life of a file reservation (seed 004: five minutes).
-    reservation_ttl_seconds: float = Field(300.0, ge=1, le=86400)
+    reservation_ttl_seconds: float = Field(default=300.0, ge=1, le=86400)
     #: A task waiting for a person this long raises its ``human.waiting`` alert to an error.
-    waiting_error_seconds: float = Field(1800.0, gt=0)
+    waiting_error_seconds: float = Field(default=1800.0, gt=0)
 
 
 class UiSettings(_Section):
@@ -142,12 +143,12 @@ class StoreSettings(_Section):
 
 class PriceSettings(_Section):
     """A model's price in dollars per million tokens (``[prices."model-name"]``); a field left
-    out keeps board's default for the model (``board.claude.transcripts.DEFAULT_PRICES``)."""
+    out keeps board's default for the model (``board.prices.DEFAULT_PRICES``)."""
 
-    input: float | None = Field(None, ge=0)
-    output: float | None = Field(None, ge=0)
-    cache_write: float | None = Field(None, ge=0)
-    cache_read: float | None = Field(None, ge=0)
+    input: float | None = Field(default=None, ge=0)
+    output: float | None = Field(default=None, ge=0)
+    cache_write: float | None = Field(default=None, ge=0)
+    cache_read: float | None = Field(default=None, ge=0)
 
 
 class BoardSettings(_Section):
@@ -165,8 +166,6 @@ class BoardSettings(_Section):
 
     def model_prices(self) -> dict[str, tuple[float, float, float, float]]:
         """Dollars per million tokens by model: board's defaults with ``[prices]`` applied."""
-        from board.claude.transcripts import merged_prices
-
         return merged_prices({model: price.model_dump() for model, price in self.prices.items()})
 
     @property
@@ -198,3 +197,12 @@ def load_settings(local_dir: Path) -> BoardSettings:
         first = error.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise BoardError(f"{path}: setting {where!r}: {first['msg']}") from None
+
+
+def settings_or_defaults(local_dir: Path) -> BoardSettings:
+    """``load_settings``, or the defaults when ``board.toml`` is broken: for what reads a setting
+    on the way (``board check`` names the broken one)."""
+    try:
+        return load_settings(local_dir)
+    except BoardError:
+        return BoardSettings()

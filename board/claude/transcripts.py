@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from board import json_bounds
+from board.prices import USAGE_FIELDS, cost_text, summary
 from board.store import confine
 from board.toolcall_log import AGENT_LOGS, MAX_TOOL_NAME, agent_log, append_call, append_line, call_record, lock_within, read_all
 
@@ -46,30 +47,6 @@ STATE_DIR = "transcripts"
 #: A task's tokens, under the board's state directory; an agent's are beside its record.
 TASK_TOKENS = "tokens"
 AGENT_TOKENS_SUFFIX = ".tokens.jsonl"
-#: The token counts a tokens line holds, as a transcript's ``usage`` names them.
-USAGE_FIELDS = {
-    "input": "input_tokens",
-    "output": "output_tokens",
-    "cacheWrite": "cache_creation_input_tokens",
-    "cacheRead": "cache_read_input_tokens",
-}
-#: Dollars per million tokens: (input, output, cache write, cache read), as Anthropic publishes
-#: them (and ccusage prices them). A model is looked up by its name, then without its date
-#: (``claude-sonnet-4-5-20250929`` is ``claude-sonnet-4-5``). ``[prices."name"]`` in
-#: board.toml adds a model or changes one.
-DEFAULT_PRICES: dict[str, tuple[float, float, float, float]] = {
-    "claude-opus-4-6": (5.0, 25.0, 6.25, 0.5),
-    "claude-opus-4-5": (5.0, 25.0, 6.25, 0.5),
-    "claude-opus-4-1": (15.0, 75.0, 18.75, 1.5),
-    "claude-opus-4": (15.0, 75.0, 18.75, 1.5),
-    "claude-sonnet-4-6": (3.0, 15.0, 3.75, 0.3),
-    "claude-sonnet-4-5": (3.0, 15.0, 3.75, 0.3),
-    "claude-sonnet-4": (3.0, 15.0, 3.75, 0.3),
-    "claude-3-7-sonnet": (3.0, 15.0, 3.75, 0.3),
-    "claude-haiku-4-5": (1.0, 5.0, 1.25, 0.1),
-    "claude-3-5-haiku": (0.8, 4.0, 1.0, 0.08),
-}
-PRICE_FIELDS = ("input", "output", "cacheWrite", "cacheRead")
 
 #: A transcript's state keeps this many message keys (the last ones), enough for a message's
 #: lines that straddle two looks.
@@ -78,7 +55,6 @@ _KEEP_KEYS = 500
 _KEEP_PENDING = 2000
 #: What Claude Code writes as the result of a call a PreToolUse hook stopped.
 _STOPPED_BY_HOOK = re.compile(r"^PreToolUse:\S+ hook error")
-_DATED = re.compile(r"-\d{8}$")
 #: How much of a transcript one look reads at most; the rest waits for the next.
 MAX_READ = 64 * 1024 * 1024
 #: How many times one look reads on while the transcript keeps growing under it.
@@ -164,7 +140,7 @@ class _Look:
         self.now = now
         self.agents = list(dict.fromkeys(agents))
         # Who the next message is from, and on which task: where the last look left off.
-        self.current = (state.get("agent") or agent, state["task"] if "task" in state else task)
+        self.current: tuple[str, str | None] = (state.get("agent") or agent, state["task"] if "task" in state else task)
         self.fallback = (agent, task)
         #: tool_use_id -> [agent, task] for calls a hook logged, not yet met in the transcript.
         self.hooked: dict[str, list[Any]] = dict(state.get("hooked") or {})
@@ -186,13 +162,15 @@ class _Look:
             content = message.get("content")
             blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
             if entry.get("type") == "assistant" or "usage" in message:
-                found = by_message.get(message.get("id")) if isinstance(message.get("id"), str) else None
+                message_id = message.get("id")
+                found = by_message.get(message_id) if isinstance(message_id, str) else None
                 if found is not None:
                     self.current = found
                 self._count_tokens(entry, message)
                 for block in blocks:
                     if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
-                        name = block.get("name") if isinstance(block.get("name"), str) and block.get("name") else "unknown"
+                        named = block.get("name")
+                        name = named if isinstance(named, str) and named else "unknown"
                         self.pending[block["id"]] = [name.replace("\n", " ")[:MAX_TOOL_NAME], *self.current]
             for block in blocks:
                 if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
@@ -257,10 +235,11 @@ class _Look:
         call = self.pending.pop(call_id, None)
         if self.hooked.pop(call_id, None) is not None:
             return  # a hook counted it
-        tool, agent, task = call if call is not None else ["unknown", *self.current]
+        tool, agent, task = call if call is not None else ("unknown", *self.current)
         failed = block.get("is_error") is True
         blocked = failed and _STOPPED_BY_HOOK.match(_text(block.get("content"))) is not None
-        ts = entry.get("timestamp") if isinstance(entry.get("timestamp"), str) else self.now
+        stamp = entry.get("timestamp")
+        ts = stamp if isinstance(stamp, str) else self.now
         self._log_call(call_id, tool, agent, task, ok=not failed, blocked=blocked, ts=ts)
 
     def _log_call(self, call_id: str, tool: str, agent: str, task: str | None, *, ok: bool, blocked: bool, ts: str) -> None:
@@ -281,7 +260,8 @@ class _Look:
             if key in self.keys:
                 return
             self.keys.append(key)
-        model = message.get("model") if isinstance(message.get("model"), str) and message.get("model") else "unknown"
+        named = message.get("model")
+        model = named if isinstance(named, str) and named else "unknown"
         if usage.get("speed") == "fast":
             model = f"{model}-fast"
         sums = self.tokens.setdefault((self.current[0], self.current[1], model[:200]), dict.fromkeys(("messages", *USAGE_FIELDS), 0))
@@ -359,59 +339,6 @@ def read_tokens(path: Path) -> dict[str, dict[str, int]]:
     return by_model
 
 
-def price_of(model: str, prices: Mapping[str, tuple[float, float, float, float]]) -> tuple[float, float, float, float] | None:
-    """Dollars per million tokens for a model (its name, then its name without a date)."""
-    base = model[: -len("-fast")] if model.endswith("-fast") else model
-    for name in (model, base, _DATED.sub("", base)):
-        if name in prices:
-            return prices[name]
-    return None
-
-
-def merged_prices(overrides: Mapping[str, Mapping[str, float | None]]) -> dict[str, tuple[float, float, float, float]]:
-    """The default prices with board.toml's ``[prices."model"]`` (input, output, cache_write,
-    cache_read; a field left out keeps the default's, or 0 for a new model)."""
-    prices = dict(DEFAULT_PRICES)
-    for model, fields in overrides.items():
-        known = price_of(model, DEFAULT_PRICES) or (0.0, 0.0, 0.0, 0.0)
-        chosen = [fields.get(name) for name in ("input", "output", "cache_write", "cache_read")]
-        prices[model] = tuple(float(value) if value is not None else default for value, default in zip(chosen, known))  # type: ignore[assignment]
-    return prices
-
-
-def summary(by_model: Mapping[str, Mapping[str, int]], prices: Mapping[str, tuple[float, float, float, float]]) -> dict[str, Any]:
-    """Totals over models, the estimated cost in dollars (the models with a price), and which
-    models had none."""
-    totals: dict[str, Any] = dict.fromkeys(("messages", *USAGE_FIELDS), 0)
-    cost = 0.0
-    unpriced = []
-    models = {}
-    for model, sums in sorted(by_model.items()):
-        for field in totals:
-            totals[field] += sums.get(field, 0)
-        price = price_of(model, prices)
-        model_cost = None
-        if price is None:
-            unpriced.append(model)
-        else:
-            model_cost = sum(sums.get(field, 0) * rate for field, rate in zip(PRICE_FIELDS, price)) / 1_000_000
-            cost += model_cost
-        models[model] = {**sums, "cost": model_cost}
-    totals["total"] = sum(totals[field] for field in USAGE_FIELDS)
-    totals["cost"] = cost
-    totals["unpriced"] = unpriced
-    totals["models"] = models
-    return totals
-
-
-def cost_text(tokens: Mapping[str, Any]) -> str:
-    """A ``summary``'s estimated cost: ``$0.42``; ``$0.42+?`` when some of its tokens are of a
-    model with no price, ``$?`` when all are (never ``$0.00`` for tokens board cannot price)."""
-    if tokens["unpriced"] and not tokens["cost"]:
-        return "$?"
-    return f"${tokens['cost']:.2f}" + ("+?" if tokens["unpriced"] else "")
-
-
 def agent_costs(state_dir: Path, names: Iterable[str], prices: Mapping[str, tuple[float, float, float, float]]) -> dict[str, str]:
     """The estimated cost of each named agent's tokens (``cost_text``), for the agents that
     spent any (the dashboard's agents panel shows it beside their calls)."""
@@ -421,16 +348,3 @@ def agent_costs(state_dir: Path, names: Iterable[str], prices: Mapping[str, tupl
         if by_model:
             costs[name] = cost_text(summary(by_model, prices))
     return costs
-
-
-def task_tokens(store: Any, task_id: str) -> dict[str, Any]:
-    """The tokens of the messages agents sent while on the task, priced (what ``task show`` and
-    MCP's ``task_show`` give as ``tokens``)."""
-    from board.config import BoardSettings, load_settings  # not for the hook: it never prices
-    from board.errors import BoardError
-
-    try:
-        settings = load_settings(store.local_dir)
-    except BoardError:  # board check names the broken setting; the defaults do here
-        settings = BoardSettings()
-    return summary(read_tokens(task_tokens_path(store.state_dir, task_id)), settings.model_prices())

@@ -14,7 +14,7 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
 #: Built by ``board.cli.parser``, imported only when a command needs it.
 _PARSER_NAMES = frozenset({"add_command", "build_parser", "common_options", "command_modules", "parse_arguments"})
@@ -84,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout, sys.stderr = streams
 
 
-def _run(handler: object, args: argparse.Namespace) -> int:
+def _run(handler: Callable[[argparse.Namespace], int | None], args: argparse.Namespace) -> int:
     from board.errors import BoardError, os_error_line
 
     try:

@@ -10,10 +10,12 @@ import argparse
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from board.cli import add_command
+from board.cli.parser import add_command
 from board.cli.arguments import agent_name
 from board.cli.output import print_json
-from board.cli.tasks import cli_actor, open_store
+from board.cli.tasks import open_store
+from board.identity import acting_user
+from board.present import format_age, tokens_text
 
 if TYPE_CHECKING:  # handlers load them: building the parser must stay light
     from board.claude.teams import Team
@@ -36,28 +38,17 @@ def register(commands: argparse._SubParsersAction) -> None:
     message.set_defaults(handler=cmd_message)
 
 
-def _board_teams(store: Any) -> tuple[list[Any], list[Team]]:
-    from board.agents import list_agents
-    from board.roster import board_teams
-
-    layout = store.layout
-    records = list_agents(store.agent_records)
-    return records, board_teams(layout.workspace, layout.tasks_dir, layout.name, records)
-
-
 def cmd_agents(args: argparse.Namespace) -> int:
     from board.claude.teams import team_inboxes
-    from board.config import BoardSettings, load_settings
-    from board.errors import BoardError
+    from board.config import settings_or_defaults
     from board.roster import build_roster, in_progress_by_owner
 
+    from board.messaging import board_teams_of
+
     store = open_store(args)
-    records, teams = _board_teams(store)
+    records, teams = board_teams_of(store)
     inboxes = {(team.name, name): inbox for team in teams for name, inbox in team_inboxes(team).items()}
-    try:
-        settings = load_settings(store.local_dir)
-    except BoardError:  # board check names the broken setting; the defaults do here
-        settings = BoardSettings()
+    settings = settings_or_defaults(store.local_dir)
     now = store.clock()
     roster = build_roster(records, teams, in_progress_by_owner(store.tasks.values()), now, settings.agent_stale_after, inboxes)
     tokens = _agent_tokens(store, roster, settings)
@@ -100,21 +91,11 @@ def _entry_json(entry: RosterEntry) -> dict[str, Any]:
 
 def _agent_tokens(store: Any, roster: list[RosterEntry], settings: Any) -> dict[str, dict[str, Any]]:
     """Each agent's tokens (from its session transcripts: ``board.claude.transcripts``) and their cost."""
-    from board.claude.transcripts import agent_tokens_path, read_tokens, summary
+    from board.claude.transcripts import agent_tokens_path, read_tokens
+    from board.prices import summary
 
     prices = settings.model_prices()
     return {entry.name: summary(read_tokens(agent_tokens_path(store.state_dir, entry.name)), prices) for entry in roster}
-
-
-def tokens_text(tokens: dict[str, Any]) -> str:
-    """``1.2k tokens $0.03`` (``-`` for none): input, output and cache tokens together."""
-    if not tokens["total"]:
-        return "-"
-    total = tokens["total"]
-    amount = f"{total / 1_000_000:.1f}M" if total >= 1_000_000 else f"{total / 1000:.1f}k" if total >= 1000 else str(total)
-    from board.claude.transcripts import cost_text
-
-    return f"{amount} {cost_text(tokens)}"
 
 
 def _team_json(team: Team) -> dict[str, Any]:
@@ -129,8 +110,6 @@ def _team_json(team: Team) -> dict[str, Any]:
 
 
 def _age(moment: datetime | None, now: datetime) -> str:
-    from board.ui.card import format_age
-
     return f"{format_age((now - moment).total_seconds())} ago" if moment else "-"
 
 
@@ -177,16 +156,12 @@ def _notes(roster: list[RosterEntry], teams: list[Team]) -> list[str]:
 
 
 def cmd_message(args: argparse.Namespace) -> int:
-    from board.claude.teams import append_message, find_recipient
+    from board.messaging import send_message
 
     store = open_store(args, whole=False)
-    _, teams = _board_teams(store)
-    recipient = find_recipient(args.name, teams, team_name=args.team)
-    sender = args.sender or cli_actor()
-    message = append_message(recipient.team, recipient.member.name, sender, args.text, summary=args.summary)
-    path = recipient.team.inbox_path(recipient.member.name)
+    sent = send_message(store, args.name, args.sender or acting_user(), args.text, summary=args.summary, team=args.team)
     if args.json:
-        print_json({"team": recipient.team.name, "to": recipient.member.name, "inbox": str(path), "message": message})
+        print_json(sent)
     else:
-        print(f"sent to {recipient.member.name} (team {recipient.team.name}): {path}")
+        print(f"sent to {sent['to']} (team {sent['team']}): {sent['inbox']}")
     return 0

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from board.cli.arguments import agent_name
+from board.cli.arguments import agent_name, seconds_within, task_id
 from board.cli.parser import add_command
 from board.cli.output import print_json
-from board.cli.tasks import open_store, task_id
+from board.cli.tasks import open_store
 from board.reservations import MODES
 from board.times import iso
 
@@ -19,14 +19,7 @@ if TYPE_CHECKING:  # loaded by the handlers that need them: the parser must stay
 ORDER = 30
 
 
-def ttl_seconds(value: str) -> float:
-    try:
-        seconds = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
-    if not 1 <= seconds <= 86400:
-        raise argparse.ArgumentTypeError("a reservation lasts between 1 and 86400 seconds")
-    return seconds
+ttl_seconds = seconds_within(1, 86400, "a reservation lasts between 1 and 86400 seconds")
 
 
 def register(commands: argparse._SubParsersAction) -> None:

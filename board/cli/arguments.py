@@ -3,24 +3,43 @@
 from __future__ import annotations
 
 import argparse
-import re
+from collections.abc import Callable
 
-from board.names import LABEL_REGEX, LABEL_RULE, validate_id
+from board import values
 from board.text import shortened
 
 
-def agent_name(value: str) -> str:
-    """An agent name: the same rule as an id, since it names files under ``.tasks/agents/``."""
-    try:
-        return validate_id(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{shortened(value)}' is not a valid agent name (letters, digits, '_' or '-', at most 64)") from None
+def argument_type(check: Callable[[str], str]) -> Callable[[str], str]:
+    """``check`` (from ``board.values``) as an argparse type: its refusal is the error line."""
+
+    def parse(value: str) -> str:
+        try:
+            return check(value)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    parse.__name__ = check.__name__
+    return parse
 
 
-def label(value: str) -> str:
-    if not re.fullmatch(LABEL_REGEX, value):
-        raise argparse.ArgumentTypeError(f"'{shortened(value)}' is not a valid label ({LABEL_RULE})")
-    return value
+task_id = argument_type(values.task_id)
+agent_name = argument_type(values.agent_name)
+label = argument_type(values.label)
+
+
+def seconds_within(low: float, high: float, refusal: str) -> Callable[[str], float]:
+    """An argparse type for a number of seconds from ``low`` to ``high``; ``refusal`` says the range."""
+
+    def seconds(value: str) -> float:
+        try:
+            number = float(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
+        if not low <= number <= high:
+            raise argparse.ArgumentTypeError(refusal)
+        return number
+
+    return seconds
 
 
 def positive_int(value: str) -> int:

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from board.cli.parser import add_command
 from board.cli.output import print_json
-from board.cli.tasks import open_store, task_id
+from board.cli.arguments import task_id
+from board.cli.tasks import open_store
 from board.errors import BoardError
 
 if TYPE_CHECKING:  # loaded by the handlers that need them: the parser must stay light

@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 
 from board.cli.parser import add_command
-from board.cli.arguments import add_budget_options, agent_name, budget_change, positive_int
-from board.cli.output import print_json, task_json
-from board.cli.tasks import cli_actor, lease_token, open_store, task_id
+from board.cli.arguments import add_budget_options, agent_name, budget_change, positive_int, seconds_within, task_id
+from board.cli.output import print_json, print_task
+from board.cli.tasks import open_store, who
+from board.identity import lease_token
 from board.store import DEFAULT_LEASE_SECONDS
 
 NOTHING_READY = 3
@@ -17,14 +18,7 @@ NOTHING_READY = 3
 #: Position of these commands in --help.
 ORDER = 20
 
-def lease_seconds(value: str) -> float:
-    try:
-        seconds = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
-    if not 1 <= seconds <= 86400:
-        raise argparse.ArgumentTypeError("a lease must be between 1 and 86400 seconds")
-    return seconds
+lease_seconds = seconds_within(1, 86400, "a lease must be between 1 and 86400 seconds")
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -60,23 +54,18 @@ def register(commands: argparse._SubParsersAction) -> None:
 def cmd_claim(args: argparse.Namespace) -> int:
     # A database board picks the task itself: the claim reads no other task, unless --json
     # asks for what is derived from the whole board (its wave, its dependents).
+    from board import actions
+
     store = open_store(args, whole=args.json)
-    task = store.claim(args.agent, lease_seconds=args.lease, max_held=args.max)
+    task = actions.claim(store, args.agent, lease_seconds=args.lease, max_held=args.max, budget=budget_change(args))
     if task is None:
         if args.json:
             print_json(None)
         else:
             print("nothing is ready")
         return NOTHING_READY
-    budget = budget_change(args)
-    if budget is not None:
-        assert task.lease is not None
-        task = store.update(task.id, budget=budget, token=task.lease.token, actor=args.agent)
-    if args.json:
-        print_json(task_json(task, store.graph))
-    else:
-        assert task.lease is not None
-        print(f"{task.id}\t{task.lease.token}\t{task.subject}")
+    assert task.lease is not None
+    print_task(args, store, task, f"{task.id}\t{task.lease.token}\t{task.subject}")
     return 0
 
 
@@ -91,21 +80,17 @@ def cmd_heartbeat(args: argparse.Namespace) -> int:
 
 
 def cmd_release(args: argparse.Namespace) -> int:
+    from board import actions
+
     store = open_store(args, whole=args.json)  # JSON shows what is derived from the whole board
-    task = store.release(args.id, token=lease_token(args, args.id), force=args.force, actor=cli_actor(), reason=f"released by {cli_actor()}")
-    if args.json:
-        print_json(task_json(task, store.graph))
-    else:
-        print(f"#{task.id} {task.status}")
+    task = actions.release(store, args.id, who(args, args.id))
+    print_task(args, store, task, f"#{task.id} {task.status}")
     return 0
 
 
 def cmd_toolcall(args: argparse.Namespace) -> int:
     store = open_store(args, whole=args.json)  # JSON shows what is derived from the whole board
-    task = store.record_toolcall(args.id, args.tool, ok=not args.failed, ms=args.ms, files=args.files, agent=args.agent, token=lease_token(args, args.id))
-    if args.json:
-        print_json(task_json(task, store.graph))
-    else:
-        calls = task.tool_calls
-        print(f"#{task.id} {calls.total} tool call{'' if calls.total == 1 else 's'} ({calls.failed} failed)")
+    task = store.record_toolcall(args.id, args.tool, ok=not args.failed, ms=args.ms, files=args.files, agent=args.agent, token=lease_token(args.token, args.id))
+    calls = task.tool_calls
+    print_task(args, store, task, f"#{task.id} {calls.total} tool call{'' if calls.total == 1 else 's'} ({calls.failed} failed)")
     return 0

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from board import json_bounds
-from board.cli import add_command
+from board.cli.parser import add_command
 from board.cli.output import print_json
 from board.errors import BoardError
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from types import ModuleType
+from typing import Any
 
 from board import __version__
-import board.cli
 
 
 #: Which module of ``board.cli`` registers each command (tests/core/test_startup.py checks
@@ -80,7 +81,7 @@ def command_modules() -> list[ModuleType]:
     import pkgutil  # only the whole parser lists the package
 
     found = []
-    for info in pkgutil.iter_modules(board.cli.__path__):
+    for info in pkgutil.iter_modules([os.path.dirname(__file__)]):
         module = importlib.import_module(f"board.cli.{info.name}")
         if hasattr(module, "register"):
             found.append(module)
@@ -136,5 +137,5 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def add_command(commands: argparse._SubParsersAction, name: str, help: str, **kwargs: object) -> argparse.ArgumentParser:
+def add_command(commands: argparse._SubParsersAction, name: str, help: str, **kwargs: Any) -> argparse.ArgumentParser:
     return commands.add_parser(name, help=help, description=help, parents=[commands.common], **kwargs)  # type: ignore[attr-defined]

@@ -117,11 +117,12 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from board.coordinator.workers import CommandWorker, Simulation, SimulatedWorker
+    from board.coordinator.workers import CommandWorker, Simulation, SimulatedWorker, Worker
 
     command = _command(args)
     name = args.name or f"worker-{os.getpid()}"
     common = {"self_claim": not args.no_self_claim, "budget": budget_change(args)}
+    worker: Worker
     if args.simulate:
         low, high = args.task_seconds
         simulation = Simulation(seed=args.seed, fail_rate=args.fail_rate, toolcall_fail_rate=args.toolcall_fail_rate, min_seconds=low, max_seconds=max(low, high), time_scale=args.time_scale, min_steps=max(0, args.steps[0]), max_steps=max(0, args.steps[1]))

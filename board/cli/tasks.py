@@ -4,20 +4,17 @@
 from __future__ import annotations
 
 import argparse
-import getpass
-import os
 import sys
-from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from board.cli.parser import add_command
-from board.cli.arguments import add_budget_options, budget_change, label
-from board.cli.output import print_json, prompt, table, task_json
+from board.cli.arguments import add_budget_options, budget_change, label, task_id
+from board.cli.output import print_json, print_task
 from board.errors import BoardError
-from board.names import validate_id
-from board.priority import PRIORITY_RANK, Priority
+from board.identity import acting_user, lease_token
+from board.present import SORTS, prompt, select_tasks, shown_task, table, task_json, tokens_text
+from board.priority import Priority
 from board.status import Status
 
 # Building the parser must not load the store or pydantic (every command pays for what is
@@ -36,48 +33,17 @@ def open_store(args: argparse.Namespace, *, create: bool = False, whole: bool = 
     file for a command about one task), so it costs the same on a board of any size."""
     from board.store import Store
 
-    return Store.open(Path(args.workspace), actor=cli_actor(), create=create, whole=whole)
-
-
-def cli_actor() -> str:
-    """Who runs this command, for history: the agent a worker started (``BOARD_AGENT``), else
-    the person logged in."""
-    agent = os.environ.get("BOARD_AGENT")
-    if agent:
-        return agent
-    try:
-        name = getpass.getuser()
-    except Exception:
-        return "cli"
-    return name if name and name.replace("-", "").replace("_", "").replace(".", "").isalnum() else "cli"
-
-
-def lease_token(args: argparse.Namespace, task_id: str) -> int | None:
-    """``--token``, else the one board's worker gave the command it runs for this very task."""
-    if getattr(args, "token", None) is not None:
-        return args.token
-    if os.environ.get("BOARD_TASK_ID") == task_id:
-        try:
-            return int(os.environ.get("BOARD_LEASE_TOKEN", ""))
-        except ValueError:
-            return None
-    return None
+    return Store.open(Path(args.workspace), actor=acting_user(), create=create, whole=whole)
 
 
 def who(args: argparse.Namespace, task_id: str) -> actions.Who:
+    """Who runs the command, with the lease token it gives (or its worker gave it) for the task."""
     from board import actions
 
     return actions.Who(
-        cli_actor(), token=lease_token(args, task_id), force=getattr(args, "force", False),
+        acting_user(), token=lease_token(getattr(args, "token", None), task_id), force=getattr(args, "force", False),
         expected_version=getattr(args, "expect_version", None),
     )
-
-
-def task_id(value: str) -> str:
-    try:
-        return validate_id(value)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def progress_value(value: str) -> int:
@@ -228,10 +194,7 @@ def cmd_create(args: argparse.Namespace) -> int:
         task_id=args.new_id,
         budget=budget_change(args),
     )
-    if args.json:
-        print_json(task_json(task, store.graph))
-    else:
-        print(task.id)
+    print_task(args, store, task, task.id)
     return 0
 
 
@@ -247,10 +210,7 @@ def cmd_update(args: argparse.Namespace) -> int:
     # JSON shows what is derived from the board; plain fields alone concern the task alone.
     store = open_store(args, whole=args.json or change.touches_board())
     task = actions.update_task(store, args.id, change, who(args, args.id))
-    if args.json:
-        print_json(task_json(task, store.graph))
-    else:
-        print(f"#{task.id} {task.status} (version {task.version})")
+    print_task(args, store, task, f"#{task.id} {task.status} (version {task.version})")
     return 0
 
 
@@ -259,12 +219,7 @@ def cmd_answer(args: argparse.Namespace) -> int:
 
     store = open_store(args)
     task = actions.answer(store, args.id, args.text, who(args, args.id), requeue=args.requeue)
-    if args.json:
-        print_json(task_json(task, store.graph))
-    elif task.status == Status.PENDING:
-        print(f"#{task.id} answered; back in the queue")
-    else:
-        print(f"#{task.id} answered; back to {task.owner}")
+    print_task(args, store, task, f"#{task.id} answered; " + ("back in the queue" if task.status == Status.PENDING else f"back to {task.owner}"))
     return 0
 
 
@@ -273,10 +228,7 @@ def cmd_undo(args: argparse.Namespace) -> int:
 
     store = open_store(args)
     task = actions.undo_policy(store, args.id, who(args, args.id))
-    if args.json:
-        print_json(task_json(task, store.graph))
-    else:
-        print(f"#{task.id} {task.status}" + (f" ({task.owner})" if task.owner else ""))
+    print_task(args, store, task, f"#{task.id} {task.status}" + (f" ({task.owner})" if task.owner else ""))
     return 0
 
 
@@ -285,10 +237,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
     store = open_store(args)
     task = actions.delete(store, args.id, who(args, args.id))
-    if args.json:
-        print_json(task_json(task, store.graph))
-    else:
-        print(f"deleted #{task.id} ({task.subject}); 'board task restore {task.id}' brings it back")
+    print_task(args, store, task, f"deleted #{task.id} ({task.subject}); 'board task restore {task.id}' brings it back")
     return 0
 
 
@@ -297,15 +246,8 @@ def cmd_restore(args: argparse.Namespace) -> int:
 
     store = open_store(args)
     task = actions.restore(store, args.id, who(args, args.id))
-    if args.json:
-        print_json(task_json(task, store.graph))
-    else:
-        print(f"#{task.id} {task.status} (restored)")
+    print_task(args, store, task, f"#{task.id} {task.status} (restored)")
     return 0
-
-
-#: ``--sort`` orders: most urgent first, by id, most recently changed first.
-SORTS = ("priority", "id", "updated")
 
 
 def _listing_options(parser: argparse.ArgumentParser) -> None:
@@ -319,35 +261,6 @@ def _selected(store: Store, args: argparse.Namespace, tasks: list[Task]) -> list
     return select_tasks(
         store, tasks, status=args.status, owner=args.owner, labels=args.labels, ready=args.ready, sort=args.sort, include_hidden=args.all,
     )
-
-
-def select_tasks(
-    store: Store, tasks: list[Task], *, status: str | None = None, owner: str | None = None, labels: Sequence[str] = (),
-    ready: bool = False, sort: str = "id", include_hidden: bool = False,
-) -> list[Task]:
-    """The tasks ``task list`` shows for these filters, in this order (``SORTS``)."""
-    from board.graph import is_hidden
-
-    if not include_hidden:
-        tasks = [t for t in tasks if not is_hidden(t)]
-    if status:
-        tasks = [t for t in tasks if t.status == status]
-    if owner:
-        tasks = [t for t in tasks if t.owner == owner]
-    if labels:
-        in_use = sorted({name for t in store.tasks.values() for name in t.labels})
-        unknown = [name for name in labels if name not in in_use]
-        if unknown:
-            raise BoardError(f"no task on this board has the label {unknown[0]!r} (labels in use: {', '.join(in_use) or 'none'})")
-    for wanted in labels:
-        tasks = [t for t in tasks if wanted in t.labels]
-    if ready:
-        tasks = [t for t in tasks if store.graph.is_ready(t.id)]
-    if sort == "priority":
-        tasks = sorted(tasks, key=lambda t: PRIORITY_RANK[t.priority])  # stable: by id within a priority
-    elif sort == "updated":
-        tasks = sorted(tasks, key=lambda t: t.updated_at or t.created_at or datetime.min.replace(tzinfo=UTC), reverse=True)
-    return tasks
 
 
 def _print_tasks(store: Store, args: argparse.Namespace, tasks: list[Task], none: str, *, every_task: bool = False) -> None:
@@ -393,14 +306,11 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     store = open_store(args)
     task = store.get(args.id)
-    from board.claude.transcripts import task_tokens
-
-    tokens = task_tokens(store, task.id)
+    shown = shown_task(store, task)
+    tokens = shown["tokens"]
     if args.json:
-        print_json({**task_json(task, store.graph), "tokens": tokens})
+        print_json(shown)
         return 0
-    from board.cli.agents import tokens_text
-
     graph = store.graph
     lines = [
         f"#{task.id} {task.subject}",
@@ -433,15 +343,12 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _budget_text(store: Store, task: Task, tokens: dict) -> str:
+def _budget_text(store: Store, task: Task, tokens: dict[str, Any]) -> str:
     """``$2.00 / 500,000 tokens (43 % spent)``, ``... (the board's)``, or ``-``."""
     from board.budgets import Spend, budget_summary
-    from board.config import BoardSettings, load_settings
+    from board.config import settings_or_defaults
 
-    try:
-        default = load_settings(store.local_dir).budget.for_tasks()
-    except BoardError:
-        default = BoardSettings().budget.for_tasks()
+    default = settings_or_defaults(store.local_dir).budget.for_tasks()
     summary = budget_summary(task, Spend(tokens["total"], tokens["cost"]), default)
     return "-" if summary is None else f"{summary[0]} ({summary[1]:.0%} spent)"
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from board import actions
 from board.budgets import BudgetState
 from board.config import BoardSettings
-from board.model import Budget, PolicyMark, Task
+from board.model import Budget, Task
 from board.status import Status
 from board.store import Store
 
@@ -97,20 +98,12 @@ def decide_budget(task: Task, spent: BudgetState | None, agent_spent: BudgetStat
 
 
 def apply_policy(store: Store, decision: PolicyDecision, now: datetime, *, actor: str = "coordinator") -> Task:
-    """Set the status and the task's ``policy`` mark in one write.
+    """Set the status and the task's ``policy`` mark in one write (``actions.policy_move``).
 
     The coordinator acts with the lease's token as the decision read it: if the agent finished
     the task or the lease changed hands in between, the write is refused.
     """
-
-    def change(task: Task) -> None:
-        mark = PolicyMark(
-            name=decision.policy, status=decision.status, reason=decision.reason, fired_at=now,
-            at_total=decision.at_total, owner=task.owner, progress=task.progress, budget=decision.budget,
-        )
-        store.apply_status(task, decision.status)
-        if decision.status == Status.BLOCKED:
-            task.error = decision.reason
-        task.policy = mark
-
-    return store.mutate(decision.task, change, op=f"status:{decision.status} ({decision.reason})", actor=actor, token=decision.token)
+    return actions.policy_move(
+        store, decision.task, decision.status, actions.Who(actor, token=decision.token),
+        policy=decision.policy, reason=decision.reason, at_total=decision.at_total, fired_at=now, budget=decision.budget,
+    )

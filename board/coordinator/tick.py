@@ -165,7 +165,7 @@ def reclaim_expired_leases(store: Store, margin: timedelta = timedelta(0)) -> li
     if not any(t.status == Status.IN_PROGRESS and t.lease is not None and t.lease.expires_at <= now for t in store.tasks.values()):
         return []  # judged on the freshly synced index: no need to make every writer wait on the lock
     mark = store.history_mark()
-    reclaimed = store.reclaim_expired(actor=COORDINATOR, margin=margin)
+    reclaimed = actions.reclaim_expired(store, Who(COORDINATOR), margin=margin)
     if not reclaimed:
         return []
     # One fact, one place: the reason is the one in the history line, read from where we began.

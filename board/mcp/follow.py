@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Iterator
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -32,9 +34,12 @@ from board.errors import BoardError
 from board.store.atomic import stat_stamp
 from board.watch import BoardWatcher, WatchBatch
 
+from board.mcp.served import PROMPT_URI, ServedBoard, task_of_uri
+
 if TYPE_CHECKING:
-    from board.mcp.server import ServedBoard, BoardServer
-    from board.store.postgres.follow import Heard
+    from mcp.server import MCPServer
+
+    from board.store.postgres.follow import DatabaseFollower, Heard
 
 log = logging.getLogger(__name__)
 #: Events can be lost (an overflowing queue): every file is stat'ed again this often, and
@@ -57,7 +62,7 @@ class BoardFollower:
         self._last: dict[str, str | None] = {}
         layout = board.store.layout
         #: A database board is followed by its server's notifications, a board in files by a watcher.
-        self._database: Any = None  # a DatabaseFollower
+        self._database: DatabaseFollower | None = None
         self._watcher: BoardWatcher | None = None
         url = getattr(board.store, "url", None)
         if url is not None:
@@ -82,8 +87,6 @@ class BoardFollower:
 
     def problem_with(self, uri: str) -> str | None:
         """Why ``uri`` names no board resource, or None."""
-        from board.mcp.server import PROMPT_URI, task_of_uri
-
         if uri == PROMPT_URI:
             return None
         try:
@@ -138,10 +141,15 @@ class BoardFollower:
         await anyio.to_thread.run_sync(self._follow_batches, abandon_on_cancel=True)
 
     def _follow_batches(self) -> None:
-        batches = self._database.batches() if self._database is not None else self._watcher.batches()  # type: ignore[union-attr]
-        for batch in batches:
+        looks: Iterator[Callable[[], list[tuple[str, ServerSession | None]]]]
+        if self._database is not None:
+            looks = (partial(self._changed_after_heard, heard) for heard in self._database.batches())
+        else:
+            assert self._watcher is not None
+            looks = (partial(self._changed_after, batch) for batch in self._watcher.batches())
+        for look in looks:
             try:
-                changed = self._changed_after_heard(batch) if self._database is not None else self._changed_after(batch)
+                changed = look()
             except (BoardError, OSError) as error:  # a board being rewritten under us: the next batch reads it again
                 log.warning("could not read the board's changes: %s", error)
                 continue
@@ -236,7 +244,7 @@ def follow_listen_streams(follower: BoardFollower) -> Any:
     return watching
 
 
-def serve_legacy_subscriptions(server: BoardServer, follower: BoardFollower) -> None:
+def serve_legacy_subscriptions(server: MCPServer, follower: BoardFollower) -> None:
     """Serve 2025-era ``resources/subscribe`` and ``resources/unsubscribe``."""
 
     async def subscribe(ctx: ServerRequestContext[Any, Any], params: SubscribeRequestParams) -> EmptyResult:

@@ -1,24 +1,20 @@
 """``board mcp``: the board as MCP tools and resources, served on stdio.
 
 Each tool does what its command does, through the same calls (``board.actions``, the store), and
-answers with the JSON that command prints with ``--json`` (``board.cli.output``): an agent over
+answers with the JSON that command prints with ``--json`` (``board.present``): an agent over
 MCP and an agent in a shell meet the same rules and read the same documents. A refusal is a tool
 error carrying the command's one line; nothing changes on disk and the server carries on.
 
-The MCP SDK is imported here only, so no other command pays for loading it.
+The MCP SDK is imported here and in ``served`` and ``follow`` only, so no other command pays for
+loading it.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import signal
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Literal, Self, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self, TypedDict
 
 import anyio
 from mcp.server import MCPServer
@@ -28,27 +24,19 @@ from mcp.shared.message import SessionMessage
 from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from pydantic import Field, ValidationError
 
-from board import __version__, actions
-from board.agents import AgentRecord, read_agent, register_agent, write_agent
-from board.cli.arguments import agent_name, label
-from board.cli.output import prompt, task_json
-from board.cli.tasks import cli_actor, lease_token, select_tasks, task_id
-from board.errors import BoardError, TaskNotFound, os_error_line
-from board.graph import by_id, is_hidden
+from board import __version__, actions, values
+from board.errors import BoardError, TaskNotFound
+from board.graph import by_id
+from board.identity import acting_user, lease_token
 from board.mcp.follow import BoardFollower, follow_listen_streams, serve_legacy_subscriptions
-from board.model import Task, utcnow
+from board.messaging import send_message
+from board.mcp.served import PROMPT_URI, TASK_URI, ServedBoard, checked
+from board.model import Task
+from board.present import select_tasks, shown_task, task_json
 from board.priority import Priority
 from board.reservations import MODES
 from board.status import Status
 from board.store import DEFAULT_LEASE_SECONDS, Store
-from board.store.side import AgentRecords
-
-PROMPT_URI = "board://prompt"
-TASK_URI = "board://task/{id}"
-#: How often an agent's record is rewritten while it keeps calling: the dashboard shows its
-#: heartbeat's age in seconds, and a write per call would double the cost of a tool call. What a
-#: call changed meanwhile is written by the follower's next look (``flush``), within seconds.
-RECORD_EVERY_SECONDS = 1.0
 
 INSTRUCTIONS = """\
 A task board shared by a team of agents. Take work with `claim`: the task comes back in progress
@@ -60,11 +48,17 @@ a person, `task_update` status waiting with a `question`. If claim says you alre
 `board_prompt` is the whole board in a few lines. A refused call is a tool error whose text says
 why and what to do; it changed nothing."""
 
-Result = TypeVar("Result")
-# Literal choices come from the enums, so a new status or priority reaches the schema too.
-StatusName = Literal[tuple(s.value for s in Status)]  # type: ignore[valid-type]
-PriorityName = Literal[tuple(p.value for p in Priority)]  # type: ignore[valid-type]
-ModeName = Literal[MODES]  # type: ignore[valid-type]
+# Literal choices come from the enums, so a new status or priority reaches the schema too. A
+# type checker cannot read a Literal built at run time: it checks them as the strings they are
+# (the store refuses one that is not a status or a priority).
+if TYPE_CHECKING:
+    StatusName = str
+    PriorityName = str
+    ModeName = str
+else:
+    StatusName = Literal[tuple(s.value for s in Status)]
+    PriorityName = Literal[tuple(p.value for p in Priority)]
+    ModeName = Literal[MODES]
 Id = str | int
 Ids = Id | list[Id]
 Texts = str | list[str]
@@ -97,135 +91,9 @@ class Alerts(TypedDict):
     alerts: list[dict[str, Any]]
 
 
-class AgentActivity:
-    """The agents that call through this server, kept in the board's registry like any other
-    (``store.agent_records``), so the dashboard shows them: registered when a call first names
-    them, their heartbeat renewed by their calls, marked stopped when the server ends."""
-
-    def __init__(self, agent_records: AgentRecords) -> None:
-        self.agent_records = agent_records
-        self._records: dict[str, AgentRecord] = {}
-        self._written: dict[str, float] = {}
-        #: Agents whose record changed since it was last written.
-        self._unwritten: set[str] = set()
-
-    def called(self, name: str, holding: str | None, *, tool_call: bool = False) -> None:
-        now = utcnow()
-        record = self._records.get(name)
-        if record is None:
-            earlier = read_agent(self.agent_records, name)
-            record = self._records[name] = register_agent(self.agent_records, name, kind="mcp", now=now)
-            record.tool_calls = earlier.tool_calls if earlier is not None and earlier.kind == "mcp" else 0
-        moved = record.task != holding or record.stopped
-        record.task, record.stopped = holding, False
-        record.tool_calls += tool_call
-        record.heartbeat_at = now
-        self._unwritten.add(name)
-        if moved or now.timestamp() - self._written.get(name, 0.0) >= RECORD_EVERY_SECONDS:
-            self._write(record)
-
-    def flush(self) -> None:
-        """Write the records that calls changed since they were last written."""
-        for name in list(self._unwritten):
-            self._write(self._records[name])
-
-    def _write(self, record: AgentRecord) -> None:
-        write_agent(self.agent_records, record)
-        self._written[record.name] = record.heartbeat_at.timestamp()
-        self._unwritten.discard(record.name)
-
-    def stop(self) -> None:
-        """The server is ending: its agents stop with it (the dashboard shows them stopped, not silent)."""
-        for record in self._records.values():
-            record.stopped, record.task, record.heartbeat_at = True, None, utcnow()
-            try:
-                self._write(record)
-            except OSError:
-                pass
-
-
-class ServedBoard:
-    """One board served to MCP clients: the store, the lock every call takes, the agents."""
-
-    def __init__(self, workspace: Path) -> None:
-        self.store = Store.open(workspace, actor=cli_actor())
-        self.agents = AgentActivity(self.store.agent_records)
-        #: Tools run in worker threads and the follower in another: the store is one index.
-        self.lock = threading.Lock()
-        #: Who calls when a call names no agent (the CLI's rule: $BOARD_AGENT).
-        self.default_agent = os.environ.get("BOARD_AGENT") or None
-        self.touched = False
-
-    @contextmanager
-    def fresh(self) -> Iterator[Store]:
-        """The store, locked and caught up with every writer that went through a store (its
-        history log, read from where it was last read). Files changed behind the store's back
-        (an editor, Claude Code itself) reach the index through the follower's file watcher,
-        within milliseconds: a stat of every file on every call would cost more than the call
-        (10 ms at 2,000 tasks). Writes re-read their task under the lock whatever the index says."""
-        with self.lock:
-            self.store.sync()
-            self.store.sync_tool_calls()  # calls are logged, not written: those on work in progress
-            #: Something may have changed that the follower's next look must render.
-            self.touched = True
-            yield self.store
-
-    def call(self, agent: str | None, work: Callable[[Store, str | None], Result], *, tool_call: bool = False) -> Result:
-        """Run one tool: refusals become tool errors carrying the command line's message, and an
-        agent named by the call (or $BOARD_AGENT) is kept in the registry once the call succeeded."""
-        try:
-            name = checked(agent_name, agent or self.default_agent, "agent") if (agent or self.default_agent) else None
-            with self.fresh() as store:
-                result = work(store, name)
-                if name is not None:
-                    held = [t.id for t in store.held_by(name) if t.lease is not None and t.lease.owner == name]
-                    try:
-                        self.agents.called(name, held[0] if held else None, tool_call=tool_call)
-                    except OSError:
-                        pass  # the call was made: a registry that cannot be written must not report it failed
-                return result
-        except BoardError as error:
-            raise ToolError(str(error)) from None
-        except OSError as error:
-            raise ToolError(os_error_line(error)) from None
-
-    def render(self, uri: str) -> str | None:
-        """What reading ``uri`` gives now (call with the lock held), or None for a task that is not there."""
-        if uri == PROMPT_URI:
-            return prompt([t for t in by_id(self.store.tasks) if not is_hidden(t)], self.store.graph)
-        wanted = task_of_uri(uri)
-        task = self.store.tasks.get(wanted)
-        if task is None:
-            return None
-        from board.claude.transcripts import task_tokens
-
-        shown = {**task_json(task, self.store.graph), "tokens": task_tokens(self.store, task.id)}  # as task show --json
-        return json.dumps(shown, ensure_ascii=False, indent=2)
-
-    def close(self) -> None:
-        self.agents.stop()
-        self.store.close()
-
-
-def task_of_uri(uri: str) -> str:
-    """The task id a ``board://task/{id}`` address names, checked as the command line checks it."""
-    prefix = TASK_URI.removesuffix("{id}")
-    if not uri.startswith(prefix):
-        raise BoardError(f"'{uri}' is not a board resource: read {PROMPT_URI} or {TASK_URI}")
-    return checked(task_id, uri.removeprefix(prefix), "id")
-
-
-def checked(parse: Callable[[str], str], value: Any, what: str) -> str:
-    """A value checked by the command line's own argument parser, refused with its message."""
-    try:
-        return parse(str(value))
-    except argparse.ArgumentTypeError as error:
-        raise BoardError(f"{what}: {error}") from None
-
-
 def id_list(value: Ids | None, what: str) -> list[str]:
-    values = value if isinstance(value, list) else [] if value is None else [value]
-    return [checked(task_id, v, what) for v in values]
+    given = value if isinstance(value, list) else [] if value is None else [value]
+    return [checked(values.task_id, v, what) for v in given]
 
 
 def text_list(value: Texts | None) -> list[str]:
@@ -233,11 +101,13 @@ def text_list(value: Texts | None) -> list[str]:
 
 
 def label_list(value: Texts | None, what: str = "label") -> list[str]:
-    return [checked(label, v, what) for v in text_list(value)]
+    return [checked(values.label, v, what) for v in text_list(value)]
 
 
-def token_for(token: int | None, task: str) -> int | None:
-    return lease_token(argparse.Namespace(token=token), task)
+def mover(name: str | None, token: int | None, task_id: str, *, expected_version: int | None = None) -> actions.Who:
+    """Who moves the task: the calling agent (else the server's user), with the token it gives,
+    or the one its worker gave it for this task."""
+    return actions.Who(name or acting_user(), token=lease_token(token, task_id), expected_version=expected_version)
 
 
 def whole(store: Store, task: Task) -> dict[str, Any]:
@@ -359,9 +229,9 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
         def create(store: Store, name: str | None) -> dict[str, Any]:
             task = store.create(
                 subject, description=description, active_form=active_form, blocked_by=id_list(blocked_by, "blocked_by"),
-                blocks=id_list(blocks, "blocks"), priority=priority, parent=checked(task_id, parent, "parent") if parent is not None else None,
-                files=text_list(files), labels=label_list(label), task_id=checked(task_id, id, "id") if id is not None else None,
-                actor=name or cli_actor(),
+                blocks=id_list(blocks, "blocks"), priority=priority, parent=checked(values.task_id, parent, "parent") if parent is not None else None,
+                files=text_list(files), labels=label_list(label), task_id=checked(values.task_id, id, "id") if id is not None else None,
+                actor=name or acting_user(),
             )
             return whole(store, task)
 
@@ -393,11 +263,8 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
     def task_show(id: Annotated[Id, TASK]) -> dict[str, Any]:
         """One task (board task show --json): its whole document plus `derived`, and the tokens
         of the messages agents sent while on it, priced (`tokens`)."""
-        from board.claude.transcripts import task_tokens
-
         def show(store: Store, name: str | None) -> dict[str, Any]:
-            task = store.get(checked(task_id, id, "id"))
-            return {**whole(store, task), "tokens": task_tokens(store, task.id)}
+            return shown_task(store, store.get(checked(values.task_id, id, "id")))
 
         return board.call(None, show)
 
@@ -428,7 +295,7 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
         dependencies, labels, text, or the question it waits on. Returns it as task_show does."""
 
         def update(store: Store, name: str | None) -> dict[str, Any]:
-            wanted = checked(task_id, id, "id")
+            wanted = checked(values.task_id, id, "id")
             change = actions.TaskChange(
                 status=status, owner=owner, progress=progress, subject=subject, description=description, active_form=active_form,
                 priority=priority, error=error, question=question, files=text_list(files) if files is not None else None,
@@ -436,8 +303,7 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
                 add_blocked_by=id_list(add_blocked_by, "add_blocked_by"), add_blocks=id_list(add_blocks, "add_blocks"),
                 remove_blocked_by=id_list(remove_blocked_by, "remove_blocked_by"), remove_blocks=id_list(remove_blocks, "remove_blocks"),
             )
-            who = actions.Who(name or cli_actor(), token=token_for(token, wanted), expected_version=expect_version)
-            return whole(store, actions.update_task(store, wanted, change, who))
+            return whole(store, actions.update_task(store, wanted, change, mover(name, token, wanted, expected_version=expect_version)))
 
         return board.call(agent, update)
 
@@ -451,7 +317,7 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
         whose `token` (in task.lease) you pass to every change. `task` is null when nothing is ready."""
 
         def take(store: Store, name: str | None) -> Claimed:
-            taken = store.claim(needed(name), lease_seconds=lease, max_held=max)
+            taken = actions.claim(store, needed(name), lease_seconds=lease, max_held=max)
             return {"task": None if taken is None else whole(store, taken)}
 
         return board.call(agent, take)
@@ -462,7 +328,11 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
         lease: Annotated[float | None, Field(ge=1, le=86400, description="a new length for the leases (default: each keeps its own)")] = None,
     ) -> Renewed:
         """Renew every lease the agent holds (board heartbeat --json); send it every third of the lease."""
-        return board.call(agent, lambda store, name: {"renewed": [t.id for t in store.heartbeat(needed(name), lease_seconds=lease)]})
+
+        def renew(store: Store, name: str | None) -> Renewed:
+            return {"renewed": [t.id for t in store.heartbeat(needed(name), lease_seconds=lease)]}
+
+        return board.call(agent, renew)
 
     @tool()
     def release(
@@ -473,8 +343,8 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
         """Give a task in progress back to the queue (board release --json)."""
 
         def give_back(store: Store, name: str | None) -> dict[str, Any]:
-            wanted = checked(task_id, id, "id")
-            return whole(store, actions.release(store, wanted, actions.Who(name or cli_actor(), token=token_for(token, wanted))))
+            wanted = checked(values.task_id, id, "id")
+            return whole(store, actions.release(store, wanted, mover(name, token, wanted)))
 
         return board.call(agent, give_back)
 
@@ -491,8 +361,8 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
         """Record a tool call an agent made for a task (board toolcall --json)."""
 
         def record(store: Store, name: str | None) -> dict[str, Any]:
-            wanted = checked(task_id, id, "id")
-            task = store.record_toolcall(wanted, tool, ok=not failed, ms=ms, files=text_list(file), agent=name, token=token_for(token, wanted))
+            wanted = checked(values.task_id, id, "id")
+            task = store.record_toolcall(wanted, tool, ok=not failed, ms=ms, files=text_list(file), agent=name, token=lease_token(token, wanted))
             return whole(store, task)
 
         return board.call(agent, record, tool_call=True)
@@ -511,7 +381,7 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
 
         def hold(store: Store, name: str | None) -> Reservations:
             seconds = ttl if ttl is not None else load_settings(store.local_dir).alerts.reservation_ttl_seconds
-            made = reserve_files(store, checked(task_id, id, "id"), text_list(path), agent=name, mode=mode, ttl_seconds=seconds)
+            made = reserve_files(store, checked(values.task_id, id, "id"), text_list(path), agent=name, mode=mode, ttl_seconds=seconds)
             return {"reservations": [{"path": r.path, **r.to_dict()} for r in made]}
 
         return board.call(agent, hold)
@@ -544,8 +414,8 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
         on it. A person brings it back with board task restore."""
 
         def delete(store: Store, name: str | None) -> dict[str, Any]:
-            wanted = checked(task_id, id, "id")
-            return whole(store, actions.delete(store, wanted, actions.Who(name or cli_actor(), token=token_for(token, wanted))))
+            wanted = checked(values.task_id, id, "id")
+            return whole(store, actions.delete(store, wanted, mover(name, token, wanted)))
 
         return board.call(agent, delete)
 
@@ -561,15 +431,7 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
         format and under its lock."""
 
         def send(store: Store, name: str | None) -> dict[str, Any]:
-            from board.agents import list_agents
-            from board.claude.teams import append_message, find_recipient
-            from board.roster import board_teams
-
-            layout = store.layout
-            teams = board_teams(layout.workspace, layout.tasks_dir, layout.name, list_agents(store.agent_records))
-            recipient = find_recipient(to, teams, team_name=team)
-            sent = append_message(recipient.team, recipient.member.name, name or cli_actor(), text, summary=summary)
-            return {"team": recipient.team.name, "to": recipient.member.name, "inbox": str(recipient.team.inbox_path(recipient.member.name)), "message": sent}
+            return send_message(store, to, name or acting_user(), text, summary=summary, team=team)
 
         return board.call(agent, send)
 

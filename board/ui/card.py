@@ -16,6 +16,7 @@ from board.alerts import Alert, Severity
 from board.budgets import Spend
 from board.graph import TaskGraph
 from board.model import Priority, Task, by_policy
+from board.present import format_age, progress_bar
 from board.status import Status
 from board.text import printable
 
@@ -29,18 +30,6 @@ STATE_SYMBOLS = {
     "blocked": "⊘", "failed": "✗", "completed": "✓", "cancelled": "–",
 }
 BADGES = {Status.PAUSED: "PAUSED", Status.WAITING: "NEEDS YOU", Status.BLOCKED: "BLOCKED", Status.FAILED: "FAILED", Status.CANCELLED: "CANCELLED"}
-
-
-def format_age(seconds: float) -> str:
-    """Compact age: 45s, 12m, 5h, 3d."""
-    seconds = max(0, int(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m"
-    if seconds < 48 * 3600:
-        return f"{seconds // 3600}h"
-    return f"{seconds // 86400}d"
 
 
 def age_anchor(task: Task) -> datetime | None:
@@ -57,15 +46,6 @@ def age_anchor(task: Task) -> datetime | None:
 def task_age(task: Task, now: datetime) -> str:
     anchor = age_anchor(task)
     return format_age((now - anchor).total_seconds()) if anchor else ""
-
-
-def progress_bar(percent: int, width: int) -> tuple[str, str]:
-    """The filled and empty parts of a bar ``width`` cells wide (eighths for the edge)."""
-    width = max(0, width)
-    eighths = round(percent / 100 * width * 8)
-    full, part = divmod(eighths, 8)
-    filled = "█" * full + ("" if part == 0 or full >= width else " ▏▎▍▌▋▊▉"[part])
-    return filled, "░" * (width - len(filled))
 
 
 @dataclass

@@ -20,7 +20,7 @@ from board import actions
 from tests.conftest import BOTH_BACKENDS, files_only
 from board.actions import Who
 from board.cli import main
-from board.cli.output import prompt, table, task_json
+from board.present import prompt, table, task_json
 from board.config import BoardSettings
 from board.coordinator.policies import apply_policy, decide_policy
 from board.errors import BoardError, LeaseHeld, NotReady, StaleLease

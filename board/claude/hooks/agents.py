@@ -156,9 +156,9 @@ def identify(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str,
         name = agent_name(f"{parent.name[:30]}-{agent_name(kind or 'subagent')[:24]}-{short}")
         return Who(name, "subagent", parent=parent.name, agent_type=kind)
     if identity is not None:
-        team = payload.get("team_name")
-        team = team if isinstance(team, str) and team else None
-        return Who(identity[0], "teammate", team=team, agent_type=_member_type(named_team(environ, team), identity[0]))
+        team_name = payload.get("team_name")
+        team_name = team_name if isinstance(team_name, str) and team_name else None
+        return Who(identity[0], "teammate", team=team_name, agent_type=_member_type(named_team(environ, team_name), identity[0]))
     return session_agent(board, payload, environ)
 
 

@@ -75,7 +75,8 @@ def _reserved_by_other(board: HookBoard, path: str, agent: str, task: str | None
         return None
     if not isinstance(data, dict) or data.get("path") != path:
         return None
-    holders = data.get("holders") if isinstance(data.get("holders"), list) else [data]
+    listed = data.get("holders")
+    holders = listed if isinstance(listed, list) else [data]
     for holder in holders:
         if not isinstance(holder, dict) or holder.get("mode", "write") != "write":
             continue

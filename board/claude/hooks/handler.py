@@ -17,9 +17,10 @@ from pathlib import Path
 
 from board import json_bounds
 from board.claude.hooks.agents import Who, adopt_name, agents_of_session, attribute, bind_session, identify, named_in_command, recorded_activity, recorded_todos, task_of, update_agent
+from board.claude.hooks.endpoint import MAX_PAYLOAD_BYTES
 from board.claude.hooks.guard import Blocked, check_write
+from board.claude.hooks.hook_log import note
 from board.claude.hooks.where import HookBoard, event_task_list, find_board
-from board.store import confine
 from board.toolcall_log import FILE_TOOLS, MAX_TOOL_NAME, append_call, call_record
 from board.workspace_files import workspace_file
 
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 
 #: How long a call waits for a log's lock before it gives up (and is noted in the hook log).
 LOCK_WAIT_SECONDS = 1.0
-MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
 
 if TYPE_CHECKING:
     Handler = Callable[[HookBoard, Mapping[str, Any], Mapping[str, str], datetime], None]
@@ -86,28 +86,12 @@ def start_hook_server(board: HookBoard | None, payload: Mapping[str, Any]) -> No
     ports = http_ports(cwd)
     if not ports:
         return
-    from board.claude.hooks.server import ensure_server
+    from board.claude.hooks.endpoint import ensure_server
 
     for port in ports:
         problem = ensure_server(port)
         if problem is not None:
             note(board, f"{payload.get('hook_event_name')}: board's http hooks: {problem}")
-
-
-def note(board: HookBoard | None, line: str) -> None:
-    """One line in the hook log; if even that fails, nothing (the agent must not notice)."""
-    try:
-        if board is not None:
-            path = board.state_dir / "logs" / "hook.log"
-        else:
-            cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-            path = Path(cache) / "board" / "hook.log"
-        confine.make_folders(path.parent)
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        with open(path, "a", encoding="utf-8", opener=confine.opener) as log:
-            log.write(f"{stamp} {' '.join(line.split())[:500]}\n")
-    except BaseException:  # noqa: BLE001
-        pass
 
 
 def _iso(now: datetime) -> str:

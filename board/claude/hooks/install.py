@@ -20,11 +20,13 @@ import re
 import shlex
 import shutil
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from board import json_bounds
 from board.errors import BoardError
+from board.claude.hooks.endpoint import CARRIED, ENV_HEADER, HOST, PATH, port_problem
 from board.claude.hooks.where import claude_home
 from board.toolcall_log import FILE_TOOLS
 
@@ -67,15 +69,13 @@ def hook_command() -> str:
 
 
 def hook_url(port: int) -> str:
-    return f"http://127.0.0.1:{port}/board/hook"
+    return f"http://{HOST}:{port}{PATH}"
 
 
 def http_hook(port: int) -> dict:
     """The entry that POSTs an event to board's server on ``port``, with the environment the
     command hook would have read in headers (Claude Code fills each from its own environment,
     the one its command hooks get; only the names listed in ``allowedEnvVars``)."""
-    from board.claude.hooks.server import CARRIED, ENV_HEADER
-
     return {
         "type": "http",
         "url": hook_url(port),
@@ -215,11 +215,7 @@ def free_port() -> int:
 def http_ports(workspace: Path) -> list[int]:
     """The ports of board's http hooks in every settings file a session in ``workspace`` reads."""
     found: list[int] = []
-    for path in settings_files(workspace):
-        try:
-            settings = read_settings(path)
-        except BoardError:
-            continue
+    for _, settings in readable_settings(workspace):
         found += [port for port in _ports(settings) if port not in found]
     return found
 
@@ -265,15 +261,21 @@ def settings_files(workspace: Path) -> list[Path]:
     return [workspace / ".claude" / "settings.json", workspace / ".claude" / "settings.local.json", claude_home(os.environ) / "settings.json"]
 
 
+def readable_settings(workspace: Path) -> Iterator[tuple[Path, dict]]:
+    """Each settings file of ``settings_files`` with what it holds; one that cannot be read is
+    passed over (``board hooks install`` says why)."""
+    for path in settings_files(workspace):
+        try:
+            yield path, read_settings(path)
+        except BoardError:
+            continue
+
+
 def installed_hooks(workspace: Path) -> list[InstalledHooks]:
     """board's hooks in each settings file that has some (one entry per command it names);
     a settings file that cannot be read is left out (``board hooks install`` says why)."""
     found = []
-    for path in settings_files(workspace):
-        try:
-            settings = read_settings(path)
-        except BoardError:
-            continue
+    for path, settings in readable_settings(workspace):
         by_command: dict[str, list[str]] = {}
         hooks = settings.get("hooks") or {}
         for event, groups in hooks.items():
@@ -292,7 +294,6 @@ def installed_hooks(workspace: Path) -> list[InstalledHooks]:
 
 def _server_state(port: int) -> tuple[str | None, str]:
     from board.claude.hooks import loopback
-    from board.claude.hooks.server import port_problem
 
     problem = port_problem(port)
     if problem is not None:

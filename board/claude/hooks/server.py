@@ -11,7 +11,7 @@ the kernel says its own user holds (``loopback.peer_uid``); any other is refused
 body is read. A stop by the guard is answered as Claude Code's PreToolUse ``deny`` with the
 guard's reason, which Claude Code hands the model as it is.
 
-The session's start (and each prompt) makes sure a server listens (``ensure_server``): one is
+The session's start (and each prompt) makes sure a server listens (``endpoint.ensure_server``): one is
 started, detached, when none does; it exits on its own after ``IDLE_SECONDS`` without a call.
 """
 
@@ -19,40 +19,21 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import threading
 import time
 from collections.abc import Mapping
+from email.message import Message
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from pathlib import Path
 from socketserver import TCPServer, ThreadingMixIn
 
 from board.claude.hooks import loopback
-from board.claude.hooks.handler import MAX_PAYLOAD_BYTES, apply_event, note
+from board.claude.hooks.endpoint import CARRIED, ENV_HEADER, HOST, MAX_PAYLOAD_BYTES, PATH, port_problem, servers_dir
+from board.claude.hooks.handler import apply_event
+from board.claude.hooks.hook_log import note
 
-HOST = "127.0.0.1"
-PATH = "/board/hook"
-#: Headers carrying the hook's environment: ``Board-Env-<NAME>``, one per name in ``CARRIED``.
-ENV_HEADER = "Board-Env-"
-#: What ``find_board``, ``identify`` and ``task_of`` read from a hook's environment on the
-#: events served here (TaskCompleted's ``BOARD_LEASE_TOKEN`` stays with its command hook).
-#: Never ``BOARD_DB``: a database URL may hold a password, and whoever holds the port while no
-#: server of ours does reads the headers. The tool-call events do not need it (the board's
-#: ``[store] url`` says it is a database's; the guard and the counts read the local files).
-CARRIED = ("BOARD_AGENT", "BOARD_TASK_ID", "BOARD_WORKSPACE", "CLAUDE_CODE_TASK_LIST_ID", "CLAUDE_CONFIG_DIR", "CLAUDE_PROJECT_DIR", "HOME")
 #: A quiet server exits after this long; the next session's start (or prompt) starts another.
 IDLE_SECONDS = 30 * 60
-#: How long the session's start waits for a server it started to listen.
-START_WAIT_SECONDS = 10.0
-
-
-def servers_dir(environ: Mapping[str, str] = os.environ) -> Path:
-    """Where each running server keeps its pid (``<port>.json``), under the user's cache."""
-    cache = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "board" / "hook-servers"
-
-
 class HookServer(ThreadingMixIn, HTTPServer):
     daemon_threads = True
     allow_reuse_address = True  # a port left in TIME_WAIT by the last server; never a live listener
@@ -64,7 +45,7 @@ class HookServer(ThreadingMixIn, HTTPServer):
     def server_bind(self) -> None:
         # HTTPServer's own looks up the host's full name, which can take seconds; it is not used.
         TCPServer.server_bind(self)
-        self.server_name, self.server_port = self.server_address[:2]
+        self.server_name, self.server_port = HOST, self.socket.getsockname()[1]
 
 
 class HookRequest(BaseHTTPRequestHandler):
@@ -77,7 +58,8 @@ class HookRequest(BaseHTTPRequestHandler):
     def setup(self) -> None:
         super().setup()
         # Once per connection: every request on it comes from the same socket, the same user.
-        self.own_user = loopback.peer_uid(self.client_address[:2], self.server.server_address[:2]) == os.getuid()
+        client_host, client_port = self.client_address[:2]
+        self.own_user = loopback.peer_uid((str(client_host), client_port), (HOST, self.server.server_port)) == os.getuid()
 
     def do_POST(self) -> None:
         self.server.last_call = time.monotonic()
@@ -116,7 +98,7 @@ class HookRequest(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-def hook_environment(headers: Mapping[str, str]) -> dict[str, str]:
+def hook_environment(headers: Mapping[str, str] | Message) -> dict[str, str]:
     """The hook's environment as its headers carry it. Claude Code fills an unset variable with
     "", which every reader takes for unset, so it is left out."""
     environ = {}
@@ -166,44 +148,6 @@ def serve(port: int, *, idle_seconds: float = IDLE_SECONDS) -> int:
         except (OSError, ValueError):
             pass
     return 0
-
-
-def port_problem(port: int) -> str | None:
-    """Why board's hooks on ``port`` cannot reach board: another user's process listens there
-    (its owner could read every event and answer in board's place), or the system cannot say
-    who connects (no ``/proc/net/tcp``), so the server would answer nobody. None: the port is
-    this user's (served, or free for the next session to serve)."""
-    if not loopback.available():
-        return f"this system does not say who holds a connection ({loopback.PROC_NET_TCP} is not readable), so board's server answers nobody; run 'board hooks install --command'"
-    holder = loopback.listener_uid(port)
-    if holder is not None and holder != os.getuid():
-        return f"port {port} of {HOST} is held by another user's process (uid {holder}), not by board's server: calls reach board only at the session's end (from its transcript) and writes are not guarded; run 'board hooks install --port N' with a free port"
-    return None
-
-
-def ensure_server(port: int) -> str | None:
-    """Make sure this user's server listens on ``port``: start one, detached, when nothing
-    does, and wait until it listens. The problem when it cannot, else None."""
-    holder = loopback.listener_uid(port)
-    if holder == os.getuid():
-        return None
-    problem = port_problem(port)
-    if problem is not None:
-        return problem
-    # The server serves every session of the user: nothing of this one's identity goes with it.
-    environ = {key: value for key, value in os.environ.items() if key not in CARRIED or key == "HOME"}
-    subprocess.Popen(
-        [sys.executable, "-m", "board.claude.hooks.server", str(port)],
-        env=environ, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True, close_fds=True, cwd="/",
-    )  # fmt: skip
-    deadline = time.monotonic() + START_WAIT_SECONDS
-    while time.monotonic() < deadline:
-        holder = loopback.listener_uid(port)
-        if holder is not None:
-            return None if holder == os.getuid() else port_problem(port)
-        time.sleep(0.02)
-    return f"board's server did not listen on {HOST}:{port} within {START_WAIT_SECONDS:.0f} s"
 
 
 if __name__ == "__main__":  # started by ensure_server: the port, and nothing else

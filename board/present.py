@@ -1,0 +1,203 @@
+"""How tasks, tokens and ages are shown, the same way by every front end: the task document
+with what is derived from the board (``--json`` and the MCP tools), the task table, the
+compact prompt an agent keeps in its context, and the short texts for ages and costs.
+
+Light to import (the command line loads it before every task command): the store, the model
+and the graph are read from what is passed in, never imported here at run time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from board.errors import BoardError
+from board.priority import PRIORITY_RANK
+from board.status import Status
+from board.text import shortened
+
+if TYPE_CHECKING:
+    from board.graph import TaskGraph
+    from board.model import Task
+    from board.store import Store
+
+PROMPT_MARKERS = {
+    Status.PENDING: "[ ]",
+    Status.IN_PROGRESS: "[>]",
+    Status.COMPLETED: "[x]",
+    Status.BLOCKED: "[!]",
+    Status.FAILED: "[!]",
+    Status.PAUSED: "[=]",
+    Status.WAITING: "[?]",
+    Status.CANCELLED: "[-]",
+}
+
+
+def task_json(task: Task, graph: TaskGraph) -> dict[str, Any]:
+    """The task document plus what is derived from the board (never stored)."""
+    from board.model import task_to_dict
+
+    data = task_to_dict(task)
+    data["derived"] = {
+        "ready": graph.is_ready(task.id),
+        "progress": graph.progress(task),
+        "openBlockers": graph.open_blockers(task),
+        "wave": graph.waves().get(task.id),
+        "dependents": sorted(graph.dependents(task.id)),
+    }
+    return data
+
+
+def display_status(task: Task, graph: TaskGraph) -> str:
+    if task.status == Status.PENDING:
+        return "ready" if graph.is_ready(task.id) else "waiting-deps"
+    return str(task.status)
+
+
+def table(tasks: Iterable[Task], graph: TaskGraph, unreadable: Mapping[str, str] | None = None) -> str:
+    """The task list as columns; ``unreadable`` (id -> why) adds a row for each task whose file
+    board cannot read, so that no task is ever silently missing from the list."""
+    tasks = list(tasks)
+    labelled = any(task.labels for task in tasks)  # the column shows only where labels are used
+    rows = [("ID", "STATUS", "PRI", "OWNER", "PROG", "CALLS", "BLOCKED BY", *(("LABELS",) if labelled else ()), "SUBJECT")]
+    for task in tasks:
+        calls = str(task.tool_calls.total) + (f" ({task.tool_calls.failed} failed)" if task.tool_calls.failed else "")
+        open_ids = graph.open_blockers(task) if task.status == Status.PENDING else []
+        rows.append(
+            (
+                task.id,
+                display_status(task, graph),
+                str(task.priority),
+                task.owner or "-",
+                f"{graph.progress(task)}%",
+                calls,
+                ",".join(open_ids) or "-",
+                *((",".join(task.labels) or "-",) if labelled else ()),
+                task.subject,
+            )
+        )
+    for task_id, reason in sorted((unreadable or {}).items()):
+        rows.append((task_id, "unreadable", "-", "-", "-", "-", "-", *(("-",) if labelled else ()), f"(its file cannot be read: {reason})"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[-1] for row in rows]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def prompt(tasks: list[Task], graph: TaskGraph) -> str:
+    """Seed 002's compact list an agent keeps in its context."""
+    lines = []
+    for task in tasks:
+        line = f"{PROMPT_MARKERS[task.status]} #{task.id} {task.subject}"
+        notes = []
+        if task.status == Status.PENDING:
+            open_ids = graph.open_blockers(task)
+            if open_ids:
+                notes.append("blocked by " + ", ".join(f"#{b}" for b in open_ids))
+        elif task.status not in (Status.COMPLETED,):
+            notes.append(str(task.status))
+        if task.owner and task.status != Status.COMPLETED:
+            notes.append(f"@{task.owner}")
+        progress = graph.progress(task)
+        if task.status not in (Status.COMPLETED, Status.CANCELLED) and progress:
+            notes.append(f"{progress}%")
+        if task.tool_calls.total:
+            notes.append(f"{task.tool_calls.total} tool call{'' if task.tool_calls.total == 1 else 's'}")
+        if notes:
+            line += " (" + ", ".join(notes) + ")"
+        lines.append(line)
+        if task.status == Status.WAITING and task.question:
+            lines.append(f"    asks: {shortened(' '.join(task.question.split()), 200)}")
+        elif task.answer and task.status == Status.IN_PROGRESS:
+            lines.append(f"    answered: {shortened(' '.join(task.answer.split()), 200)}")
+    lines.append(progress_line(tasks, graph))
+    return "\n".join(lines)
+
+
+def progress_line(tasks: list[Task], graph: TaskGraph) -> str:
+    total = len(tasks)
+    done = sum(1 for t in tasks if t.status == Status.COMPLETED)
+    active = sum(1 for t in tasks if t.status == Status.IN_PROGRESS)
+    ready = sum(1 for t in tasks if graph.is_ready(t.id))
+    percent = round(100 * done / total) if total else 0
+    return f"Progress: {done}/{total} completed ({percent}%), {active} in progress, {ready} ready"
+
+
+#: ``--sort`` orders: most urgent first, by id, most recently changed first.
+SORTS = ("priority", "id", "updated")
+
+
+def select_tasks(
+    store: Store, tasks: list[Task], *, status: str | None = None, owner: str | None = None, labels: Sequence[str] = (),
+    ready: bool = False, sort: str = "id", include_hidden: bool = False,
+) -> list[Task]:
+    """The tasks ``task list`` shows for these filters, in this order (``SORTS``)."""
+    from board.graph import is_hidden
+
+    if not include_hidden:
+        tasks = [t for t in tasks if not is_hidden(t)]
+    if status:
+        tasks = [t for t in tasks if t.status == status]
+    if owner:
+        tasks = [t for t in tasks if t.owner == owner]
+    if labels:
+        in_use = sorted({name for t in store.tasks.values() for name in t.labels})
+        unknown = [name for name in labels if name not in in_use]
+        if unknown:
+            raise BoardError(f"no task on this board has the label {unknown[0]!r} (labels in use: {', '.join(in_use) or 'none'})")
+    for wanted in labels:
+        tasks = [t for t in tasks if wanted in t.labels]
+    if ready:
+        tasks = [t for t in tasks if store.graph.is_ready(t.id)]
+    if sort == "priority":
+        tasks = sorted(tasks, key=lambda t: PRIORITY_RANK[t.priority])  # stable: by id within a priority
+    elif sort == "updated":
+        tasks = sorted(tasks, key=lambda t: t.updated_at or t.created_at or datetime.min.replace(tzinfo=UTC), reverse=True)
+    return tasks
+
+
+def task_tokens(store: Store, task_id: str) -> dict[str, Any]:
+    """The tokens of the messages agents sent while on the task, priced (``board.prices.summary``)."""
+    from board.claude.transcripts import read_tokens, task_tokens_path
+    from board.config import settings_or_defaults
+    from board.prices import summary
+
+    return summary(read_tokens(task_tokens_path(store.state_dir, task_id)), settings_or_defaults(store.local_dir).model_prices())
+
+
+def shown_task(store: Store, task: Task) -> dict[str, Any]:
+    """One task as ``task show --json`` and MCP's ``task_show`` give it: ``task_json`` and its
+    priced ``tokens``."""
+    return {**task_json(task, store.graph), "tokens": task_tokens(store, task.id)}
+
+
+def tokens_text(tokens: Mapping[str, Any]) -> str:
+    """``1.2k tokens $0.03`` (``-`` for none): input, output and cache tokens together."""
+    if not tokens["total"]:
+        return "-"
+    total = tokens["total"]
+    amount = f"{total / 1_000_000:.1f}M" if total >= 1_000_000 else f"{total / 1000:.1f}k" if total >= 1000 else str(total)
+    from board.prices import cost_text
+
+    return f"{amount} {cost_text(tokens)}"
+
+
+def format_age(seconds: float) -> str:
+    """Compact age: 45s, 12m, 5h, 3d."""
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m"
+    if seconds < 48 * 3600:
+        return f"{seconds // 3600}h"
+    return f"{seconds // 86400}d"
+
+
+def progress_bar(percent: int, width: int) -> tuple[str, str]:
+    """The filled and empty parts of a bar ``width`` cells wide (eighths for the edge)."""
+    width = max(0, width)
+    eighths = round(percent / 100 * width * 8)
+    full, part = divmod(eighths, 8)
+    filled = "█" * full + ("" if part == 0 or full >= width else " ▏▎▍▌▋▊▉"[part])
+    return filled, "░" * (width - len(filled))
