@@ -32,8 +32,6 @@ IDLE_ALERT = "agent.idle_with_task"
 class AgentKeys(TaskKeys):
     """m and A, and the agents panel's and agent screen's requests, for ``BoardApp``."""
 
-    #: Whether the dashboard writes nothing (the host's).
-    readonly: bool
     #: Whether the side panels were shown just to reach a panel (hidden again after).
     _panels_shown_for_alerts: bool
 
@@ -102,7 +100,7 @@ class AgentKeys(TaskKeys):
             if text:
                 self.send_message(team, entry.name, text)
 
-        self.push_screen(MessageScreen(entry.name, team, prepared=prepared, why=why), chosen)
+        self.push_screen(MessageScreen(entry.name, team, prepared=prepared, why=why, cursor_blink=self.live_clock), chosen)
 
     def on_agents_panel_open_agent(self, message: AgentsPanel.OpenAgent) -> None:
         from board.ui.screens.agent import AgentScreen

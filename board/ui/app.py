@@ -11,7 +11,6 @@ from __future__ import annotations
 import gc
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
@@ -30,7 +29,6 @@ from board.store import Store
 from board.alerts import Alert, Severity, alerts_by_task
 from board.ui.board_alerts import AlertsFollower, StoreSnapshot, severity_counts
 from board.ui.board_feed import FeedEvents, feed_files, follow_database
-from board.ui.card import money, tokens_short
 from board.ui.lanes import Lane, display_state
 from board.ui.agent_keys import AgentKeys
 from board.ui.messages import AgentsChanged, AgentsShown, AlertsChanged, AlertsShown, BoardChanged, LogsShown, SpendChanged, TaskLogChanged, TasksShown
@@ -113,10 +111,6 @@ class BoardApp(AgentKeys, App[None]):
         Binding("q", "quit", "Quit", id="app.quit"),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="view.clear_filter"),
     ]
-    #: Actions on the selected task, hidden on screens that show no task.
-    TASK_ACTIONS = frozenset({"details", "start", "pause", "retry", "cancel", "assign", "undo_policy", "answer", "message", "filter", "toggle_view", "toggle_cancelled"})
-    #: Actions that write to the board, disabled with --readonly.
-    WRITE_ACTIONS = frozenset({"start", "pause", "retry", "cancel", "assign", "undo_policy", "answer", "message"})
 
     def __init__(
         self,
@@ -211,7 +205,7 @@ class BoardApp(AgentKeys, App[None]):
                 yield GraphView(self.graph, self.view, select=self.select, id="graph")
             with Vertical(id="side"):
                 yield AgentsPanel(self.now, id="agents")
-                yield AlertsPanel(id="alerts")
+                yield AlertsPanel(readonly=self.readonly, id="alerts")
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -423,20 +417,8 @@ class BoardApp(AgentKeys, App[None]):
 
     def _update_header(self) -> None:
         loading = "" if self.loaded else f"loading… {len(self.graph):,} tasks read"
-        hint = ""
-        if self._connection_problem is not None:
-            hint = f"reconnecting… {self._connection_problem}"
-        elif self.loaded and not self.graph and not self.session.layout.exists():
-            hint = f"{self.session.layout.tasks_dir} is gone (deleted or moved); the board comes back when it does"
-        elif self.loaded and not self.graph:
-            hint = 'no tasks yet: add one with  board task create "Subject"'
-        elif self.loaded and self.task_query and not len(self.lanes):
-            hint = "no task matches the filter (escape clears it)"
-        counts = self.lanes.counts
-        unreadable = sum(1 for alert in self.alerts if alert.kind == "file.invalid" and alert.tasks)
-        if unreadable:  # a task whose file cannot be read is on no card: the header counts it
-            counts = counts + Counter(unreadable=unreadable)
-        self.header_bar.show_counts(counts, loading, hint)
+        hint = self.session.hint(loaded=self.loaded, connection_problem=self._connection_problem, filtered=bool(self.task_query))
+        self.header_bar.show_counts(self.session.counts(), loading, hint)
         view = "graph" if self.query_one(ContentSwitcher).current == "graph" else "kanban"
         parts = [view]
         if self.task_query.text:
@@ -445,12 +427,10 @@ class BoardApp(AgentKeys, App[None]):
             parts.append("showing cancelled")
         if self.readonly:
             parts.append("READ-ONLY")
-        if self.view.spend:  # the board's estimated cost so far (tokens, for models without a price)
-            usd = sum(s.usd for s in self.view.spend.values())
-            parts.append(f"{money(usd) if usd else tokens_short(sum(s.tokens for s in self.view.spend.values()))} spent")
-        self.header_bar.show_alert_counts(severity_counts(self.alerts))
-        self.header_bar.title_text = printable(" · ".join(filter(None, (self.workspace.name or str(self.workspace), self.session.kept_in))))
-        self.header_bar.detail_text = " · ".join(parts) + " "
+        parts.append(self.session.spent())
+        self.header_bar.show_alert_counts(severity_counts(self.session.alerts))
+        self.header_bar.title_text = self.session.title()
+        self.header_bar.detail_text = " · ".join(filter(None, parts)) + " "
 
     def _announce_questions(self, asking: list[Task]) -> None:
         """A task started waiting for a person: say what it asks (and ring, if board.toml says so)."""
@@ -671,7 +651,7 @@ class BoardApp(AgentKeys, App[None]):
         from board.ui.screens.filter import FilterScreen
 
         labels = {name for task in self.graph.tasks.values() for name in task.labels}
-        self.push_screen(FilterScreen(self.task_query.text, labels), self.set_filter)
+        self.push_screen(FilterScreen(self.task_query.text, labels, cursor_blink=self.live_clock), self.set_filter)
 
     def action_clear_filter(self) -> None:
         if self.task_query.text:
@@ -710,17 +690,4 @@ class BoardApp(AgentKeys, App[None]):
     def action_help(self) -> None:
         from board.ui.screens.help import HelpScreen
 
-        self.push_screen(HelpScreen())
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if self.readonly and action in self.WRITE_ACTIONS:
-            return False
-        if action in self.TASK_ACTIONS and not getattr(self.screen, "ACTS_ON_TASKS", True):
-            return False
-        if action == "answer":
-            task = self.selected_task
-            return task is not None and task.status == Status.WAITING
-        if action == "message":
-            task = self.selected_task
-            return task is not None and bool(task.owner) and any(task.owner == m.name for t in self.session.teams for m in t.members)
-        return True
+        self.push_screen(HelpScreen(read_only_actions=self.WRITE_ACTIONS if self.readonly else frozenset()))

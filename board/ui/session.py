@@ -12,6 +12,7 @@ from __future__ import annotations
 import getpass
 import itertools
 import threading
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -34,7 +35,8 @@ from board.store import FileStore, Layout, Store, detect_layout
 from board.store.base import database_url
 from board.ui.board_alerts import AlertsFollower
 from board.ui.board_state import DisplayedBoard
-from board.ui.card import CardView
+from board.text import printable
+from board.ui.card import CardView, money, tokens_short
 from board.ui.lanes import Lanes
 
 TYPE_CHECKING = False
@@ -230,6 +232,37 @@ class BoardSession:
         except (OSError, ValueError):
             checkpoints = []
         return TaskLogs(records[-history:], made[-calls:], checkpoints)
+
+    # -- the header ---------------------------------------------------------------------------
+
+    def title(self) -> str:
+        """The workspace's name, and where the board is kept when that is not its files."""
+        return printable(" · ".join(filter(None, (self.workspace.name or str(self.workspace), self.kept_in))))
+
+    def hint(self, *, loaded: bool, connection_problem: str | None, filtered: bool) -> str:
+        """Why the board shows nothing, or cannot be followed right now ("" when all is well)."""
+        if connection_problem is not None:
+            return f"reconnecting… {connection_problem}"
+        if loaded and not self.graph and not self.layout.exists():
+            return f"{self.layout.tasks_dir} is gone (deleted or moved); the board comes back when it does"
+        if loaded and not self.graph:
+            return 'no tasks yet: add one with  board task create "Subject"'
+        if loaded and filtered and not len(self.lanes):
+            return "no task matches the filter (escape clears it)"
+        return ""
+
+    def counts(self) -> Counter[str]:
+        """Tasks per display state; a task whose file cannot be read is on no card, so counted apart."""
+        unreadable = sum(1 for alert in self.alerts if alert.kind == "file.invalid" and alert.tasks)
+        return self.lanes.counts + Counter(unreadable=unreadable) if unreadable else self.lanes.counts
+
+    def spent(self) -> str:
+        """The board's estimated cost so far (tokens, for models without a price); "" before any."""
+        spend = self.view.spend.values()
+        if not spend:
+            return ""
+        usd = sum(s.usd for s in spend)
+        return f"{money(usd) if usd else tokens_short(sum(s.tokens for s in spend))} spent"
 
     # -- agents -------------------------------------------------------------------------------
 

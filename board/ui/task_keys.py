@@ -62,8 +62,16 @@ class CursorMoved:
 class TaskKeys(KeysHost):
     """start, pause, retry, cancel, assign, answer and undo, for ``BoardApp``."""
 
+    #: Actions on the selected task, hidden on screens that show no task.
+    TASK_ACTIONS = frozenset({"details", "start", "pause", "retry", "cancel", "assign", "undo_policy", "answer", "message", "filter", "toggle_view", "toggle_cancelled"})
+    #: Actions that write to the board, disabled with --readonly.
+    WRITE_ACTIONS = frozenset({"start", "pause", "retry", "cancel", "assign", "undo_policy", "answer", "message"})
+
     #: The board the keys act on (the host's).
     session: BoardSession
+    #: Whether the dashboard writes nothing, and whether its cursors blink (the host's).
+    readonly: bool
+    live_clock: bool
     #: Tasks this dashboard is writing (task id -> when): their moves keep the selection.
     _moves_made_here: dict[str, float]
     #: When the key being handled was pressed (None between keys).
@@ -86,6 +94,21 @@ class TaskKeys(KeysHost):
     def selected_task(self) -> Task | None:
         selected = self.session.view.selected
         return self.session.graph.tasks.get(selected) if selected else None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Write keys are off on a read-only board, task keys on screens that show no task;
+        w shows on a waiting task only, m on a team member's."""
+        if self.readonly and action in self.WRITE_ACTIONS:
+            return False
+        if action in self.TASK_ACTIONS and not getattr(self.screen, "ACTS_ON_TASKS", True):
+            return False
+        if action == "answer":
+            task = self.selected_task
+            return task is not None and task.status == Status.WAITING
+        if action == "message":
+            task = self.selected_task
+            return task is not None and bool(task.owner) and any(task.owner == m.name for t in self.session.teams for m in t.members)
+        return True
 
     def cursor_moved_by_board(self, away_from: str) -> None:
         """The dashboard selected another card in place of ``away_from`` (which moved or went)."""
@@ -223,7 +246,7 @@ class TaskKeys(KeysHost):
                 seconds = self.session.settings.lease.seconds
                 self._act(task, "answer", lambda store, who: actions.answer(store, task.id, text, who, lease_seconds=seconds))
 
-        self.push_screen(AnswerScreen(task, self._answer_goes_to(task)), answered)
+        self.push_screen(AnswerScreen(task, self._answer_goes_to(task), cursor_blink=self.live_clock), answered)
 
     def _refused(self, move: str, task: Task) -> bool:
         """Say why ``move`` cannot be made on ``task``, if it cannot (no dialog opens then)."""
