@@ -1,8 +1,9 @@
 """The keys that change a task: each makes a move of the shared action layer (``board.actions``),
 as the person at the keyboard, on the task they saw when they pressed it.
 
-Writes run in a worker thread through the dashboard's store; success shows at once (the task the
-store returns is posted as ``BoardChanged``), a refusal is one notification and nothing changes.
+Writes run in a worker thread through the session (``BoardSession.write``, under its lock);
+success shows at once (the task the store returns is posted as ``BoardChanged``), a refusal is
+one notification and nothing changes.
 
 A key reaches its binding a moment after it was pressed (longer on a busy machine), and agents
 move cards meanwhile. Cursor keys select at once (``KanbanBoard.select_task``), so a key typed
@@ -36,6 +37,8 @@ from board.ui.lanes import LANE_TITLES
 from board.ui.messages import BoardChanged
 from board.ui.session import BoardSession, local_user
 
+# The mixins' host: to mypy an ``App`` (every Textual call they make is checked against it); at
+# run time nothing, as ``BoardApp`` brings ``App`` itself.
 if TYPE_CHECKING:
     from textual.app import App
 
