@@ -2,36 +2,52 @@
 under the cursor, or the member an idle alert names, with a nudge prepared) and ``A`` moves into
 the agents panel. A message is appended to the member's inbox in a worker thread, under Claude
 Code's lock; a refusal is one notification and nothing is written.
+
+``AgentKeys`` builds on ``TaskKeys`` (a key's target, a refusal) for ``BoardApp``, and reads the
+agents, teams and inboxes through the session.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual import work
 
 from board.alerts import Alert
-from board.claude.teams import append_message, why_not_messageable
-from board.errors import BoardError, os_error_line
-from board.roster import RosterEntry, build_roster, nudge_text
+from board.claude.teams import why_not_messageable
+from board.errors import BoardError, BoardUnavailable, os_error_line
+from board.roster import RosterEntry, nudge_text
 from board.text import printable
-from board.ui.task_keys import local_user
+from board.ui.messages import AgentsChanged, SpendChanged
+from board.ui.task_keys import TaskKeys
 from board.ui.widgets.agents_panel import AgentsPanel
 from board.ui.widgets.alerts_panel import AlertsPanel
+
+if TYPE_CHECKING:
+    from board.ui.screens.agent import AgentScreen
 
 IDLE_ALERT = "agent.idle_with_task"
 
 
-class AgentKeys:
-    """For ``BoardApp`` (a mixin: Textual looks for a binding's action on the app)."""
+class AgentKeys(TaskKeys):
+    """m and A, and the agents panel's and agent screen's requests, for ``BoardApp``."""
 
-    def roster(self) -> list[RosterEntry]:
-        return build_roster(self.agents, self.teams, self.owned.as_mapping(), self.now(), self.settings.agent_stale_after, self.inboxes)
+    #: Whether the side panels were shown just to reach a panel (hidden again after).
+    _panels_shown_for_alerts: bool
 
-    def roster_entry(self, name: str, team: str | None) -> RosterEntry | None:
-        return next((e for e in self.roster() if e.name == name and (team is None or e.team == team)), None)
-
-    def owner_entry(self, owner: str) -> RosterEntry | None:
-        """The team member a task's owner is (the first team's, if several have the name)."""
-        return next((e for e in self.roster() if e.name == owner and e.member_of_team), None)
+    def _post_agents(self) -> None:
+        """Read the agents, teams and inboxes, then what each task spent; post what changed.
+        Called from the board's feed (a worker thread) and after a message is sent."""
+        try:
+            reading = self.session.read_agents()
+        except BoardUnavailable:
+            return  # the panel keeps what it shows; the reconnect posts the agents again
+        if reading is not None:
+            self.post_message(AgentsChanged.of(reading))
+            self.session.alerts_follower.wake()  # a member going idle or back to work is an alert's business
+        spend = self.session.read_spend()
+        if spend is not None:
+            self.post_message(SpendChanged(spend))
 
     # -- keys ---------------------------------------------------------------------------------
 
@@ -53,7 +69,7 @@ class AgentKeys:
         if not task.owner:
             self._refuse(f"#{task.id} has no owner to write to")
             return
-        entry = self.owner_entry(task.owner)
+        entry = self.session.owner_entry(task.owner)
         if entry is None:
             self._refuse(f"#{task.id}'s owner {task.owner} is not a member of a Claude Code team working on this board, so it has no inbox")
             return
@@ -74,7 +90,8 @@ class AgentKeys:
             self._refuse(why_not_messageable(entry.name))
             return
         about = tasks if tasks is not None else (entry.tasks if entry.idle_with_task else ())
-        held = [self.graph.tasks[t] for t in about if t in self.graph.tasks]
+        shown = self.session.graph.tasks
+        held = [shown[t] for t in about if t in shown]
         prepared = nudge_text(entry.name, held) if held else ""
         why = f"{entry.name} is idle while {', '.join('#' + t.id for t in held)} {'is' if len(held) == 1 else 'are'} in progress under its name" if held else ""
         team = entry.team
@@ -83,18 +100,18 @@ class AgentKeys:
             if text:
                 self.send_message(team, entry.name, text)
 
-        self.push_screen(MessageScreen(entry.name, team, prepared=prepared, why=why), chosen)
+        self.push_screen(MessageScreen(entry.name, team, prepared=prepared, why=why, cursor_blink=self.live_clock), chosen)
 
     def on_agents_panel_open_agent(self, message: AgentsPanel.OpenAgent) -> None:
         from board.ui.screens.agent import AgentScreen
 
-        self.push_screen(AgentScreen(message.entry.name, message.entry.team))
+        self.push_screen(AgentScreen(message.entry.name, message.entry.team, self.session))
 
     def on_agents_panel_message_agent(self, message: AgentsPanel.MessageAgent) -> None:
         self.message_agent(message.entry)
 
-    def on_agents_panel_left(self, message: AgentsPanel.Left) -> None:
-        self._leave_alerts()
+    def on_agent_screen_message_agent(self, message: AgentScreen.MessageAgent) -> None:
+        self.message_agent(message.entry)
 
     def on_alerts_panel_message_agent(self, message: AlertsPanel.MessageAgent) -> None:
         self.nudge_from_alert(message.alert)
@@ -105,7 +122,7 @@ class AgentKeys:
             self._refuse("this alert names no idle team member to write to (m nudges from an agent.idle_with_task alert)")
             return
         team = alert.key.split(":")[1] if alert.key.count(":") >= 2 else None
-        entry = self.roster_entry(alert.agents[0], team)
+        entry = self.session.roster_entry(alert.agents[0], team)
         if entry is None:
             self._refuse(f"{alert.agents[0]} is no longer a member of a team working on this board")
             return
@@ -113,11 +130,8 @@ class AgentKeys:
 
     @work(thread=True, group="inbox-write")
     def send_message(self, team_name: str, name: str, text: str) -> None:
-        team = next((t for t in self.teams if t.name == team_name), None)
         try:
-            if team is None:
-                raise BoardError(f"team {team_name} is no longer working on this board")
-            append_message(team, name, local_user(), text)
+            self.session.send_message(team_name, name, text)
         except BoardError as error:
             self.call_from_thread(self._refuse, f"message to {name}: {error}")
             return

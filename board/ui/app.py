@@ -1,8 +1,9 @@
 """The live dashboard: a kanban (or graph) of the board in ``.tasks/``, updated as files change.
 
-Threads: one worker reads the board (first a full read in chunks, then watcher batches) with its
-own ``Store`` and posts ``BoardChanged`` messages; writes run in another worker through the same
-store, serialised by a lock. Only the app thread touches the displayed graph and widgets.
+Threads: one worker reads the board (first a full read in chunks, then watcher batches, see
+``board_feed``) through the session's store and posts ``BoardChanged`` messages; writes run in
+another worker through the same store, serialised by the session's lock. Only the app thread
+touches the displayed graph and widgets; screens get the session, not the app's attributes.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import gc
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
@@ -22,29 +22,18 @@ from textual.message import Message
 from textual.containers import Horizontal, Vertical
 from textual.widgets import ContentSwitcher
 
-from board.agents import AgentRecord, list_agents
-from board.budgets import Spend, SpendReader
-from board.claude.teams import Inbox, Team, read_inbox
-from board.config import BoardSettings, load_settings
-from board.errors import BoardError, BoardUnavailable
-from board.graph import TaskGraph
+from board.claude.teams import Team
 from board.model import Task, utcnow
-from board.roster import OwnedTasks, board_teams
 from board.status import Status
-from board.store import FileStore, Store, detect_layout
-from board.store.base import database_url
+from board.store import Store
 from board.alerts import Alert, Severity, alerts_by_task
-from board.store.atomic import stat_stamp
-from board.coordinator.presence import coordinator_heard_on
 from board.ui.board_alerts import AlertsFollower, StoreSnapshot, severity_counts
-from board.ui.board_state import DisplayedBoard
-from board.ui.card import CardView, money, tokens_short
-from board.ui.lanes import Lane, Lanes, display_state
+from board.ui.board_feed import FeedEvents, feed_files, follow_database
+from board.ui.lanes import Lane, display_state
 from board.ui.agent_keys import AgentKeys
-from board.claude.transcripts import agent_costs
 from board.ui.messages import AgentsChanged, AgentsShown, AlertsChanged, AlertsShown, BoardChanged, LogsShown, SpendChanged, TaskLogChanged, TasksShown
 from board.ui.palette import TaskCommands
-from board.ui.task_keys import HUMAN_ACTOR, TaskKeys
+from board.ui.session import BoardSession, unread_by_member
 from board.ui.task_filter import TaskQuery
 from board.ui.themes import DEFAULT_THEME, load_themes, remember_theme, remembered_theme
 from board.ui.widgets.agents_panel import AgentsPanel
@@ -53,12 +42,11 @@ from board.ui.widgets.board_header import BoardHeader
 from board.ui.widgets.key_footer import KeyFooter
 from board.ui.widgets.graph_view import GraphView
 from board.ui.widgets.kanban import KanbanBoard
-from board.watch import BoardWatcher
+from board.text import printable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from board.store.postgres.follow import DatabaseFollower
-from board.text import printable
+    from board.ui.screens.detail import DetailScreen
 
 #: The first read posts this many tasks first, so a huge board shows something at once, then
 #: posts the rest in chunks this size (each chunk re-sorts the lanes, so not too many).
@@ -74,28 +62,14 @@ PANELS_MIN_WIDTH = 130
 FLASH_SECONDS = 1.5
 #: How often ages and heartbeats on screen are brought up to date.
 CLOCK_SECONDS = 1.0
-#: A database board is followed by what its server announces; this catch-up is for a lost note.
-DATABASE_RECONCILE_SECONDS = 30.0
-#: Every reconcile stats each task file at least this often, even when the folder looks unchanged.
-FULL_RESCAN_SECONDS = 60.0
 #: New errors notified one by one, up to this many per update; the rest in one line.
 ERROR_NOTIFICATIONS = 3
-
-
-def unread_by_member(inboxes: dict[tuple[str, str], Inbox]) -> dict[str, int]:
-    """Unread messages by member name, for the mark on the cards its owner works on."""
-    unread: dict[str, int] = {}
-    for (_, name), inbox in inboxes.items():
-        if inbox.unread:
-            unread[name] = unread.get(name, 0) + inbox.unread
-    return unread
-
 
 #: The most tasks the graph view lays out: its layout grows faster than the board (4 s at
 #: 10,000 tasks, minutes at 100,000), so a bigger board is drawn filtered.
 GRAPH_MAX_TASKS = 20_000
 
-class BoardApp(TaskKeys, AgentKeys, App[None]):
+class BoardApp(AgentKeys, App[None]):
     """board's dashboard.
 
     | key | action |
@@ -137,10 +111,6 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         Binding("q", "quit", "Quit", id="app.quit"),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="view.clear_filter"),
     ]
-    #: Actions on the selected task, hidden on screens that show no task.
-    TASK_ACTIONS = frozenset({"details", "start", "pause", "retry", "cancel", "assign", "undo_policy", "answer", "message", "filter", "toggle_view", "toggle_cancelled"})
-    #: Actions that write to the board, disabled with --readonly.
-    WRITE_ACTIONS = frozenset({"start", "pause", "retry", "cancel", "assign", "undo_policy", "answer", "message"})
 
     def __init__(
         self,
@@ -160,43 +130,14 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         self.watch_files = watch
         self.live_clock = live_clock
         self.reconcile_seconds = reconcile_seconds
-        url = database_url(self.workspace)
-        self.store: Store
-        #: Where the board is kept, in the title, when it is not this workspace's files.
-        self.kept_in = ""
-        if url is not None:
-            from board.store.postgres.connect import describe
-            from board.store.postgres.store import PostgresStore
-
-            self.store = PostgresStore(url, self.workspace, actor=HUMAN_ACTOR)
-            self.layout_ = self.store.layout
-            self.kept_in = describe(url)
-        else:
-            self.layout_ = detect_layout(self.workspace)
-            self.store = FileStore(self.layout_, actor=HUMAN_ACTOR)
+        self.session = session = BoardSession(self.workspace, now=now)
+        self.settings = session.settings
+        #: What is on screen, the session's (the app alone changes them).
+        self.board, self.graph, self.lanes, self.view = session.board, session.graph, session.lanes, session.view
         #: Why the board cannot be followed right now (the database is unreachable), or None.
         self._connection_problem: str | None = None
-        self.store_lock = threading.Lock()
-        self._settings_problem: str | None = None
-        self.settings = self._load_settings()
-        #: What is on screen (Textual-free): ``graph`` and ``lanes`` are its, shared.
-        self.board = DisplayedBoard(TaskGraph(missing_blocker_done=self.layout_.missing_blocker_done), Lanes())
-        self.graph = self.board.graph
-        self.lanes = self.board.lanes
-        self.view = CardView(self.graph, now, states=self.lanes.states)
-        self.agents: list[AgentRecord] = []
-        #: The Claude Code teams working on the board, and their members' inboxes.
-        self.teams: list[Team] = []
-        self.inboxes: dict[tuple[str, str], Inbox] = {}
-        #: Tasks in progress by owner (the agents panel's current tasks, idle marks).
-        self.owned = OwnedTasks()
-        self.alerts: list[Alert] = []
-        #: Whether ``alerts`` are the ones a running coordinator stored.
-        self.alerts_from_coordinator = False
         #: Error alerts already announced, so each is notified once while it lasts.
         self._announced_errors: set[str] = set()
-        #: Set by the board reader when something changed that alerts depend on.
-        self.alerts_follower = AlertsFollower(self.store.alert_board_of_its_own(), self.store.local_dir, lambda: coordinator_heard_on(self.store))
         #: Whether the side panels were shown just to reach the alerts (hidden again after).
         self._panels_shown_for_alerts = False
         self.loaded = False
@@ -204,8 +145,6 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         self._all_done_announced = False
         #: True until the first alerts are on screen (tests wait for it).
         self._alerts_pending = True
-        self._watcher: BoardWatcher | None = None
-        self._follower: DatabaseFollower | None = None
         self._theme_problems: list[str] = []
         #: Whether the user hid the panels (None until they toggle them; until then the panels
         #: follow the terminal width).
@@ -216,21 +155,35 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         self._selected_before_filter: str | None = None
         #: Tasks this dashboard is writing (task id -> when): their moves keep the selection.
         self._moves_made_here: dict[str, float] = {}
-        #: The agents, teams and inboxes last sent to the panel (the reader posts only a change).
-        self._agents_posted: tuple[object, ...] | None = None
-        #: Reads each task's tokens (again only once its log grew); what it last posted.
-        self._spend_reader: SpendReader | None = None
-        self._spend_posted: dict[str, Spend] = {}
         self._register_themes()
 
-    # -- setup --------------------------------------------------------------------------------
+    # -- the session's, for a look from outside (tests, a debugger) ----------------------------
 
-    def _load_settings(self) -> BoardSettings:
-        try:
-            return load_settings(self.store.local_dir)
-        except BoardError as error:
-            self._settings_problem = str(error)
-            return BoardSettings()
+    @property
+    def store(self) -> Store:
+        return self.session.store
+
+    @property
+    def store_lock(self) -> threading.Lock:
+        return self.session.lock
+
+    @property
+    def alerts_follower(self) -> AlertsFollower:
+        return self.session.alerts_follower
+
+    @property
+    def teams(self) -> list[Team]:
+        return self.session.teams
+
+    @property
+    def alerts(self) -> list[Alert]:
+        return self.session.alerts
+
+    @property
+    def alerts_from_coordinator(self) -> bool:
+        return self.session.alerts_from_coordinator
+
+    # -- setup --------------------------------------------------------------------------------
 
     def _register_themes(self) -> None:
         loaded = load_themes()
@@ -252,7 +205,7 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
                 yield GraphView(self.graph, self.view, select=self.select, id="graph")
             with Vertical(id="side"):
                 yield AgentsPanel(self.now, id="agents")
-                yield AlertsPanel(id="alerts")
+                yield AlertsPanel(readonly=self.readonly, id="alerts")
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -266,8 +219,8 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         self._update_header()
         for problem in self._theme_problems:
             self.notify(printable(problem), title="Theme", severity="warning", timeout=8, markup=False)
-        if self._settings_problem:
-            self.notify(printable(self._settings_problem), title="Settings", severity="warning", timeout=8, markup=False)
+        if self.session.settings_problem:
+            self.notify(printable(self.session.settings_problem), title="Settings", severity="warning", timeout=8, markup=False)
         if self.live_clock:
             self.set_interval(CLOCK_SECONDS, self._tick)
         self._read_first_chunk()
@@ -283,36 +236,21 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         gc.disable()
         # Should the read never end (a database away for long), collect again all the same.
         self.set_timer(SETTLE_DEADLINE_SECONDS, self._settle_memory)
-        if self.in_database:
-            with self.store_lock:
-                self.store.start_reading()  # type: ignore[attr-defined]
-                changes, done = self.store.read_more(FIRST_CHUNK)  # type: ignore[attr-defined]
-                message = BoardChanged(tasks=[self.store.graph.tasks[i] for i in changes.changed], loaded=done)
-            self.on_board_changed(message)
-            self.call_after_refresh(self.follow_database, done)
+        if self.session.in_database:
+            page = self.session.read_database_page(FIRST_CHUNK, first=True)
+            self.on_board_changed(BoardChanged.of(page))
+            self.call_after_refresh(self.follow_database, page.loaded)
             return
-        files = list(self.layout_.task_files())
+        files = self.session.task_files()
         first, rest = files[:FIRST_CHUNK], files[FIRST_CHUNK:]
-        with self.store_lock:
-            changes = self.store.read_files(first)
-            tasks = [self.store.tasks[i] for i in changes.changed if i in self.store.tasks]
-            message = BoardChanged(tasks=tasks, loaded=not rest)
-        self.on_board_changed(message)
+        self.on_board_changed(BoardChanged.of(self.session.read_files(first, loaded=not rest)))
         # Start reading the rest once the first frame is out: the reader holds the GIL for most
         # of its work and would otherwise delay that frame by a third of a second.
         self.call_after_refresh(self.feed_board, rest)
 
-    @property
-    def in_database(self) -> bool:
-        return self.layout_.name == "postgres"
-
     def on_unmount(self) -> None:
         gc.enable()  # closed before the board was settled
-        self.alerts_follower.stop()
-        if self._watcher is not None:
-            self._watcher.stop()
-        if self._follower is not None:
-            self._follower.stop()
+        self.session.stop()
 
     def _tick(self) -> None:
         """Ages and heartbeat ages move with the clock, on an idle board too: only what is on
@@ -322,182 +260,46 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         side = self.query_one("#side")
         if side.display and not side.has_class("hidden"):
             self.query_one(AgentsPanel).refresh_ages()
-            self.alerts_panel.show_alerts(self.alerts, self.now(), from_coordinator=self.alerts_from_coordinator)
+            self.alerts_panel.show_alerts(self.session.alerts, self.now(), from_coordinator=self.session.alerts_from_coordinator)
 
     # -- reading the board (worker thread) ----------------------------------------------------
 
+    def _feed_events(self) -> FeedEvents:
+        """Where a feed (in a worker thread) reports: messages and calls to this thread."""
+        return FeedEvents(
+            board_read=lambda read: self.post_message(BoardChanged.of(read)),
+            agents_may_have_changed=self._post_agents,
+            logs_changed=lambda logs: self.post_message(TaskLogChanged(logs)),
+            connection=lambda problem: self.call_from_thread(self._show_connection, problem),
+        )
+
     @work(thread=True, exclusive=True, group="board-feed")
     def feed_board(self, files: list[tuple[str, str]]) -> None:
-        """Read ``files`` (the rest of the first read), then follow the watcher until unmount."""
-        bounds = [0, *range(LOAD_CHUNK, len(files), LOAD_CHUNK), len(files)]
-        for start, end in zip(bounds, bounds[1:]):
-            with self.store_lock:
-                changes = self.store.read_files(files[start:end])
-                tasks = [self.store.tasks[i] for i in changes.changed if i in self.store.tasks]
-                message = BoardChanged(tasks=tasks, loaded=end == len(files))
-            self.post_message(message)
-        self._post_agents()
-        self.alerts_follower.wake()
-        if not self.watch_files:
-            return
-        with self.store_lock:
-            # Catch the history offset up now, so the first write does not re-read the log.
-            self.store.sync()
-        layout = self.layout_
-        self._watcher = watcher = BoardWatcher(
-            layout.tasks_dir,
-            is_task_file=lambda path: layout.task_id_for(path) is not None,
-            state_dir=layout.state_dir,
-            reconcile_seconds=self.reconcile_seconds,
-        )
-        directory_seen: tuple[int, int, int] | None = None
-        full_rescan_at = time.monotonic()
-        heard = False  # events arrived since the last reconcile
-        for batch in watcher.batches():
-            changes = None
-            heard = heard or bool(batch.task_paths or batch.side_paths)
-            if batch.reconcile:
-                # The reconcile is for events the OS lost. A rename, create or delete moves the
-                # folder's mtime, and edits in place reach us as events: so a folder that did
-                # not change, or changed while events kept arriving, needs no stat of every file
-                # (at 30,000 tasks that stat is most of an idle dashboard's cost, and a stall
-                # for an edit that lands during it), except every FULL_RESCAN_SECONDS.
-                directory_now = stat_stamp(layout.tasks_dir)
-                unheard_change = directory_now != directory_seen and not heard
-                replaced = directory_now is None or directory_seen is None or directory_now[2] != directory_seen[2]  # inode
-                if unheard_change or replaced or time.monotonic() - full_rescan_at >= FULL_RESCAN_SECONDS:
-                    full_rescan_at = time.monotonic()
-                    with self.store_lock:
-                        changes = self.store.rescan()
-                directory_seen, heard = directory_now, False
-            # A tool call is a line in its task's log, not a write of the task file: re-read the
-            # task, whose counts include its log.
-            with self.store_lock:
-                more = self.store.reread(batch.task_paths | self.store.logged_task_paths(batch.side_paths))
-                ids = set(more.changed) | {i for p in batch.task_paths if (i := self.layout_.task_id_for(p))}
-                removed = set(more.removed)
-                if changes is not None:
-                    ids |= changes.changed
-                    removed |= changes.removed
-                present = [self.store.tasks[i] for i in ids if i in self.store.tasks]
-                gone = [i for i in ids | removed if i not in self.store.tasks]
-                invalid_changed = bool(more.invalid or (changes and changes.invalid))
-                message = BoardChanged(tasks=present, removed=gone)
-            if present or gone:
-                self.post_message(message)
-            # An idle board's reconcile finds nothing: then nothing is re-evaluated or redrawn
-            # (alerts that clear with time are re-checked every LOCAL_ALERTS_SECONDS anyway).
-            if present or gone or invalid_changed or batch.side_paths:
-                self.alerts_follower.wake()
-            if batch.reconcile or any(p.parent.name == "agents" for p in batch.side_paths):
-                self._post_agents()
-            logs = {p for p in batch.side_paths if p.name == "history.jsonl" or p.parent.name == "toolcalls"}
-            if logs:
-                self.post_message(TaskLogChanged(logs))
+        """Read ``files`` (the rest of the first read), then follow the files until unmount."""
+        feed_files(self.session, files, self._feed_events(), chunk=LOAD_CHUNK, watch=self.watch_files, reconcile_seconds=self.reconcile_seconds)
 
     @work(thread=True, exclusive=True, group="board-feed")
     def follow_database(self, read: bool = True) -> None:
-        """Read the rest of a database board a page at a time (unless ``read``), then follow it
-        by what its server announces (``DatabaseFollower``): re-read the tasks named, everything
-        after a reconnect, and catch up through history now and then. While the server is out
-        of reach the header says so; the board stays on screen."""
-        from board.store.postgres.connect import DatabaseUnavailable
-        from board.store.postgres.follow import DatabaseFollower
-
-        reread_all = False  # the first read was cut off: read the board again once reconnected
-        try:
-            while not read:
-                with self.store_lock:
-                    changes, read = self.store.read_more(LOAD_CHUNK)  # type: ignore[attr-defined]
-                    message = BoardChanged(tasks=[self.store.graph.tasks[i] for i in changes.changed], loaded=read)
-                self.post_message(message)
-        except DatabaseUnavailable as error:
-            self.call_from_thread(self._show_connection, str(error))
-            reread_all = True
-
-        self._post_agents()
-        self.alerts_follower.wake()
-        if not self.watch_files:
-            return
-        self._follower = follower = DatabaseFollower(self.store.url, reconcile_seconds=DATABASE_RECONCILE_SECONDS)  # type: ignore[attr-defined]
-        for heard in follower.batches():
-            if heard.lost is not None:
-                self.call_from_thread(self._show_connection, heard.lost)
-                continue
-            try:
-                with self.store_lock:
-                    whole = heard.back or heard.everything or reread_all
-                    if whole:
-                        # The tasks that did not change stay the objects on screen: the board
-                        # is not held twice, and only what changed is applied.
-                        changes = self.store.reload()  # type: ignore[attr-defined]
-                    else:
-                        changes = self.store.reread_tasks(heard.task_ids)  # type: ignore[attr-defined]
-                        if heard.reconcile:
-                            changes.merge(self.store.sync())
-                    ids = changes.changed | changes.removed
-                    present = [self.store.tasks[i] for i in ids if i in self.store.tasks]
-                    gone = sorted(i for i in ids if i not in self.store.tasks)
-                    message = BoardChanged(tasks=present, removed=gone, loaded=whole)
-            except DatabaseUnavailable as error:
-                self.call_from_thread(self._show_connection, str(error))
-                continue
-            if heard.back or reread_all:
-                reread_all = False
-                self.call_from_thread(self._show_connection, None)
-            if present or gone or whole:
-                self.post_message(message)
-            if present or gone or heard.side:
-                self.alerts_follower.wake()
-            if "agents" in heard.side or heard.back:
-                self._post_agents()
+        """Read the rest of a database board (unless ``read``), then follow it until unmount."""
+        follow_database(self.session, read, self._feed_events(), chunk=LOAD_CHUNK, watch=self.watch_files)
 
     def _show_connection(self, problem: str | None) -> None:
         """Say in the header that the database is out of reach (None: it is back)."""
         self._connection_problem = problem
         self._update_header()
 
-    def _post_agents(self) -> None:
-        """Read the registered agents, the teams working on the board and their inboxes (teams
-        live outside the board's folders, so the reconcile looks at them too); post a change."""
-        layout = self.layout_
-        try:
-            agents = list_agents(self.store.agent_records)
-        except BoardUnavailable:
-            return  # the panel keeps what it shows; the reconnect posts the agents again
-        teams = board_teams(layout.workspace, layout.tasks_dir, layout.name, agents)
-        inboxes = {(team.name, member.name): read_inbox(team, member.name) for team in teams for member in team.members if member.messageable}
-        costs = agent_costs(layout.state_dir, [a.name for a in agents] + [m.name for team in teams for m in team.members], self.settings.model_prices())
-        reading = (agents, teams, inboxes, costs)
-        if reading != self._agents_posted:
-            self._agents_posted = reading
-            self.post_message(AgentsChanged(agents, teams, inboxes, costs))
-            self.alerts_follower.wake()  # a member going idle or back to work is an alert's business
-        self._post_spend()
-
-    def _post_spend(self) -> None:
-        """Read what each task spent; post a change. Tokens are logged for a task and its agent
-        in the same look, so the agent's log changing (which wakes ``_post_agents``) is the cue."""
-        prices = self.settings.model_prices()
-        if self._spend_reader is None or self._spend_reader.prices != prices:
-            self._spend_reader = SpendReader(self.layout_.state_dir, prices)
-        spend = self._spend_reader.every_task()
-        if spend != self._spend_posted:
-            self._spend_posted = spend
-            self.post_message(SpendChanged(spend))
-
     @work(thread=True, exclusive=True, group="board-alerts")
     def follow_alerts(self) -> None:
         """Keep the alerts current until unmount (``AlertsFollower``), posting each change."""
 
         def snapshot() -> StoreSnapshot:
-            with self.store_lock:
-                return StoreSnapshot.of(self.store)
+            with self.session.lock:
+                return StoreSnapshot.of(self.session.store)
 
         def show(alerts: list[Alert], from_coordinator: bool) -> None:
             self.post_message(AlertsChanged(alerts, from_coordinator=from_coordinator))
 
-        self.alerts_follower.run(snapshot, show, now=self.now, settings=self.settings, once=not self.watch_files)
+        self.session.alerts_follower.run(snapshot, show, now=self.now, settings=self.settings, once=not self.watch_files)
 
     # -- applying changes (app thread) --------------------------------------------------------
 
@@ -509,7 +311,7 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
             # Middle of the first read of a big board: the first chunk is on screen already;
             # placing every chunk in the lanes would only slow the read down.
             self.board.put_unarranged(message.tasks, message.observed)
-            self.owned.update(message.tasks)
+            self.session.owned.update(message.tasks)
             self.header_bar.show_counts(self.lanes.counts, f"loading… {len(self.graph):,} tasks read")
         else:
             self.apply_tasks(message.tasks, message.removed, observed=message.observed)
@@ -545,8 +347,8 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         if not applied.changed:
             return applied.changed
         graph_tasks = self.graph.tasks
-        if self.owned.update([graph_tasks[i] for i in applied.changed if i in graph_tasks], [i for i in applied.changed if i not in graph_tasks]):
-            self.query_one(AgentsPanel).show_owned(self.owned.as_mapping())
+        if self.session.owned.update([graph_tasks[i] for i in applied.changed if i in graph_tasks], [i for i in applied.changed if i not in graph_tasks]):
+            self.query_one(AgentsPanel).show_owned(self.session.owned.as_mapping())
         with self.batch_update():
             self.kanban.show_lanes(applied.moved_from)
             if not applied.edges_changed:
@@ -615,20 +417,8 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
 
     def _update_header(self) -> None:
         loading = "" if self.loaded else f"loading… {len(self.graph):,} tasks read"
-        hint = ""
-        if self._connection_problem is not None:
-            hint = f"reconnecting… {self._connection_problem}"
-        elif self.loaded and not self.graph and not self.layout_.exists():
-            hint = f"{self.layout_.tasks_dir} is gone (deleted or moved); the board comes back when it does"
-        elif self.loaded and not self.graph:
-            hint = 'no tasks yet: add one with  board task create "Subject"'
-        elif self.loaded and self.task_query and not len(self.lanes):
-            hint = "no task matches the filter (escape clears it)"
-        counts = self.lanes.counts
-        unreadable = sum(1 for alert in self.alerts if alert.kind == "file.invalid" and alert.tasks)
-        if unreadable:  # a task whose file cannot be read is on no card: the header counts it
-            counts = counts + Counter(unreadable=unreadable)
-        self.header_bar.show_counts(counts, loading, hint)
+        hint = self.session.hint(loaded=self.loaded, connection_problem=self._connection_problem, filtered=bool(self.task_query))
+        self.header_bar.show_counts(self.session.counts(), loading, hint)
         view = "graph" if self.query_one(ContentSwitcher).current == "graph" else "kanban"
         parts = [view]
         if self.task_query.text:
@@ -637,12 +427,10 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
             parts.append("showing cancelled")
         if self.readonly:
             parts.append("READ-ONLY")
-        if self.view.spend:  # the board's estimated cost so far (tokens, for models without a price)
-            usd = sum(s.usd for s in self.view.spend.values())
-            parts.append(f"{money(usd) if usd else tokens_short(sum(s.tokens for s in self.view.spend.values()))} spent")
-        self.header_bar.show_alert_counts(severity_counts(self.alerts))
-        self.header_bar.title_text = printable(" · ".join(filter(None, (self.workspace.name or str(self.workspace), self.kept_in))))
-        self.header_bar.detail_text = " · ".join(parts) + " "
+        parts.append(self.session.spent())
+        self.header_bar.show_alert_counts(severity_counts(self.session.alerts))
+        self.header_bar.title_text = self.session.title()
+        self.header_bar.detail_text = " · ".join(filter(None, parts)) + " "
 
     def _announce_questions(self, asking: list[Task]) -> None:
         """A task started waiting for a person: say what it asks (and ring, if board.toml says so)."""
@@ -666,8 +454,7 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         if not self.is_running:  # closing: as in on_board_changed
             return
         before = self.view.alerts
-        self.alerts = message.alerts
-        self.alerts_from_coordinator = message.from_coordinator
+        self.session.alerts, self.session.alerts_from_coordinator = message.alerts, message.from_coordinator
         self.view.alerts = after = alerts_by_task(message.alerts)
         badged = {t for t in before.keys() | after.keys() if self.view.badge(t, before) != self.view.badge(t, after)}
         with self.batch_update():
@@ -715,13 +502,13 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
     def on_agents_changed(self, message: AgentsChanged) -> None:
         if not self.is_running:  # closing: as in on_board_changed
             return
-        self.agents, self.teams, self.inboxes = message.agents, message.teams, message.inboxes
+        self.session.agents, self.session.teams, self.session.inboxes = message.agents, message.teams, message.inboxes
         self.query_one(AgentsPanel).show_agents(message.agents, self.settings.agent_stale_after, teams=message.teams, inboxes=message.inboxes, costs=message.costs)
         before = self.view.unread
         self.view.unread = after = unread_by_member(message.inboxes)
         owners = {name for name in before.keys() | after.keys() if before.get(name) != after.get(name)}
         if owners:
-            cards = {task.id for name in owners for task in self.owned.of(name)}
+            cards = {task.id for name in owners for task in self.session.owned.of(name)}
             self.kanban.refresh_tasks(cards)
         self.refresh_bindings()  # "m Message owner" shows on a team member's task only
         self._tell_screens(AgentsShown)
@@ -759,10 +546,6 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         self.kanban.reveal_selection()
         self.graph_view.reveal_selection()
 
-    @property
-    def selected_task(self) -> Task | None:
-        return self.graph.tasks.get(self.view.selected) if self.view.selected else None
-
     # -- view actions -------------------------------------------------------------------------
 
     def action_details(self) -> None:
@@ -772,7 +555,19 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         if task is None:
             self.notify("select a task first", severity="warning")
             return
-        self.push_screen(DetailScreen(task.id))
+        self.push_screen(DetailScreen(task.id, self.session), self._detail_closed)
+
+    def on_detail_screen_task_shown(self, message: DetailScreen.TaskShown) -> None:
+        self.select(message.task_id)
+
+    def _detail_closed(self, in_graph: bool | None) -> None:
+        """Back from a task's details: to the board, on the task last shown (in the graph, if asked)."""
+        if not in_graph:
+            self.kanban.reveal_selection()
+            return
+        if not self.showing_graph:
+            self.action_toggle_view()
+        self.graph_view.reveal_selection()
 
     @property
     def showing_graph(self) -> bool:
@@ -828,7 +623,8 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         self.jump_to(message.task_id)
 
     @on(AlertsPanel.Left)
-    def _alerts_left(self, message: AlertsPanel.Left) -> None:
+    @on(AgentsPanel.Left)
+    def _panel_left(self, message: AlertsPanel.Left | AgentsPanel.Left) -> None:
         self._leave_alerts()
 
     def _leave_alerts(self) -> None:
@@ -855,7 +651,7 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
         from board.ui.screens.filter import FilterScreen
 
         labels = {name for task in self.graph.tasks.values() for name in task.labels}
-        self.push_screen(FilterScreen(self.task_query.text, labels), self.set_filter)
+        self.push_screen(FilterScreen(self.task_query.text, labels, cursor_blink=self.live_clock), self.set_filter)
 
     def action_clear_filter(self) -> None:
         if self.task_query.text:
@@ -894,17 +690,4 @@ class BoardApp(TaskKeys, AgentKeys, App[None]):
     def action_help(self) -> None:
         from board.ui.screens.help import HelpScreen
 
-        self.push_screen(HelpScreen())
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if self.readonly and action in self.WRITE_ACTIONS:
-            return False
-        if action in self.TASK_ACTIONS and not getattr(self.screen, "ACTS_ON_TASKS", True):
-            return False
-        if action == "answer":
-            task = self.selected_task
-            return task is not None and task.status == Status.WAITING
-        if action == "message":
-            task = self.selected_task
-            return task is not None and bool(task.owner) and any(task.owner == m.name for t in self.teams for m in t.members)
-        return True
+        self.push_screen(HelpScreen(read_only_actions=self.WRITE_ACTIONS if self.readonly else frozenset()))

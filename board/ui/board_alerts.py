@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from datetime import datetime
@@ -44,7 +44,7 @@ def coordinator_holds_lock(local_dir: Path) -> bool:
     return coordinator_running(local_dir)
 
 
-@dataclass(frozen=True)
+@dataclass
 class StoreSnapshot:
     """What ``gather_inputs`` reads from a ``Store``, copied in a moment under the store's lock,
     so the slow part (graph checks, checkpoint hashes) runs without holding up the board reader."""
@@ -53,8 +53,8 @@ class StoreSnapshot:
     state_dir: Path
     history: list[dict[str, Any]]
     touches: list[tuple[str, dict[str, Any]]]
-    tasks: dict[str, Task]
-    invalid: dict[str, str]
+    tasks: Mapping[str, Task]
+    invalid: Mapping[str, str]
     agent_records: AgentRecords
     reservation_book: ReservationBook
     checkpoint_book: CheckpointBook

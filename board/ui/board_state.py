@@ -94,9 +94,9 @@ class DisplayedBoard:
         affected = set(applied.changed) | {p for p in parents if p in self.graph.tasks}
         for task_id in applied.changed:
             affected |= self.graph.dependents(task_id)
-            task = self.graph.tasks.get(task_id)
-            if task is not None and task.parent:
-                affected.add(task.parent)
+            now_shown = self.graph.tasks.get(task_id)
+            if now_shown is not None and now_shown.parent:
+                affected.add(now_shown.parent)
         applied.affected = affected
         if applied.edges_changed or self.lanes_stale:
             self.lanes.rebuild(self.graph)

@@ -167,7 +167,7 @@ def layout_graph(graph: TaskGraph, visible: set[str] | None = None, *, node_widt
             layout.position[task_id] = (column, index)
             layout.row_of[task_id] = ROW_PITCH * index
     column_count = len(layout.columns)
-    row: dict[Item, int] = dict(layout.row_of)
+    row: dict[Item, int] = {task_id: y for task_id, y in layout.row_of.items()}
 
     critical_path = [t for t in graph.critical_path() if t in layout.position]
     layout.critical = set(critical_path)

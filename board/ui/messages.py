@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 
 from textual.message import Message
@@ -12,10 +11,7 @@ from board.budgets import Spend
 from board.alerts import Alert
 from board.claude.teams import Inbox, Team
 from board.model import Task
-
-
-#: Observation order across every reader and writer of one dashboard.
-_observations = itertools.count(1)
+from board.ui.session import AgentsRead, BoardRead, next_observation
 
 
 class BoardChanged(Message):
@@ -31,13 +27,19 @@ class BoardChanged(Message):
         tasks: list[Task] | None = None,
         removed: list[str] | None = None,
         loaded: bool = False,
+        observed: int | None = None,
     ) -> None:
         self.tasks = tasks or []
         self.removed = removed or []
-        self.observed = next(_observations)
+        self.observed = next_observation() if observed is None else observed
         #: Set on the last message of the first full read.
         self.loaded = loaded
         super().__init__()
+
+    @classmethod
+    def of(cls, read: BoardRead) -> BoardChanged:
+        """The message for a read: numbered when the read was made, under the store's lock."""
+        return cls(read.tasks, read.removed, read.loaded, read.observed)
 
 
 class AgentsChanged(Message):
@@ -54,6 +56,10 @@ class AgentsChanged(Message):
         #: The estimated cost of each agent's tokens (``$0.42``, ``$?``), for those that spent any.
         self.costs = costs or {}
         super().__init__()
+
+    @classmethod
+    def of(cls, read: AgentsRead) -> AgentsChanged:
+        return cls(read.agents, read.teams, read.inboxes, read.costs)
 
 
 class SpendChanged(Message):

@@ -55,7 +55,7 @@ class TaskCommands(Provider):
                 yield Hit(score, matcher.highlight(label), action, help=help_text)
         if len(query) >= 1:
             shown = 0
-            for task in app.graph.tasks.values():
+            for task in app.session.graph.tasks.values():
                 label = f"#{task.id} {printable(task.subject)}"
                 score = matcher.match(label)
                 if score > 0:

@@ -1,22 +1,27 @@
 """The keys that change a task: each makes a move of the shared action layer (``board.actions``),
 as the person at the keyboard, on the task they saw when they pressed it.
 
-Writes run in a worker thread through the dashboard's store; success shows at once (the task the
-store returns is posted as ``BoardChanged``), a refusal is one notification and nothing changes.
+Writes run in a worker thread through the session (``BoardSession.write``, under its lock);
+success shows at once (the task the store returns is posted as ``BoardChanged``), a refusal is
+one notification and nothing changes.
 
 A key reaches its binding a moment after it was pressed (longer on a busy machine), and agents
 move cards meanwhile. Cursor keys select at once (``KanbanBoard.select_task``), so a key typed
 after one finds the card it went to; a task key pressed as the dashboard itself moved the cursor
 to another card does nothing (``cursor_just_moved``); and a move is refused when the task changed
 on disk since the key (``Seen``), a dialog's "y" included.
+
+``TaskKeys`` is a mixin of ``BoardApp`` (Textual looks for a binding's action on the app); its
+host is typed as an ``App`` holding a ``BoardSession``, and what else it needs of the host it
+declares below.
 """
 
 from __future__ import annotations
 
-import getpass
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual import events, work
 
@@ -30,9 +35,17 @@ from board.text import printable
 from board.ui.card import format_age
 from board.ui.lanes import LANE_TITLES
 from board.ui.messages import BoardChanged
+from board.ui.session import BoardSession, local_user
 
-#: Who acts when the person's login name cannot be had (or is not a plain name).
-HUMAN_ACTOR = "human"
+# The mixins' host: to mypy an ``App`` (every Textual call they make is checked against it); at
+# run time nothing, as ``BoardApp`` brings ``App`` itself.
+if TYPE_CHECKING:
+    from textual.app import App
+
+    KeysHost = App[None]
+else:
+    KeysHost = object
+
 #: A task key pressed before, or this soon after, the dashboard moved the cursor to another card
 #: (an agent moved the selected card to another lane, or it left the view) does nothing: it was
 #: meant for the card that was there, and the person has not had the time to see the new one.
@@ -49,19 +62,21 @@ class CursorMoved:
     away_from: str
 
 
-def local_user() -> str:
-    """The owner recorded when a person starts a task from the dashboard."""
-    try:
-        name = getpass.getuser()
-    except Exception:
-        return HUMAN_ACTOR
-    return name if name and name.replace("-", "").replace("_", "").isalnum() else HUMAN_ACTOR
+class TaskKeys(KeysHost):
+    """start, pause, retry, cancel, assign, answer and undo, for ``BoardApp``."""
 
+    #: Actions on the selected task, hidden on screens that show no task.
+    TASK_ACTIONS = frozenset({"details", "start", "pause", "retry", "cancel", "assign", "undo_policy", "answer", "message", "filter", "toggle_view", "toggle_cancelled"})
+    #: Actions that write to the board, disabled with --readonly.
+    WRITE_ACTIONS = frozenset({"start", "pause", "retry", "cancel", "assign", "undo_policy", "answer", "message"})
 
-class TaskKeys:
-    """start, pause, retry, cancel, assign, answer and undo, for ``BoardApp`` (a mixin: Textual
-    looks for a binding's action on the app)."""
-
+    #: The board the keys act on (the host's).
+    session: BoardSession
+    #: Whether the dashboard writes nothing, and whether its cursors blink (the host's).
+    readonly: bool
+    live_clock: bool
+    #: Tasks this dashboard is writing (task id -> when): their moves keep the selection.
+    _moves_made_here: dict[str, float]
     #: When the key being handled was pressed (None between keys).
     _key_pressed_at: float | None = None
     _cursor_moved: CursorMoved | None = None
@@ -70,13 +85,33 @@ class TaskKeys:
         # A key's binding runs while the key is dispatched here (on its way back up from the
         # focused widget): note when it was pressed for ``cursor_just_moved``.
         if not isinstance(event, events.Key):
-            await super().on_event(event)  # type: ignore[misc]
+            await super().on_event(event)
             return
         self._key_pressed_at = event.time
         try:
-            await super().on_event(event)  # type: ignore[misc]
+            await super().on_event(event)
         finally:
             self._key_pressed_at = None
+
+    @property
+    def selected_task(self) -> Task | None:
+        selected = self.session.view.selected
+        return self.session.graph.tasks.get(selected) if selected else None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Write keys are off on a read-only board, task keys on screens that show no task;
+        w shows on a waiting task only, m on a team member's."""
+        if self.readonly and action in self.WRITE_ACTIONS:
+            return False
+        if action in self.TASK_ACTIONS and not getattr(self.screen, "ACTS_ON_TASKS", True):
+            return False
+        if action == "answer":
+            task = self.selected_task
+            return task is not None and task.status == Status.WAITING
+        if action == "message":
+            task = self.selected_task
+            return task is not None and bool(task.owner) and any(task.owner == m.name for t in self.session.teams for m in t.members)
+        return True
 
     def cursor_moved_by_board(self, away_from: str) -> None:
         """The dashboard selected another card in place of ``away_from`` (which moved or went)."""
@@ -98,7 +133,7 @@ class TaskKeys:
             return None
         moved = self._cursor_moved
         if moved is not None and self.cursor_just_moved():
-            placed = self.lanes.lane_index(moved.away_from)
+            placed = self.session.lanes.lane_index(moved.away_from)
             went = f"moved to {LANE_TITLES[placed[0]]}" if placed else "left the view"
             self.notify(
                 printable(f"#{moved.away_from} {went} just as the key was pressed; the cursor is on #{task.id} now: press the key again to act on it"),
@@ -114,8 +149,8 @@ class TaskKeys:
         task = self._target()
         if task is None or self._refused("start", task):
             return
-        if task.status == Status.PENDING and not self.graph.is_ready(task.id):
-            self._refuse(f"#{task.id} is not ready: {self.graph.why_not_ready(task)}")
+        if task.status == Status.PENDING and not self.session.graph.is_ready(task.id):
+            self._refuse(f"#{task.id} is not ready: {self.session.graph.why_not_ready(task)}")
             return
         self._act(task, "start", lambda store, who: actions.start(store, task.id, who))
 
@@ -123,7 +158,7 @@ class TaskKeys:
         task = self._target()
         if task is None or self._refused("resume" if task.status == Status.PAUSED else "pause", task):
             return
-        seconds = self.settings.lease.seconds
+        seconds = self.session.settings.lease.seconds
         what = "resume" if task.status == Status.PAUSED else "pause"
         self._act(task, what, lambda store, who: actions.toggle_pause(store, task.id, who, lease_seconds=seconds))
 
@@ -155,7 +190,7 @@ class TaskKeys:
         if mark is None or not by_policy(task):
             self._refuse(f"#{task.id} is {task.status} by a person or its agent, not by a policy; there is nothing to undo")
             return
-        seconds = self.settings.lease.seconds
+        seconds = self.session.settings.lease.seconds
         self._act(task, f"undo {mark.name}", lambda store, who: actions.undo_policy(store, task.id, who, lease_seconds=seconds))
 
     def action_assign(self) -> None:
@@ -164,41 +199,41 @@ class TaskKeys:
         task = self._target()
         if task is None or self._refused("assign", task):
             return
-        if not self.graph.is_ready(task.id):
-            self._refuse(f"only a ready task can be assigned; #{task.id} is not ready: {self.graph.why_not_ready(task)}")
+        if not self.session.graph.is_ready(task.id):
+            self._refuse(f"only a ready task can be assigned; #{task.id} is not ready: {self.session.graph.why_not_ready(task)}")
             return
-        if not self.agents:
+        if not self.session.agents:
             self._refuse("no agents are registered in .tasks/agents/")
             return
 
         from board.ui.screens.confirm import ConfirmScreen
 
-        seconds = self.settings.lease.seconds
-        stale_after = self.settings.agent_stale_after
+        seconds = self.session.settings.lease.seconds
+        stale_after = self.session.settings.agent_stale_after
 
         def assign(agent: str) -> None:
             self._act(task, f"assign to {agent}", lambda store, who: actions.assign(store, task.id, agent, who, lease_seconds=seconds))
 
         def chosen(agent: str | None) -> None:
-            record = next((a for a in self.agents if a.name == agent), None)
+            record = self.session.agent_record(agent)
             if agent is None or record is None:
                 return
-            if agent_state(record, self.now(), stale_after) != AgentState.STALE:
+            if agent_state(record, self.session.now(), stale_after) != AgentState.STALE:
                 assign(agent)
                 return
-            how = "stopped" if record.stopped else f"has been silent for {format_age((self.now() - record.heartbeat_at).total_seconds())}"
+            how = "stopped" if record.stopped else f"has been silent for {format_age((self.session.now() - record.heartbeat_at).total_seconds())}"
             detail = f"It will not pick the task up: its lease runs out after {seconds:g} s and the coordinator hands #{task.id} to another agent."
             self.push_screen(
                 ConfirmScreen(printable(f"{agent} {how}. Assign #{task.id} to it anyway?"), detail, confirm_label="Assign anyway"),
                 lambda yes: assign(agent) if yes else None,
             )
 
-        self.push_screen(AssignScreen(task.id, self.agents, self.now(), stale_after), chosen)
+        self.push_screen(AssignScreen(task.id, self.session.agents, self.session.now(), stale_after), chosen)
 
     def _answer_goes_to(self, task: Task) -> str:
         """Where an answer sends ``task``, by the rule ``actions.answer`` applies."""
-        record = next((a for a in self.agents if a.name == task.owner), None)
-        if not actions.answer_requeues(task, record, self.now(), self.settings.agent_stale_after):
+        record = self.session.agent_record(task.owner)
+        if not actions.answer_requeues(task, record, self.session.now(), self.session.settings.agent_stale_after):
             return f"back to {task.owner}"
         return f"back to the queue ({task.owner} is not running)" if task.owner else "back to the queue"
 
@@ -211,10 +246,10 @@ class TaskKeys:
 
         def answered(text: str | None) -> None:
             if text:
-                seconds = self.settings.lease.seconds
+                seconds = self.session.settings.lease.seconds
                 self._act(task, "answer", lambda store, who: actions.answer(store, task.id, text, who, lease_seconds=seconds))
 
-        self.push_screen(AnswerScreen(task, self._answer_goes_to(task)), answered)
+        self.push_screen(AnswerScreen(task, self._answer_goes_to(task), cursor_blink=self.live_clock), answered)
 
     def _refused(self, move: str, task: Task) -> bool:
         """Say why ``move`` cannot be made on ``task``, if it cannot (no dialog opens then)."""
@@ -235,7 +270,7 @@ class TaskKeys:
 
         person = local_user()
         seen = Seen.of(task)  # an agent's tool calls meanwhile do not make the key act on something else
-        holder = actions.needs_override(task, self.now())
+        holder = actions.needs_override(task, self.session.now())
         if holder is None or holder == person:
             self.write(task.id, what, lambda store: move(store, actions.Who(person, expected_version=seen)))
             return
@@ -252,13 +287,11 @@ class TaskKeys:
         """Run one store write off the app thread; success shows at once, refusal as a notification."""
         self._moves_made_here[task_id] = time.monotonic()
         try:
-            with self.store_lock:
-                task = operation(self.store)
-                message = BoardChanged(tasks=[task])
+            read = self.session.write(operation)
         except BoardError as error:
             self.call_from_thread(self._refuse, f"{what} #{task_id}: {error}")
             return
         except OSError as error:  # a full disk, a read-only mount: the dashboard lives on
             self.call_from_thread(self._refuse, f"{what} #{task_id}: {os_error_line(error)}")
             return
-        self.post_message(message)
+        self.post_message(BoardChanged.of(read))

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static
 
@@ -18,10 +18,8 @@ from board.roster import RosterEntry
 from board.text import printable
 from board.ui.card import format_age
 from board.ui.messages import AgentsShown, TasksShown
+from board.ui.session import BoardSession
 from board.ui.widgets.key_footer import KeyFooter
-
-if TYPE_CHECKING:
-    from board.ui.app import BoardApp
 
 #: Lines of a message's text shown before it is cut.
 MESSAGE_LINES = 6
@@ -79,14 +77,18 @@ class AgentScreen(Screen[None]):
     #agent-messages { width: 1fr; min-width: 40; border: round $panel-lighten-2; border-title-color: $foreground; border-title-style: bold; padding: 0 1; }
     """
 
-    def __init__(self, name: str, team: str | None) -> None:
+    class MessageAgent(Message):
+        """m: write to the agent shown."""
+
+        def __init__(self, entry: RosterEntry) -> None:
+            self.entry = entry
+            super().__init__()
+
+    def __init__(self, name: str, team: str | None, session: BoardSession) -> None:
         super().__init__()
         self.agent_name = name
         self.team_name = team
-
-    @property
-    def board_app(self) -> BoardApp:
-        return self.app  # type: ignore[return-value]
+        self.session = session
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="agent-body"):
@@ -107,16 +109,16 @@ class AgentScreen(Screen[None]):
         self._show_agent()
 
     def entry(self) -> RosterEntry | None:
-        return self.board_app.roster_entry(self.agent_name, self.team_name)
+        return self.session.roster_entry(self.agent_name, self.team_name)
 
     def _show_agent(self) -> None:
-        app = self.board_app
+        session = self.session
         entry = self.entry()
         title = self.query_one("#agent-title", Static)
         if entry is None:
             title.update(Text(f"{printable(self.agent_name)} is no longer among the board's agents", style="bold"))
             return
-        now = app.now()
+        now = session.now()
         heading = Text()
         heading.append(printable(entry.name), style="bold")
         if entry.lead:
@@ -129,13 +131,13 @@ class AgentScreen(Screen[None]):
         fields = Table.grid(padding=(0, 2))
         fields.add_column(style="dim", no_wrap=True)
         fields.add_column()
-        tasks = app.graph.tasks
+        tasks = session.graph.tasks
         current = tasks.get(entry.task) if entry.task else None
         state = str(entry.activity)
         if entry.idle_with_task:
             state += f" while {', '.join('#' + t for t in entry.tasks)} {'is' if len(entry.tasks) == 1 else 'are'} in progress under its name (m sends a nudge)"
-        record = next((r for r in app.agents if r.name == entry.name), None)
-        team = next((t for t in app.teams if t.name == entry.team), None)
+        record = next((r for r in session.agents if r.name == entry.name), None)
+        team = next((t for t in session.teams if t.name == entry.team), None)
         member = team.member(entry.name) if team is not None else None
         rows: list[tuple[str, str]] = [
             ("state", state),
@@ -171,7 +173,7 @@ class AgentScreen(Screen[None]):
             fields.add_row(Text(label), Text(value))
         self.query_one("#agent-fields", Static).update(fields)
 
-        messages = conversation(entry.name, [inbox for (team_name, _), inbox in app.inboxes.items() if team_name == entry.team])
+        messages = conversation(entry.name, [inbox for (team_name, _), inbox in session.inboxes.items() if team_name == entry.team])
         unread = sum(1 for m in messages if not m.read and m.recipient == entry.name)
         panel = self.query_one("#agent-messages", VerticalScroll)
         panel.border_title = f"Messages ({len(messages)}{f', {unread} unread' if unread else ''})" if entry.team else "Messages"
@@ -187,4 +189,4 @@ class AgentScreen(Screen[None]):
     def action_message(self) -> None:
         entry = self.entry()
         if entry is not None:
-            self.board_app.message_agent(entry)
+            self.post_message(self.MessageAgent(entry))

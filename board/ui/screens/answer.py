@@ -21,8 +21,9 @@ class AnswerScreen(Dialog[str | None]):
     #asked { width: 100%; margin-bottom: 1; color: $warning; }
     """
 
-    def __init__(self, task: Task, goes_to: str) -> None:
+    def __init__(self, task: Task, goes_to: str, *, cursor_blink: bool = True) -> None:
         super().__init__()
+        self.cursor_blink = cursor_blink
         self.asking = task
         #: Where the answer sends the task ("back to dave", "back to the queue ...").
         self.goes_to = goes_to
@@ -37,7 +38,7 @@ class AnswerScreen(Dialog[str | None]):
 
     def on_mount(self) -> None:
         field = self.query_one(Input)
-        field.cursor_blink = getattr(self.app, "live_clock", True)
+        field.cursor_blink = self.cursor_blink
         field.focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

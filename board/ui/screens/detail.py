@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
 
 from rich.style import Style
 from rich.table import Table
@@ -14,23 +13,21 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.color import Color, ColorParseError
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Markdown, OptionList, Static
 from textual.widgets.option_list import Option
 
-from board.checkpoints import list_checkpoints
 from board.budgets import NOTHING, Spend, budget_summary
 from board.model import Budget, Task, by_policy
 from board.status import Status
 from board.ui.card import format_age, money, progress_bar
 from board.ui.lanes import display_state
 from board.ui.messages import AgentsShown, AlertsShown, LogsShown, TasksShown
+from board.ui.session import BoardSession, TaskLogs
 from board.ui.widgets.key_footer import KeyFooter
 from board.ui.widgets.alerts_panel import SEVERITY_MARK
 from board.text import printable
-
-if TYPE_CHECKING:
-    from board.ui.app import BoardApp
 
 RECENT_TOOL_CALLS = 15
 HISTORY_LINES = 40
@@ -42,13 +39,16 @@ def _when(moment: datetime | None, now: datetime) -> str:
     return f"{moment.isoformat().replace('+00:00', 'Z')} ({format_age((now - moment).total_seconds())} ago)"
 
 
-class DetailScreen(Screen[None]):
+class DetailScreen(Screen[bool]):
     """| key | action |
     |---|---|
     | escape / q | back to the board |
     | g | back to the board, in the graph view |
     | enter on a dependency | show that task |
     | s p r c a | act on this task, as on the board |
+
+    Dismissed with whether the board is to show the graph. The task shown is the board's
+    selected task (``TaskShown``), so the board's keys act on it.
     """
 
     BINDINGS = [
@@ -73,13 +73,17 @@ class DetailScreen(Screen[None]):
     #detail-messages { height: 1fr; border: round $panel-lighten-2; border-title-color: $foreground; border-title-style: bold; padding: 0 1; overflow-y: auto; }
     """
 
-    def __init__(self, task_id: str) -> None:
+    class TaskShown(Message):
+        """The screen shows another task: the board selects it."""
+
+        def __init__(self, task_id: str) -> None:
+            self.task_id = task_id
+            super().__init__()
+
+    def __init__(self, task_id: str, session: BoardSession) -> None:
         super().__init__()
         self.task_id = task_id
-
-    @property
-    def board_app(self) -> BoardApp:
-        return self.app  # type: ignore[return-value]
+        self.session = session
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="detail-body"):
@@ -106,7 +110,7 @@ class DetailScreen(Screen[None]):
 
     def show_task(self, task_id: str) -> None:
         self.task_id = task_id
-        self.board_app.select(task_id)
+        self.post_message(self.TaskShown(task_id))
         self._render_fields()
         self._load_logs(task_id)
 
@@ -122,7 +126,7 @@ class DetailScreen(Screen[None]):
         self._render_alerts()
 
     def on_agents_shown(self, message: AgentsShown) -> None:
-        task = self.board_app.graph.tasks.get(self.task_id)
+        task = self.session.graph.tasks.get(self.task_id)
         if task is not None:
             self._render_messages(task)
 
@@ -130,18 +134,18 @@ class DetailScreen(Screen[None]):
         self._load_logs(self.task_id)
 
     def _neighbours(self) -> set[str]:
-        task = self.board_app.graph.tasks.get(self.task_id)
-        return set(task.blocked_by) | self.board_app.graph.dependents(self.task_id) if task else set()
+        task = self.session.graph.tasks.get(self.task_id)
+        return set(task.blocked_by) | self.session.graph.dependents(self.task_id) if task else set()
 
     def _render_fields(self) -> None:
-        app = self.board_app
-        graph = app.graph
+        session = self.session
+        graph = session.graph
         task = graph.tasks.get(self.task_id)
         title = self.query_one("#detail-title", Static)
         if task is None:
             title.update(Text(f"#{self.task_id} is no longer on the board", style="bold"))
             return
-        now = app.now()
+        now = session.now()
         state = display_state(task, graph)
         heading = Text()
         heading.append(f"#{task.id} ", style="bold")
@@ -152,7 +156,7 @@ class DetailScreen(Screen[None]):
         fields = Table.grid(padding=(0, 2))
         fields.add_column(style="dim", no_wrap=True)
         fields.add_column()
-        filled, empty = progress_bar(app.graph.progress(task), 20)
+        filled, empty = progress_bar(session.graph.progress(task), 20)
         calls = task.tool_calls
         rows: list[tuple[str, str]] = [
             ("status", str(task.status) if state == str(task.status) else f"{task.status} ({state})"),
@@ -161,19 +165,19 @@ class DetailScreen(Screen[None]):
             ("priority", str(task.priority)),
             ("owner", printable(task.owner) or "—"),
             ("active form", printable(task.active_form) or "—"),
-            ("progress", f"{filled}{empty} {app.graph.progress(task)}%"),
+            ("progress", f"{filled}{empty} {session.graph.progress(task)}%"),
             ("tool calls", f"{calls.total} total, {calls.ok} ok, {calls.failed} failed ({calls.consecutive_failures} in a row)"
              + (f"; last {calls.last_tool} {_when(calls.last_at, now)}" if calls.last_tool else "")),
-            ("tokens", _spend_line(app.view.spend.get(task.id))),
-            ("budget", _budget_line(task, app.view.spend.get(task.id), app.settings.budget.for_tasks())),
+            ("tokens", _spend_line(session.view.spend.get(task.id))),
+            ("budget", _budget_line(task, session.view.spend.get(task.id), session.settings.budget.for_tasks())),
             ("lease", f"{printable(task.lease.owner)}, token {task.lease.token}, expires {_when(task.lease.expires_at, now)}" if task.lease else "—"),
             ("error", printable(task.error or "", multiline=True) or "—"),
             ("policy", _policy_line(task, now)),
             ("parent", f"#{task.parent}" if task.parent else "—"),
-            ("children", ", ".join(f"#{c.id}" for c in app.graph.children(task.id)) or "—"),
+            ("children", ", ".join(f"#{c.id}" for c in session.graph.children(task.id)) or "—"),
             ("files", printable(", ".join(task.files)) or "—"),
             ("labels", printable(", ".join(task.labels)) or "—"),
-            ("wave", str(app.lanes.waves.get(task.id, "—"))),
+            ("wave", str(session.lanes.waves.get(task.id, "—"))),
             ("created", _when(task.created_at, now)),
             ("updated", _when(task.updated_at, now)),
             ("started", _when(task.started_at, now)),
@@ -193,13 +197,13 @@ class DetailScreen(Screen[None]):
 
     def _render_alerts(self) -> None:
         """The alerts naming this task, worst first: kind, severity, since when, message, what to do."""
-        app = self.board_app
-        alerts = app.view.alerts.get(self.task_id, [])
+        session = self.session
+        alerts = session.view.alerts.get(self.task_id, [])
         panel = self.query_one("#detail-alerts", Static)
         panel.display = bool(alerts)
         if not alerts:
             return
-        now = app.now()
+        now = session.now()
         panel.border_title = f"Alerts ({len(alerts)})"
         rows = Table.grid(padding=(0, 1))
         rows.add_column(no_wrap=True)
@@ -220,19 +224,19 @@ class DetailScreen(Screen[None]):
         from board.claude.teams import conversation
         from board.ui.screens.agent import message_lines
 
-        app = self.board_app
+        session = self.session
         panel = self.query_one("#detail-messages", Static)
-        entry = app.owner_entry(task.owner) if task.owner else None
+        entry = session.owner_entry(task.owner) if task.owner else None
         panel.display = entry is not None
         if entry is None:
             return
-        messages = conversation(entry.name, [inbox for (team, _), inbox in app.inboxes.items() if team == entry.team])
+        messages = conversation(entry.name, [inbox for (team, _), inbox in session.inboxes.items() if team == entry.team])
         unread = sum(1 for m in messages if not m.read and m.recipient == entry.name)
         panel.border_title = f"Messages with {printable(entry.name)}" + (f" ({unread} unread)" if unread else "")
         panel.update(message_lines(messages[-10:], entry.name))
 
     def _render_dependencies(self, task: Task) -> None:
-        graph = self.board_app.graph
+        graph = self.session.graph
         deps = self.query_one("#detail-deps", OptionList)
         deps.border_title = "Dependencies (enter to open)"
         highlighted = deps.highlighted
@@ -280,19 +284,13 @@ class DetailScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="detail-logs")
     def _load_logs(self, task_id: str) -> None:
-        app = self.board_app
-        with app.store_lock:
-            history = app.store.history(task_id)
-            calls = app.store.toolcalls(task_id)
-        try:
-            checkpoints = [str(seq) for seq in list_checkpoints(app.store.checkpoint_book, task_id)]
-        except (OSError, ValueError):
-            checkpoints = []
-        self.app.call_from_thread(self._show_logs, task_id, history[-HISTORY_LINES:], calls[-RECENT_TOOL_CALLS:], checkpoints)
+        logs = self.session.task_logs(task_id, history=HISTORY_LINES, calls=RECENT_TOOL_CALLS)
+        self.app.call_from_thread(self._show_logs, task_id, logs)
 
-    def _show_logs(self, task_id: str, history: list[dict[str, Any]], calls: list[dict[str, Any]], checkpoints: list[str]) -> None:
+    def _show_logs(self, task_id: str, logs: TaskLogs) -> None:
         if task_id != self.task_id or not self.is_attached:
             return
+        history, calls, checkpoints = logs.history, logs.calls, logs.checkpoints
         timeline = Text()
         timeline.append("History\n", style="bold")
         for record in history:
@@ -338,16 +336,10 @@ class DetailScreen(Screen[None]):
         self.query_one("#detail-toolcalls", Static).update(recent)
 
     def action_back(self) -> None:
-        self.app.pop_screen()
-        board = self.board_app
-        board.kanban.reveal_selection()
+        self.dismiss(False)
 
     def action_show_in_graph(self) -> None:
-        board = self.board_app
-        self.app.pop_screen()
-        if not board.showing_graph:
-            board.action_toggle_view()
-        board.graph_view.reveal_selection()
+        self.dismiss(True)
 
 
 def _spend_line(spent: Spend | None) -> str:

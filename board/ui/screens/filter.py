@@ -19,8 +19,9 @@ class FilterScreen(Dialog[str | None]):
 
     BINDINGS = [Binding("escape", "dismiss_unchanged", "Keep filter", id="filter.cancel")]
 
-    def __init__(self, current: str, labels_in_use: set[str] | None = None) -> None:
+    def __init__(self, current: str, labels_in_use: set[str] | None = None, *, cursor_blink: bool = True) -> None:
         super().__init__()
+        self.cursor_blink = cursor_blink
         self.current = current
         self.labels_in_use = labels_in_use or set()
 
@@ -32,7 +33,7 @@ class FilterScreen(Dialog[str | None]):
 
     def on_mount(self) -> None:
         field = self.query_one(Input)
-        field.cursor_blink = getattr(self.app, "live_clock", True)
+        field.cursor_blink = self.cursor_blink
         field.focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

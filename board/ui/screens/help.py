@@ -33,6 +33,11 @@ class HelpScreen(Dialog[None]):
     HelpScreen #dialog { width: 90; }
     """
 
+    def __init__(self, *, read_only_actions: frozenset[str] = frozenset()) -> None:
+        super().__init__()
+        #: Actions the dashboard will not take (it is read-only): marked so.
+        self.read_only_actions = read_only_actions
+
     def compose(self) -> ComposeResult:
         table = Table(show_header=False, box=None, padding=(0, 2, 0, 0), expand=False)
         table.add_column(style="bold")
@@ -46,7 +51,7 @@ class HelpScreen(Dialog[None]):
             keys = ", ".join(self.app.get_key_display(Binding(key, "")) for key in binding.key.split(","))
             description = binding.description
             # Only read-only mode marks a key: some keys wait for the right card (w, m), not for leave.
-            if getattr(self.app, "readonly", False) and binding.action.split("(")[0] in getattr(self.app, "WRITE_ACTIONS", ()):
+            if binding.action.split("(")[0] in self.read_only_actions:
                 description += " (read-only)"
             table.add_row(Text(keys), Text(description))
         lanes = Text(

@@ -43,8 +43,9 @@ class MessageScreen(Dialog[str | None]):
     #message-input { height: 6; }
     """
 
-    def __init__(self, name: str, team: str, *, prepared: str = "", why: str = "") -> None:
+    def __init__(self, name: str, team: str, *, prepared: str = "", why: str = "", cursor_blink: bool = True) -> None:
         super().__init__()
+        self.cursor_blink = cursor_blink
         self.recipient = name
         self.team = team
         self.prepared = prepared
@@ -61,7 +62,7 @@ class MessageScreen(Dialog[str | None]):
 
     def on_mount(self) -> None:
         field = self.query_one(MessageArea)
-        field.cursor_blink = getattr(self.app, "live_clock", True)
+        field.cursor_blink = self.cursor_blink
         field.move_cursor(field.document.end)
         field.focus()
 

@@ -59,7 +59,7 @@ class AlertList(OptionList):
             panel = self.parent
             option = self.highlighted_option
             row = panel._row(option.id) if isinstance(panel, AlertsPanel) and option is not None else None
-            return isinstance(row, Alert) and row.kind == "agent.idle_with_task" and not getattr(self.app, "readonly", False)
+            return isinstance(row, Alert) and row.kind == "agent.idle_with_task" and isinstance(panel, AlertsPanel) and not panel.readonly
         return True
 
 
@@ -115,8 +115,10 @@ class AlertsPanel(Vertical):
         def control(self) -> AlertsPanel:
             return self.panel
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, readonly: bool = False, id: str | None = None) -> None:
         super().__init__(id=id)
+        #: A read-only dashboard sends no messages: m offers no nudge.
+        self.readonly = readonly
         self.alerts: list[Alert] = []
         self.rows: list[Alert | AlertGroup] = []
         #: What each row read when last drawn (None: never drawn).
