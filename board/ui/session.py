@@ -9,7 +9,6 @@ lock, so the app can tell an earlier read from a later one (``DisplayedBoard``).
 
 from __future__ import annotations
 
-import getpass
 import itertools
 import threading
 from collections import Counter
@@ -29,6 +28,7 @@ from board.config import BoardSettings, load_settings
 from board.coordinator.presence import coordinator_heard_on
 from board.errors import BoardError
 from board.graph import TaskGraph
+from board.identity import HUMAN_ACTOR, local_user
 from board.model import Task
 from board.roster import OwnedTasks, RosterEntry, board_teams, build_roster
 from board.store import FileStore, Layout, Store, detect_layout
@@ -45,8 +45,6 @@ if TYPE_CHECKING:
     from board.watch import BoardWatcher
 
 #: Who acts when the person's login name cannot be had (or is not a plain name).
-HUMAN_ACTOR = "human"
-
 #: Observation order across every reader and writer of one dashboard.
 _observations = itertools.count(1)
 
@@ -54,15 +52,6 @@ _observations = itertools.count(1)
 def next_observation() -> int:
     """The next number in the order reads and writes were made in (taken under the store's lock)."""
     return next(_observations)
-
-
-def local_user() -> str:
-    """The owner recorded when a person starts a task from the dashboard."""
-    try:
-        name = getpass.getuser()
-    except Exception:
-        return HUMAN_ACTOR
-    return name if name and name.replace("-", "").replace("_", "").isalnum() else HUMAN_ACTOR
 
 
 def unread_by_member(inboxes: dict[tuple[str, str], Inbox]) -> dict[str, int]:

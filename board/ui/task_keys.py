@@ -35,7 +35,8 @@ from board.text import printable
 from board.ui.card import format_age
 from board.ui.lanes import LANE_TITLES
 from board.ui.messages import BoardChanged
-from board.ui.session import BoardSession, local_user
+from board.identity import local_user
+from board.ui.session import BoardSession
 
 # The mixins' host: to mypy an ``App`` (every Textual call they make is checked against it); at
 # run time nothing, as ``BoardApp`` brings ``App`` itself.

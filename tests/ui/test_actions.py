@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from board.status import Status
-from board.ui.task_keys import local_user
+from board.identity import local_user
 from board.ui.messages import BoardChanged
 from tests.ui.conftest import make_app, settled, wait_for, writes_done
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from board.ui.task_keys import local_user
+from board.identity import local_user
 from board.ui.widgets.agents_panel import AgentsPanel
 from tests.teams import inbox_message, write_inbox
 from tests.ui.boards import team_board
