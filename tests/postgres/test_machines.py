@@ -131,10 +131,25 @@ def test_three_machines_share_one_board_and_survive_a_partition(machines_and_ser
             held = [t.id for t in store.tasks.values() if t.status == "in_progress" and t.owner.startswith("m1-")]
             return held[0] if held else None
 
-        wait_for(held_on_machine_1, "machine-1 to hold a task")
-        cut_off = held_on_machine_1()
-        assert cut_off is not None
-        machines[1].cut()
+        cut_off = ""
+
+        def cut_while_machine_1_holds_a_task() -> bool:
+            """Cut machine 1 off while it holds a task: what it holds once cut stays held (it
+            can write nothing more), so that task must be taken back. One finished just
+            before the cut is no test: heal and try again."""
+            nonlocal cut_off
+            if held_on_machine_1() is None:
+                return False
+            machines[1].cut()
+            store.sync()
+            held = [t.id for t in store.tasks.values() if t.status == "in_progress" and t.owner.startswith("m1-")]
+            if held:
+                cut_off = held[0]
+                return True
+            machines[1].heal()
+            return False
+
+        wait_for(cut_while_machine_1_holds_a_task, "machine-1 cut off while it holds a task")
         try:
             wait_for(lambda: any(r["op"] == "reclaim" and r["task"] == cut_off for r in store.history(cut_off)), f"#{cut_off} to be taken back from machine-1")
         finally:
