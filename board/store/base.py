@@ -16,6 +16,7 @@ claim, archive, and append tool calls. ``board.store.files`` keeps a board in ``
 
 from __future__ import annotations
 
+import importlib
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -29,7 +30,7 @@ from board.errors import BoardError, GraphError, LeaseHeld, NotReady, StaleLease
 from board.graph import TaskGraph, sorted_ids
 from board.model import Lease, Priority, Seen, Task, checked_budget, draft_of, by_policy, live_lease_holder, task_from_dict, utcnow, validate_id, with_limits
 from board.status import Status, check_transition
-from board.store import DEFAULT_LEASE_SECONDS
+from board.store.leases import DEFAULT_LEASE_SECONDS
 from board.text import shortened
 from board.toolcall_log import call_record, check_tool_name
 from contextlib import AbstractContextManager
@@ -153,17 +154,12 @@ class Store(ABC):
 
     @classmethod
     def open(cls, location: Path | str, *, db: str | None = None, create: bool = False, whole: bool = True, **kwargs: Any) -> Store:
-        """Open the board of the workspace at ``location``: in the PostgreSQL database ``db``
-        (default: ``$BOARD_DB``), else in files: ``.tasks/``, or a Claude Code task list (see
-        ``FileStore.open`` for ``whole``)."""
-        url = db or database_url(Path(location))
-        if url:
-            from board.store.postgres.store import PostgresStore
-
-            return PostgresStore.open(location, url=url, create=create, whole=whole, **kwargs)
-        from board.store.files import FileStore
-
-        return FileStore.open(location, create=create, whole=whole, **kwargs)
+        """Open the board of the workspace at ``location`` wherever it is kept
+        (``board.store.opening.open_store``)."""
+        # Found by name when called: the rules never import the backends built on them.
+        opening = importlib.import_module("board.store.opening")
+        opened: Store = opening.open_store(location, db=db, create=create, whole=whole, **kwargs)
+        return opened
 
     def _new_graph(self) -> TaskGraph:
         return TaskGraph()

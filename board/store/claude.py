@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 import time
 from collections.abc import Iterator
@@ -29,7 +28,7 @@ from board.model import MAX_FILE_BYTES, Task, task_from_dict, task_to_dict
 from board.status import Status
 from board.store import confine
 from board.store.atomic import read_regular, write_atomic
-from board.store.layout import next_integer_id
+from board.store.file_format import CLAUDE_TASK_FILE, next_integer_id
 from board.store.lock import LOCK_TIMEOUT_SECONDS
 
 STALE_AFTER_SECONDS = 10.0
@@ -82,22 +81,13 @@ def find_claude_list(list_id: str | None) -> Path:
     return chosen
 
 
-def looks_like_claude_list(directory: Path) -> bool:
-    """A directory of ``<id>.json`` files, a ``.highwatermark`` or a ``.lock``, and no ``.tasks/``."""
-    if (directory / ".tasks").is_dir() or not directory.is_dir():
-        return False
-    if (directory / ".highwatermark").exists() or (directory / ".lock").exists():
-        return True
-    return any(ClaudeTaskListLayout.FILE.fullmatch(p.name) for p in directory.glob("*.json"))
-
-
 class ClaudeTaskListLayout:
     """A Claude Code task list directory; board's own files go in its ``.board/`` folder."""
 
     name = "claude-code"
     #: Claude Code's directory holds its own files; board leaves nothing there between writes.
     keeps_spares = False
-    FILE = re.compile(r"([A-Za-z0-9][A-Za-z0-9_-]{0,63})\.json")
+    FILE = CLAUDE_TASK_FILE
 
     def __init__(self, list_dir: Path, *, workspace: Path | None = None) -> None:
         self._high_water: tuple[tuple[int, int, int] | None, int] = (None, 0)

@@ -7,7 +7,6 @@ plugs in without touching the store's callers.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Protocol
 from board.errors import InvalidTaskFile
 from board.model import Task, dump_task, parse_task
 from board.store.confine import confine
+from board.store.file_format import TASK_FILE, looks_like_claude_list, next_integer_id
 from board.store.lock import BoardLock
 
 
@@ -50,17 +50,12 @@ class Layout(Protocol):
     def create(self) -> None: ...
 
 
-def next_integer_id(existing: set[str], floor: int = 0) -> str:
-    highest = max((int(t) for t in existing if t.isdigit()), default=0)
-    return str(max(highest, floor) + 1)
-
-
 class TasksDirLayout:
     """board's own layout: ``<workspace>/.tasks/task_<id>.json`` plus its state files."""
 
     name = "tasks-dir"
     keeps_spares = True
-    _FILE = re.compile(r"task_([A-Za-z0-9][A-Za-z0-9_-]{0,63})\.json")
+    _FILE = TASK_FILE
 
     def __init__(self, workspace: Path) -> None:
         self.workspace = workspace
@@ -124,7 +119,7 @@ class TasksDirLayout:
 
 def detect_layout(location: Path) -> Layout:
     """board's own ``.tasks/`` layout, unless ``location`` is a Claude Code task list."""
-    from board.store.claude import ClaudeTaskListLayout, looks_like_claude_list
+    from board.store.claude import ClaudeTaskListLayout
 
     if looks_like_claude_list(location):
         return ClaudeTaskListLayout(location)
@@ -135,8 +130,6 @@ def find_board(start: Path) -> Path:
     """The workspace whose board ``start`` is in, found upward as git finds ``.git``: ``start``
     when it holds ``.tasks/`` or is a Claude Code task list, else the nearest parent holding
     ``.tasks/``; else ``start`` itself, so that the error names where the person is."""
-    from board.store.claude import looks_like_claude_list
-
     start = start.resolve()
     if looks_like_claude_list(start):
         return start

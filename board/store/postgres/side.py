@@ -13,7 +13,7 @@ from board.store.postgres.locks import SessionLock, held_elsewhere
 from board.store.side import UnreadableRecord
 
 if TYPE_CHECKING:
-    from board.reservations import Reservation
+    from board.store.side import Reservation
     from board.store.postgres.connect import BoardConnection
 
 
@@ -87,7 +87,7 @@ class DatabaseReservationBook:
 
 def reservation_from_row(row: tuple[Any, ...]) -> Reservation:
     """A holder as a row of ``reservations`` has it: (path, owner, task_id, mode, expires_at, created_at)."""
-    from board.reservations import Reservation
+    from board.store.side import Reservation
 
     path, owner, task_id, mode, expires_at, created_at = row
     acquired = None if created_at == NO_ACQUISITION_TIME else created_at

@@ -40,9 +40,9 @@ from board.graph import cancelled_blockers
 from board.model import MAX_FILE_BYTES, Task, check_readable_back, draft_of, dump_task, lean, task_from_dict, task_to_dict, utcnow, validate_id, with_integer_ids
 from board.priority import PRIORITY_RANK
 from board.status import Status
-from board.store import DEFAULT_LEASE_SECONDS
+from board.store.leases import DEFAULT_LEASE_SECONDS
 from board.store.base import ChangeSet, Clock, Problem, Store, _check_agent, _iso
-from board.store.layout import next_integer_id
+from board.store.file_format import next_integer_id
 from board.store.postgres.connect import BoardConnection, DatabaseUnavailable, redact
 from board.store.postgres.migrations import CLAIMED_TASK, NOTIFY_AFTER_COMMIT, TASK_CHANNEL, check_schema
 from board.store.postgres.side import DatabaseAgentRecords, DatabaseAlertBoard, DatabaseCheckpointBook, DatabaseReservationBook

@@ -56,9 +56,9 @@ from board.errors import BoardError, InvalidTaskFile
 from board.model import Lease, PolicyMark, Task, ToolCalls, lean, task_from_dict, task_to_dict, with_integer_ids
 from board.names import ID_PATTERN, ID_RULE
 from board.priority import PRIORITY_RANK
-from board.reservations import Reservation
+from board.store.side import Reservation
 from board.store.atomic import SpecialFile, fsync_directory, json_line, read_regular
-from board.store.claude import looks_like_claude_list
+from board.store.file_format import looks_like_claude_list
 from board.store.files.side import (
     AGENTS_DIR, ALERTS_FILE, CHECKPOINTS_DIR, RESERVATIONS_DIR, FileAgentRecords, FileReservationBook, alerts_document, read_holders,
 )
