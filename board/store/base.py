@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from board.errors import BoardError, GraphError, LeaseHeld, NotReady, StaleLease, TaskNotFound, VersionConflict
 from board.graph import TaskGraph, sorted_ids
@@ -34,6 +34,9 @@ from board.store.leases import DEFAULT_LEASE_SECONDS
 from board.text import shortened
 from board.toolcall_log import call_record, check_tool_name
 from contextlib import AbstractContextManager
+
+if TYPE_CHECKING:
+    from board.store.layout import BoardPlace
 
 Clock = Callable[[], datetime]
 
@@ -262,7 +265,7 @@ class Store(ABC):
         budget: Mapping[str, Any] | None = None,
     ) -> Task:
         self._ensure_whole()
-        budget = with_limits(None, checked_budget(budget)) if budget is not None else None
+        limits = with_limits(None, checked_budget(budget)) if budget is not None else None
         blocked_by = [validate_id(b) for b in blocked_by]
         blocks = [validate_id(b) for b in blocks]
         with self._write_lock():
@@ -298,7 +301,7 @@ class Store(ABC):
                     "labels": list(labels),
                     "owner": owner,
                     "metadata": metadata or {},
-                    "budget": budget.model_dump() if budget is not None else None,
+                    "budget": limits.model_dump() if limits is not None else None,
                 },
                 f"new task '{shortened(str(subject))}'",
             )
@@ -937,6 +940,62 @@ class Store(ABC):
         """Log one tool call (``board.toolcall_log.call_record``) on its task and agent."""
         ...
 
+    # -- where the board is, and what keeps other readers' work in step ------------------------
+
+    #: Where the board is: its workspace, its folders, where a task is kept and back.
+    layout: BoardPlace
+
+    @property
+    def state_dir(self) -> Path:
+        """board's own files for this board (history, tool-call logs, agents...), or for a
+        board kept elsewhere this machine's share of them (what ``board hook`` reads)."""
+        return self.layout.state_dir
+
+    @property
+    def local_dir(self) -> Path:
+        """This machine's files for the workspace (board.toml, git state, coordinator lock, logs)."""
+        return self.layout.state_dir
+
+    def read_files(self, files: Iterable[tuple[str, str]]) -> ChangeSet:
+        """Read the named tasks, as (id, where) pairs as a board's files list them, into the
+        index; a backend without files reads the tasks by id."""
+        return self._reread_ids([task_id for task_id, _ in files])
+
+    def reread_tasks(self, task_ids: Iterable[str]) -> ChangeSet:
+        """Re-read the named tasks into the index (what a follower heard changed)."""
+        return self._reread_ids(task_ids)
+
+    def reload(self) -> ChangeSet:
+        """Read the whole board again (after a time in which changes went unheard)."""
+        return self._reread_ids(None)
+
+    def logged_task_paths(self, paths: Iterable[Path]) -> set[Path]:
+        """The task files whose tool-call logs are among ``paths`` (a watcher's changed files);
+        none where calls are not logged in files."""
+        return set()
+
+    @abstractmethod
+    def sync_tool_calls(self) -> ChangeSet:
+        """Re-read the tasks in progress whose logged calls moved (calls write no history)."""
+        ...
+
+    @abstractmethod
+    def refresh_active(self) -> bool:
+        """Rebuild ``active.json`` (who works on what, for ``board hook``) from the whole
+        board when it differs; True if rewritten."""
+        ...
+
+    def remove_stray_temp_files(self) -> list[Path]:
+        """Remove temp files no live writer can still be using; returns what was removed.
+        A board that is not kept in files leaves none."""
+        return []
+
+    def serve_hooks(self) -> int:
+        """Bring in what ``board hook`` on this machine left for a board it cannot write
+        itself; returns the number of calls brought in. A board in files needs nothing: the
+        hook writes beside it."""
+        return 0
+
     # -- side state: what a board keeps beside its tasks (board.store.side) -----------------
 
     #: The agent registry and which agent names live processes hold.
@@ -947,8 +1006,6 @@ class Store(ABC):
     checkpoint_book: CheckpointBook
     #: The current alerts, replaced as a whole.
     alert_board: AlertBoard
-    #: This machine's files for the workspace (board.toml, git state, coordinator lock, logs).
-    local_dir: Path
 
     @abstractmethod
     def alert_board_of_its_own(self) -> AlertBoard:

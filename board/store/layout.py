@@ -19,7 +19,29 @@ from board.store.file_format import TASK_FILE, looks_like_claude_list, next_inte
 from board.store.lock import BoardLock
 
 
-class Layout(Protocol):
+class BoardPlace(Protocol):
+    """Where a board is, as every backend names it: the workspace, the folder of this machine's
+    files for it, where a task lives (a file, or a row named as a path) and back."""
+
+    @property
+    def name(self) -> str: ...
+    #: The project directory the tasks' ``files`` are relative to.
+    @property
+    def workspace(self) -> Path: ...
+    #: The directory holding the task files (a database board: its ``.tasks/`` all the same).
+    @property
+    def tasks_dir(self) -> Path: ...
+    #: The directory for board's own files (history, agents, toolcalls, checkpoints, alerts...).
+    @property
+    def state_dir(self) -> Path: ...
+    def task_path(self, task_id: str) -> Path: ...
+    def task_id_for(self, path: Path) -> str | None: ...
+    #: Whether a blocker with no task file counts as completed (see ``TaskGraph``).
+    def missing_blocker_done(self, task_id: str) -> bool: ...
+    def exists(self) -> bool: ...
+
+
+class Layout(BoardPlace, Protocol):
     """The on-disk shape of one board."""
 
     name: str

@@ -32,6 +32,8 @@ from board.store.files.writes import PENDING_HISTORY, FileWrites, PendingNote
 class FileStore(FileIndex, FileWrites, FileClaims, FileRepair, FileToolCalls, Store):
     """One board on disk plus this process's index of it."""
 
+    layout: Layout
+
     def __init__(self, layout: Layout, *, clock: Clock = utcnow, actor: str = "board") -> None:
         self.layout = layout
         super().__init__(clock=clock, actor=actor)
@@ -102,15 +104,6 @@ class FileStore(FileIndex, FileWrites, FileClaims, FileRepair, FileToolCalls, St
         exits, and close the files it keeps open. The store stays usable."""
         self._spares.close()
         self._history.close()
-
-    @property
-    def state_dir(self) -> Path:
-        return self.layout.state_dir
-
-    @property
-    def local_dir(self) -> Path:
-        """Files of this machine and workspace: the board's own folder."""
-        return self.layout.state_dir
 
     @property
     def history_path(self) -> Path:

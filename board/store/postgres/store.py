@@ -42,6 +42,7 @@ from board.priority import PRIORITY_RANK
 from board.status import Status
 from board.store.leases import DEFAULT_LEASE_SECONDS
 from board.store.base import ChangeSet, Clock, Problem, Store, _check_agent, _iso
+from board.names import ID_PATTERN
 from board.store.file_format import next_integer_id
 from board.store.postgres.connect import BoardConnection, DatabaseUnavailable, redact
 from board.store.postgres.migrations import CLAIMED_TASK, NOTIFY_AFTER_COMMIT, TASK_CHANNEL, check_schema
@@ -216,6 +217,12 @@ class DatabaseLayout:
         # As a path shows it (a URL's "//" made one "/"): messages and ``invalid`` name it so.
         return str(Path(f"{redact(self.url)}#tasks/_"))[:-1]
 
+    def task_id_for(self, path: Path) -> str | None:
+        """The task a ``task_path`` names; None for anything else."""
+        text = str(path)
+        task_id = text[len(self._where_prefix):] if text.startswith(self._where_prefix) else ""
+        return task_id if ID_PATTERN.fullmatch(task_id) else None
+
     def missing_blocker_done(self, task_id: str) -> bool:
         return False
 
@@ -237,6 +244,8 @@ def _process_identity() -> str:
 
 class PostgresStore(Store):
     """One board in a PostgreSQL database plus this process's index of it."""
+
+    layout: DatabaseLayout
 
     def __init__(self, url: str, workspace: Path | str = ".", *, clock: Clock = utcnow, actor: str = "board") -> None:
         self.layout = DatabaseLayout(url, Path(workspace).expanduser().resolve())
@@ -280,15 +289,6 @@ class PostgresStore(Store):
             store._history_seq = store._last_history_seq()
             store._partial = True
         return store
-
-    @property
-    def state_dir(self) -> Path:
-        return self.layout.state_dir
-
-    @property
-    def local_dir(self) -> Path:
-        """This machine's files for the workspace (settings, git state, logs): ``.tasks/``."""
-        return self.layout.state_dir
 
     def close(self) -> None:
         self.conn.close()
@@ -448,10 +448,6 @@ class PostgresStore(Store):
         self.graph.put_many(fresh)
         return result
 
-    def reread_tasks(self, task_ids: Iterable[str]) -> ChangeSet:
-        """Re-read the named tasks (a follower heard that they changed)."""
-        return self._reread_ids(task_ids)
-
     def rescan(self) -> ChangeSet:
         """Reconcile with the table, for writers that bypass the store (SQL by hand, which may
         leave the version as it was): every document is compared."""
@@ -522,9 +518,6 @@ class PostgresStore(Store):
         for found in [*self.graph.problems(self.unreadable_tasks()), *cancelled_blockers(self.graph.tasks)]:
             problems.append(Problem(found.kind, str(self.layout.task_path(found.tasks[0])), found.message, found.tasks))
         return problems
-
-    def remove_stray_temp_files(self) -> list[Path]:
-        return []  # a database leaves no temp files
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -907,9 +900,6 @@ class PostgresStore(Store):
         ).fetchall()
         stale = [task_id for task_id, total in rows if total != known[task_id]]
         return self._reread_ids(stale) if stale else ChangeSet()
-
-    def logged_task_paths(self, paths: Iterable[Path]) -> set[Path]:
-        return set()
 
     def refresh_active(self) -> bool:
         """Rebuild this machine's ``active.json`` (who works on what, which ``board hook`` reads
