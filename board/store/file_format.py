@@ -17,6 +17,10 @@ CLAUDE_TASK_FILE = re.compile(r"([A-Za-z0-9][A-Za-z0-9_-]{0,63})\.json")
 #: Files of a Claude Code task list beside its tasks: the highest id ever issued, the lock.
 HIGH_WATER_MARK = ".highwatermark"
 LIST_LOCK = ".lock"
+#: In board's own folder (``.tasks/``, or ``.board/`` in a Claude Code list): the change log,
+#: and the history line a writer is about to append (empty once it has been appended).
+HISTORY = "history.jsonl"
+PENDING_HISTORY = ".history-pending.json"
 
 
 def next_integer_id(existing: set[str], floor: int = 0) -> str:

@@ -10,6 +10,7 @@ from board.graph import cancelled_blockers
 from board.store import confine
 from board.store.atomic import made_by_running_process, name_names_a_process
 from board.store.base import Problem
+from board.store.files.state import FileBoard
 
 #: A temp file this old cannot belong to a live writer (it would have given up waiting for the
 #: lock long before), so it was left by one that was killed.
@@ -25,7 +26,7 @@ def _size_of(path: Path) -> int:
         return 0
 
 
-class FileRepair:
+class FileRepair(FileBoard):
     """The checks of ``FileStore``."""
 
     def check(self) -> list[Problem]:

@@ -22,13 +22,12 @@ from board.active_work import entry_for, note_task, read_active, write_active
 from board.errors import BoardError, InvalidTaskFile, TaskNotFound
 from board.model import Task, check_readable_back, task_from_dict, task_to_dict, validate_id
 from board.store import confine
-from board.store.atomic import KeptOpen, TempFile, fsync_directory, json_line, read_regular, write_atomic
+from board.store.atomic import TempFile, fsync_directory, json_line, read_regular, write_atomic
 from board.store.base import _iso
+from board.store.files.state import FileBoard
 
 #: A rename not (yet) counted by ``SharedDirectorySync``: the writer fsyncs the directory itself.
 NOT_COUNTED = 1 << 62
-#: The history line a writer is about to append; empty once it has been appended.
-PENDING_HISTORY = ".history-pending.json"
 #: The task and version of a history line, as ``json_line`` writes them.
 _LOGGED_VERSION = re.compile(rb'"task":"((?:[^"\\]|\\.)*)","version":(\d+)(?:,"file":"([0-9a-f]+)")?')
 #: Fields that change on every write and would only clutter the history's change lists.
@@ -49,33 +48,7 @@ class PreparedWrite:
     record: dict[str, Any]
 
 
-class PendingNote:
-    """The history line a writer is about to append, for the next writer should this one die.
-
-    Read and written only under the board lock, through a descriptor kept open: truncating
-    and rewriting a file through a fresh ``open`` makes ext4 flush it on close, which cost
-    more than the rest of a claim. Not fsynced: it is a note for this machine's other
-    processes, and a crash of the machine may lose it.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self._file = KeptOpen(path, make_parent=True)  # board's own folder in a Claude Code list
-
-    def read(self) -> bytes:
-        """The note; called first under each hold of the lock, so it also re-checks the file."""
-        fd = self._file.descriptor(recheck=True)
-        return os.pread(fd, os.fstat(fd).st_size, 0)
-
-    def write(self, data: bytes) -> None:
-        fd = self._file.descriptor()
-        os.pwrite(fd, data, 0)
-        os.ftruncate(fd, len(data))
-
-    def clear(self) -> None:
-        os.ftruncate(self._file.descriptor(), 0)
-
-
-class FileWrites:
+class FileWrites(FileBoard):
     """The write side of ``FileStore``."""
 
     def _fresh(self, task_id: str) -> Task:

@@ -62,7 +62,7 @@ from board.store.file_format import looks_like_claude_list
 from board.store.files.side import (
     AGENTS_DIR, ALERTS_FILE, CHECKPOINTS_DIR, RESERVATIONS_DIR, FileAgentRecords, FileReservationBook, alerts_document, read_holders,
 )
-from board.store.files.writes import PENDING_HISTORY
+from board.store.file_format import PENDING_HISTORY
 from board.store.layout import Layout, TasksDirLayout, detect_layout
 from board.store.postgres.connect import connect, redact
 from board.store.postgres.migrations import CLAIM_ORDER_DEFERRED, HISTORY_AS_GIVEN, check_schema
