@@ -44,7 +44,7 @@ from board.store.leases import DEFAULT_LEASE_SECONDS
 from board.store.base import ChangeSet, Clock, Problem, Store, _check_agent, _iso
 from board.names import ID_PATTERN
 from board.store.file_format import next_integer_id
-from board.store.postgres.connect import BoardConnection, DatabaseUnavailable, redact
+from board.store.postgres.connect import BoardConnection, DatabaseUnavailable, only_row, redact
 from board.store.postgres.migrations import CLAIMED_TASK, NOTIFY_AFTER_COMMIT, TASK_CHANNEL, check_schema
 from board.store.postgres.side import DatabaseAgentRecords, DatabaseAlertBoard, DatabaseCheckpointBook, DatabaseReservationBook
 from board.store.atomic import read_jsonl
@@ -314,7 +314,7 @@ class PostgresStore(Store):
         self._gaps.clear()
         self.graph = self._new_graph()
         self.invalid = {}
-        self._read_after: str | None = ""
+        self._read_after = ""
 
     def read_more(self, limit: int) -> tuple[ChangeSet, bool]:
         """The next ``limit`` tasks (in id order) into the index; True once the board is read."""
@@ -381,7 +381,7 @@ class PostgresStore(Store):
         return lean(task)
 
     def _last_history_seq(self) -> int:
-        return int(self.conn.execute("select coalesce(max(seq), 0) from board.history").fetchone()[0])
+        return int(only_row(self.conn.execute("select coalesce(max(seq), 0) from board.history"))[0])
 
     def get(self, task_id: str) -> Task:
         task = self.graph.tasks.get(task_id)
@@ -635,8 +635,8 @@ class PostgresStore(Store):
         row = self.conn.execute(
             "insert into board.history (task_id, version, at, record) values (%s, %s, %s, %s) returning seq",
             (record.get("task"), record.get("version"), record["ts"], json.dumps(record, ensure_ascii=False)),
-        ).fetchone()
-        self._own_seqs.add(row[0])
+        )
+        self._own_seqs.add(only_row(row)[0])
 
     def _log(self, task_id: str, version: int, actor: str | None, op: str, changes: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
         record = self._history_record(task_id, version, actor, op, changes, extra)
@@ -724,7 +724,7 @@ class PostgresStore(Store):
                 pipeline.sync()
                 raw.cursor().execute(_CLAIM_NOTIFY, prepare=True)
                 pipeline.sync()
-                outcome, doc, seq, held = claim.fetchone()
+                outcome, doc, seq, held = only_row(claim)
         except BaseException as error:
             self._after_failed_claim(raw, None)
             if isinstance(error, psycopg.OperationalError):
@@ -785,6 +785,7 @@ class PostgresStore(Store):
         self._prepare_claims()
         raw = self.conn.raw  # the connection now (reopened if it broke): its session has the statements
         cursor = psycopg.ClientCursor(raw)
+        params: tuple[int | str, ...]
         if max_held is None:
             query, params = _CLAIM_BEGIN, (WRITE_LOCK_KEY, ",".join(candidates))
         else:
@@ -947,7 +948,7 @@ class PostgresStore(Store):
             key = f"forwarded:{_HOST}:{log.resolve()}"
             with self.conn.transaction():
                 self.conn.execute("insert into board.meta (key, value) values (%s, %s) on conflict (key) do nothing", (key, json.dumps(_legacy_mark(log))))
-                offset = int(self.conn.execute("select value from board.meta where key = %s for update", (key,)).fetchone()[0])
+                offset = int(only_row(self.conn.execute("select value from board.meta where key = %s for update", (key,)))[0])
                 records, end = read_jsonl(log, offset)
                 if not records:
                     continue

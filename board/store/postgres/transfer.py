@@ -312,12 +312,12 @@ def read_file_board(directory: Path | str) -> FileBoard:
                 board.tasks.append(_imported(task, logs.get(task_id)))
         archive = layout.state_dir / ARCHIVE_DIR
         for name in sorted(_listing(archive, broken)):
-            task_id = layout.task_id_for(layout.tasks_dir / name)
-            if task_id is None:
+            archived_id = layout.task_id_for(layout.tasks_dir / name)
+            if archived_id is None:
                 continue
-            task = _read_task(layout, archive / name, task_id, broken)
+            task = _read_task(layout, archive / name, archived_id, broken)
             if task is not None:
-                board.archived.append(_imported(task, logs.get(task_id), deleted_at.get(task_id) or _mtime(archive / name)))
+                board.archived.append(_imported(task, logs.get(archived_id), deleted_at.get(archived_id) or _mtime(archive / name)))
     if broken:
         more = f" (and {plural(len(broken) - 1, 'more broken file')})" if len(broken) > 1 else ""
         raise BoardError(f"cannot import {broken[0]}{more}; nothing was imported")
@@ -725,7 +725,7 @@ def _write_board(conn: Any, source: FileBoard, sources: dict[str, list[str]], *,
 
     # All logs in one stream by time, each log's own lines in its order: the table's order is
     # then the order the calls were made in, as the agents' logs have them.
-    logs = [[(item, task_id) for item in log] for task_id, log in source.calls.items()]
+    logs: list[list[tuple[Logged, str | None]]] = [[(item, task_id) for item in log] for task_id, log in source.calls.items()]
     logs += [[(item, None) for item in log] for log in source.taskless_calls]
     calls = list(heapq.merge(*logs, key=lambda pair: pair[0].at))
     sources["tool_calls"] = [item.where for item, _ in calls]
@@ -1082,8 +1082,9 @@ def _task_to_export(task_id: str, doc: Any, kind: str, meta: dict[str, Any], log
     _check_id(task_id, where)
     if not isinstance(doc, dict):
         raise BoardError(f"cannot export {where}: the document is not a JSON object; nothing was exported")
-    recorded = meta.get(f"{IMPORTED_PREFIX}{kind}/{task_id}")
-    unchanged = isinstance(recorded, dict) and recorded.get("version") == doc.get("version")
+    stored = meta.get(f"{IMPORTED_PREFIX}{kind}/{task_id}")
+    recorded: dict[str, Any] = stored if isinstance(stored, dict) else {}
+    unchanged = isinstance(stored, dict) and recorded.get("version") == doc.get("version")
     if unchanged:
         apply_key_orders(doc, recorded.get("orders", []))
     log = logs.get(task_id)
