@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import importlib
 import os
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from board.errors import BoardError, GraphError, LeaseHeld, NotReady, StaleLease, TaskNotFound, VersionConflict
 from board.graph import TaskGraph, sorted_ids
@@ -56,6 +57,46 @@ class ChangeSet:
         self.changed |= other.changed
         self.removed |= other.removed
         self.invalid |= other.invalid
+
+
+@dataclass
+class BoardNews:
+    """One batch of what happened on a followed board (``Store.follow``), already read into the
+    store's index. An empty one says only that time passed."""
+
+    #: What the index took in: tasks changed or gone, stored tasks gone bad or good.
+    changes: ChangeSet = field(default_factory=ChangeSet)
+    #: The tasks the board says were written, whoever wrote them (this process included).
+    named: set[str] = field(default_factory=set)
+    #: What changed beside the tasks, by table: agents, alerts, reservations, checkpoints, tool_calls.
+    side: set[str] = field(default_factory=set)
+    #: The files that changed, for a board kept in files (task files and board's own).
+    paths: set[Path] = field(default_factory=set)
+    #: The whole board was read again (it came back, or was replaced wholesale).
+    whole: bool = False
+    #: Why the board is out of reach (the index stays as it was); None while it is reachable.
+    lost: str | None = None
+    #: It was out of reach and is back; the whole board was read again.
+    back: bool = False
+
+
+class HeldLock(Protocol):
+    """A lock one process holds for as long as it lives (``Store.lifetime_lock``)."""
+
+    @property
+    def path(self) -> Path | str:
+        """Where the lock is, for messages."""
+        ...
+
+    def acquire(self) -> bool:
+        """Take it (again, if held already); False when another process holds it."""
+        ...
+
+    def release(self) -> None: ...
+
+    def keep_heard(self, stop: threading.Event, every: float) -> object:
+        """Until ``stop``, let others tell a holder still alive from one cut off, where they can."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -989,6 +1030,22 @@ class Store(ABC):
         """Remove temp files no live writer can still be using; returns what was removed.
         A board that is not kept in files leaves none."""
         return []
+
+    @abstractmethod
+    def follow(self, *, stop: threading.Event, every: float = 2.0, guard: AbstractContextManager[object] | None = None) -> Iterator[BoardNews]:
+        """Follow the board until ``stop`` is set: what any writer changes (in files, writers
+        that bypass the store too) read into the index, under ``guard`` when given (the lock
+        the store's other users take), and handed out in batches; one at least every
+        ``every`` seconds, empty when nothing happened. Events a watcher may have missed are
+        made up for by a reconcile; a board out of reach is said once, and read whole again
+        when it is back."""
+        ...
+
+    @abstractmethod
+    def lifetime_lock(self, name: str) -> HeldLock:
+        """The lock called ``name`` on this board (``coordinator``: the one coordinator's),
+        which one process at a time holds, for as long as it lives."""
+        ...
 
     def serve_hooks(self) -> int:
         """Bring in what ``board hook`` on this machine left for a board it cannot write

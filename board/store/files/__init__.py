@@ -8,24 +8,36 @@ index, ``writes`` is the write protocol, ``claims`` takes tasks, ``repair`` is `
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 from board.errors import BoardError, TaskNotFound
 from board.model import Task, validate_id
 from board.store import confine
-from board.store.base import Store
+from board.store.base import BoardNews, Store
 from board.store.files.claims import FileClaims
+from board.store.files.follow import FileFollower
 from board.store.files.index import FileIndex
 from board.store.files.repair import FileRepair
 from board.store.files.side import FileAlertBoard
 from board.store.files.toolcalls import FileToolCalls
 from board.store.files.writes import FileWrites
 from board.store.layout import detect_layout
+from board.store.lifetime_lock import LifetimeLock
 
 
 class FileStore(FileIndex, FileWrites, FileClaims, FileRepair, FileToolCalls):
     """One board on disk plus this process's index of it."""
+
+    def follow(self, *, stop: threading.Event, every: float = 2.0, guard: AbstractContextManager[object] | None = None) -> Iterator[BoardNews]:
+        return FileFollower(self, stop=stop, every=every, guard=guard).batches()
+
+    def lifetime_lock(self, name: str) -> LifetimeLock:
+        """A lock on ``.<name>.lock`` in the board's folder (the coordinator's: ``.coordinator.lock``)."""
+        return LifetimeLock(self.local_dir / f".{validate_id(name)}.lock")
 
     def alert_board_of_its_own(self) -> FileAlertBoard:
         return FileAlertBoard(self.layout.state_dir)  # a file read whole each time: nothing to share

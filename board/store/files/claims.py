@@ -10,8 +10,8 @@ from board.model import Task
 from board.store.leases import DEFAULT_LEASE_SECONDS
 from board.store.atomic import SpecialFile, TempFile, read_bytes_retrying
 from board.store.base import _check_agent
-from board.store.files.writes import PreparedWrite, _checksum
-from board.store.files.state import FileBoard
+from board.store.files.writes import _checksum
+from board.store.files.state import FileBoard, PreparedWrite
 
 
 #: Optimistic claims tried before one is made wholly under the lock (see ``Store.claim``).

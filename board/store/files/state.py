@@ -8,8 +8,9 @@ methods to ``FileBoard``; ``FileStore`` is all of them together.
 from __future__ import annotations
 
 from abc import abstractmethod
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from board.errors import InvalidTaskFile
 from board.graph import TaskGraph
@@ -22,8 +23,14 @@ from board.store.files.side import FileAgentRecords, FileAlertBoard, FileCheckpo
 from board.store.history import HistoryLog, PendingNote, RecentHistory
 from board.store.layout import Layout
 
-if TYPE_CHECKING:
-    from board.store.files.writes import PreparedWrite
+@dataclass
+class PreparedWrite:
+    """A write worked out ahead of publishing it: the new version, its bytes, its history line."""
+
+    task: Task
+    path: Path
+    data: bytes
+    record: dict[str, Any]
 
 
 class FileBoard(Store):

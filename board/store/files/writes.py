@@ -13,7 +13,6 @@ import re
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ from board.model import Task, check_readable_back, task_from_dict, task_to_dict,
 from board.store import confine
 from board.store.atomic import TempFile, fsync_directory, json_line, read_regular, write_atomic
 from board.store.base import _iso
-from board.store.files.state import FileBoard
+from board.store.files.state import FileBoard, PreparedWrite
 
 #: A rename not (yet) counted by ``SharedDirectorySync``: the writer fsyncs the directory itself.
 NOT_COUNTED = 1 << 62
@@ -36,16 +35,6 @@ _UNTRACKED = frozenset({"version", "updatedAt"})
 
 def _checksum(data: bytes) -> str:
     return f"{zlib.crc32(data):08x}"
-
-
-@dataclass
-class PreparedWrite:
-    """A write worked out ahead of publishing it: the new version, its bytes, its history line."""
-
-    task: Task
-    path: Path
-    data: bytes
-    record: dict[str, Any]
 
 
 class FileWrites(FileBoard):

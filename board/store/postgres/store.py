@@ -20,11 +20,12 @@ import functools
 import os
 import json
 import socket
+import threading
 import time
 from datetime import datetime, timedelta
 import weakref
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -41,11 +42,12 @@ from board.model import MAX_FILE_BYTES, Task, check_readable_back, draft_of, dum
 from board.priority import PRIORITY_RANK
 from board.status import Status
 from board.store.leases import DEFAULT_LEASE_SECONDS
-from board.store.base import ChangeSet, Clock, Problem, Store, _check_agent, _iso
+from board.store.base import BoardNews, ChangeSet, Clock, Problem, Store, _check_agent, _iso
 from board.names import ID_PATTERN
 from board.store.file_format import next_integer_id
 from board.store.postgres.connect import BoardConnection, DatabaseUnavailable, only_row, redact
 from board.store.postgres.migrations import CLAIMED_TASK, NOTIFY_AFTER_COMMIT, TASK_CHANNEL, check_schema
+from board.store.postgres.locks import SessionLock
 from board.store.postgres.side import DatabaseAgentRecords, DatabaseAlertBoard, DatabaseCheckpointBook, DatabaseReservationBook
 from board.store.atomic import read_jsonl
 from board.store.confine import confine
@@ -292,6 +294,15 @@ class PostgresStore(Store):
 
     def close(self) -> None:
         self.conn.close()
+
+    def follow(self, *, stop: threading.Event, every: float = 2.0, guard: AbstractContextManager[object] | None = None) -> Iterator[BoardNews]:
+        from board.store.postgres.follow import follow_database
+
+        return follow_database(self, self.url, stop=stop, every=every, guard=guard)
+
+    def lifetime_lock(self, name: str) -> SessionLock:
+        """The advisory lock ``name`` in the board's database, on a connection of its own."""
+        return SessionLock(self.url, name)
 
     def alert_board_of_its_own(self) -> DatabaseAlertBoard:
         conn = BoardConnection(self.url, application_name="board alerts")
