@@ -15,7 +15,7 @@ from typing import Protocol
 from board.errors import InvalidTaskFile
 from board.model import Task, dump_task, parse_task
 from board.store.confine import confine
-from board.store.file_format import TASK_FILE, looks_like_claude_list, next_integer_id
+from board.store.file_format import TASK_FILE, TASKS_DIR, looks_like_claude_list, next_integer_id, task_file_name
 from board.store.lock import BoardLock
 
 
@@ -81,13 +81,13 @@ class TasksDirLayout:
 
     def __init__(self, workspace: Path) -> None:
         self.workspace = workspace
-        self.tasks_dir = workspace / ".tasks"
+        self.tasks_dir = workspace / TASKS_DIR
         self.state_dir = self.tasks_dir
         confine(self.tasks_dir)
         self._lock = BoardLock(self.tasks_dir / ".lock")
 
     def task_path(self, task_id: str) -> Path:
-        return self.tasks_dir / f"task_{task_id}.json"
+        return self.tasks_dir / task_file_name(task_id, claude=False)
 
     def task_id_for(self, path: Path) -> str | None:
         match = self._FILE.fullmatch(path.name)
@@ -156,6 +156,6 @@ def find_board(start: Path) -> Path:
     if looks_like_claude_list(start):
         return start
     for directory in (start, *start.parents):
-        if (directory / ".tasks").is_dir():
+        if (directory / TASKS_DIR).is_dir():
             return directory
     return start

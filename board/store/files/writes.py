@@ -16,13 +16,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from board import json_bounds
 from board.active_work import entry_for, note_task, read_active, write_active
 from board.errors import BoardError, InvalidTaskFile, TaskNotFound
 from board.model import Task, check_readable_back, task_from_dict, task_to_dict, validate_id
 from board.store import confine
 from board.store.atomic import TempFile, fsync_directory, json_line, read_regular, write_atomic
 from board.store.base import _iso
+from board.store.file_format import ARCHIVE_DIR, pending_note, read_pending_note
 from board.store.files.state import FileBoard, PreparedWrite
 
 #: A rename not (yet) counted by ``SharedDirectorySync``: the writer fsyncs the directory itself.
@@ -173,7 +173,7 @@ class FileWrites(FileBoard):
         # Leave word of the line about to be logged, so if this process dies between the rename
         # and the append, the next writer finishes the line (``_finish_interrupted_write``).
         line = json_line(prepared.record)
-        self._pending.write(b'{"historySize":%d,"record":%s}' % (self._history.size(), line.rstrip()))
+        self._pending.write(pending_note(self._history.size(), line))
         self._last_rename = NOT_COUNTED  # until counted, this rename is covered by no one's fsync
         try:
             self.layout.confirm_lock()
@@ -247,26 +247,21 @@ class FileWrites(FileBoard):
         raw = self._pending.read()
         if not raw:
             return
-        try:
-            note = json_bounds.loads(raw)
-            record, logged_size = note["record"], int(note["historySize"])
-            task_id, version = str(record["task"]), int(record["version"])
-        except (ValueError, KeyError, TypeError):
-            self._pending.clear()  # torn: it died before touching the task file
-            return
-        if self._history.size() <= logged_size:  # its line never reached the log
-            read = self._read_path(self.layout.task_path(task_id), task_id)
-            if read is not None and isinstance(read[0], Task) and read[0].version == version:
-                self._append_history(json_line({**record, "recovered": True}))
-                self._read_into_index(self.layout.task_path(task_id), task_id)
-        self._pending.clear()
+        note = read_pending_note(raw)
+        if note is not None and self._history.size() <= note.history_size:  # its line never reached the log
+            path = self.layout.task_path(note.task_id)
+            read = self._read_path(path, note.task_id)
+            if read is not None and isinstance(read[0], Task) and read[0].version == note.version:
+                self._append_history(json_line({**note.record, "recovered": True}))
+                self._read_into_index(path, note.task_id)
+        self._pending.clear()  # done, or torn: its writer died before touching the task file
 
     # -- deleting -----------------------------------------------------------------------------
 
     @property
     def archive_dir(self) -> Path:
         """Where deleted tasks go, restorable: ``archive/`` in the board's own folder."""
-        return self.state_dir / "archive"
+        return self.state_dir / ARCHIVE_DIR
 
     def _archived_path(self, task_id: str) -> Path:
         return self.archive_dir / self.layout.task_path(validate_id(task_id)).name

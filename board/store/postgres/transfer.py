@@ -58,11 +58,10 @@ from board.names import ID_PATTERN, ID_RULE
 from board.priority import PRIORITY_RANK
 from board.store.side import Reservation
 from board.store.atomic import SpecialFile, fsync_directory, json_line, read_regular
-from board.store.file_format import looks_like_claude_list
+from board.store.file_format import ARCHIVE_DIR, HISTORY, PENDING_HISTORY, looks_like_claude_list, read_pending_note
 from board.store.files.side import (
     AGENTS_DIR, ALERTS_FILE, CHECKPOINTS_DIR, RESERVATIONS_DIR, FileAgentRecords, FileReservationBook, alerts_document, read_holders,
 )
-from board.store.file_format import PENDING_HISTORY
 from board.store.layout import Layout, TasksDirLayout, detect_layout
 from board.store.postgres.connect import connect, redact
 from board.store.postgres.migrations import CLAIM_ORDER_DEFERRED, HISTORY_AS_GIVEN, check_schema
@@ -70,8 +69,6 @@ from board.store.postgres.side import NO_ACQUISITION_TIME, reservation_from_row
 from board.store.postgres.store import WRITE_LOCK_KEY
 from board.toolcall_log import AGENT_LOG_SUFFIX, TASK_LOGS, fold_tail
 
-HISTORY_FILE = "history.jsonl"
-ARCHIVE_DIR = "archive"
 #: ``meta`` keys this module owns: the highest id issued, and what import recorded to give the
 #: files back as they were (``import/task/<id>``, ``import/archive/<id>``, ``import/history/<seq>``,
 #: ``import/call/<seq>``, ``import/agent/<name>``, ``import/checkpoint/<task>/<seq>``,
@@ -413,7 +410,7 @@ def _json_object(line: bytes) -> dict[str, Any] | None:
 def _read_history(layout: Layout, broken: list[str]) -> list[Logged]:
     """history.jsonl line for line; the line of a writer killed before appending it
     (``.history-pending.json``) completed as the file store's next writer completes it."""
-    path = layout.state_dir / HISTORY_FILE
+    path = layout.state_dir / HISTORY
     data = _read_bytes(path, broken, limit=None) or b""
     lines = data.split(b"\n")
     if lines[-1]:
@@ -445,13 +442,14 @@ def _interrupted_write(layout: Layout, history_size: int) -> Logged | None:
     logging it, as ``FileWrites._finish_interrupted_write`` would append it."""
     path = layout.state_dir / PENDING_HISTORY
     try:
-        note = json.loads(read_regular(path))
-        record, logged_size = note["record"], int(note["historySize"])
-        task_id, version = str(record["task"]), int(record["version"])
-        at = _time(record["ts"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None  # none, or torn: its writer died before touching the task file
-    if history_size > logged_size or at is None or ID_PATTERN.fullmatch(task_id) is None:
+        note = read_pending_note(read_regular(path))
+    except OSError:
+        return None
+    if note is None:
+        return None  # torn: its writer died before touching the task file
+    record, task_id, version = note.record, note.task_id, note.version
+    at = _time(record.get("ts"))
+    if history_size > note.history_size or at is None or ID_PATTERN.fullmatch(task_id) is None:
         return None  # its line reached the log
     try:
         current = layout.decode(read_regular(layout.task_path(task_id)), layout.task_path(task_id), task_id)
@@ -996,7 +994,7 @@ def _export_into(conn: Any, url: str, staging: Path, layout: TasksDirLayout) -> 
             try:
                 for seq, record in cursor:
                     if out is None:
-                        out = open(staging / HISTORY_FILE, "xb")  # noqa: SIM115 - closed below
+                        out = open(staging / HISTORY, "xb")  # noqa: SIM115 - closed below
                     out.write(json_line(apply_key_orders(history_in_board_order(record), _orders(meta, f"history/{seq}"))))
                     history += 1
             finally:
@@ -1150,7 +1148,7 @@ def _put_in_place(staging: Path, target: Path) -> None:
     with layout.lock():
         for _, key in list(layout.task_files()):
             os.unlink(key)
-        for name in (HISTORY_FILE, PENDING_HISTORY, ACTIVE_FILE, ACTIVE_JOURNAL, ALERTS_FILE):
+        for name in (HISTORY, PENDING_HISTORY, ACTIVE_FILE, ACTIVE_JOURNAL, ALERTS_FILE):
             (target / name).unlink(missing_ok=True)
         for name in (TASK_LOGS, ARCHIVE_DIR, RESERVATIONS_DIR, CHECKPOINTS_DIR):
             _remove(target / name)
