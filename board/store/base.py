@@ -12,6 +12,9 @@ hold the board exclusively (``_write_lock``), read one task as it is now (``_fre
 new version with its history line (``_commit``), catch up with other writers (``sync``),
 claim, archive, and append tool calls. ``board.store.files`` keeps a board in ``.tasks/``
 (or a Claude Code task list).
+
+Long on purpose: the rules and the protocol every backend implements are one contract, read
+together; split, each half would be checked without the other.
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ Each process keeps an index (a ``TaskGraph``) as the file store does, and catche
 the history table: the rows added since it last looked name the tasks to re-read. History rows
 can become visible out of order (concurrent claims commit in any order), so the numbers skipped
 are looked at again until they appear or time out (a rolled-back insert never appears).
+
+Long on purpose: the claim's two round trips, the history catch-up and the writes share the
+connection's session state (prepared statements, the advisory lock held), kept in one class.
 """
 
 from __future__ import annotations

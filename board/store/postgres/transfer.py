@@ -30,6 +30,9 @@ import in ``meta`` rows ``import/<kind>/<key>``, only for the documents that nee
 on export while the document is still the one imported (for a record beside the tasks: while
 its object has the keys recorded). A task that changed since is written as the file store
 writes it, its counts covering its whole log.
+
+Long on purpose: import and export are each other's inverse, and what one records the other
+reads back; kept side by side, a change to one shows what the other must do.
 """
 
 from __future__ import annotations
