@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from board.errors import BoardError
 from board.store.atomic import Stamp, stat_stamp
 from board.store.base import BoardNews, ChangeSet
 
@@ -99,12 +100,17 @@ class FileFollower:
                     news.side.add(kind)
                     side_paths.add(path)
         self._heard = self._heard or bool(changed)
-        with self.guard:
-            # A tool call is a line in its task's log, not a write of the task file: the task
-            # is read again, its counts including its log.
-            news.changes = store.reread(task_paths | store.logged_task_paths(side_paths))
-            if reconcile:
-                news.changes.merge(self._reconcile())
+        try:
+            with self.guard:
+                # A tool call is a line in its task's log, not a write of the task file: the
+                # task is read again, its counts including its log.
+                news.changes = store.reread(task_paths | store.logged_task_paths(side_paths))
+                if reconcile:
+                    news.changes.merge(self._reconcile())
+        except (BoardError, OSError):
+            # A board being rewritten under us (its folder replaced, a file half there): the
+            # next batch stats every file again, which reads whatever this one missed.
+            self._reconciled_at = self._full_rescan_at = float("-inf")
         return news
 
     def _reconcile(self) -> ChangeSet:

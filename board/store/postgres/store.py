@@ -251,6 +251,7 @@ class PostgresStore(Store):
     """One board in a PostgreSQL database plus this process's index of it."""
 
     layout: DatabaseLayout
+    url: str
 
     def __init__(self, url: str, workspace: Path | str = ".", *, clock: Clock = utcnow, actor: str = "board") -> None:
         self.layout = DatabaseLayout(url, Path(workspace).expanduser().resolve())
