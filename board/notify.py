@@ -24,9 +24,10 @@ import urllib.request
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal
 
 from board.status import Status
+from board.store.side import NoticeJournal
 from board.text import printable
 
 if TYPE_CHECKING:
@@ -86,16 +87,6 @@ def needs_you(tasks: Mapping[str, Task], alerts: Sequence[Alert] = (), kinds: It
                 task = alert.tasks[0] if alert.tasks else None
                 notices.append(Notice(f"alert:{alert.key}", "error", alert.kind, f"{printable(alert.message)}\n{printable(alert.action)}", task, ALERT_AGAIN_AFTER))
     return notices
-
-
-class NoticeJournal(Protocol):
-    """The board's record of what was told (``Store.notice_journal``)."""
-
-    def take(self, key: str, now: datetime, again_after: timedelta | None) -> bool:
-        """Record ``key`` as told now, unless it was told already (within ``again_after`` of
-        now, when given). True when this caller took it and so must tell it; atomic across
-        processes and machines."""
-        ...
 
 
 @dataclass(frozen=True)

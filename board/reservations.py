@@ -14,61 +14,27 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from board.errors import BoardError
 from board.names import validate_id
 from board.status import FINISHED
-from board.times import iso
 from board.text import shortened
 from board.workspace_files import workspace_file
 
-if TYPE_CHECKING:  # the command line reads MODES while building its parser
+# What a holding is lives with the books that keep holdings; the command line reads MODES
+# while building its parser.
+from board.store.side import MODES, Reservation
+
+if TYPE_CHECKING:
     from board.model import Task
     from board.store import Store
     from board.store.side import ReservationBook
 
-MODES = ("write", "read")
-
-
 class ReservationConflict(BoardError):
     """Another agent holds the file in a mode that excludes the one asked for."""
-
-
-@dataclass(frozen=True)
-class Reservation:
-    path: str
-    owner: str
-    task: str
-    mode: str
-    expires_at: datetime
-    acquired_at: datetime | None = None
-
-    def live(self, now: datetime, tasks: Mapping[str, Task] | None = None) -> bool:
-        """Unexpired, and (when the tasks are known) held for a task that still exists and is unfinished."""
-        if self.expires_at <= now:
-            return False
-        if tasks is None:
-            return True
-        task = tasks.get(self.task)
-        return task is not None and task.status not in FINISHED
-
-    def excludes(self, agent: str, mode: str) -> bool:
-        """Whether this holding stops ``agent`` from holding the same file in ``mode``."""
-        return self.owner != agent and (mode == "write" or self.mode == "write")
-
-    def describe(self) -> str:
-        doing = "writing" if self.mode == "write" else "reading"
-        return f"{self.path} is reserved for {doing} by {self.owner} for task #{self.task} until {iso(self.expires_at.replace(microsecond=0))}"
-
-    def to_dict(self) -> dict[str, Any]:
-        data = {"owner": self.owner, "task": self.task, "mode": self.mode, "expiresAt": iso(self.expires_at)}
-        if self.acquired_at is not None:
-            data["acquiredAt"] = iso(self.acquired_at)
-        return data
 
 
 def workspace_path(workspace: Path, raw: str) -> str:

@@ -55,7 +55,8 @@ from board.graph import GraphProblem, TaskGraph
 from board.model import Task
 from board.status import Status
 from board.reservations import Reservation, active_reservations
-from board.store import Layout, Store
+from board.store import Store
+from board.store.layout import BoardPlace
 from board.store.side import AgentRecords, AlertBoard, CheckpointBook, ReservationBook
 from board.times import iso, parse_time
 from board.workspace_files import workspace_file
@@ -69,14 +70,21 @@ class BoardReading(Protocol):
     """What ``gather_inputs`` reads of a board: a ``Store``, or a copy of its index taken under
     the store's lock so the slow part runs without holding up the store's other users."""
 
-    layout: Layout
-    state_dir: Path
-    tasks: Mapping[str, Task]
-    invalid: Mapping[str, str]
-    agent_records: AgentRecords
-    reservation_book: ReservationBook
-    checkpoint_book: CheckpointBook
-
+    # Read-only: a store's are properties, and a copy's may be too.
+    @property
+    def layout(self) -> BoardPlace: ...
+    @property
+    def state_dir(self) -> Path: ...
+    @property
+    def tasks(self) -> Mapping[str, Task]: ...
+    @property
+    def invalid(self) -> Mapping[str, str]: ...
+    @property
+    def agent_records(self) -> AgentRecords: ...
+    @property
+    def reservation_book(self) -> ReservationBook: ...
+    @property
+    def checkpoint_book(self) -> CheckpointBook: ...
     @property
     def graph(self) -> TaskGraph: ...
 
@@ -225,7 +233,7 @@ def broken_hooks(workspace: Path) -> list[BrokenHooks]:
     return [BrokenHooks(str(h.settings), h.command, h.problem) for h in installed_hooks(workspace) if h.problem is not None]
 
 
-def idle_team_members(layout: Layout, records: list[AgentRecord]) -> list[IdleMember]:
+def idle_team_members(layout: BoardPlace, records: list[AgentRecord]) -> list[IdleMember]:
     """The idle members of the Claude Code teams working on the board (none when no team does)."""
     from board.roster import Activity, board_teams, member_activity, member_record
 

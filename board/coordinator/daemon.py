@@ -1,9 +1,10 @@
-"""The coordinator daemon: tick when the board changes on disk, and at least every ``tick_seconds``.
+"""The coordinator daemon: tick when the board changes (``Store.follow``), and at least every ``tick_seconds``.
 
-Only one coordinator runs per board on this machine: it holds ``.coordinator.lock`` in the
-store's ``local_dir`` (``.tasks/``) for its lifetime
-(the operating system drops the lock when the process dies, so a killed coordinator can be
-restarted at once; ``CoordinatorLock``). The tick keeps no state, so a restarted coordinator simply carries on.
+Only one coordinator runs per board: it holds the board's coordinator lock
+(``Store.lifetime_lock``: ``.coordinator.lock`` in the store's ``local_dir`` for a board in
+files, ``CoordinatorLock``; an advisory lock for a database board) for its lifetime. The lock
+goes with the process however it ends, so a killed coordinator can be restarted at once; the
+tick keeps no state, so a restarted coordinator simply carries on.
 """
 
 from __future__ import annotations
@@ -12,12 +13,10 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
-
-import watchfiles
 
 from board.agents import list_agents
 from board.config import FILE_NAME, BoardSettings, load_settings
@@ -27,12 +26,10 @@ from board.coordinator.tick import TickReport, tick
 from board.coordinator.workers import end_stale_commands
 from board.errors import BoardError, BoardUnavailable, CoordinatorRunning
 from board.store import Store
+from board.store.base import HeldLock
 from board.store.lifetime_lock import LifetimeLock
-from board.store.postgres.locks import SessionLock
 from board.toolcall_log import AGENT_LOG_SUFFIX
 
-#: Changes closer together than this are handled by one tick.
-DEBOUNCE_MS = 30
 #: A full directory reconcile (for writers that bypass the store) every this many seconds.
 RESCAN_SECONDS = 5.0
 #: On a busy board file events come many times a second; the alert detectors (git state, every
@@ -41,6 +38,8 @@ ALERTS_EVERY_SECONDS = 1.0
 #: Sub-directories whose changes never need a tick. (``toolcalls/`` does: a call is logged
 #: there, not in the task file, and policies judge the calls.)
 _QUIET_DIRS = frozenset({"checkpoints", "logs", "reservations", "transcripts"})
+#: The same records, as a database board names what changed beside its tasks.
+_QUIET_TABLES = frozenset({"checkpoints", "reservations"})
 
 
 class CoordinatorLock(LifetimeLock):
@@ -50,7 +49,7 @@ class CoordinatorLock(LifetimeLock):
         super().__init__(local_dir / LOCK_NAME)
 
 
-def _matters(change: watchfiles.Change, path: str) -> bool:
+def _matters(path: str) -> bool:
     """Does a file event warrant a tick? Temp files, locks and bulky logs do not."""
     name = Path(path).name
     if name.startswith(".") or name.endswith(".tmp") or name.endswith(AGENT_LOG_SUFFIX):
@@ -80,13 +79,12 @@ class Coordinator:
         except BoardError as error:
             self.say(f"kept the previous settings: {error}")
 
-    def tick_once(self, changed_paths: set[str] = frozenset()) -> TickReport | None:  # type: ignore[assignment]
-        """Bring the index up to date with what changed, then tick. Errors are logged, not fatal."""
+    def tick_once(self, changed_paths: Collection[str] = frozenset()) -> TickReport | None:
+        """Tick, with the settings read again when ``changed_paths`` (already read into the index
+        by ``Store.follow``) include them. Errors are logged, not fatal."""
         try:
             if any(Path(p).name == FILE_NAME for p in changed_paths):
                 self.reload_settings()
-            if changed_paths:
-                self.store.reread(Path(p) for p in changed_paths)
             if time.monotonic() - self._last_rescan > RESCAN_SECONDS:
                 self.store.rescan()
                 self._last_rescan = time.monotonic()
@@ -113,84 +111,51 @@ class Coordinator:
     def run(self, stop: threading.Event | None = None) -> int:
         """Tick on changes and on the period until ``stop`` is set (or SIGTERM/SIGINT)."""
         stop = stop or threading.Event()
-        database = getattr(self.store, "url", None)
-        lock = SessionLock(database, COORDINATOR_LOCK) if database else CoordinatorLock(self.local_dir)
+        lock = self.store.lifetime_lock(COORDINATOR_LOCK)
         if not lock.acquire():
             raise CoordinatorRunning(f"another coordinator is already running on {self.store.layout.workspace} (it holds {lock.path})")
+        quiet = threading.Event()
         try:
             self.say(f"coordinating {self.store.layout.workspace} (lease {self.settings.lease.seconds:g} s, tick {self.settings.coordinator.tick_seconds:g} s)")
             self.tick_once()
-            if database:
-                return self._follow_database(database, lock, stop)
-            last_tick = time.monotonic()
-            # Every batch of file events comes back here, wanted or not, and so does a quiet
-            # period: the tick's period holds however much the directory churns (a filter in
-            # the watcher would restart its timeout on every unwanted event, and a worker
-            # polling for work makes a temp file many times a second). The board's folder is
-            # the signal of a board in files (board.toml, in local_dir, is the same folder).
-            for changes in watchfiles.watch(
-                self.store.state_dir,
-                watch_filter=None,
-                debounce=DEBOUNCE_MS,
-                step=10,
-                rust_timeout=int(self.settings.coordinator.tick_seconds * 1000),
-                yield_on_timeout=True,
-                stop_event=stop,
-                raise_interrupt=False,
-            ):
-                if stop.is_set():
-                    break
-                wanted = {path for change, path in changes if _matters(change, path)}
-                if wanted or time.monotonic() - last_tick >= self.settings.coordinator.tick_seconds:
-                    self.tick_once(wanted)
-                    last_tick = time.monotonic()
-        finally:
-            lock.release()
-            self.say("coordinator stopped")
-        return 0
-
-    def _follow_database(self, url: str, lock: SessionLock, stop: threading.Event) -> int:
-        """Tick on what the database announces, and at least every ``tick_seconds``. A server
-        restart drops the coordinator's lock with its connection: it is taken again, or, if
-        another coordinator took it meanwhile, this one stops."""
-        from board.store.postgres.follow import DatabaseFollower
-
-        follower = DatabaseFollower(url, reconcile_seconds=self.settings.coordinator.tick_seconds)
-        threading.Thread(target=lambda: (stop.wait(), follower.stop()), daemon=True).start()
-        quiet = threading.Event()
-        lock.keep_heard(quiet, COORDINATOR_HEARD_EVERY)  # dashboards elsewhere trust its alerts while heard
-        try:
-            return self._tick_on_notifications(follower, lock, stop)
+            lock.keep_heard(quiet, COORDINATOR_HEARD_EVERY)  # dashboards elsewhere trust its alerts while heard
+            return self._tick_on_news(lock, stop)
         finally:
             quiet.set()
+            lock.release()
+            self.say("coordinator stopped")
 
-    def _tick_on_notifications(self, follower: Any, lock: SessionLock, stop: threading.Event) -> int:
+    def _tick_on_news(self, lock: HeldLock, stop: threading.Event) -> int:
+        """Tick on what the board says changed, and at least every ``tick_seconds``. A database
+        restart drops the coordinator's lock with its connection: it is taken again, or, if
+        another coordinator took it meanwhile, this one stops."""
         last_tick = time.monotonic()
-        resuming = False  # the database came back: take the lock again and reread before ticking
-        for heard in follower.batches():
+        resuming = False  # the board came back: take the lock again before ticking
+        for news in self.store.follow(stop=stop, every=self.settings.coordinator.tick_seconds):
             if stop.is_set():
                 break
-            if heard.lost is not None:
-                self.say(f"waiting for the database: {heard.lost}")
+            if news.lost is not None:
+                self.say(f"waiting for the database: {news.lost}")
                 continue
-            resuming = resuming or heard.back
+            resuming = resuming or news.back
             if resuming:
                 try:
                     lock.release()
                     if not lock.acquire():
                         self.say("another coordinator took over while the database was away; stopping")
                         return CoordinatorRunning.exit_code  # not a crash, for board run
-                    self.store.load()
                 except BoardUnavailable as error:  # away again already: the next batch retries
                     self.say(f"waiting for the database: {error}")
                     continue
                 resuming = False
                 self.say("the database is back")
-            if heard.task_ids or heard.side or heard.back or heard.everything or time.monotonic() - last_tick >= self.settings.coordinator.tick_seconds:
-                self.tick_once()
+            wanted = {str(path) for path in news.paths if _matters(str(path))}
+            heard = wanted or news.named or news.side - _QUIET_TABLES or news.whole
+            if heard or time.monotonic() - last_tick >= self.settings.coordinator.tick_seconds:
+                self.tick_once(wanted)
                 last_tick = time.monotonic()
                 try:
-                    self.store.serve_hooks()  # type: ignore[attr-defined]
+                    self.store.serve_hooks()
                 except BoardError as error:
                     self.say(f"could not bring board hook's calls in, will retry: {error}")
         return 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-DEFAULT_LEASE_SECONDS = 30.0
+from board.store.leases import DEFAULT_LEASE_SECONDS
 
 _HOMES = {
     "ChangeSet": "board.store.base",

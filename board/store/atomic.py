@@ -570,24 +570,6 @@ def fsync_directory(directory: Path) -> None:
     confine.fsync_folder(directory)
 
 
-def append_line(path: Path, record: dict[str, Any], *, durable: bool = False) -> range:
-    """Append one JSON line with a single write() on an O_APPEND descriptor; returns where it went.
-
-    A single write of a short line to an O_APPEND file is not interleaved with other
-    appenders on a local filesystem, so concurrent appenders never tear each other's lines.
-    Logs are not fsynced by default: the task files are the durable truth, and running
-    processes see appended lines through the page cache whether or not they reached the disk.
-    """
-    fd = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-    try:
-        end = append_to(fd, json_line(record))
-        if durable:
-            os.fdatasync(fd)
-    finally:
-        os.close(fd)
-    return end
-
-
 def json_line(record: dict[str, Any]) -> bytes:
     """One record as a compact JSON line, as every board log writes them."""
     return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")

@@ -12,27 +12,35 @@ hold the board exclusively (``_write_lock``), read one task as it is now (``_fre
 new version with its history line (``_commit``), catch up with other writers (``sync``),
 claim, archive, and append tool calls. ``board.store.files`` keeps a board in ``.tasks/``
 (or a Claude Code task list).
+
+Long on purpose: the rules and the protocol every backend implements are one contract, read
+together; split, each half would be checked without the other.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from board.errors import BoardError, GraphError, LeaseHeld, NotReady, StaleLease, TaskNotFound, VersionConflict
 from board.graph import TaskGraph, sorted_ids
 from board.model import Lease, Priority, Seen, Task, checked_budget, draft_of, by_policy, live_lease_holder, task_from_dict, utcnow, validate_id, with_limits
 from board.status import Status, check_transition
-from board.store import DEFAULT_LEASE_SECONDS
+from board.store.leases import DEFAULT_LEASE_SECONDS
 from board.text import shortened
 from board.toolcall_log import call_record, check_tool_name
 from contextlib import AbstractContextManager
+
+if TYPE_CHECKING:
+    from board.store.layout import BoardPlace
 
 Clock = Callable[[], datetime]
 
@@ -52,6 +60,46 @@ class ChangeSet:
         self.changed |= other.changed
         self.removed |= other.removed
         self.invalid |= other.invalid
+
+
+@dataclass
+class BoardNews:
+    """One batch of what happened on a followed board (``Store.follow``), already read into the
+    store's index. An empty one says only that time passed."""
+
+    #: What the index took in: tasks changed or gone, stored tasks gone bad or good.
+    changes: ChangeSet = field(default_factory=ChangeSet)
+    #: The tasks the board says were written, whoever wrote them (this process included).
+    named: set[str] = field(default_factory=set)
+    #: What changed beside the tasks, by table: agents, alerts, reservations, checkpoints, tool_calls.
+    side: set[str] = field(default_factory=set)
+    #: The files that changed, for a board kept in files (task files and board's own).
+    paths: set[Path] = field(default_factory=set)
+    #: The whole board was read again (it came back, or was replaced wholesale).
+    whole: bool = False
+    #: Why the board is out of reach (the index stays as it was); None while it is reachable.
+    lost: str | None = None
+    #: It was out of reach and is back; the whole board was read again.
+    back: bool = False
+
+
+class HeldLock(Protocol):
+    """A lock one process holds for as long as it lives (``Store.lifetime_lock``)."""
+
+    @property
+    def path(self) -> Path | str:
+        """Where the lock is, for messages."""
+        ...
+
+    def acquire(self) -> bool:
+        """Take it (again, if held already); False when another process holds it."""
+        ...
+
+    def release(self) -> None: ...
+
+    def keep_heard(self, stop: threading.Event, every: float) -> object:
+        """Until ``stop``, let others tell a holder still alive from one cut off, where they can."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -153,17 +201,12 @@ class Store(ABC):
 
     @classmethod
     def open(cls, location: Path | str, *, db: str | None = None, create: bool = False, whole: bool = True, **kwargs: Any) -> Store:
-        """Open the board of the workspace at ``location``: in the PostgreSQL database ``db``
-        (default: ``$BOARD_DB``), else in files: ``.tasks/``, or a Claude Code task list (see
-        ``FileStore.open`` for ``whole``)."""
-        url = db or database_url(Path(location))
-        if url:
-            from board.store.postgres.store import PostgresStore
-
-            return PostgresStore.open(location, url=url, create=create, whole=whole, **kwargs)
-        from board.store.files import FileStore
-
-        return FileStore.open(location, create=create, whole=whole, **kwargs)
+        """Open the board of the workspace at ``location`` wherever it is kept
+        (``board.store.opening.open_store``)."""
+        # Found by name when called: the rules never import the backends built on them.
+        opening = importlib.import_module("board.store.opening")
+        opened: Store = opening.open_store(location, db=db, create=create, whole=whole, **kwargs)
+        return opened
 
     def _new_graph(self) -> TaskGraph:
         return TaskGraph()
@@ -266,7 +309,7 @@ class Store(ABC):
         budget: Mapping[str, Any] | None = None,
     ) -> Task:
         self._ensure_whole()
-        budget = with_limits(None, checked_budget(budget)) if budget is not None else None
+        limits = with_limits(None, checked_budget(budget)) if budget is not None else None
         blocked_by = [validate_id(b) for b in blocked_by]
         blocks = [validate_id(b) for b in blocks]
         with self._write_lock():
@@ -302,7 +345,7 @@ class Store(ABC):
                     "labels": list(labels),
                     "owner": owner,
                     "metadata": metadata or {},
-                    "budget": budget.model_dump() if budget is not None else None,
+                    "budget": limits.model_dump() if limits is not None else None,
                 },
                 f"new task '{shortened(str(subject))}'",
             )
@@ -941,6 +984,78 @@ class Store(ABC):
         """Log one tool call (``board.toolcall_log.call_record``) on its task and agent."""
         ...
 
+    # -- where the board is, and what keeps other readers' work in step ------------------------
+
+    #: Where the board is: its workspace, its folders, where a task is kept and back.
+    layout: BoardPlace
+
+    @property
+    def state_dir(self) -> Path:
+        """board's own files for this board (history, tool-call logs, agents...), or for a
+        board kept elsewhere this machine's share of them (what ``board hook`` reads)."""
+        return self.layout.state_dir
+
+    @property
+    def local_dir(self) -> Path:
+        """This machine's files for the workspace (board.toml, git state, coordinator lock, logs)."""
+        return self.layout.state_dir
+
+    def read_files(self, files: Iterable[tuple[str, str]]) -> ChangeSet:
+        """Read the named tasks, as (id, where) pairs as a board's files list them, into the
+        index; a backend without files reads the tasks by id."""
+        return self._reread_ids([task_id for task_id, _ in files])
+
+    def reread_tasks(self, task_ids: Iterable[str]) -> ChangeSet:
+        """Re-read the named tasks into the index (what a follower heard changed)."""
+        return self._reread_ids(task_ids)
+
+    def reload(self) -> ChangeSet:
+        """Read the whole board again (after a time in which changes went unheard)."""
+        return self._reread_ids(None)
+
+    def logged_task_paths(self, paths: Iterable[Path]) -> set[Path]:
+        """The task files whose tool-call logs are among ``paths`` (a watcher's changed files);
+        none where calls are not logged in files."""
+        return set()
+
+    @abstractmethod
+    def sync_tool_calls(self) -> ChangeSet:
+        """Re-read the tasks in progress whose logged calls moved (calls write no history)."""
+        ...
+
+    @abstractmethod
+    def refresh_active(self) -> bool:
+        """Rebuild ``active.json`` (who works on what, for ``board hook``) from the whole
+        board when it differs; True if rewritten."""
+        ...
+
+    def remove_stray_temp_files(self) -> list[Path]:
+        """Remove temp files no live writer can still be using; returns what was removed.
+        A board that is not kept in files leaves none."""
+        return []
+
+    @abstractmethod
+    def follow(self, *, stop: threading.Event, every: float = 2.0, guard: AbstractContextManager[object] | None = None) -> Iterator[BoardNews]:
+        """Follow the board until ``stop`` is set: what any writer changes (in files, writers
+        that bypass the store too) read into the index, under ``guard`` when given (the lock
+        the store's other users take), and handed out in batches; one at least every
+        ``every`` seconds, empty when nothing happened. Events a watcher may have missed are
+        made up for by a reconcile; a board out of reach is said once, and read whole again
+        when it is back."""
+        ...
+
+    @abstractmethod
+    def lifetime_lock(self, name: str) -> HeldLock:
+        """The lock called ``name`` on this board (``coordinator``: the one coordinator's),
+        which one process at a time holds, for as long as it lives."""
+        ...
+
+    def serve_hooks(self) -> int:
+        """Bring in what ``board hook`` on this machine left for a board it cannot write
+        itself; returns the number of calls brought in. A board in files needs nothing: the
+        hook writes beside it."""
+        return 0
+
     # -- side state: what a board keeps beside its tasks (board.store.side) -----------------
 
     #: The agent registry and which agent names live processes hold.
@@ -951,8 +1066,8 @@ class Store(ABC):
     checkpoint_book: CheckpointBook
     #: The current alerts, replaced as a whole.
     alert_board: AlertBoard
-    #: This machine's files for the workspace (board.toml, git state, coordinator lock, logs).
-    local_dir: Path
+    #: What was told a person (``board.notify``), each notice once.
+    notice_journal: NoticeJournal
 
     @abstractmethod
     def alert_board_of_its_own(self) -> AlertBoard:
@@ -962,4 +1077,4 @@ class Store(ABC):
 
 
 # What the side-state attributes above are (kept at the end, beside them).
-from board.store.side import AgentRecords, AlertBoard, CheckpointBook, ReservationBook  # noqa: E402
+from board.store.side import AgentRecords, AlertBoard, CheckpointBook, NoticeJournal, ReservationBook  # noqa: E402

@@ -1,9 +1,7 @@
 """Claude Code's task lists, read and written in place: ``~/.claude/tasks/<list-id>/<id>.json``.
 
-Claude Code rewrites whole task files and keeps only its own top-level fields, so board's
-extra fields travel under ``metadata.board``. Its statuses are pending/in_progress/completed;
-board's finer statuses are stored in ``metadata.board.status`` and shown to Claude Code as the
-nearest of its three. If Claude Code later changes the top-level status, its change wins.
+How a task document reads and is written there (board's fields under ``metadata.board``, its
+finer statuses shown to Claude Code as the nearest of its three) is ``board.store.file_format``.
 
 Locking follows Claude Code's convention (that of the proper-lockfile package): the list's
 zero-byte ``.lock`` file is locked by creating the directory ``.lock.lock``; a lock directory
@@ -15,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 import time
 from collections.abc import Iterator
@@ -26,34 +23,14 @@ from typing import Any
 from board import json_bounds
 from board.errors import BoardError, InvalidTaskFile
 from board.model import MAX_FILE_BYTES, Task, task_from_dict, task_to_dict
-from board.status import Status
 from board.store import confine
 from board.store.atomic import read_regular, write_atomic
-from board.store.layout import next_integer_id
+from board.store.file_format import CLAUDE_STATE_DIR, CLAUDE_TASK_FILE, HIGH_WATER_MARK, LIST_LOCK, from_claude, next_integer_id, task_file_name
+from board.store.file_format import to_claude as claude_document
 from board.store.lock import LOCK_TIMEOUT_SECONDS
 
 STALE_AFTER_SECONDS = 10.0
-#: Where board keeps its fields in a Claude Code task's metadata, and where it keeps them
-#: when the task's own ``metadata.board`` is a user's value that is not an object.
-BOARD_KEY = "board"
-BOARD_KEY_BESIDE_USERS = "boardTask"
 REFRESH_EVERY_SECONDS = 5.0
-
-#: Fields Claude Code keeps at the top level of a task file.
-CLAUDE_FIELDS = ("id", "subject", "description", "activeForm", "status", "owner", "blocks", "blockedBy", "metadata")
-#: How each board status is shown to Claude Code, which knows only three.
-CLAUDE_STATUS = {
-    Status.PENDING: "pending",
-    Status.IN_PROGRESS: "in_progress",
-    Status.BLOCKED: "in_progress",
-    Status.PAUSED: "in_progress",
-    Status.WAITING: "in_progress",
-    Status.FAILED: "in_progress",  # keeps Claude Code agents from picking it up as new work
-    Status.COMPLETED: "completed",
-    # Not "completed": Claude Code would then unblock the dependents that board keeps waiting
-    # (a cancelled blocker is not done work). Shown as taken, both agree nothing may start.
-    Status.CANCELLED: "in_progress",
-}
 
 
 def claude_config_dir() -> Path:
@@ -82,22 +59,13 @@ def find_claude_list(list_id: str | None) -> Path:
     return chosen
 
 
-def looks_like_claude_list(directory: Path) -> bool:
-    """A directory of ``<id>.json`` files, a ``.highwatermark`` or a ``.lock``, and no ``.tasks/``."""
-    if (directory / ".tasks").is_dir() or not directory.is_dir():
-        return False
-    if (directory / ".highwatermark").exists() or (directory / ".lock").exists():
-        return True
-    return any(ClaudeTaskListLayout.FILE.fullmatch(p.name) for p in directory.glob("*.json"))
-
-
 class ClaudeTaskListLayout:
     """A Claude Code task list directory; board's own files go in its ``.board/`` folder."""
 
     name = "claude-code"
     #: Claude Code's directory holds its own files; board leaves nothing there between writes.
     keeps_spares = False
-    FILE = re.compile(r"([A-Za-z0-9][A-Za-z0-9_-]{0,63})\.json")
+    FILE = CLAUDE_TASK_FILE
 
     def __init__(self, list_dir: Path, *, workspace: Path | None = None) -> None:
         self._high_water: tuple[tuple[int, int, int] | None, int] = (None, 0)
@@ -105,13 +73,13 @@ class ClaudeTaskListLayout:
         self._lock: HeldDirectoryLock | None = None
         self._holder = threading.RLock()
         self.tasks_dir = list_dir
-        self.state_dir = list_dir / ".board"
+        self.state_dir = list_dir / CLAUDE_STATE_DIR
         confine.confine(list_dir)  # .board/ and everything else below: never through a link
         #: Claude Code lists live outside the project; task files are relative to where board runs.
         self.workspace = workspace or Path.cwd()
 
     def task_path(self, task_id: str) -> Path:
-        return self.tasks_dir / f"{task_id}.json"
+        return self.tasks_dir / task_file_name(task_id, claude=True)
 
     def task_id_for(self, path: Path) -> str | None:
         match = self.FILE.fullmatch(path.name)
@@ -157,7 +125,7 @@ class ClaudeTaskListLayout:
                 finally:
                     self._held -= 1
                 return
-            with directory_lock(self.tasks_dir / ".lock") as held:
+            with directory_lock(self.tasks_dir / LIST_LOCK) as held:
                 self._held, self._lock = 1, held
                 try:
                     yield self
@@ -174,11 +142,11 @@ class ClaudeTaskListLayout:
 
     def note_id_issued(self, task_id: str) -> None:
         if task_id.isdigit() and int(task_id) > self._high_water_mark():
-            write_atomic(self.tasks_dir / ".highwatermark", task_id.encode())
+            write_atomic(self.tasks_dir / HIGH_WATER_MARK, task_id.encode())
 
     def _high_water_mark(self) -> int:
         """The highest id Claude Code (or board) ever issued in this list; re-read on change."""
-        path = self.tasks_dir / ".highwatermark"
+        path = self.tasks_dir / HIGH_WATER_MARK
         try:
             info = os.lstat(path)
         except FileNotFoundError:
@@ -204,41 +172,13 @@ class ClaudeTaskListLayout:
 
     def create(self) -> None:
         self.tasks_dir.mkdir(parents=True, exist_ok=True)
-        (self.tasks_dir / ".lock").touch(exist_ok=True)
+        (self.tasks_dir / LIST_LOCK).touch(exist_ok=True)
         confine.make_folders(self.state_dir)
 
 
-def from_claude(data: dict[str, Any]) -> dict[str, Any]:
-    """A Claude Code task document as a board task document."""
-    metadata = dict(data.get("metadata") or {})
-    # A user's own non-object ``metadata.board`` stays theirs; board's fields are then kept
-    # under ``metadata.boardTask`` instead.
-    key = BOARD_KEY if isinstance(metadata.get(BOARD_KEY), dict) or BOARD_KEY_BESIDE_USERS not in metadata else BOARD_KEY_BESIDE_USERS
-    extra = metadata.pop(key) if isinstance(metadata.get(key), dict) else {}
-    doc = {key: value for key, value in data.items() if key != "metadata"}
-    stored_status = extra.pop("status", None)
-    claude_status = doc.get("status", "pending")
-    # Keep board's finer status only while Claude Code has not changed the coarse one.
-    if stored_status in CLAUDE_STATUS and CLAUDE_STATUS[Status(stored_status)] == claude_status:
-        doc["status"] = stored_status
-    if doc.get("owner") is None:
-        doc["owner"] = ""
-    doc.update(extra)
-    doc["metadata"] = metadata
-    return doc
-
-
 def to_claude(task: Task) -> dict[str, Any]:
-    """A board task as Claude Code expects it, board's extras under ``metadata.board``."""
-    data = task_to_dict(task)
-    out = {key: data.pop(key) for key in CLAUDE_FIELDS if key in data}
-    out["status"] = CLAUDE_STATUS[task.status]
-    board_fields = {"status": str(task.status), **data}
-    metadata = dict(out.get("metadata", {}))
-    users_own = BOARD_KEY in metadata and not isinstance(metadata[BOARD_KEY], dict)
-    metadata[BOARD_KEY_BESIDE_USERS if users_own else BOARD_KEY] = board_fields
-    out["metadata"] = metadata
-    return out
+    """A board task as Claude Code expects it (``file_format.to_claude``)."""
+    return claude_document(task_to_dict(task))
 
 
 class HeldDirectoryLock:

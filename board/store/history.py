@@ -92,6 +92,32 @@ class HistoryLog:
 TAIL_BYTES = 4 << 20
 
 
+class PendingNote:
+    """The history line a writer is about to append, for the next writer should this one die.
+
+    Read and written only under the board lock, through a descriptor kept open: truncating
+    and rewriting a file through a fresh ``open`` makes ext4 flush it on close, which cost
+    more than the rest of a claim. Not fsynced: it is a note for this machine's other
+    processes, and a crash of the machine may lose it.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self._file = KeptOpen(path, make_parent=True)  # board's own folder in a Claude Code list
+
+    def read(self) -> bytes:
+        """The note; called first under each hold of the lock, so it also re-checks the file."""
+        fd = self._file.descriptor(recheck=True)
+        return os.pread(fd, os.fstat(fd).st_size, 0)
+
+    def write(self, data: bytes) -> None:
+        fd = self._file.descriptor()
+        os.pwrite(fd, data, 0)
+        os.ftruncate(fd, len(data))
+
+    def clear(self) -> None:
+        os.ftruncate(self._file.descriptor(), 0)
+
+
 class RecentHistory:
     """The newest history lines of some kinds (the alert detectors' claims, reclaims and
     conflicts), read on from where the last read stopped; a first read parses only the log's end."""

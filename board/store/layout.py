@@ -7,7 +7,6 @@ plugs in without touching the store's callers.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -16,10 +15,33 @@ from typing import Protocol
 from board.errors import InvalidTaskFile
 from board.model import Task, dump_task, parse_task
 from board.store.confine import confine
+from board.store.file_format import TASK_FILE, TASKS_DIR, looks_like_claude_list, next_integer_id, task_file_name
 from board.store.lock import BoardLock
 
 
-class Layout(Protocol):
+class BoardPlace(Protocol):
+    """Where a board is, as every backend names it: the workspace, the folder of this machine's
+    files for it, where a task lives (a file, or a row named as a path) and back."""
+
+    @property
+    def name(self) -> str: ...
+    #: The project directory the tasks' ``files`` are relative to.
+    @property
+    def workspace(self) -> Path: ...
+    #: The directory holding the task files (a database board: its ``.tasks/`` all the same).
+    @property
+    def tasks_dir(self) -> Path: ...
+    #: The directory for board's own files (history, agents, toolcalls, checkpoints, alerts...).
+    @property
+    def state_dir(self) -> Path: ...
+    def task_path(self, task_id: str) -> Path: ...
+    def task_id_for(self, path: Path) -> str | None: ...
+    #: Whether a blocker with no task file counts as completed (see ``TaskGraph``).
+    def missing_blocker_done(self, task_id: str) -> bool: ...
+    def exists(self) -> bool: ...
+
+
+class Layout(BoardPlace, Protocol):
     """The on-disk shape of one board."""
 
     name: str
@@ -50,27 +72,22 @@ class Layout(Protocol):
     def create(self) -> None: ...
 
 
-def next_integer_id(existing: set[str], floor: int = 0) -> str:
-    highest = max((int(t) for t in existing if t.isdigit()), default=0)
-    return str(max(highest, floor) + 1)
-
-
 class TasksDirLayout:
     """board's own layout: ``<workspace>/.tasks/task_<id>.json`` plus its state files."""
 
     name = "tasks-dir"
     keeps_spares = True
-    _FILE = re.compile(r"task_([A-Za-z0-9][A-Za-z0-9_-]{0,63})\.json")
+    _FILE = TASK_FILE
 
     def __init__(self, workspace: Path) -> None:
         self.workspace = workspace
-        self.tasks_dir = workspace / ".tasks"
+        self.tasks_dir = workspace / TASKS_DIR
         self.state_dir = self.tasks_dir
         confine(self.tasks_dir)
         self._lock = BoardLock(self.tasks_dir / ".lock")
 
     def task_path(self, task_id: str) -> Path:
-        return self.tasks_dir / f"task_{task_id}.json"
+        return self.tasks_dir / task_file_name(task_id, claude=False)
 
     def task_id_for(self, path: Path) -> str | None:
         match = self._FILE.fullmatch(path.name)
@@ -124,7 +141,7 @@ class TasksDirLayout:
 
 def detect_layout(location: Path) -> Layout:
     """board's own ``.tasks/`` layout, unless ``location`` is a Claude Code task list."""
-    from board.store.claude import ClaudeTaskListLayout, looks_like_claude_list
+    from board.store.claude import ClaudeTaskListLayout
 
     if looks_like_claude_list(location):
         return ClaudeTaskListLayout(location)
@@ -135,12 +152,10 @@ def find_board(start: Path) -> Path:
     """The workspace whose board ``start`` is in, found upward as git finds ``.git``: ``start``
     when it holds ``.tasks/`` or is a Claude Code task list, else the nearest parent holding
     ``.tasks/``; else ``start`` itself, so that the error names where the person is."""
-    from board.store.claude import looks_like_claude_list
-
     start = start.resolve()
     if looks_like_claude_list(start):
         return start
     for directory in (start, *start.parents):
-        if (directory / ".tasks").is_dir():
+        if (directory / TASKS_DIR).is_dir():
             return directory
     return start

@@ -22,12 +22,51 @@ and workspace (``board.toml``, git's remembered state, the coordinator's lock, l
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
 from board.errors import BoardError
+from board.status import FINISHED
+from board.times import iso
 
 if TYPE_CHECKING:
-    from board.reservations import Reservation
+    from board.model import Task
+
+MODES = ("write", "read")
+
+
+@dataclass(frozen=True)
+class Reservation:
+    path: str
+    owner: str
+    task: str
+    mode: str
+    expires_at: datetime
+    acquired_at: datetime | None = None
+
+    def live(self, now: datetime, tasks: Mapping[str, Task] | None = None) -> bool:
+        """Unexpired, and (when the tasks are known) held for a task that still exists and is unfinished."""
+        if self.expires_at <= now:
+            return False
+        if tasks is None:
+            return True
+        task = tasks.get(self.task)
+        return task is not None and task.status not in FINISHED
+
+    def excludes(self, agent: str, mode: str) -> bool:
+        """Whether this holding stops ``agent`` from holding the same file in ``mode``."""
+        return self.owner != agent and (mode == "write" or self.mode == "write")
+
+    def describe(self) -> str:
+        doing = "writing" if self.mode == "write" else "reading"
+        return f"{self.path} is reserved for {doing} by {self.owner} for task #{self.task} until {iso(self.expires_at.replace(microsecond=0))}"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {"owner": self.owner, "task": self.task, "mode": self.mode, "expiresAt": iso(self.expires_at)}
+        if self.acquired_at is not None:
+            data["acquiredAt"] = iso(self.acquired_at)
+        return data
 
 
 class UnreadableRecord(BoardError):
@@ -149,4 +188,14 @@ class AlertBoard(Protocol):
     def stamp(self) -> Hashable | None:
         """Something cheap that changes whenever the alerts are replaced; None while no alerts
         were ever stored. A reader polls it to skip reading what it already read."""
+        ...
+
+
+class NoticeJournal(Protocol):
+    """The board's record of what was told (``Store.notice_journal``; ``board.notify`` tells)."""
+
+    def take(self, key: str, now: datetime, again_after: timedelta | None) -> bool:
+        """Record ``key`` as told now, unless it was told already (within ``again_after`` of
+        now, when given). True when this caller took it and so must tell it; atomic across
+        processes and machines."""
         ...

@@ -12,7 +12,7 @@ import pytest
 
 from board.status import Status
 from board.store import ClaudeTaskListLayout, Store
-from board.store.claude import CLAUDE_FIELDS
+from board.store.file_format import CLAUDE_FIELDS
 
 from tests.core.test_cli import board
 

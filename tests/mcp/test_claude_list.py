@@ -9,7 +9,7 @@ import anyio
 
 from board.agents import read_agent
 from board.store import Store
-from board.store.claude import CLAUDE_FIELDS
+from board.store.file_format import CLAUDE_FIELDS
 from tests.core.test_claude_lists import claude_writes, task_list  # noqa: F401  (task_list: the fixture)
 from tests.mcp.connect import board_mcp, ok, refused
 

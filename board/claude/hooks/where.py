@@ -6,18 +6,14 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from board import json_bounds
 from board.names import ID_PATTERN
 from board.store import confine
+from board.store.file_format import CLAUDE_STATE_DIR, HIGH_WATER_MARK, TASKS_DIR, looks_like_claude_list, read_task_document, status_and_owner, task_file_name
 
 # Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-#: Claude Code knows three statuses; board's finer one travels in ``metadata.board.status``.
-_CLAUDE_SHOWS = {"pending": "pending", "in_progress": "in_progress", "completed": "completed"}
-
 
 class HookBoard:
     """A board as the hook sees it: where its files are, and the workspace paths are relative to."""
@@ -36,7 +32,7 @@ class HookBoard:
         self.database = database
 
     def task_path(self, task_id: str) -> Path:
-        return self.tasks_dir / (f"{task_id}.json" if self.claude else f"task_{task_id}.json")
+        return self.tasks_dir / task_file_name(task_id, claude=self.claude)
 
     def has_task(self, task_id: str) -> bool:
         if not ID_PATTERN.fullmatch(task_id):
@@ -55,21 +51,8 @@ class HookBoard:
         if self.database:
             entry = self._active().get(task_id)
             return ("in_progress", str(entry.get("owner") or "")) if isinstance(entry, dict) else None
-        try:
-            with open(self.task_path(task_id), "rb", opener=confine.opener) as handle:
-                data = json_bounds.loads(handle.read(1024 * 1024))
-        except (OSError, ValueError):
-            return None
-        if not isinstance(data, dict):
-            return None
-        status, owner = str(data.get("status", "pending")), str(data.get("owner") or "")
-        if self.claude:
-            metadata = data.get("metadata")
-            board = metadata.get("board") if isinstance(metadata, dict) else None
-            finer = board.get("status") if isinstance(board, dict) else None
-            if isinstance(finer, str) and _CLAUDE_SHOWS.get(finer, "in_progress") == status:
-                status = finer
-        return status, owner
+        data = read_task_document(self.task_path(task_id))
+        return None if data is None else status_and_owner(data, claude=self.claude)
 
 
 def claude_home(environ: Mapping[str, str]) -> Path:
@@ -101,23 +84,23 @@ def find_board(payload: Mapping[str, Any], environ: Mapping[str, str]) -> HookBo
         if isinstance(list_id, str) and ID_PATTERN.fullmatch(list_id):
             list_dir = claude_home(environ) / "tasks" / list_id
             if named_by_env and list_dir.is_dir():
-                return HookBoard(cwd, list_dir / ".board", list_dir, claude=True)
+                return HookBoard(cwd, list_dir / CLAUDE_STATE_DIR, list_dir, claude=True)
             if list_dir.is_dir():
                 # A team's list is its board when it holds tasks; Claude Code makes one for
                 # every team, and a team working on the workspace's .tasks/ leaves it empty.
                 if _holds_tasks(list_dir):
-                    return HookBoard(cwd, list_dir / ".board", list_dir, claude=True)
+                    return HookBoard(cwd, list_dir / CLAUDE_STATE_DIR, list_dir, claude=True)
                 team_list = list_dir
     for directory in (cwd, *cwd.parents):
-        if (directory / ".tasks").is_dir():
+        if (directory / TASKS_DIR).is_dir():
             return _tasks_dir_board(directory, environ)
     if team_list is not None:
-        return HookBoard(cwd, team_list / ".board", team_list, claude=True)
+        return HookBoard(cwd, team_list / CLAUDE_STATE_DIR, team_list, claude=True)
     return None
 
 
 def _holds_tasks(list_dir: Path) -> bool:
-    return (list_dir / ".highwatermark").exists() or any(list_dir.glob("*.json"))
+    return (list_dir / HIGH_WATER_MARK).exists() or any(list_dir.glob("*.json"))
 
 
 def event_task_list(payload: Mapping[str, Any], environ: Mapping[str, str]) -> str | None:
@@ -130,15 +113,15 @@ def event_task_list(payload: Mapping[str, Any], environ: Mapping[str, str]) -> s
 
 
 def _board_at(location: Path, cwd: Path, environ: Mapping[str, str]) -> HookBoard | None:
-    if (location / ".tasks").is_dir():
+    if (location / TASKS_DIR).is_dir():
         return _tasks_dir_board(location, environ)
-    if location.is_dir() and ((location / ".highwatermark").exists() or (location / ".lock").exists() or any(location.glob("*.json"))):
-        return HookBoard(cwd, location / ".board", location, claude=True)
+    if looks_like_claude_list(location):
+        return HookBoard(cwd, location / CLAUDE_STATE_DIR, location, claude=True)
     return None
 
 
 def _tasks_dir_board(workspace: Path, environ: Mapping[str, str]) -> HookBoard:
-    tasks = workspace / ".tasks"
+    tasks = workspace / TASKS_DIR
     return HookBoard(workspace, tasks, tasks, claude=False, database=bool(environ.get("BOARD_DB")) or _names_a_database(tasks / "board.toml"))
 
 

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import errno
-import fcntl
-import os
-import zlib
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from board.errors import InvalidTaskFile
 from board.model import Task
-from board.store import DEFAULT_LEASE_SECONDS
-from board.store.atomic import KeptOpen, SpecialFile, TempFile, read_bytes_retrying
+from board.store.leases import DEFAULT_LEASE_SECONDS
+from board.store.atomic import SpecialFile, TempFile, read_bytes_retrying
 from board.store.base import _check_agent
-from board.store.files.writes import PreparedWrite, _checksum
+from board.store.files.writes import _checksum
+from board.store.files.state import FileBoard, PreparedWrite
 
 
 #: Optimistic claims tried before one is made wholly under the lock (see ``Store.claim``).
@@ -36,38 +32,7 @@ class _NotClaimable(Exception):
     """The reserved candidate turned out not to be claimable; claim under the lock instead."""
 
 
-class ClaimIntents:
-    """Which ready tasks other processes are about to claim, so that concurrent claimers work
-    on different ones instead of all preparing the best and all but one starting over.
-
-    One byte-range lock per task id on ``.claiming`` in the board's state folder (a file that is
-    never deleted); the kernel drops them when a process dies. Only a hint: the claim itself
-    is checked under the board lock, so a collision of ids on one byte, or two stores of one
-    process (whose record locks never conflict), costs a retry, never a double claim.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self._file = KeptOpen(path)
-
-    def reserve(self, task_id: str) -> bool:
-        try:
-            fcntl.lockf(self._file.descriptor(), fcntl.LOCK_EX | fcntl.LOCK_NB, 1, _intent_offset(task_id), os.SEEK_SET)
-        except OSError as error:
-            if error.errno in (errno.EAGAIN, errno.EACCES):
-                return False
-            raise
-        return True
-
-    def release(self, task_id: str) -> None:
-        if self._file.fd is not None:
-            fcntl.lockf(self._file.fd, fcntl.LOCK_UN, 1, _intent_offset(task_id), os.SEEK_SET)
-
-
-def _intent_offset(task_id: str) -> int:
-    return zlib.crc32(task_id.encode("utf-8"))
-
-
-class FileClaims:
+class FileClaims(FileBoard):
     """The claim side of ``FileStore``."""
 
     def claim(self, agent: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS, max_held: int | None = 1, actor: str | None = None) -> Task | None:

@@ -24,10 +24,11 @@ from board.store.atomic import read_jsonl
 from board.store.base import ChangeSet
 from board.store.history import RecentHistory
 from board.store.files.writes import _checksum
+from board.store.files.state import FileBoard
 
 
 
-class FileIndex:
+class FileIndex(FileBoard):
     """The index side of ``FileStore``."""
 
     def load(self) -> None:

@@ -10,6 +10,8 @@ from board.graph import cancelled_blockers
 from board.store import confine
 from board.store.atomic import made_by_running_process, name_names_a_process
 from board.store.base import Problem
+from board.store.file_format import ARCHIVE_DIR
+from board.store.files.state import FileBoard
 
 #: A temp file this old cannot belong to a live writer (it would have given up waiting for the
 #: lock long before), so it was left by one that was killed.
@@ -25,7 +27,7 @@ def _size_of(path: Path) -> int:
         return 0
 
 
-class FileRepair:
+class FileRepair(FileBoard):
     """The checks of ``FileStore``."""
 
     def check(self) -> list[Problem]:
@@ -75,7 +77,7 @@ class FileRepair:
     def _written_folders(self) -> list[Path]:
         """Every folder board writes files into with temp files and renames."""
         folders = dict.fromkeys([self.layout.tasks_dir, self.state_dir])
-        for name in ("agents", "reservations", "archive"):
+        for name in ("agents", "reservations", ARCHIVE_DIR):
             folders[self.state_dir / name] = None
         try:
             with os.scandir(self.state_dir / "checkpoints") as entries:

@@ -20,7 +20,7 @@ from typing import Any
 
 from board import json_bounds
 from board.names import validate_id
-from board.reservations import MODES, Reservation
+from board.store.side import MODES, Reservation
 from board.store import confine
 from board.store.atomic import Stamp, read_regular, stat_stamp, write_atomic, write_json_atomic
 from board.store.lifetime_lock import LifetimeLock, held_elsewhere

@@ -14,10 +14,11 @@ from board.store.atomic import read_jsonl
 from board.names import ID_PATTERN
 from board.toolcall_log import TASK_LOGS, append_call, count_unfolded, task_log, task_log_name
 from board.store.base import ChangeSet
+from board.store.files.state import FileBoard
 
 
 
-class FileToolCalls:
+class FileToolCalls(FileBoard):
     """The tool-call side of ``FileStore``."""
 
     def _count_logged_calls(self, task: Task) -> Task:

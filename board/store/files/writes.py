@@ -13,22 +13,20 @@ import re
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from board import json_bounds
 from board.active_work import entry_for, note_task, read_active, write_active
 from board.errors import BoardError, InvalidTaskFile, TaskNotFound
 from board.model import Task, check_readable_back, task_from_dict, task_to_dict, validate_id
 from board.store import confine
-from board.store.atomic import KeptOpen, TempFile, fsync_directory, json_line, read_regular, write_atomic
+from board.store.atomic import TempFile, fsync_directory, json_line, read_regular, write_atomic
 from board.store.base import _iso
+from board.store.file_format import ARCHIVE_DIR, pending_note, read_pending_note
+from board.store.files.state import FileBoard, PreparedWrite
 
 #: A rename not (yet) counted by ``SharedDirectorySync``: the writer fsyncs the directory itself.
 NOT_COUNTED = 1 << 62
-#: The history line a writer is about to append; empty once it has been appended.
-PENDING_HISTORY = ".history-pending.json"
 #: The task and version of a history line, as ``json_line`` writes them.
 _LOGGED_VERSION = re.compile(rb'"task":"((?:[^"\\]|\\.)*)","version":(\d+)(?:,"file":"([0-9a-f]+)")?')
 #: Fields that change on every write and would only clutter the history's change lists.
@@ -39,43 +37,7 @@ def _checksum(data: bytes) -> str:
     return f"{zlib.crc32(data):08x}"
 
 
-@dataclass
-class PreparedWrite:
-    """A write worked out ahead of publishing it: the new version, its bytes, its history line."""
-
-    task: Task
-    path: Path
-    data: bytes
-    record: dict[str, Any]
-
-
-class PendingNote:
-    """The history line a writer is about to append, for the next writer should this one die.
-
-    Read and written only under the board lock, through a descriptor kept open: truncating
-    and rewriting a file through a fresh ``open`` makes ext4 flush it on close, which cost
-    more than the rest of a claim. Not fsynced: it is a note for this machine's other
-    processes, and a crash of the machine may lose it.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self._file = KeptOpen(path, make_parent=True)  # board's own folder in a Claude Code list
-
-    def read(self) -> bytes:
-        """The note; called first under each hold of the lock, so it also re-checks the file."""
-        fd = self._file.descriptor(recheck=True)
-        return os.pread(fd, os.fstat(fd).st_size, 0)
-
-    def write(self, data: bytes) -> None:
-        fd = self._file.descriptor()
-        os.pwrite(fd, data, 0)
-        os.ftruncate(fd, len(data))
-
-    def clear(self) -> None:
-        os.ftruncate(self._file.descriptor(), 0)
-
-
-class FileWrites:
+class FileWrites(FileBoard):
     """The write side of ``FileStore``."""
 
     def _fresh(self, task_id: str) -> Task:
@@ -211,7 +173,7 @@ class FileWrites:
         # Leave word of the line about to be logged, so if this process dies between the rename
         # and the append, the next writer finishes the line (``_finish_interrupted_write``).
         line = json_line(prepared.record)
-        self._pending.write(b'{"historySize":%d,"record":%s}' % (self._history.size(), line.rstrip()))
+        self._pending.write(pending_note(self._history.size(), line))
         self._last_rename = NOT_COUNTED  # until counted, this rename is covered by no one's fsync
         try:
             self.layout.confirm_lock()
@@ -285,26 +247,21 @@ class FileWrites:
         raw = self._pending.read()
         if not raw:
             return
-        try:
-            note = json_bounds.loads(raw)
-            record, logged_size = note["record"], int(note["historySize"])
-            task_id, version = str(record["task"]), int(record["version"])
-        except (ValueError, KeyError, TypeError):
-            self._pending.clear()  # torn: it died before touching the task file
-            return
-        if self._history.size() <= logged_size:  # its line never reached the log
-            read = self._read_path(self.layout.task_path(task_id), task_id)
-            if read is not None and isinstance(read[0], Task) and read[0].version == version:
-                self._append_history(json_line({**record, "recovered": True}))
-                self._read_into_index(self.layout.task_path(task_id), task_id)
-        self._pending.clear()
+        note = read_pending_note(raw)
+        if note is not None and self._history.size() <= note.history_size:  # its line never reached the log
+            path = self.layout.task_path(note.task_id)
+            read = self._read_path(path, note.task_id)
+            if read is not None and isinstance(read[0], Task) and read[0].version == note.version:
+                self._append_history(json_line({**note.record, "recovered": True}))
+                self._read_into_index(path, note.task_id)
+        self._pending.clear()  # done, or torn: its writer died before touching the task file
 
     # -- deleting -----------------------------------------------------------------------------
 
     @property
     def archive_dir(self) -> Path:
         """Where deleted tasks go, restorable: ``archive/`` in the board's own folder."""
-        return self.state_dir / "archive"
+        return self.state_dir / ARCHIVE_DIR
 
     def _archived_path(self, task_id: str) -> Path:
         return self.archive_dir / self.layout.task_path(validate_id(task_id)).name

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -73,7 +73,7 @@ def connect(url: str, *, autocommit: bool = False, application_name: str = "boar
         params = conninfo_to_dict(url)
     except psycopg.ProgrammingError as error:
         raise BoardError(f"not a PostgreSQL URL or connection string: {_scrubbed(_first_line(error), url)}") from None
-    options: dict[str, object] = {"application_name": application_name}
+    options: dict[str, Any] = {"application_name": application_name}
     if "connect_timeout" not in params and not os.environ.get("PGCONNECT_TIMEOUT"):
         options["connect_timeout"] = DEFAULT_CONNECT_TIMEOUT
     options.update({key: value for key, value in _CLIENT_KEEPALIVES.items() if key not in params})
@@ -101,7 +101,7 @@ def describe(url: str) -> str:
     return f"database {name} on {where}" if name else f"PostgreSQL on {where}"
 
 
-def _connect_failure(error: Exception, params: dict[str, object], url: str) -> str:
+def _connect_failure(error: Exception, params: Mapping[str, object], url: str) -> str:
     message = _first_line(error)
     failed = _SERVER_FAILED.search(message)
     if failed:
@@ -117,7 +117,7 @@ def _connect_failure(error: Exception, params: dict[str, object], url: str) -> s
     return _scrubbed(f"cannot connect to PostgreSQL at {where}: {cause}", url)
 
 
-def _where(params: dict[str, object]) -> str:
+def _where(params: Mapping[str, object]) -> str:
     """Where libpq went, from the connection string and environment, for messages."""
     host = str(params.get("host") or params.get("hostaddr") or os.environ.get("PGHOST") or "")
     port = str(params.get("port") or os.environ.get("PGPORT") or "5432")
@@ -151,6 +151,15 @@ def _scrubbed(message: str, url: str) -> str:
 class DatabaseUnavailable(BoardUnavailable):
     """The connection to the board's database broke (the server restarted, the network went);
     whatever the statement was part of was rolled back."""
+
+
+def only_row(cursor: psycopg.Cursor[Any]) -> Any:
+    """The row of a statement that always returns one (an aggregate, ``returning``, a claim's
+    outcome): none at all is the server failing, said in one line."""
+    row = cursor.fetchone()
+    if row is None:
+        raise DatabaseUnavailable("the database answered a statement that always returns a row with none")
+    return row
 
 
 class BoardConnection:

@@ -16,10 +16,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 
 from board.errors import BoardError
-from board.store.postgres.connect import connect
+from board.store.base import BoardNews, Store
+from board.store.postgres.connect import DatabaseUnavailable, connect
+
 
 #: The channels the triggers notify.
 TASKS_CHANNEL = "board_tasks"
@@ -48,10 +51,11 @@ class Heard:
 class DatabaseFollower:
     """Batches of changes to the board in the database ``url``, until ``stop``."""
 
-    def __init__(self, url: str, *, reconcile_seconds: float = 30.0) -> None:
+    def __init__(self, url: str, *, reconcile_seconds: float = 30.0, stop: threading.Event | None = None) -> None:
         self.url = url
         self.reconcile_seconds = reconcile_seconds
-        self._stopped = threading.Event()
+        #: Set by ``stop()``, or by the reader's own event when given one.
+        self._stopped = stop if stop is not None else threading.Event()
 
     def stop(self) -> None:
         self._stopped.set()
@@ -114,3 +118,36 @@ class DatabaseFollower:
                 heard.task_ids.add(payload)
         elif channel == SIDE_CHANNEL:
             heard.side.add(payload)
+
+
+def follow_database(
+    store: Store, url: str, *, stop: threading.Event, every: float, guard: AbstractContextManager[object] | None = None,
+) -> Iterator[BoardNews]:
+    """``Store.follow`` for a database board: the tasks its server names read again, everything
+    after a reconnect (until that read succeeds: a store's connection may fail after the
+    follower's came back), and a catch-up through history every ``every`` seconds."""
+    guard = guard if guard is not None else nullcontext()
+    whole_pending = False
+    for heard in DatabaseFollower(url, reconcile_seconds=every, stop=stop).batches():
+        if heard.lost is not None:
+            yield BoardNews(lost=heard.lost)
+            continue
+        back = heard.back or whole_pending
+        whole = back or heard.everything
+        try:
+            with guard:
+                if whole:
+                    # The tasks that did not change stay the objects readers hold: the board is
+                    # not held twice, and only what changed is news.
+                    changes = store.reload()
+                else:
+                    changes = store.reread_tasks(heard.task_ids)
+                    if heard.reconcile:
+                        changes.merge(store.sync())
+        except DatabaseUnavailable as error:
+            whole_pending = True
+            yield BoardNews(lost=str(error))
+            continue
+        whole_pending = False
+        yield BoardNews(changes=changes, named=heard.task_ids, side=heard.side, whole=whole, back=back)
+

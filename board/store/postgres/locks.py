@@ -11,7 +11,7 @@ import threading
 import zlib
 
 from board.errors import BoardError
-from board.store.postgres.connect import connect, redact
+from board.store.postgres.connect import connect, only_row, redact
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ class SessionLock:
 
         try:
             conn = connect(self.url, autocommit=True, application_name=f"board {self.name}")
-            got = conn.execute("select pg_try_advisory_lock(%s)", (self.key,)).fetchone()[0]
+            got = only_row(conn.execute("select pg_try_advisory_lock(%s)", (self.key,)))[0]
         except (BoardError, psycopg.OperationalError) as error:  # out of reach: the caller may wait
             raise DatabaseUnavailable(str(error).strip().splitlines()[0]) from None
         if not got:
@@ -138,6 +138,6 @@ def held_elsewhere(url: str, name: str, *, heard_within: float | None = None) ->
     query, arguments = (_HELD, (key >> 32, key & 0xFFFFFFFF)) if heard_within is None else (_HEARD, (key >> 32, key & 0xFFFFFFFF, heard_within))
     try:
         with connect(url, autocommit=True, application_name="board probe") as conn:
-            return bool(conn.execute(query, arguments).fetchone()[0])
+            return bool(only_row(conn.execute(query, arguments))[0])
     except BoardError:
         return None

@@ -20,6 +20,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import psycopg
 
+    from board.store.postgres.connect import BoardConnection
+
 
 class Migration(NamedTuple):
     version: int
@@ -589,7 +591,7 @@ SIDE_CHANNEL = "board_side"
 INIT_HINT = "run 'board --db URL init'"
 
 
-def schema_version(conn: psycopg.Connection) -> int | None:
+def schema_version(conn: psycopg.Connection | BoardConnection) -> int | None:
     """The newest migration applied to this database; None when it has no board."""
     with _reading(conn):
         return _current(conn)
@@ -627,7 +629,7 @@ def migrate(conn: psycopg.Connection) -> list[int]:
         applied.append(step.version)
 
 
-def check_schema(conn: psycopg.Connection) -> int:
+def check_schema(conn: psycopg.Connection | BoardConnection) -> int:
     """Refuse a database a store cannot use as it is: no board, or a schema of another version."""
     version = schema_version(conn)
     if version is None:
@@ -638,7 +640,7 @@ def check_schema(conn: psycopg.Connection) -> int:
     return version
 
 
-def _current(conn: psycopg.Connection) -> int | None:
+def _current(conn: psycopg.Connection | BoardConnection) -> int | None:
     exists = conn.execute("select to_regclass('board.migrations') is not null").fetchone()
     if not exists or not exists[0]:
         return None
@@ -660,7 +662,7 @@ def _need_no_transaction(conn: psycopg.Connection) -> None:
         raise RuntimeError("migrate needs a connection with no transaction open")
 
 
-def _reading(conn: psycopg.Connection):  # noqa: ANN202
+def _reading(conn: psycopg.Connection | BoardConnection):  # noqa: ANN202
     """A transaction for a read, unless the caller has one open (which is then left open)."""
     import contextlib
 

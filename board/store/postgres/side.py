@@ -9,11 +9,12 @@ from collections.abc import Hashable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from board.store.postgres.connect import only_row
 from board.store.postgres.locks import SessionLock, held_elsewhere
 from board.store.side import UnreadableRecord
 
 if TYPE_CHECKING:
-    from board.reservations import Reservation
+    from board.store.side import Reservation
     from board.store.postgres.connect import BoardConnection
 
 
@@ -39,7 +40,7 @@ class DatabaseAgentRecords:
         )
 
     def logged_calls(self, name: str) -> tuple[int, str | None] | None:
-        count, last = self.conn.execute("select count(*), max(at) from board.tool_calls where agent = %s", (name,)).fetchone()
+        count, last = only_row(self.conn.execute("select count(*), max(at) from board.tool_calls where agent = %s", (name,)))
         if not count:
             return None
         return int(count), last.astimezone(UTC).isoformat().replace("+00:00", "Z") if last is not None else None
@@ -87,7 +88,7 @@ class DatabaseReservationBook:
 
 def reservation_from_row(row: tuple[Any, ...]) -> Reservation:
     """A holder as a row of ``reservations`` has it: (path, owner, task_id, mode, expires_at, created_at)."""
-    from board.reservations import Reservation
+    from board.store.side import Reservation
 
     path, owner, task_id, mode, expires_at, created_at = row
     acquired = None if created_at == NO_ACQUISITION_TIME else created_at
@@ -107,7 +108,7 @@ class DatabaseCheckpointBook:
         return {task_id for (task_id,) in self.conn.execute("select distinct task_id from board.checkpoints").fetchall()}
 
     def next_seq(self, task_id: str) -> int:
-        row = self.conn.execute("select coalesce(max(seq), 0) from board.checkpoints where task_id = %s", (task_id,)).fetchone()
+        row = only_row(self.conn.execute("select coalesce(max(seq), 0) from board.checkpoints where task_id = %s", (task_id,)))
         return int(row[0]) + 1
 
     def read(self, task_id: str, seq: int) -> dict[str, Any]:

@@ -12,6 +12,9 @@ Each process keeps an index (a ``TaskGraph``) as the file store does, and catche
 the history table: the rows added since it last looked name the tasks to re-read. History rows
 can become visible out of order (concurrent claims commit in any order), so the numbers skipped
 are looked at again until they appear or time out (a rolled-back insert never appears).
+
+Long on purpose: the claim's two round trips, the history catch-up and the writes share the
+connection's session state (prepared statements, the advisory lock held), kept in one class.
 """
 
 from __future__ import annotations
@@ -20,11 +23,12 @@ import functools
 import os
 import json
 import socket
+import threading
 import time
 from datetime import datetime, timedelta
 import weakref
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -40,11 +44,13 @@ from board.graph import cancelled_blockers
 from board.model import MAX_FILE_BYTES, Task, check_readable_back, draft_of, dump_task, lean, task_from_dict, task_to_dict, utcnow, validate_id, with_integer_ids
 from board.priority import PRIORITY_RANK
 from board.status import Status
-from board.store import DEFAULT_LEASE_SECONDS
-from board.store.base import ChangeSet, Clock, Problem, Store, _check_agent, _iso
-from board.store.layout import next_integer_id
-from board.store.postgres.connect import BoardConnection, DatabaseUnavailable, redact
+from board.store.leases import DEFAULT_LEASE_SECONDS
+from board.store.base import BoardNews, ChangeSet, Clock, Problem, Store, _check_agent, _iso
+from board.names import ID_PATTERN
+from board.store.file_format import next_integer_id
+from board.store.postgres.connect import BoardConnection, DatabaseUnavailable, only_row, redact
 from board.store.postgres.migrations import CLAIMED_TASK, NOTIFY_AFTER_COMMIT, TASK_CHANNEL, check_schema
+from board.store.postgres.locks import SessionLock
 from board.store.postgres.notices import DatabaseNoticeJournal
 from board.store.postgres.side import DatabaseAgentRecords, DatabaseAlertBoard, DatabaseCheckpointBook, DatabaseReservationBook
 from board.store.atomic import read_jsonl
@@ -217,6 +223,12 @@ class DatabaseLayout:
         # As a path shows it (a URL's "//" made one "/"): messages and ``invalid`` name it so.
         return str(Path(f"{redact(self.url)}#tasks/_"))[:-1]
 
+    def task_id_for(self, path: Path) -> str | None:
+        """The task a ``task_path`` names; None for anything else."""
+        text = str(path)
+        task_id = text[len(self._where_prefix):] if text.startswith(self._where_prefix) else ""
+        return task_id if ID_PATTERN.fullmatch(task_id) else None
+
     def missing_blocker_done(self, task_id: str) -> bool:
         return False
 
@@ -238,6 +250,9 @@ def _process_identity() -> str:
 
 class PostgresStore(Store):
     """One board in a PostgreSQL database plus this process's index of it."""
+
+    layout: DatabaseLayout
+    url: str
 
     def __init__(self, url: str, workspace: Path | str = ".", *, clock: Clock = utcnow, actor: str = "board") -> None:
         self.layout = DatabaseLayout(url, Path(workspace).expanduser().resolve())
@@ -283,17 +298,17 @@ class PostgresStore(Store):
             store._partial = True
         return store
 
-    @property
-    def state_dir(self) -> Path:
-        return self.layout.state_dir
-
-    @property
-    def local_dir(self) -> Path:
-        """This machine's files for the workspace (settings, git state, logs): ``.tasks/``."""
-        return self.layout.state_dir
-
     def close(self) -> None:
         self.conn.close()
+
+    def follow(self, *, stop: threading.Event, every: float = 2.0, guard: AbstractContextManager[object] | None = None) -> Iterator[BoardNews]:
+        from board.store.postgres.follow import follow_database
+
+        return follow_database(self, self.url, stop=stop, every=every, guard=guard)
+
+    def lifetime_lock(self, name: str) -> SessionLock:
+        """The advisory lock ``name`` in the board's database, on a connection of its own."""
+        return SessionLock(self.url, name)
 
     def alert_board_of_its_own(self) -> DatabaseAlertBoard:
         conn = BoardConnection(self.url, application_name="board alerts")
@@ -316,7 +331,7 @@ class PostgresStore(Store):
         self._gaps.clear()
         self.graph = self._new_graph()
         self.invalid = {}
-        self._read_after: str | None = ""
+        self._read_after = ""
 
     def read_more(self, limit: int) -> tuple[ChangeSet, bool]:
         """The next ``limit`` tasks (in id order) into the index; True once the board is read."""
@@ -383,7 +398,7 @@ class PostgresStore(Store):
         return lean(task)
 
     def _last_history_seq(self) -> int:
-        return int(self.conn.execute("select coalesce(max(seq), 0) from board.history").fetchone()[0])
+        return int(only_row(self.conn.execute("select coalesce(max(seq), 0) from board.history"))[0])
 
     def get(self, task_id: str) -> Task:
         task = self.graph.tasks.get(task_id)
@@ -449,10 +464,6 @@ class PostgresStore(Store):
                 result.changed.add(task_id)
         self.graph.put_many(fresh)
         return result
-
-    def reread_tasks(self, task_ids: Iterable[str]) -> ChangeSet:
-        """Re-read the named tasks (a follower heard that they changed)."""
-        return self._reread_ids(task_ids)
 
     def rescan(self) -> ChangeSet:
         """Reconcile with the table, for writers that bypass the store (SQL by hand, which may
@@ -524,9 +535,6 @@ class PostgresStore(Store):
         for found in [*self.graph.problems(self.unreadable_tasks()), *cancelled_blockers(self.graph.tasks)]:
             problems.append(Problem(found.kind, str(self.layout.task_path(found.tasks[0])), found.message, found.tasks))
         return problems
-
-    def remove_stray_temp_files(self) -> list[Path]:
-        return []  # a database leaves no temp files
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -644,8 +652,8 @@ class PostgresStore(Store):
         row = self.conn.execute(
             "insert into board.history (task_id, version, at, record) values (%s, %s, %s, %s) returning seq",
             (record.get("task"), record.get("version"), record["ts"], json.dumps(record, ensure_ascii=False)),
-        ).fetchone()
-        self._own_seqs.add(row[0])
+        )
+        self._own_seqs.add(only_row(row)[0])
 
     def _log(self, task_id: str, version: int, actor: str | None, op: str, changes: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
         record = self._history_record(task_id, version, actor, op, changes, extra)
@@ -733,7 +741,7 @@ class PostgresStore(Store):
                 pipeline.sync()
                 raw.cursor().execute(_CLAIM_NOTIFY, prepare=True)
                 pipeline.sync()
-                outcome, doc, seq, held = claim.fetchone()
+                outcome, doc, seq, held = only_row(claim)
         except BaseException as error:
             self._after_failed_claim(raw, None)
             if isinstance(error, psycopg.OperationalError):
@@ -794,6 +802,7 @@ class PostgresStore(Store):
         self._prepare_claims()
         raw = self.conn.raw  # the connection now (reopened if it broke): its session has the statements
         cursor = psycopg.ClientCursor(raw)
+        params: tuple[int | str, ...]
         if max_held is None:
             query, params = _CLAIM_BEGIN, (WRITE_LOCK_KEY, ",".join(candidates))
         else:
@@ -910,9 +919,6 @@ class PostgresStore(Store):
         stale = [task_id for task_id, total in rows if total != known[task_id]]
         return self._reread_ids(stale) if stale else ChangeSet()
 
-    def logged_task_paths(self, paths: Iterable[Path]) -> set[Path]:
-        return set()
-
     def refresh_active(self) -> bool:
         """Rebuild this machine's ``active.json`` (who works on what, which ``board hook`` reads
         without a database connection) from the whole board; True if rewritten."""
@@ -959,7 +965,7 @@ class PostgresStore(Store):
             key = f"forwarded:{_HOST}:{log.resolve()}"
             with self.conn.transaction():
                 self.conn.execute("insert into board.meta (key, value) values (%s, %s) on conflict (key) do nothing", (key, json.dumps(_legacy_mark(log))))
-                offset = int(self.conn.execute("select value from board.meta where key = %s for update", (key,)).fetchone()[0])
+                offset = int(only_row(self.conn.execute("select value from board.meta where key = %s for update", (key,)))[0])
                 records, end = read_jsonl(log, offset)
                 if not records:
                     continue

@@ -30,6 +30,9 @@ import in ``meta`` rows ``import/<kind>/<key>``, only for the documents that nee
 on export while the document is still the one imported (for a record beside the tasks: while
 its object has the keys recorded). A task that changed since is written as the file store
 writes it, its counts covering its whole log.
+
+Long on purpose: import and export are each other's inverse, and what one records the other
+reads back; kept side by side, a change to one shows what the other must do.
 """
 
 from __future__ import annotations
@@ -56,13 +59,12 @@ from board.errors import BoardError, InvalidTaskFile
 from board.model import Lease, PolicyMark, Task, ToolCalls, lean, task_from_dict, task_to_dict, with_integer_ids
 from board.names import ID_PATTERN, ID_RULE
 from board.priority import PRIORITY_RANK
-from board.reservations import Reservation
+from board.store.side import Reservation
 from board.store.atomic import SpecialFile, fsync_directory, json_line, read_regular
-from board.store.claude import looks_like_claude_list
+from board.store.file_format import ARCHIVE_DIR, HISTORY, PENDING_HISTORY, looks_like_claude_list, read_pending_note
 from board.store.files.side import (
     AGENTS_DIR, ALERTS_FILE, CHECKPOINTS_DIR, RESERVATIONS_DIR, FileAgentRecords, FileReservationBook, alerts_document, read_holders,
 )
-from board.store.files.writes import PENDING_HISTORY
 from board.store.layout import Layout, TasksDirLayout, detect_layout
 from board.store.postgres.connect import connect, redact
 from board.store.postgres.migrations import CLAIM_ORDER_DEFERRED, HISTORY_AS_GIVEN, check_schema
@@ -70,8 +72,6 @@ from board.store.postgres.side import NO_ACQUISITION_TIME, reservation_from_row
 from board.store.postgres.store import WRITE_LOCK_KEY
 from board.toolcall_log import AGENT_LOG_SUFFIX, TASK_LOGS, fold_tail
 
-HISTORY_FILE = "history.jsonl"
-ARCHIVE_DIR = "archive"
 #: ``meta`` keys this module owns: the highest id issued, and what import recorded to give the
 #: files back as they were (``import/task/<id>``, ``import/archive/<id>``, ``import/history/<seq>``,
 #: ``import/call/<seq>``, ``import/agent/<name>``, ``import/checkpoint/<task>/<seq>``,
@@ -312,12 +312,12 @@ def read_file_board(directory: Path | str) -> FileBoard:
                 board.tasks.append(_imported(task, logs.get(task_id)))
         archive = layout.state_dir / ARCHIVE_DIR
         for name in sorted(_listing(archive, broken)):
-            task_id = layout.task_id_for(layout.tasks_dir / name)
-            if task_id is None:
+            archived_id = layout.task_id_for(layout.tasks_dir / name)
+            if archived_id is None:
                 continue
-            task = _read_task(layout, archive / name, task_id, broken)
+            task = _read_task(layout, archive / name, archived_id, broken)
             if task is not None:
-                board.archived.append(_imported(task, logs.get(task_id), deleted_at.get(task_id) or _mtime(archive / name)))
+                board.archived.append(_imported(task, logs.get(archived_id), deleted_at.get(archived_id) or _mtime(archive / name)))
     if broken:
         more = f" (and {plural(len(broken) - 1, 'more broken file')})" if len(broken) > 1 else ""
         raise BoardError(f"cannot import {broken[0]}{more}; nothing was imported")
@@ -413,7 +413,7 @@ def _json_object(line: bytes) -> dict[str, Any] | None:
 def _read_history(layout: Layout, broken: list[str]) -> list[Logged]:
     """history.jsonl line for line; the line of a writer killed before appending it
     (``.history-pending.json``) completed as the file store's next writer completes it."""
-    path = layout.state_dir / HISTORY_FILE
+    path = layout.state_dir / HISTORY
     data = _read_bytes(path, broken, limit=None) or b""
     lines = data.split(b"\n")
     if lines[-1]:
@@ -445,13 +445,14 @@ def _interrupted_write(layout: Layout, history_size: int) -> Logged | None:
     logging it, as ``FileWrites._finish_interrupted_write`` would append it."""
     path = layout.state_dir / PENDING_HISTORY
     try:
-        note = json.loads(read_regular(path))
-        record, logged_size = note["record"], int(note["historySize"])
-        task_id, version = str(record["task"]), int(record["version"])
-        at = _time(record["ts"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None  # none, or torn: its writer died before touching the task file
-    if history_size > logged_size or at is None or ID_PATTERN.fullmatch(task_id) is None:
+        note = read_pending_note(read_regular(path))
+    except OSError:
+        return None
+    if note is None:
+        return None  # torn: its writer died before touching the task file
+    record, task_id, version = note.record, note.task_id, note.version
+    at = _time(record.get("ts"))
+    if history_size > note.history_size or at is None or ID_PATTERN.fullmatch(task_id) is None:
         return None  # its line reached the log
     try:
         current = layout.decode(read_regular(layout.task_path(task_id)), layout.task_path(task_id), task_id)
@@ -725,7 +726,7 @@ def _write_board(conn: Any, source: FileBoard, sources: dict[str, list[str]], *,
 
     # All logs in one stream by time, each log's own lines in its order: the table's order is
     # then the order the calls were made in, as the agents' logs have them.
-    logs = [[(item, task_id) for item in log] for task_id, log in source.calls.items()]
+    logs: list[list[tuple[Logged, str | None]]] = [[(item, task_id) for item in log] for task_id, log in source.calls.items()]
     logs += [[(item, None) for item in log] for log in source.taskless_calls]
     calls = list(heapq.merge(*logs, key=lambda pair: pair[0].at))
     sources["tool_calls"] = [item.where for item, _ in calls]
@@ -996,7 +997,7 @@ def _export_into(conn: Any, url: str, staging: Path, layout: TasksDirLayout) -> 
             try:
                 for seq, record in cursor:
                     if out is None:
-                        out = open(staging / HISTORY_FILE, "xb")  # noqa: SIM115 - closed below
+                        out = open(staging / HISTORY, "xb")  # noqa: SIM115 - closed below
                     out.write(json_line(apply_key_orders(history_in_board_order(record), _orders(meta, f"history/{seq}"))))
                     history += 1
             finally:
@@ -1082,8 +1083,9 @@ def _task_to_export(task_id: str, doc: Any, kind: str, meta: dict[str, Any], log
     _check_id(task_id, where)
     if not isinstance(doc, dict):
         raise BoardError(f"cannot export {where}: the document is not a JSON object; nothing was exported")
-    recorded = meta.get(f"{IMPORTED_PREFIX}{kind}/{task_id}")
-    unchanged = isinstance(recorded, dict) and recorded.get("version") == doc.get("version")
+    stored = meta.get(f"{IMPORTED_PREFIX}{kind}/{task_id}")
+    recorded: dict[str, Any] = stored if isinstance(stored, dict) else {}
+    unchanged = isinstance(stored, dict) and recorded.get("version") == doc.get("version")
     if unchanged:
         apply_key_orders(doc, recorded.get("orders", []))
     log = logs.get(task_id)
@@ -1149,7 +1151,7 @@ def _put_in_place(staging: Path, target: Path) -> None:
     with layout.lock():
         for _, key in list(layout.task_files()):
             os.unlink(key)
-        for name in (HISTORY_FILE, PENDING_HISTORY, ACTIVE_FILE, ACTIVE_JOURNAL, ALERTS_FILE):
+        for name in (HISTORY, PENDING_HISTORY, ACTIVE_FILE, ACTIVE_JOURNAL, ALERTS_FILE):
             (target / name).unlink(missing_ok=True)
         for name in (TASK_LOGS, ARCHIVE_DIR, RESERVATIONS_DIR, CHECKPOINTS_DIR):
             _remove(target / name)

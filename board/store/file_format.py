@@ -1,0 +1,173 @@
+"""What a board's files are called and how their documents read, for every reader of them: the
+file store, the importer (``board.store.postgres.transfer``) and ``board hook``
+(``board.claude.hooks.where``). Standard library and board's light modules only: the hook
+must never load the task model.
+
+Two shapes of board: board's own ``<workspace>/.tasks/task_<id>.json``, and a Claude Code task
+list ``<list>/<id>.json`` with board's own files in ``<list>/.board/``. Claude Code rewrites
+whole task files and keeps only its own top-level fields, so board's extra fields travel under
+``metadata.board``; its statuses are pending/in_progress/completed, and board's finer status is
+kept in ``metadata.board.status``, shown to Claude Code as the nearest of its three. If Claude
+Code later changes the top-level status, its change wins.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from board import json_bounds
+from board.store import confine
+
+# Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+#: board's own folder in a workspace, and in a Claude Code task list.
+TASKS_DIR = ".tasks"
+CLAUDE_STATE_DIR = ".board"
+#: A task file in board's own ``.tasks/`` folder, and in a Claude Code task list.
+TASK_FILE = re.compile(r"task_([A-Za-z0-9][A-Za-z0-9_-]{0,63})\.json")
+CLAUDE_TASK_FILE = re.compile(r"([A-Za-z0-9][A-Za-z0-9_-]{0,63})\.json")
+#: Files of a Claude Code task list beside its tasks: the highest id ever issued, the lock.
+HIGH_WATER_MARK = ".highwatermark"
+LIST_LOCK = ".lock"
+#: In board's own folder (``.tasks/``, or ``.board/`` in a Claude Code list): the change log,
+#: the history line a writer is about to append (empty once it has been appended), and the
+#: folder deleted tasks are kept in.
+HISTORY = "history.jsonl"
+PENDING_HISTORY = ".history-pending.json"
+ARCHIVE_DIR = "archive"
+#: The most of a task file any reader reads.
+MAX_TASK_FILE_BYTES = 1024 * 1024
+
+#: Where board keeps its fields in a Claude Code task's metadata, and where it keeps them
+#: when the task's own ``metadata.board`` is a user's value that is not an object.
+BOARD_KEY = "board"
+BOARD_KEY_BESIDE_USERS = "boardTask"
+#: Fields Claude Code keeps at the top level of a task file.
+CLAUDE_FIELDS = ("id", "subject", "description", "activeForm", "status", "owner", "blocks", "blockedBy", "metadata")
+#: How each board status is shown to Claude Code, which knows only three.
+CLAUDE_STATUS = {
+    "pending": "pending",
+    "in_progress": "in_progress",
+    "blocked": "in_progress",
+    "paused": "in_progress",
+    "waiting": "in_progress",
+    "failed": "in_progress",  # keeps Claude Code agents from picking it up as new work
+    "completed": "completed",
+    # Not "completed": Claude Code would then unblock the dependents that board keeps waiting
+    # (a cancelled blocker is not done work). Shown as taken, both agree nothing may start.
+    "cancelled": "in_progress",
+}
+
+
+def task_file_name(task_id: str, *, claude: bool) -> str:
+    """The name of a task's file: ``task_<id>.json`` in ``.tasks/``, ``<id>.json`` in a Claude Code list."""
+    return f"{task_id}.json" if claude else f"task_{task_id}.json"
+
+
+def next_integer_id(existing: set[str], floor: int = 0) -> str:
+    """One above the highest numeric id among ``existing`` and ``floor``."""
+    highest = max((int(t) for t in existing if t.isdigit()), default=0)
+    return str(max(highest, floor) + 1)
+
+
+def looks_like_claude_list(directory: Path) -> bool:
+    """A directory of ``<id>.json`` files, a ``.highwatermark`` or a ``.lock``, and no ``.tasks/``."""
+    if (directory / TASKS_DIR).is_dir() or not directory.is_dir():
+        return False
+    if (directory / HIGH_WATER_MARK).exists() or (directory / LIST_LOCK).exists():
+        return True
+    return any(CLAUDE_TASK_FILE.fullmatch(p.name) for p in directory.glob("*.json"))
+
+
+# -- documents ------------------------------------------------------------------------------
+
+
+def from_claude(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A Claude Code task document as a board task document."""
+    metadata = dict(data.get("metadata") or {})
+    # A user's own non-object ``metadata.board`` stays theirs; board's fields are then kept
+    # under ``metadata.boardTask`` instead.
+    key = BOARD_KEY if isinstance(metadata.get(BOARD_KEY), dict) or BOARD_KEY_BESIDE_USERS not in metadata else BOARD_KEY_BESIDE_USERS
+    extra = metadata.pop(key) if isinstance(metadata.get(key), dict) else {}
+    doc = {key: value for key, value in data.items() if key != "metadata"}
+    stored_status = extra.pop("status", None)
+    # Keep board's finer status only while Claude Code has not changed the coarse one.
+    if isinstance(stored_status, str) and CLAUDE_STATUS.get(stored_status) == doc.get("status", "pending"):
+        doc["status"] = stored_status
+    if doc.get("owner") is None:
+        doc["owner"] = ""
+    doc.update(extra)
+    doc["metadata"] = metadata
+    return doc
+
+
+def to_claude(data: dict[str, Any]) -> dict[str, Any]:
+    """A board task document as Claude Code expects it, board's extras under ``metadata.board``."""
+    data = dict(data)
+    status = str(data.get("status", "pending"))
+    out = {key: data.pop(key) for key in CLAUDE_FIELDS if key in data}
+    out["status"] = CLAUDE_STATUS[status]
+    board_fields = {"status": status, **data}
+    metadata = dict(out.get("metadata", {}))
+    users_own = BOARD_KEY in metadata and not isinstance(metadata[BOARD_KEY], dict)
+    metadata[BOARD_KEY_BESIDE_USERS if users_own else BOARD_KEY] = board_fields
+    out["metadata"] = metadata
+    return out
+
+
+def read_task_document(path: Path) -> dict[str, Any] | None:
+    """A task file's JSON object, opened without following a link; None when it cannot be
+    read as one (gone, not a regular file, not JSON)."""
+    try:
+        with open(path, "rb", opener=confine.opener) as handle:
+            data = json_bounds.loads(handle.read(MAX_TASK_FILE_BYTES))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def status_and_owner(data: Mapping[str, Any], *, claude: bool) -> tuple[str, str]:
+    """(status, owner) a task document says, as board reads them (a Claude Code task's
+    finer status from its metadata)."""
+    if claude:
+        data = from_claude(data)
+    return str(data.get("status", "pending")), str(data.get("owner") or "")
+
+
+# -- the history line a writer is about to append ---------------------------------------------
+
+
+def pending_note(history_size: int, line: bytes) -> bytes:
+    """``PENDING_HISTORY``'s content: the history line (``json_line``, its newline dropped)
+    and how long the log was when it was to be appended."""
+    return b'{"historySize":%d,"record":%s}' % (history_size, line.rstrip())
+
+
+class PendingLine:
+    """A ``pending_note`` read back: the history record, the log's size when it was to be
+    appended, and the task and version it logs."""
+
+    __slots__ = ("record", "history_size", "task_id", "version")
+
+    def __init__(self, record: dict[str, Any], history_size: int, task_id: str, version: int) -> None:
+        self.record = record
+        self.history_size = history_size
+        self.task_id = task_id
+        self.version = version
+
+
+def read_pending_note(raw: bytes) -> PendingLine | None:
+    """A ``pending_note``; None for a torn or empty one (its writer died before touching the
+    task file)."""
+    try:
+        note = json_bounds.loads(raw)
+        record, history_size = note["record"], int(note["historySize"])
+        task_id, version = str(record["task"]), int(record["version"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    return PendingLine(record, history_size, task_id, version) if isinstance(record, dict) else None

@@ -1,0 +1,140 @@
+"""Following a board in files: a watcher on its folder, the changed files read again, and a
+reconcile for the events an operating system loses (``Store.follow``).
+
+Every batch of file events comes back to the reader, wanted or not, and so does a quiet
+period: a filter in the watcher would restart its timeout on every unwanted event, and a worker
+polling for work makes a temp file many times a second, so the reader's period would not hold.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from board.errors import BoardError
+from board.store.atomic import Stamp, stat_stamp
+from board.store.base import BoardNews, ChangeSet
+
+if TYPE_CHECKING:
+    from board.store.files.state import FileBoard
+
+#: A batch closes after this much quiet (at most ``DEBOUNCE_MS`` after its first event): a
+#: change reaches its reader within a few milliseconds.
+DEBOUNCE_MS = 30
+STEP_MS = 4
+#: Every file is stat'ed again this often, whatever the folder says (see ``_reconcile``).
+FULL_RESCAN_SECONDS = 60.0
+#: How often a board folder that is gone is looked for again.
+MISSING_POLL_SECONDS = 0.25
+#: board's own files beside the tasks, by the table a database board keeps the same in.
+_SIDE_FOLDERS = {"agents": "agents", "toolcalls": "tool_calls", "reservations": "reservations", "checkpoints": "checkpoints"}
+_SIDE_FILES = {"alerts.json": "alerts"}
+
+
+class FileFollower:
+    """``Store.follow`` for one ``FileBoard``."""
+
+    def __init__(self, store: FileBoard, *, stop: threading.Event, every: float, guard: AbstractContextManager[object] | None) -> None:
+        self.store = store
+        self.stop = stop
+        self.every = every
+        self.guard: AbstractContextManager[object] = guard if guard is not None else nullcontext()
+        self._folder_seen: Stamp | None = stat_stamp(store.layout.tasks_dir)
+        self._full_rescan_at = time.monotonic()
+        self._reconciled_at = time.monotonic()
+        #: Events arrived since the last reconcile.
+        self._heard = False
+
+    def batches(self) -> Iterator[BoardNews]:
+        import watchfiles  # only a follower pays for loading the watcher
+
+        tasks_dir = self.store.layout.tasks_dir
+        while not self.stop.is_set():
+            if not tasks_dir.is_dir():
+                # The board is gone (deleted, or not made yet): say so, then wait for it.
+                yield self._read([], reconcile=True)
+                while not self.stop.is_set() and not tasks_dir.is_dir():
+                    self.stop.wait(MISSING_POLL_SECONDS)
+                continue
+            watched = stat_stamp(tasks_dir)
+            try:
+                for changes in watchfiles.watch(
+                    tasks_dir,
+                    watch_filter=None,
+                    debounce=DEBOUNCE_MS,
+                    step=STEP_MS,
+                    rust_timeout=max(1, int(self.every * 1000)),
+                    yield_on_timeout=True,
+                    stop_event=self.stop,
+                    raise_interrupt=False,
+                ):
+                    if self.stop.is_set():
+                        return
+                    now = stat_stamp(tasks_dir)
+                    replaced = now is None or watched is None or now[2] != watched[2]  # another inode
+                    yield self._read([Path(path) for _, path in changes], reconcile=replaced or time.monotonic() - self._reconciled_at >= self.every)
+                    if replaced:
+                        break  # watch the new folder (or wait for one)
+            except (FileNotFoundError, OSError, RuntimeError):
+                # The folder vanished under the operating system's watcher: reconcile, start again.
+                yield self._read([], reconcile=True)
+                self.stop.wait(MISSING_POLL_SECONDS)
+
+    def _read(self, changed: list[Path], *, reconcile: bool) -> BoardNews:
+        store, layout = self.store, self.store.layout
+        news = BoardNews(paths=set(changed))
+        task_paths: set[Path] = set()
+        side_paths: set[Path] = set()
+        for path in changed:
+            task_id = layout.task_id_for(path)
+            if task_id is not None:
+                task_paths.add(path)
+                news.named.add(task_id)
+            elif not path.name.startswith(".") and not path.name.endswith(".tmp"):
+                kind = _side_kind(path, layout.state_dir)
+                if kind is not None:
+                    news.side.add(kind)
+                    side_paths.add(path)
+        self._heard = self._heard or bool(changed)
+        try:
+            with self.guard:
+                # A tool call is a line in its task's log, not a write of the task file: the
+                # task is read again, its counts including its log.
+                news.changes = store.reread(task_paths | store.logged_task_paths(side_paths))
+                if reconcile:
+                    news.changes.merge(self._reconcile())
+        except (BoardError, OSError):
+            # A board being rewritten under us (its folder replaced, a file half there): the
+            # next batch stats every file again, which reads whatever this one missed.
+            self._reconciled_at = self._full_rescan_at = float("-inf")
+        return news
+
+    def _reconcile(self) -> ChangeSet:
+        """Stat every file only when events may have been lost: the folder changed (a rename, a
+        new or deleted file moves its mtime) while no event came, it was replaced, or
+        ``FULL_RESCAN_SECONDS`` passed; at 30,000 tasks that stat is most of an idle reader's
+        cost. Writes through a store are caught up from history."""
+        self._reconciled_at = time.monotonic()
+        folder = stat_stamp(self.store.layout.tasks_dir)
+        unheard = folder != self._folder_seen and not self._heard
+        replaced = folder is None or self._folder_seen is None or folder[2] != self._folder_seen[2]
+        self._folder_seen, self._heard = folder, False
+        changes = self.store.sync()
+        if unheard or replaced or time.monotonic() - self._full_rescan_at >= FULL_RESCAN_SECONDS:
+            self._full_rescan_at = time.monotonic()
+            changes.merge(self.store.rescan())
+        return changes
+
+
+def _side_kind(path: Path, state_dir: Path) -> str | None:
+    """Which of board's own kinds of record ``path`` holds, if any."""
+    if path.parent == state_dir:
+        return _SIDE_FILES.get(path.name)
+    parts = path.relative_to(state_dir).parts if path.is_relative_to(state_dir) else ()
+    return _SIDE_FOLDERS.get(parts[0]) if len(parts) > 1 else None
+
+

@@ -1,0 +1,123 @@
+"""What the parts of ``FileStore`` share: one typed state, made in one place, and the methods one
+part calls on another, declared here so that each part is checked against them.
+
+The parts (``index``, ``writes``, ``claims``, ``repair``, ``toolcalls``) each add one job's
+methods to ``FileBoard``; ``FileStore`` is all of them together.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from board.errors import InvalidTaskFile
+from board.graph import TaskGraph
+from board.model import Task, utcnow
+from board.store.atomic import SharedDirectorySync, SparePool, Stamp, TempFile
+from board.store.base import ChangeSet, Clock, Store
+from board.store.file_format import HISTORY, PENDING_HISTORY
+from board.store.files.intents import ClaimIntents
+from board.store.files.notices import FileNoticeJournal
+from board.store.files.side import FileAgentRecords, FileAlertBoard, FileCheckpointBook, FileReservationBook
+from board.store.history import HistoryLog, PendingNote, RecentHistory
+from board.store.layout import Layout
+
+@dataclass
+class PreparedWrite:
+    """A write worked out ahead of publishing it: the new version, its bytes, its history line."""
+
+    task: Task
+    path: Path
+    data: bytes
+    record: dict[str, Any]
+
+
+class FileBoard(Store):
+    """A board kept in files, and this process's knowledge of them."""
+
+    layout: Layout
+    agent_records: FileAgentRecords
+    reservation_book: FileReservationBook
+    checkpoint_book: FileCheckpointBook
+    alert_board: FileAlertBoard
+
+    def __init__(self, layout: Layout, *, clock: Clock = utcnow, actor: str = "board") -> None:
+        self.layout = layout
+        super().__init__(clock=clock, actor=actor)
+        #: How far this store has read the history log.
+        self._history_offset = 0
+        #: The stat of each task file as last read, keyed by str(path): cheaper than Path in hot loops.
+        self._file_stamps: dict[str, Stamp] = {}
+        #: Task id -> its file, as Path and as str.
+        self._paths: dict[str, tuple[Path, str]] = {}
+        #: Each tool-call log read for ``touching_calls``: (inode, bytes read, calls naming files).
+        self._touching_logs: dict[Path, tuple[int, int, list[dict[str, Any]]]] = {}
+        #: Each task as this store last knew it accounted for by history (its own writes, lines
+        #: it read, or first sight): what an outside edit is measured against.
+        self._logged: dict[str, Task] = {}
+        #: The highest version history records for each task, and the checksum of the file
+        #: that version wrote; read from the log on first need.
+        self._max_logged: dict[str, int] | None = None
+        self._logged_crc: dict[str, str] = {}
+        #: Checksum of each task file as last read under the lock (``_fresh``).
+        self._read_crc: dict[str, str] = {}
+        self._history = HistoryLog(layout.state_dir / HISTORY)
+        self._pending = PendingNote(layout.state_dir / PENDING_HISTORY)
+        self._intents = ClaimIntents(layout.state_dir / ".claiming")
+        self._spares = SparePool(layout.tasks_dir, enabled=layout.keeps_spares)
+        #: While this store holds the write lock: the temp file made for its first write, and the
+        #: directories whose renames still need an fsync.
+        self._temp: TempFile | None = None
+        self._unsynced: set[Path] = set()
+        self._last_rename = 0
+        self._directory_sync = SharedDirectorySync(layout.state_dir / ".synced")
+        self._lock_depth = 0
+        self._recent: dict[frozenset[str], RecentHistory] = {}
+        self.agent_records = FileAgentRecords(layout.state_dir)
+        self.reservation_book = FileReservationBook(layout.state_dir)
+        self.checkpoint_book = FileCheckpointBook(layout.state_dir)
+        self.alert_board = FileAlertBoard(layout.state_dir)
+        self.notice_journal = FileNoticeJournal(layout.state_dir)
+
+    def _new_graph(self) -> TaskGraph:
+        return TaskGraph(missing_blocker_done=self.layout.missing_blocker_done)
+
+    def _file_of(self, task_id: str) -> tuple[Path, str]:
+        """A task's file as Path and as str, remembered: building paths showed in claim profiles."""
+        known = self._paths.get(task_id)
+        if known is None:
+            path = self.layout.task_path(task_id)
+            known = self._paths[task_id] = (path, str(path))
+        return known
+
+    # -- what one part provides for the others ------------------------------------------------
+
+    @abstractmethod
+    def _read_path(self, path: Path, task_id: str | None = None, key: str | None = None) -> tuple[Task | InvalidTaskFile, Stamp] | None:
+        """One task file read and decoded (``index``); None when it is gone."""
+
+    @abstractmethod
+    def _read_into_index(self, path: Path, task_id: str | None = None) -> ChangeSet:
+        """Re-read one path into the index (``index``)."""
+
+    @abstractmethod
+    def _newly_logged(self) -> dict[str, list[dict[str, Any]]] | None:
+        """The history records appended since the last look, by task (``index``)."""
+
+    @abstractmethod
+    def _count_logged_calls(self, task: Task) -> Task:
+        """The task with the calls its log holds beyond what its file counted (``toolcalls``)."""
+
+    @abstractmethod
+    def _prepare(self, old: Task | None, new: Task, op: str, actor: str | None, extra: dict[str, Any] | None = None) -> PreparedWrite:
+        """A write worked out ahead of publishing it (``writes``)."""
+
+    @abstractmethod
+    def _publish(self, prepared: PreparedWrite, temp: TempFile) -> Task:
+        """Under the lock: a prepared write put in place, logged and indexed (``writes``)."""
+
+    @abstractmethod
+    def outside_edit(self, task: Task, checksum: str | None = None) -> dict[str, Any] | None:
+        """What an outside writer changed in ``task`` that history does not account for (``writes``)."""

@@ -1,0 +1,23 @@
+"""Opening a workspace's board where it is kept: the one module that knows every backend, so
+that neither the rules (``board.store.base``) nor a backend imports another."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from board.store.base import Store, database_url
+
+
+def open_store(location: Path | str, *, db: str | None = None, create: bool = False, whole: bool = True, **kwargs: Any) -> Store:
+    """The board of the workspace at ``location``: in the PostgreSQL database ``db`` (default:
+    ``$BOARD_DB``, then ``[store] url`` in its settings), else in files: ``.tasks/``, or a
+    Claude Code task list (see ``FileStore.open`` for ``whole``)."""
+    url = db or database_url(Path(location))
+    if url:
+        from board.store.postgres.store import PostgresStore  # psycopg only for a database board
+
+        return PostgresStore.open(location, url=url, create=create, whole=whole, **kwargs)
+    from board.store.files import FileStore
+
+    return FileStore.open(location, create=create, whole=whole, **kwargs)

@@ -1,0 +1,90 @@
+"""``Store.follow``: what other writers change reaches a follower's index, in batches, and a
+quiet board still hands out a batch every period."""
+
+import queue
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from board.store import Store
+from board.store.base import BoardNews
+
+from tests.conftest import BOTH_BACKENDS, files_only
+from tests.disk import write_task_document
+
+pytestmark = BOTH_BACKENDS
+
+
+@pytest.fixture
+def followed(workspace: Path) -> Iterator[tuple[Store, "queue.Queue[BoardNews]"]]:
+    """A store followed in a thread of its own, its news in a queue, stopped at the end."""
+    store = Store.open(workspace)
+    news: queue.Queue[BoardNews] = queue.Queue()
+    stop = threading.Event()
+    guard = threading.Lock()
+
+    def follow() -> None:
+        for batch in store.follow(stop=stop, every=0.5, guard=guard):
+            news.put(batch)
+
+    thread = threading.Thread(target=follow, daemon=True)
+    thread.start()
+    time.sleep(0.3)  # the watcher (or the listening connection) is up
+    try:
+        yield store, news
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+        assert not thread.is_alive()
+        store.close()
+
+
+def _news_until(news: "queue.Queue[BoardNews]", wanted, seconds: float = 10.0) -> BoardNews:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            batch = news.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            break
+        if wanted(batch):
+            return batch
+    raise AssertionError("the follower never said so")
+
+
+def test_a_task_another_writer_creates_reaches_the_followers_index(followed, workspace: Path) -> None:
+    store, news = followed
+    other = Store.open(workspace)
+    created = other.create("written elsewhere")
+    other.close()
+    batch = _news_until(news, lambda b: created.id in b.changes.changed)
+    assert created.id in batch.named
+    assert store.graph.tasks[created.id].subject == "written elsewhere"
+
+
+def test_a_quiet_board_still_hands_out_a_batch_every_period(followed) -> None:
+    _, news = followed
+    while not news.empty():
+        news.get()
+    started = time.monotonic()
+    batch = news.get(timeout=5)
+    assert not batch.changes and batch.lost is None
+    assert time.monotonic() - started < 3
+
+
+@files_only("a file written by hand, behind the store's back")
+def test_a_task_file_written_by_hand_is_read_and_named(followed, workspace: Path) -> None:
+    store, news = followed
+    write_task_document(workspace, "7", {"id": "7", "subject": "by hand"})
+    batch = _news_until(news, lambda b: "7" in b.changes.changed)
+    assert batch.paths and "7" in batch.named
+    assert store.graph.tasks["7"].subject == "by hand"
+
+
+@files_only("the board's own folders")
+def test_side_files_are_named_by_the_table_a_database_keeps_them_in(followed, workspace: Path) -> None:
+    _, news = followed
+    (workspace / ".tasks" / "alerts.json").write_text('{"alerts": []}\n')
+    _news_until(news, lambda b: "alerts" in b.side)
