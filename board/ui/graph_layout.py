@@ -408,10 +408,11 @@ ORDER_PATIENCE = 4
 ORDER_BUDGET = 600_000
 #: Where a pass-through line runs, in places: on the lane under its blocker.
 _PASS_THROUGH = 1 / ROW_PITCH
-#: Orders of recent boards, by their columns and edges: a change of status, a new filter width
-#: or wider labels lay the same graph out again, and need not search again.
+#: Orders of recent boards, by their columns and edges: a change of status, a new view width
+#: or wider labels lay the same graph out again, and need not search again. Two, as each key
+#: holds every id and edge of a board.
 _ORDER_CACHE: dict[tuple, list[list[str]]] = {}
-_ORDER_CACHE_SIZE = 8
+_ORDER_CACHE_SIZE = 2
 
 
 def order_columns(columns: list[list[str]], dependents: dict[str, list[str]], column_of: dict[str, int]) -> list[list[str]]:
