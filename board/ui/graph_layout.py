@@ -1,9 +1,10 @@
 """Lay the task DAG out left to right by wave, with box-drawing edges. Textual-free.
 
-Each wave is a column of one-line nodes, ``ROW_PITCH`` rows apart, in the order that crosses
-fewest lines that a bounded search finds (see "ordering the waves" below). An edge that skips waves is carried
-through every wave in between by a pass-through line on a row of its own (one per blocker and
-wave, shared by all of that blocker's long edges), so edges only ever join neighbouring columns.
+Each wave is a column of one-line nodes, ``ROW_PITCH`` rows apart, in the order crossing the
+fewest lines that a bounded search finds (see "ordering the waves" below). An edge that skips
+waves is carried through every wave in between by a pass-through line on a row of its own (one
+per blocker and wave, shared by all of that blocker's long edges), so edges only ever join
+neighbouring columns.
 
 In the gap between two columns an edge leaves its blocker on the blocker's row and enters its
 dependent on the dependent's row, with an arrowhead. If the rows differ, it turns onto a vertical
