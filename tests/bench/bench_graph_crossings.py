@@ -12,7 +12,7 @@ included); then board's layout of ``--big`` tasks, which the ordering's work bud
 
 A generated DAG has ``waves`` waves of ``width`` tasks; each task after the first wave waits on
 two tasks drawn from the wave before with ``random.Random(11)``: 10 waves of 5, 20 of 10, 40 of
-25 (and 100 of ``--big`` / 100 for the big board). Target: board <= 1.1 x dot's crossings on
+25, and for ``--big`` 100 waves of a hundredth of it. Target: board <= 1.1 x dot's crossings on
 each, and the 1,000-task layout no slower than dot. Without ``dot`` on PATH the dot columns
 are left out and a line says so.
 """
