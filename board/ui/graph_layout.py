@@ -533,10 +533,12 @@ def _minimise_crossings(graph: _Layered, budget: int | None = None) -> list[list
     # Start from one barycentre sweep down: cheap, and already most of the way on most boards.
     for layer in layers[1:]:
         _sort_layer(layer, graph.ends_above, position, _barycentre)
-    best = [list(layer) for layer in layers]
-    best_crossings = graph.crossings()
     # A sweep visits every edge, and counting crossings every line in every gap.
     sweep_work = edges + graph.segments()
+    if 2 * sweep_work > budget:
+        return layers  # too big to count twice: that first sweep's order it is
+    best = [list(layer) for layer in layers]
+    best_crossings = graph.crossings()
     work = sweep_work
     stale = 0
     for sweep in range(ORDER_SWEEPS):
