@@ -27,6 +27,7 @@ COMMANDS = {
     "agents": "agents", "message": "agents",
     "checkpoint": "checkpoints", "resume": "checkpoints",
     "alerts": "alerts", "reserve": "alerts", "reservations": "alerts", "unreserve": "alerts",
+    "graph": "graph",
     "run": "run", "worker": "run", "coordinator": "run", "demo": "run",
     "mcp": "mcp",
     "hooks": "hooks", "hook": "hooks",
