@@ -84,7 +84,7 @@ def write_agent(records: AgentRecords, record: AgentRecord) -> None:
 
 def register_agent(records: AgentRecords, name: str, *, kind: str = "agent", pid: int | None = None, now: datetime | None = None) -> AgentRecord:
     now = now or utcnow()
-    record = AgentRecord(name=name, kind=kind, pid=pid if pid is not None else os.getpid(), host=socket.gethostname(), heartbeat_at=now, started_at=now)
+    record = AgentRecord(name=name, kind=kind, pid=pid if pid is not None else os.getpid(), host=socket.gethostname(), heartbeat_at=now, started_at=now, tool_calls=0)
     write_agent(records, record)
     return record
 

@@ -102,12 +102,16 @@ class UiSettings(_Section):
     bell: bool = False
 
 
+NoticeKind = Literal["waiting", "failed", "cancelled_blocker", "error"]
+NOTICE_KINDS: tuple[NoticeKind, ...] = ("waiting", "failed", "cancelled_blocker", "error")
+
+
 class NotifySettings(_Section):
     """Telling a person when the board needs them (``board.notify``): what, and by which routes."""
 
     #: What to tell: a task waiting for an answer, a failed task, a task waiting on a cancelled
     #: blocker, an error alert.
-    on: list[Literal["waiting", "failed", "cancelled_blocker", "error"]] = Field(default_factory=lambda: ["waiting", "failed", "cancelled_blocker", "error"])
+    on: list[NoticeKind] = Field(default_factory=lambda: list(NOTICE_KINDS))
     #: How a dashboard tells its own terminal: ``bell``, ``osc9`` / ``osc777`` (a notification
     #: from terminals that show them), or ``off``. Unset: ``bell`` when ``[ui] bell`` is on.
     terminal: Literal["off", "bell", "osc9", "osc777"] | None = None
@@ -118,9 +122,9 @@ class NotifySettings(_Section):
     #: A link back to the task, ``{id}`` replaced by its id (sent as ntfy's ``Click`` header).
     link: str = ""
     #: Notices this close together go as one message.
-    coalesce_seconds: float = Field(2.0, ge=0, le=3600)
+    coalesce_seconds: float = Field(default=2.0, ge=0, le=3600)
     #: A route sends at most once this often; what arrives meanwhile goes as one message.
-    min_gap_seconds: float = Field(30.0, ge=0, le=86400)
+    min_gap_seconds: float = Field(default=30.0, ge=0, le=86400)
 
 
 class HookSettings(_Section):

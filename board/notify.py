@@ -24,19 +24,19 @@ import urllib.request
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
+from board.config import NOTICE_KINDS, NoticeKind, NotifySettings
 from board.status import Status
 from board.store.side import NoticeJournal
 from board.text import printable
 
 if TYPE_CHECKING:
     from board.alerts import Alert
-    from board.config import NotifySettings
     from board.model import Task
 
-Kind = Literal["waiting", "failed", "cancelled_blocker", "error"]
-KINDS: tuple[Kind, ...] = ("waiting", "failed", "cancelled_blocker", "error")
+Kind = NoticeKind
+KINDS = NOTICE_KINDS
 #: An error alert that cleared and came back is told again only after this long.
 ALERT_AGAIN_AFTER = timedelta(hours=1)
 #: How long an HTTP POST or ``notify-send`` may take before it is given up.
@@ -72,7 +72,8 @@ def needs_you(tasks: Mapping[str, Task], alerts: Sequence[Alert] = (), kinds: It
             question = printable(task.question or "(no question given)")
             notices.append(Notice(f"waiting:{task_id}:{asked}", "waiting", f"#{task_id} waits for you", f"#{task_id} {subject}: {question}\nanswer: board answer {task_id} TEXT", task_id))
         elif task.status == Status.FAILED and "failed" in wanted:
-            began = (task.started_at or task.created_at).isoformat() if (task.started_at or task.created_at) else "-"
+            began_at = task.started_at or task.created_at
+            began = began_at.isoformat() if began_at is not None else "-"
             why = printable(task.error or "failed")
             notices.append(Notice(f"failed:{task_id}:{began}", "failed", f"#{task_id} failed", f"#{task_id} {subject}: {why}\nretry: board task update {task_id} --status pending", task_id))
         elif task.status == Status.PENDING and "cancelled_blocker" in wanted:
@@ -84,8 +85,8 @@ def needs_you(tasks: Mapping[str, Task], alerts: Sequence[Alert] = (), kinds: It
     if "error" in wanted:
         for alert in alerts:
             if str(alert.severity) == "error" and alert.kind not in _TOLD_OTHERWISE:
-                task = alert.tasks[0] if alert.tasks else None
-                notices.append(Notice(f"alert:{alert.key}", "error", alert.kind, f"{printable(alert.message)}\n{printable(alert.action)}", task, ALERT_AGAIN_AFTER))
+                first = alert.tasks[0] if alert.tasks else None
+                notices.append(Notice(f"alert:{alert.key}", "error", alert.kind, f"{printable(alert.message)}\n{printable(alert.action)}", first, ALERT_AGAIN_AFTER))
     return notices
 
 

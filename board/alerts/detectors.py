@@ -149,17 +149,17 @@ def detect_file_conflicts(tasks: Mapping[str, Task], touches: Sequence[Touch]) -
         if len({owned[i].owner for i in ids}) >= 2:
             groups[tuple(sorted_ids(ids))].append(path)
     alerts = []
-    for ids, paths in groups.items():
+    for group, paths in groups.items():
         paths.sort()
         alerts.append(
             Alert(
-                key="conflict.files:" + ",".join(ids),
+                key="conflict.files:" + ",".join(group),
                 kind="conflict.files",
                 severity=Severity.WARNING,
-                message=f"{_and([_who(owned[i]) for i in ids])} {'both' if len(ids) == 2 else 'all'} work on {list_files(paths)}",
+                message=f"{_and([_who(owned[i]) for i in group])} {'both' if len(group) == 2 else 'all'} work on {list_files(paths)}",
                 action=f"agree who edits {paths[0]}: reserve it (board reserve ID PATH) or make one task wait for the other",
-                tasks=ids,
-                agents=_owners(owned, ids),
+                tasks=group,
+                agents=_owners(owned, group),
                 files=tuple(paths),
             )
         )
@@ -401,19 +401,19 @@ def detect_expired_leases(history: Sequence[Mapping[str, Any]], now: datetime, w
     Derived from the history's ``reclaim`` lines, so it is a function of the files; a later
     claim of the same task ends it early.
     """
-    latest: dict[str, Mapping[str, Any]] = {}
+    latest: dict[str, tuple[Mapping[str, Any], datetime]] = {}
     for record in history:
         at = parse_time(record.get("ts"))
         task_id = record.get("task")
         if at is None or task_id is None or at > now:
             continue
         if record.get("op") == "reclaim" and now - at <= window:
-            latest[str(task_id)] = record
+            latest[str(task_id)] = (record, at)
         elif record.get("op") == "claim":
             latest.pop(str(task_id), None)
     alerts = []
     for task_id in sorted_ids(latest):
-        record = latest[task_id]
+        record, taken_at = latest[task_id]
         silent = _previous_owner(record)
         reason = one_line(str(record.get("reason") or (f"lease of {silent} expired" if silent else "lease expired")))
         alerts.append(
@@ -421,7 +421,7 @@ def detect_expired_leases(history: Sequence[Mapping[str, Any]], now: datetime, w
                 key=f"lease.expired:{task_id}",
                 kind="lease.expired",
                 severity=Severity.WARNING,
-                message=f"#{task_id} was taken back at {_clock(parse_time(record['ts']))}: {reason}",
+                message=f"#{task_id} was taken back at {_clock(taken_at)}: {reason}",
                 action=f"check on {silent or 'the agent'} (crashed or hung?); #{task_id} is pending again and will be reassigned",
                 tasks=(task_id,),
                 agents=(silent,) if silent else (),

@@ -242,7 +242,8 @@ class Supervisor:
     def _free_slots(self, count: int) -> list[int]:
         """The first ``count`` slot numbers whose first name nobody holds (a second run on
         the same board takes the numbers after the first run's)."""
-        slots, slot = [], 0
+        slots: list[int] = []
+        slot = 0
         while len(slots) < count:
             slot += 1
             if slot > 1000:

@@ -1,9 +1,9 @@
 """Following the board while ``board mcp`` runs, and telling clients what changed.
 
-The file watcher (``board.watch``) keeps the server's index current with files changed behind
-the store's back (writers that go through a store are caught up from history on every call),
-and after each batch of changes the resources clients watch are read again: a client is told
-when what it would read is different.
+The store's follower (``Store.follow``: a watcher on a board in files, the server's
+notifications on a database board) keeps the server's index current with what other processes
+write, and after each batch the resources clients watch are read again: a client is told when
+what it would read is different.
 
 Clients watch in one of two ways. A 2025-era client (what Claude Code, Codex, Gemini CLI and
 Cursor speak today) sends ``resources/subscribe`` and hears ``notifications/resources/updated``
@@ -14,9 +14,7 @@ addresses in its filter. Both are counted here, per address.
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable, Iterator
-from functools import partial
+import threading
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -31,20 +29,13 @@ from mcp.types import INVALID_PARAMS, EmptyResult, SubscribeRequestParams, Subsc
 from pydantic import ValidationError
 
 from board.errors import BoardError
-from board.store.atomic import stat_stamp
-from board.watch import BoardWatcher, WatchBatch
 
 from board.mcp.served import PROMPT_URI, ServedBoard, task_of_uri
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
 
-    from board.store.postgres.follow import DatabaseFollower, Heard
-
 log = logging.getLogger(__name__)
-#: Events can be lost (an overflowing queue): every file is stat'ed again this often, and
-#: whenever the folder changed while no event came (the dashboard's rule too).
-FULL_RESCAN_SECONDS = 60.0
 
 
 class BoardFollower:
@@ -60,30 +51,15 @@ class BoardFollower:
         self._subscribed: dict[str, ServerSession] = {}
         #: What each watched address read last (None: no such task).
         self._last: dict[str, str | None] = {}
-        layout = board.store.layout
-        #: A database board is followed by its server's notifications, a board in files by a watcher.
-        self._database: DatabaseFollower | None = None
-        self._watcher: BoardWatcher | None = None
-        url = getattr(board.store, "url", None)
-        if url is not None:
-            from board.store.postgres.follow import DatabaseFollower
-
-            self._database = DatabaseFollower(url)
-        else:
-            self._watcher = BoardWatcher(layout.tasks_dir, is_task_file=lambda path: layout.task_id_for(path) is not None, state_dir=layout.state_dir)
-        self._folder_seen = stat_stamp(layout.tasks_dir)
-        self._full_rescan_at = time.monotonic()
-        self._heard = False
+        #: Set when the server ends: following the board stops.
+        self._stopped = threading.Event()
 
     def start_in(self, tasks: TaskGroup) -> None:
         """Follow the board from now on, in a thread of ``tasks`` (the watcher blocks)."""
         tasks.start_soon(self._follow_in_thread)
 
     def stop(self) -> None:
-        if self._watcher is not None:
-            self._watcher.stop()
-        if self._database is not None:
-            self._database.stop()
+        self._stopped.set()
 
     def problem_with(self, uri: str) -> str | None:
         """Why ``uri`` names no board resource, or None."""
@@ -141,15 +117,14 @@ class BoardFollower:
         await anyio.to_thread.run_sync(self._follow_batches, abandon_on_cancel=True)
 
     def _follow_batches(self) -> None:
-        looks: Iterator[Callable[[], list[tuple[str, ServerSession | None]]]]
-        if self._database is not None:
-            looks = (partial(self._changed_after_heard, heard) for heard in self._database.batches())
-        else:
-            assert self._watcher is not None
-            looks = (partial(self._changed_after, batch) for batch in self._watcher.batches())
-        for look in looks:
+        for news in self.board.store.follow(stop=self._stopped, guard=self.board.lock):
+            if news.lost is not None:
+                log.warning("%s; reconnecting", news.lost)
+                continue
             try:
-                changed = look()
+                with self.board.lock:
+                    self.board.agents.flush()
+                    changed = self._reread_watched(bool(news.changes) or news.whole)
             except (BoardError, OSError) as error:  # a board being rewritten under us: the next batch reads it again
                 log.warning("could not read the board's changes: %s", error)
                 continue
@@ -159,35 +134,6 @@ class BoardFollower:
                 anyio.from_thread.run(self._tell, changed)
             except Exception:  # the server is ending: nobody is left to tell
                 return
-
-    def _changed_after(self, batch: WatchBatch) -> list[tuple[str, ServerSession | None]]:
-        """Bring the index up to date with ``batch``; the watched addresses that now read
-        differently, each with the 2025-era connection to tell (if one subscribed)."""
-        with self.board.lock:
-            self.board.agents.flush()
-            store = self.board.store
-            # A tool call is a line in its task's log, not a write of the task file.
-            moved = bool(store.reread(batch.task_paths | store.logged_task_paths(batch.side_paths))) | bool(store.sync())
-            self._heard = self._heard or bool(batch.task_paths)
-            if batch.reconcile:
-                moved |= self._reconcile()
-            return self._reread_watched(moved)
-
-    def _changed_after_heard(self, heard: Heard) -> list[tuple[str, ServerSession | None]]:
-        """The same for a database board: re-read the tasks its server named (all of them after
-        a reconnect), and catch up through history."""
-        if heard.lost is not None:
-            log.warning("%s; reconnecting", heard.lost)
-            return []
-        with self.board.lock:
-            self.board.agents.flush()
-            store = self.board.store
-            if heard.back or heard.everything:
-                store.load()
-                moved = True
-            else:
-                moved = bool(store.reread_tasks(heard.task_ids)) | bool(store.sync())  # type: ignore[attr-defined]
-            return self._reread_watched(moved)
 
     def _reread_watched(self, moved: bool) -> list[tuple[str, ServerSession | None]]:
         """Under the board's lock: the watched addresses that read differently now."""
@@ -201,19 +147,6 @@ class BoardFollower:
                 self._last[uri] = now
                 changed.append((uri, self._subscribed.get(uri)))
         return changed
-
-    def _reconcile(self) -> bool:
-        """Stat every file only when events may have been lost: the folder changed (a rename, a
-        new or deleted file) while no event came, it was replaced, or a while has passed."""
-        store = self.board.store
-        folder = stat_stamp(store.layout.tasks_dir)
-        unheard = folder != self._folder_seen and not self._heard
-        replaced = folder is None or self._folder_seen is None or folder[2] != self._folder_seen[2]
-        self._folder_seen, self._heard = folder, False
-        if unheard or replaced or time.monotonic() - self._full_rescan_at >= FULL_RESCAN_SECONDS:
-            self._full_rescan_at = time.monotonic()
-            return bool(store.rescan())
-        return False
 
     async def _tell(self, changed: list[tuple[str, ServerSession | None]]) -> None:
         for uri, connection in changed:

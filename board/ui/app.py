@@ -28,7 +28,7 @@ from board.status import Status
 from board.store import Store
 from board.alerts import Alert, Severity, alerts_by_task
 from board.ui.board_alerts import AlertsFollower, StoreSnapshot, severity_counts
-from board.ui.board_feed import FeedEvents, feed_files, follow_database
+from board.ui.board_feed import FeedEvents, follow_board, read_files, read_pages
 from board.ui.lanes import Lane, display_state
 from board.ui.agent_keys import AgentKeys
 from board.ui.messages import AgentsChanged, AgentsShown, AlertsChanged, AlertsShown, BoardChanged, LogsShown, SpendChanged, TaskLogChanged, TasksShown
@@ -120,7 +120,7 @@ class BoardApp(AgentKeys, App[None]):
         now: Callable[[], datetime] = utcnow,
         watch: bool = True,
         live_clock: bool = True,
-        reconcile_seconds: float = 2.0,
+        reconcile_seconds: float | None = None,
         remember_choices: bool = True,
     ) -> None:
         super().__init__()
@@ -275,13 +275,23 @@ class BoardApp(AgentKeys, App[None]):
 
     @work(thread=True, exclusive=True, group="board-feed")
     def feed_board(self, files: list[tuple[str, str]]) -> None:
-        """Read ``files`` (the rest of the first read), then follow the files until unmount."""
-        feed_files(self.session, files, self._feed_events(), chunk=LOAD_CHUNK, watch=self.watch_files, reconcile_seconds=self.reconcile_seconds)
+        """Read ``files`` (the rest of the first read), then follow the board until unmount."""
+        events = self._feed_events()
+        read_files(self.session, files, events, chunk=LOAD_CHUNK)
+        self._follow(events)
 
     @work(thread=True, exclusive=True, group="board-feed")
     def follow_database(self, read: bool = True) -> None:
         """Read the rest of a database board (unless ``read``), then follow it until unmount."""
-        follow_database(self.session, read, self._feed_events(), chunk=LOAD_CHUNK, watch=self.watch_files)
+        events = self._feed_events()
+        whole = read or read_pages(self.session, events, chunk=LOAD_CHUNK)
+        self._follow(events, read_whole=not whole)
+
+    def _follow(self, events: FeedEvents, *, read_whole: bool = False) -> None:
+        events.agents_may_have_changed()
+        self.session.alerts_follower.wake()
+        if self.watch_files:
+            follow_board(self.session, events, every=self.reconcile_seconds, read_whole=read_whole)
 
     def _show_connection(self, problem: str | None) -> None:
         """Say in the header that the database is out of reach (None: it is back)."""

@@ -24,7 +24,8 @@ from board.errors import BoardUnavailable
 from board.coordinator.presence import coordinator_running
 from board.graph import TaskGraph
 from board.model import Task
-from board.store import Layout, Store
+from board.store import Store
+from board.store.layout import BoardPlace
 from board.store.side import AgentRecords, AlertBoard, CheckpointBook, ReservationBook
 
 #: Alerts are re-checked this often without any file event (a coordinator started or stopped).
@@ -49,7 +50,7 @@ class StoreSnapshot:
     """What ``gather_inputs`` reads from a ``Store``, copied in a moment under the store's lock,
     so the slow part (graph checks, checkpoint hashes) runs without holding up the board reader."""
 
-    layout: Layout
+    layout: BoardPlace
     state_dir: Path
     history: list[dict[str, Any]]
     touches: list[tuple[str, dict[str, Any]]]

@@ -625,7 +625,7 @@ def _transpose(graph: _Layered, *, equal_swaps: bool, budget: int) -> int:
             pending[layer_index] = False
             # The other ends' places, per place in the layer (the layers either side hold still).
             above = [graph.ends_above(node) for node in layer]
-            below = [sorted([position[other] for other in graph.near_down[node]]) for node in layer]
+            below: list[list[float]] = [sorted([position[other] for other in graph.near_down[node]]) for node in layer]
             # Each pair of neighbours is weighed both ways: a few visits each, and one per end.
             work += 4 * len(layer) + sum(map(len, above)) + sum(map(len, below))
             gained = 0

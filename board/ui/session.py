@@ -39,12 +39,6 @@ from board.text import printable
 from board.ui.card import CardView, money, tokens_short
 from board.ui.lanes import Lanes
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from board.store.postgres.follow import DatabaseFollower
-    from board.watch import BoardWatcher
-
-#: Who acts when the person's login name cannot be had (or is not a plain name).
 #: Observation order across every reader and writer of one dashboard.
 _observations = itertools.count(1)
 
@@ -135,9 +129,8 @@ class BoardSession:
         self.alerts_from_coordinator = False
         #: Set by the board reader when something changed that alerts depend on.
         self.alerts_follower = AlertsFollower(self.store.alert_board_of_its_own(), self.store.local_dir, lambda: bool(coordinator_heard_on(self.store)))
-        #: What follows the board once read (files or database), stopped with the session.
-        self.watcher: BoardWatcher | None = None
-        self.follower: DatabaseFollower | None = None
+        #: Set when the dashboard closes: following the board (``Store.follow``) ends.
+        self.stopped = threading.Event()
         #: The agents, teams and inboxes last read (a reading posts only a change).
         self._agents_read: AgentsRead | None = None
         #: Reads each task's tokens (again only once its log grew); what it last read.
@@ -162,10 +155,7 @@ class BoardSession:
     def stop(self) -> None:
         """Stop following the board (the dashboard closes)."""
         self.alerts_follower.stop()
-        if self.watcher is not None:
-            self.watcher.stop()
-        if self.follower is not None:
-            self.follower.stop()
+        self.stopped.set()
 
     # -- reading ------------------------------------------------------------------------------
 

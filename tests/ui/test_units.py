@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from pathlib import Path
 
 from board.store import Store
@@ -13,7 +11,6 @@ from board.ui.card import format_age, progress_bar
 from board.ui.lanes import Lane, Lanes
 from board.ui.task_filter import TaskQuery
 from board.ui.themes import load_themes, remember_theme, remembered_theme
-from board.watch import BoardWatcher
 from tests.conftest import REPO
 from tests.ui.boards import coordinator_lock_held
 
@@ -104,27 +101,6 @@ def test_age_and_bar_formats() -> None:
     assert [format_age(s) for s in (5, 125, 7200, 3 * 86400)] == ["5s", "2m", "2h", "3d"]
     filled, empty = progress_bar(50, 10)
     assert len(filled) + len(empty) == 10 and filled == "█████"
-
-
-def test_watcher_reports_task_files_quickly(workspace: Path) -> None:
-    watcher = BoardWatcher(workspace / ".tasks", reconcile_seconds=30)
-    batches = []
-    ready = threading.Event()
-
-    def consume() -> None:
-        for batch in watcher.batches():
-            batches.append(batch)
-            ready.set()
-
-    thread = threading.Thread(target=consume, daemon=True)
-    thread.start()
-    time.sleep(0.3)  # let the OS watcher start
-    Store.open(workspace).create("hello")
-    assert ready.wait(5)
-    watcher.stop()
-    thread.join(5)
-    changed = set().union(*(b.task_paths for b in batches))
-    assert workspace / ".tasks" / "task_1.json" in changed
 
 
 def test_filter_labels_and_terms_that_can_match_nothing() -> None:

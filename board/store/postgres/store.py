@@ -301,7 +301,8 @@ class PostgresStore(Store):
     def close(self) -> None:
         self.conn.close()
 
-    def follow(self, *, stop: threading.Event, every: float = 2.0, guard: AbstractContextManager[object] | None = None) -> Iterator[BoardNews]:
+    def follow(self, *, stop: threading.Event, every: float = 30.0, guard: AbstractContextManager[object] | None = None) -> Iterator[BoardNews]:
+        # The server names every change: the catch-up through history is for a lost note only.
         from board.store.postgres.follow import follow_database
 
         return follow_database(self, self.url, stop=stop, every=every, guard=guard)
