@@ -35,21 +35,11 @@ def coordinator_running_on(store: Store) -> bool | None:
     """Does a coordinator run on ``store``'s board, on this machine or, for a board in a
     database, on any machine? None while the database is out of reach: unknown. (A probe:
     takes nothing.)"""
-    database = getattr(store, "url", None)
-    if database:
-        from board.store.postgres.locks import held_elsewhere as held_in_database
-
-        return held_in_database(database, COORDINATOR_LOCK)
-    return coordinator_running(store.local_dir)
+    return store.lifetime_lock(COORDINATOR_LOCK).held_elsewhere()
 
 
 def coordinator_heard_on(store: Store) -> bool | None:
     """``coordinator_running_on``, and heard from lately: a coordinator whose alerts are current.
     On a database board, one cut off from the database still holds its lock for a while; the
     dashboard elsewhere should evaluate the board itself meanwhile."""
-    database = getattr(store, "url", None)
-    if database:
-        from board.store.postgres.locks import held_elsewhere as held_in_database
-
-        return held_in_database(database, COORDINATOR_LOCK, heard_within=COORDINATOR_SILENT_AFTER)
-    return coordinator_running(store.local_dir)
+    return store.lifetime_lock(COORDINATOR_LOCK).held_elsewhere(heard_within=COORDINATOR_SILENT_AFTER)

@@ -101,6 +101,12 @@ class HeldLock(Protocol):
         """Until ``stop``, let others tell a holder still alive from one cut off, where they can."""
         ...
 
+    def held_elsewhere(self, *, heard_within: float | None = None) -> bool | None:
+        """Does another process hold it now (a probe: takes nothing)? With ``heard_within``, only
+        a holder heard from that recently counts (see ``keep_heard``). None: cannot tell (a
+        database out of reach); never a guess that nobody does."""
+        ...
+
 
 @dataclass(frozen=True)
 class Problem:

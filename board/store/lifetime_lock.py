@@ -53,6 +53,10 @@ class LifetimeLock:
         """Nothing to do: whoever asks ``held_elsewhere`` hears from the kernel, which drops the
         lock the moment its holder dies."""
 
+    def held_elsewhere(self, *, heard_within: float | None = None) -> bool:
+        """``held_elsewhere(self.path)``: a holder on this machine is heard from by the kernel."""
+        return held_elsewhere(self.path)
+
     def release(self) -> None:
         if self._fd is not None:
             os.close(self._fd)  # closing the only descriptor of the description drops the lock

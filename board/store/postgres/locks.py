@@ -86,6 +86,10 @@ class SessionLock:
         thread.start()
         return thread
 
+    def held_elsewhere(self, *, heard_within: float | None = None) -> bool | None:
+        """``held_elsewhere`` for this lock's name in its database."""
+        return held_elsewhere(self.url, self.name, heard_within=heard_within)
+
     def release(self) -> None:
         with self._using:
             self._release()
