@@ -19,6 +19,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -33,6 +34,7 @@ from board.text import printable
 
 if TYPE_CHECKING:
     from board.alerts import Alert
+    from board.store import Store
     from board.model import Task
 
 Kind = NoticeKind
@@ -200,13 +202,14 @@ class Notifier:
         self._told_here: set[str] = set()
         self._lock = threading.Lock()
 
-    def look(self, notices: Iterable[Notice]) -> None:
-        """Queue what nobody told yet; ``flush`` sends it when due."""
+    def look(self, notices: Iterable[Notice], *, shared: bool = True) -> None:
+        """Queue what nobody told yet; ``flush`` sends it when due. Without ``shared``, only
+        this process's own routes hear of it (another process tells the board: a coordinator)."""
         fresh = [n for n in notices if n.key not in self._told_here]
         if not fresh or not self.routes:
             return
         taken: list[Notice] = []
-        if any(shared for _, shared in self.routes):
+        if shared and any(is_shared for _, is_shared in self.routes):
             assert self.journal is not None
             moment = self.now()
             for notice in fresh:
@@ -219,8 +222,8 @@ class Notifier:
         self._told_here.update(n.key for n in fresh)
         at = self.clock()
         with self._lock:
-            for index, (_, shared) in enumerate(self.routes):
-                batch = taken if shared else fresh
+            for index, (_, is_shared) in enumerate(self.routes):
+                batch = taken if is_shared else fresh
                 if batch:
                     pending = self._pending[index]
                     if not pending.notices:
@@ -265,3 +268,20 @@ def shared_routes(settings: NotifySettings) -> list[Route]:
         if desktop is not None:
             routes.append(desktop)
     return routes
+
+
+def notifier_for(
+    store: Store,
+    settings: NotifySettings,
+    *,
+    own: Sequence[Route] = (),
+    shared: bool = True,
+    report: Callable[[str], None] = lambda line: None,
+) -> Notifier:
+    """A notifier on ``store``'s board: its journal for the routes it tells for the whole board
+    (``shared``: the coordinator, or a dashboard while none runs), and ``own`` routes (a
+    dashboard's terminal)."""
+    return Notifier(
+        settings, store.notice_journal, shared=shared_routes(settings) if shared else (), own=own,
+        clock=time.monotonic, now=store.clock, report=report,
+    )

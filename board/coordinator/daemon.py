@@ -21,6 +21,8 @@ from typing import IO, Any
 from board.agents import list_agents
 from board.config import FILE_NAME, BoardSettings, load_settings
 from board.coordinator.live_tokens import LiveTranscripts
+from board.alerts import Alert
+from board.notify import needs_you, notifier_for
 from board.coordinator.presence import COORDINATOR_HEARD_EVERY, COORDINATOR_LOCK, LOCK_NAME
 from board.coordinator.tick import TickReport, tick
 from board.coordinator.workers import end_stale_commands
@@ -71,10 +73,14 @@ class Coordinator:
         self._last_rescan = float("-inf")  # the first tick rescans (and looks for leftover commands)
         self._last_alerts = float("-inf")
         self.live_transcripts = LiveTranscripts(self.store.state_dir)
+        #: Tells a person what needs them (``board.notify``); dashboards leave that to it.
+        self.notifier = notifier_for(self.store, self.settings.notify, report=self.say)
+        self._alerts: list[Alert] = []
 
     def reload_settings(self) -> None:
         try:
             self.settings = load_settings(self.local_dir)
+            self.notifier = notifier_for(self.store, self.settings.notify, report=self.say)
             self.say(f"settings reloaded from {FILE_NAME}")
         except BoardError as error:
             self.say(f"kept the previous settings: {error}")
@@ -101,6 +107,9 @@ class Coordinator:
             report = tick(self.store, agents, self.settings, now, alerts=alerts_due)
             if report.alerts_ran:
                 self._last_alerts = time.monotonic()
+                self._alerts = [Alert.from_dict(record) for record in report.alerts]
+            self.notifier.look(needs_you(self.store.tasks, self._alerts, self.settings.notify.on))
+            self.notifier.flush()
         except BoardError as error:
             self.say(f"tick failed, will retry: {error}")
             return None

@@ -28,6 +28,8 @@ from board.status import Status
 from board.store import Store
 from board.alerts import Alert, Severity, alerts_by_task
 from board.ui.board_alerts import AlertsFollower, StoreSnapshot, severity_counts
+from board.errors import BoardError
+from board.notify import needs_you, notifier_for, terminal_sequence
 from board.ui.board_feed import FeedEvents, follow_board, read_files, read_pages
 from board.ui.lanes import Lane, display_state
 from board.ui.agent_keys import AgentKeys
@@ -62,6 +64,8 @@ PANELS_MIN_WIDTH = 130
 FLASH_SECONDS = 1.5
 #: How often ages and heartbeats on screen are brought up to date.
 CLOCK_SECONDS = 1.0
+#: What needs the person is looked for this often (``tell_person``).
+NOTICE_SECONDS = 1.0
 #: New errors notified one by one, up to this many per update; the rest in one line.
 ERROR_NOTIFICATIONS = 3
 
@@ -329,6 +333,8 @@ class BoardApp(AgentKeys, App[None]):
             self.loaded = True
             # Alerts are judged on the whole board, and an evaluation would slow the read down.
             self.follow_alerts()
+            if self.watch_files:
+                self.tell_person()
             # Once the whole board is on screen: collect, then set the board aside.
             self.set_timer(SETTLE_SECONDS, self._settle_memory)
             if self.board.lanes_stale:
@@ -443,12 +449,30 @@ class BoardApp(AgentKeys, App[None]):
         self.header_bar.detail_text = " · ".join(filter(None, parts)) + " "
 
     def _announce_questions(self, asking: list[Task]) -> None:
-        """A task started waiting for a person: say what it asks (and ring, if board.toml says so)."""
+        """A task started waiting for a person: say what it asks (``tell_person`` rings, if asked to)."""
         for task in asking[:3]:
             asks = printable(" ".join((task.question or "it did not say what it needs").split()))
             self.notify(f"{asks}\nselect it and press w to answer", title=f"#{task.id} needs you", severity="warning", timeout=15, markup=False)
-        if asking and self.settings.ui.bell:
-            self.bell()
+
+    @work(thread=True, exclusive=True, group="board-notices")
+    def tell_person(self) -> None:
+        """Until unmount, tell the person what needs them (``board.notify``): on this terminal,
+        and, while no coordinator does, by the board's own routes (a POST, the desktop)."""
+        style = self.settings.terminal_notices
+        own = [] if style == "off" else [lambda message: self.call_from_thread(self._tell_terminal, terminal_sequence(style, message))]
+        notifier = notifier_for(self.session.store, self.settings.notify, own=own, shared=not self.readonly, report=lambda line: None)
+        while not self.session.stopped.wait(NOTICE_SECONDS):
+            try:
+                with self.session.lock:
+                    notices = needs_you(self.session.store.tasks, self.session.alerts, self.settings.notify.on)
+                notifier.look(notices, shared=not self.session.alerts_from_coordinator)
+                notifier.flush()
+            except BoardError:
+                continue  # the board out of reach: told once it is back
+
+    def _tell_terminal(self, sequence: str) -> None:
+        if not self.is_headless and self._driver is not None:
+            self._driver.write(sequence)
 
     def _announce_if_done(self) -> None:
         counts = self.lanes.counts
