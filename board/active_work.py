@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from board import json_bounds
-from board.store import confine
+from board.disk import confine
 
 # Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.
 TYPE_CHECKING = False
@@ -230,7 +230,7 @@ def note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None) -> No
 def replace_file(path: Path | str, data: bytes) -> None:
     """Replace a small file whole (a temp file renamed over it), with no fsync: for what is
     derived or rewritten often (this index, the hook's registry records), where ``write_atomic``
-    of ``board.store.atomic`` would cost the hook its imports and a disk flush."""
+    of ``board.disk.atomic`` would cost the hook its imports and a disk flush."""
     directory, name = os.path.split(path)
     temp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
     fd = confine.open_file(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)

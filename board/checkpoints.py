@@ -20,7 +20,7 @@ from board import gitstate
 from board.errors import BoardError
 from board.model import task_to_dict
 from board.store import Store
-from board.store.atomic import SpecialFile, open_regular
+from board.disk.atomic import SpecialFile, open_regular
 from board.store.side import CheckpointBook, UnreadableRecord
 
 KEEP = 20

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from board.errors import BoardError
 from board.model import Budget
 from board.prices import merged_prices
-from board.store.atomic import SpecialFile, read_regular
+from board.disk.atomic import SpecialFile, read_regular
 
 FILE_NAME = "board.toml"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from board import json_bounds
-from board.store.atomic import read_regular, write_json_atomic
+from board.disk.atomic import read_regular, write_json_atomic
 
 DEFAULT_TIMEOUT = 5.0
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from board import json_bounds
 from board.errors import BoardError
-from board.store import confine
+from board.disk import confine
 
 # Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.
 TYPE_CHECKING = False

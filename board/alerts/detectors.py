@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from board.store.confine import LINKED_FOLDER, NOT_A_FOLDER
+from board.disk.confine import LINKED_FOLDER, NOT_A_FOLDER
 from board.alerts.model import Alert, Severity, list_files, one_line
 from board.budgets import BudgetState
 from board.times import iso, parse_time

@@ -40,8 +40,8 @@ from typing import Any
 from board import json_bounds
 from board.errors import BoardError
 from board.names import ID_PATTERN, ID_RULE
-from board.store import confine
-from board.store.atomic import SpecialFile, TempFile, fsync_directory, read_bytes_retrying
+from board.disk import confine
+from board.disk.atomic import SpecialFile, TempFile, fsync_directory, read_bytes_retrying
 from board.store.claude import claude_config_dir, directory_lock
 from board.text import shortened
 from board.times import parse_time

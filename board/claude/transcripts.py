@@ -34,7 +34,7 @@ from pathlib import Path
 
 from board import json_bounds
 from board.prices import USAGE_FIELDS, cost_text, summary
-from board.store import confine
+from board.disk import confine
 from board.toolcall_log import AGENT_LOGS, MAX_TOOL_NAME, agent_log, append_call, append_line, call_record, lock_within, read_all
 
 # Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.

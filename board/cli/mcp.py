@@ -93,7 +93,7 @@ def cmd_install(args: argparse.Namespace) -> int:
 def add_server(path: Path, entry: dict[str, Any]) -> bool:
     """Put board's entry in an ``.mcp.json``, keeping every other server and key; False when it
     was there already (the file is then not rewritten)."""
-    from board.store.atomic import write_atomic
+    from board.disk.atomic import write_atomic
 
     document: dict[str, Any] = {}
     if path.exists():

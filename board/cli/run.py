@@ -168,7 +168,7 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
 
 def _run_log(local_dir: Path):
     """The run's log, in the store's ``local_dir``: it is this machine's."""
-    from board.store.atomic import open_regular
+    from board.disk.atomic import open_regular
 
     directory = local_dir / "logs"
     directory.mkdir(parents=True, exist_ok=True)

@@ -40,8 +40,8 @@ from board.model import Task, by_policy, utcnow
 from board.status import Status
 from board.text import printable, shortened
 from board.store import Store
-from board.store import confine
-from board.store.atomic import open_regular
+from board.disk import confine
+from board.disk.atomic import open_regular
 from board.coordinator.processes import KILL_GRACE_SECONDS, die_with_parent, end_commands_of, end_stale_commands, kill_process_group  # noqa: F401 - callers import these from here too
 
 #: Placeholders a command template may use; each is replaced inside its own argument only.

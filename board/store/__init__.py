@@ -2,7 +2,7 @@
 ``FileStore`` keeps a board in files (``board.store.files``).
 
 The names below load on first use (PEP 562): the command line reads ``DEFAULT_LEASE_SECONDS``
-and ``board.store.atomic`` without paying for pydantic, the task model and the whole store.
+and ``board.disk.atomic`` without paying for pydantic, the task model and the whole store.
 """
 
 from __future__ import annotations

@@ -23,8 +23,8 @@ from typing import Any
 from board import json_bounds
 from board.errors import BoardError, InvalidTaskFile
 from board.model import MAX_FILE_BYTES, Task, task_from_dict, task_to_dict
-from board.store import confine
-from board.store.atomic import read_regular, write_atomic
+from board.disk import confine
+from board.disk.atomic import read_regular, write_atomic
 from board.store.file_format import CLAUDE_STATE_DIR, CLAUDE_TASK_FILE, HIGH_WATER_MARK, LIST_LOCK, from_claude, next_integer_id, task_file_name
 from board.store.file_format import to_claude as claude_document
 from board.store.lock import LOCK_TIMEOUT_SECONDS

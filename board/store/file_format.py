@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 from board import json_bounds
-from board.store import confine
+from board.disk import confine
 
 # Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.
 TYPE_CHECKING = False

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from board.store.atomic import KeptOpen, append_to, open_regular, parse_lines, read_jsonl
+from board.disk.atomic import KeptOpen, append_to, open_regular, parse_lines, read_jsonl
 
 
 class HistoryLog:

@@ -14,7 +14,7 @@ from typing import Protocol
 
 from board.errors import InvalidTaskFile
 from board.model import Task, dump_task, parse_task
-from board.store.confine import confine
+from board.disk.confine import confine
 from board.store.file_format import TASK_FILE, TASKS_DIR, looks_like_claude_list, next_integer_id, task_file_name
 from board.store.lock import BoardLock
 

@@ -16,7 +16,7 @@ import struct
 import threading
 from pathlib import Path
 
-from board.store import confine
+from board.disk import confine
 
 #: ``struct flock`` as Linux lays it out on 64-bit machines (two shorts, two off_t, a pid_t).
 _FLOCK = struct.Struct("@hhqqixxxx")

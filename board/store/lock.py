@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from board.errors import BoardError
-from board.store.atomic import KeptOpen
+from board.disk.atomic import KeptOpen
 
 #: How long a writer waits for the board lock before giving up with a clear error.
 LOCK_TIMEOUT_SECONDS = 30.0

@@ -3,21 +3,44 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from textual.command import Hit, Hits, Provider
 from textual.content import Content
 
 from board.text import printable
-
-if TYPE_CHECKING:
-    from board.ui.app import BoardApp
+from board.ui.session import BoardSession
 
 #: A palette entry: what it says, what it does, the key that does the same.
 PaletteAction = tuple[str, Callable[[], object], str]
 
 
-def palette_actions(app: BoardApp) -> list[PaletteAction]:
+class PaletteHost(Protocol):
+    """What the palette asks of the app it serves (the dashboard's, ``BoardApp``)."""
+
+    readonly: bool
+    session: BoardSession
+
+    def jump_to(self, task_id: str) -> object: ...
+    def action_toggle_view(self) -> object: ...
+    def action_filter(self) -> object: ...
+    def action_toggle_cancelled(self) -> object: ...
+    def action_toggle_panels(self) -> object: ...
+    def action_alerts(self) -> object: ...
+    def action_agents(self) -> object: ...
+    def action_next_theme(self) -> object: ...
+    def action_help(self) -> object: ...
+    def action_start(self) -> object: ...
+    def action_pause(self) -> object: ...
+    def action_retry(self) -> object: ...
+    def action_cancel(self) -> object: ...
+    def action_assign(self) -> object: ...
+    def action_undo_policy(self) -> object: ...
+    def action_answer(self) -> object: ...
+    def action_message(self) -> object: ...
+
+
+def palette_actions(app: PaletteHost) -> list[PaletteAction]:
     """The dashboard's actions (those that write, unless it is read-only)."""
     actions: list[PaletteAction] = [
         ("Toggle kanban / graph view", app.action_toggle_view, "g"),
@@ -47,7 +70,7 @@ class TaskCommands(Provider):
     """Command palette: act on the selected task, jump to a task by id or subject."""
 
     async def search(self, query: str) -> Hits:
-        app: BoardApp = self.app  # type: ignore[assignment]
+        app: PaletteHost = self.app  # type: ignore[assignment]
         matcher = self.matcher(query)
         for label, action, help_text in palette_actions(app):
             score = matcher.match(label)

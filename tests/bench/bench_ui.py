@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from board.model import dump_task  # noqa: E402
 from board.store import Store  # noqa: E402
-from board.store.atomic import write_atomic  # noqa: E402
+from board.disk.atomic import write_atomic  # noqa: E402
 from board.ui.app import BoardApp  # noqa: E402
 from board.ui.card import CARD_HEIGHT  # noqa: E402
 from board.ui.lanes import Lane  # noqa: E402

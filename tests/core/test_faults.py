@@ -14,7 +14,7 @@ import pytest
 from board.agents import register_agent
 from board.reservations import reserve
 from board.store import Store
-from board.store.atomic import SpecialFile
+from board.disk.atomic import SpecialFile
 from tests.conftest import REPO
 from tests.coordinator.helpers import board_cli, started, wait_for
 
@@ -156,7 +156,7 @@ def test_agent_and_reservation_files_replaced_by_links_are_never_written_through
 
 
 def test_reading_never_follows_a_link_nor_blocks_on_a_fifo(tmp_path: Path) -> None:
-    from board.store.atomic import read_bytes_retrying, read_regular
+    from board.disk.atomic import read_bytes_retrying, read_regular
 
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
@@ -259,7 +259,7 @@ def test_temp_files_of_killed_writers_are_reported_at_once_and_removed_in_every_
     for folder in folders:
         # A real process that made a temp file the way board does, then was SIGKILLed.
         maker = started(subprocess.Popen(
-            [sys.executable, "-c", "import sys, time; from pathlib import Path; from board.store.atomic import TempFile; TempFile(Path(sys.argv[1])); print('made', flush=True); time.sleep(300)", str(folder)],
+            [sys.executable, "-c", "import sys, time; from pathlib import Path; from board.disk.atomic import TempFile; TempFile(Path(sys.argv[1])); print('made', flush=True); time.sleep(300)", str(folder)],
             env=ENV, stdout=subprocess.PIPE,
         ))
         assert maker.stdout.readline() == b"made\n"

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from board.store import Store
-from board.store.confine import BOARD_FOLDERS
+from board.disk.confine import BOARD_FOLDERS
 from tests.conftest import REPO
 from tests.hooks.test_hook_events import PAYLOADS
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from board.store import FileStore, Store, atomic
+from board.disk import atomic
+from board.store import FileStore, Store
 from board.store.claude import ClaudeTaskListLayout
 from tests.coordinator.helpers import started
 

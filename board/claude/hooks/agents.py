@@ -28,7 +28,7 @@ from board import json_bounds
 from board.active_work import read_active, replace_file
 from board.claude.hooks.where import HookBoard, claude_home
 from board.names import ID_PATTERN
-from board.store import confine
+from board.disk import confine
 
 # Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.
 TYPE_CHECKING = False

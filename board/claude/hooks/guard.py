@@ -13,7 +13,7 @@ from datetime import datetime
 from board import json_bounds
 from board.active_work import read_active
 from board.claude.hooks.where import HookBoard
-from board.store import confine
+from board.disk import confine
 from board.times import parse_time
 
 

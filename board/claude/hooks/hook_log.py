@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from board.claude.hooks.where import HookBoard
-from board.store import confine
+from board.disk import confine
 
 
 def note(board: HookBoard | None, line: str) -> None:

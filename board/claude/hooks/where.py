@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from board.names import ID_PATTERN
-from board.store import confine
+from board.disk import confine
 from board.store.file_format import CLAUDE_STATE_DIR, HIGH_WATER_MARK, TASKS_DIR, looks_like_claude_list, read_task_document, status_and_owner, task_file_name
 
 # Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.

@@ -16,7 +16,7 @@ from typing import Any
 
 from board.errors import BoardError, TaskNotFound
 from board.model import Task, validate_id
-from board.store import confine
+from board.disk import confine
 from board.store.base import BoardNews, Store
 from board.store.files.claims import FileClaims
 from board.store.files.follow import FileFollower

@@ -8,7 +8,7 @@ from typing import Any
 from board.errors import InvalidTaskFile
 from board.model import Task
 from board.store.leases import DEFAULT_LEASE_SECONDS
-from board.store.atomic import SpecialFile, TempFile, read_bytes_retrying
+from board.disk.atomic import SpecialFile, TempFile, read_bytes_retrying
 from board.store.base import _check_agent
 from board.store.files.writes import _checksum
 from board.store.files.state import FileBoard, PreparedWrite

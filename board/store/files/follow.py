@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from board.errors import BoardError
-from board.store.atomic import Stamp, stat_stamp
+from board.disk.atomic import Stamp, stat_stamp
 from board.store.base import BoardNews, ChangeSet
 
 if TYPE_CHECKING:

@@ -18,9 +18,9 @@ from typing import Any
 
 from board.errors import InvalidTaskFile
 from board.model import Task, validate_id
-from board.store.confine import planted_in_place_of_folders
-from board.store.atomic import SpecialFile, Stamp, read_bytes_retrying
-from board.store.atomic import read_jsonl
+from board.disk.confine import planted_in_place_of_folders
+from board.disk.atomic import SpecialFile, Stamp, read_bytes_retrying
+from board.disk.atomic import read_jsonl
 from board.store.base import ChangeSet
 from board.store.history import RecentHistory
 from board.store.files.writes import _checksum

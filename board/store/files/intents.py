@@ -8,7 +8,7 @@ import os
 import zlib
 from pathlib import Path
 
-from board.store.atomic import KeptOpen
+from board.disk.atomic import KeptOpen
 
 
 class ClaimIntents:

@@ -9,7 +9,7 @@ import os
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from board.store import confine
+from board.disk import confine
 
 FOLDER = "notified"
 

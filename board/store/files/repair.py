@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 
 from board.graph import cancelled_blockers
-from board.store import confine
-from board.store.atomic import made_by_running_process, name_names_a_process
+from board.disk import confine
+from board.disk.atomic import made_by_running_process, name_names_a_process
 from board.store.base import Problem
 from board.store.file_format import ARCHIVE_DIR
 from board.store.files.state import FileBoard

@@ -21,8 +21,8 @@ from typing import Any
 from board import json_bounds
 from board.names import validate_id
 from board.store.side import MODES, Reservation
-from board.store import confine
-from board.store.atomic import Stamp, read_regular, stat_stamp, write_atomic, write_json_atomic
+from board.disk import confine
+from board.disk.atomic import Stamp, read_regular, stat_stamp, write_atomic, write_json_atomic
 from board.store.lifetime_lock import LifetimeLock, held_elsewhere
 from board.store.side import UnreadableRecord
 from board.times import iso, parse_time

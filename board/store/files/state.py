@@ -15,7 +15,7 @@ from typing import Any
 from board.errors import InvalidTaskFile
 from board.graph import TaskGraph
 from board.model import Task, utcnow
-from board.store.atomic import SharedDirectorySync, SparePool, Stamp, TempFile
+from board.disk.atomic import SharedDirectorySync, SparePool, Stamp, TempFile
 from board.store.base import ChangeSet, Clock, Store
 from board.store.file_format import HISTORY, PENDING_HISTORY
 from board.store.files.intents import ClaimIntents

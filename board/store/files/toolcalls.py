@@ -10,7 +10,7 @@ from typing import Any
 
 from board.model import Task, ToolCalls, lean, validate_id
 from board.status import Status
-from board.store.atomic import read_jsonl
+from board.disk.atomic import read_jsonl
 from board.names import ID_PATTERN
 from board.toolcall_log import TASK_LOGS, append_call, count_unfolded, task_log, task_log_name
 from board.store.base import ChangeSet

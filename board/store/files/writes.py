@@ -19,8 +19,8 @@ from typing import Any
 from board.active_work import entry_for, note_task, read_active, write_active
 from board.errors import BoardError, InvalidTaskFile, TaskNotFound
 from board.model import Task, check_readable_back, task_from_dict, task_to_dict, validate_id
-from board.store import confine
-from board.store.atomic import TempFile, fsync_directory, json_line, read_regular, write_atomic
+from board.disk import confine
+from board.disk.atomic import TempFile, fsync_directory, json_line, read_regular, write_atomic
 from board.store.base import _iso
 from board.store.file_format import ARCHIVE_DIR, pending_note, read_pending_note
 from board.store.files.state import FileBoard, PreparedWrite

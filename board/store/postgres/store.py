@@ -53,8 +53,8 @@ from board.store.postgres.migrations import CLAIMED_TASK, NOTIFY_AFTER_COMMIT, T
 from board.store.postgres.locks import SessionLock
 from board.store.postgres.notices import DatabaseNoticeJournal
 from board.store.postgres.side import DatabaseAgentRecords, DatabaseAlertBoard, DatabaseCheckpointBook, DatabaseReservationBook
-from board.store.atomic import read_jsonl
-from board.store.confine import confine
+from board.disk.atomic import read_jsonl
+from board.disk.confine import confine
 from board.toolcall_log import AGENT_LOG_SUFFIX, AGENT_LOGS, fold
 
 #: The board's write lock: an advisory lock on this key, exclusive for the rules' writes,

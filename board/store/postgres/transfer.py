@@ -60,7 +60,7 @@ from board.model import Lease, PolicyMark, Task, ToolCalls, lean, task_from_dict
 from board.names import ID_PATTERN, ID_RULE
 from board.priority import PRIORITY_RANK
 from board.store.side import Reservation
-from board.store.atomic import SpecialFile, fsync_directory, json_line, read_regular
+from board.disk.atomic import SpecialFile, fsync_directory, json_line, read_regular
 from board.store.file_format import ARCHIVE_DIR, HISTORY, PENDING_HISTORY, looks_like_claude_list, read_pending_note
 from board.store.files.side import (
     AGENTS_DIR, ALERTS_FILE, CHECKPOINTS_DIR, RESERVATIONS_DIR, FileAgentRecords, FileReservationBook, alerts_document, read_holders,

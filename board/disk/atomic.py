@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from board import json_bounds
-from board.store import confine
-from board.store.confine import LinkedFolder, SpecialFile  # noqa: F401  (SpecialFile is imported from here)
+from board.disk import confine
+from board.disk.confine import LinkedFolder, SpecialFile  # noqa: F401  (SpecialFile is imported from here)
 
 #: A spare is filled again no sooner than this after it left its task path. The open-file check
 #: (``SparePool``) cannot see a reader that has looked the path up but not yet opened it, inside
