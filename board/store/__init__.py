@@ -14,7 +14,7 @@ from board.store.leases import DEFAULT_LEASE_SECONDS
 
 _HOMES = {
     "ChangeSet": "board.store.base",
-    "Store": "board.store.base",
+    "Store": "board.store.opening",  # the rules, with the opener that knows every backend
     "FileStore": "board.store.files",
     "ClaudeTaskListLayout": "board.store.claude",
     "Layout": "board.store.layout",

@@ -19,7 +19,6 @@ together; split, each half would be checked without the other.
 
 from __future__ import annotations
 
-import importlib
 import os
 import threading
 from abc import ABC, abstractmethod
@@ -193,6 +192,16 @@ def database_url(workspace: Path) -> str | None:
     return url if isinstance(url, str) and url else None
 
 
+#: Opens a workspace's board where it is kept (``Store.open``); ``use_opener`` sets it.
+_opener: Callable[..., Store] | None = None
+
+
+def use_opener(opener: Callable[..., Store]) -> None:
+    """Make ``opener`` the one ``Store.open`` calls (``board.store.opening`` does, once loaded)."""
+    global _opener
+    _opener = opener
+
+
 class Store(ABC):
     """A board and this process's index of it. ``Store.open`` picks where it is kept."""
 
@@ -207,12 +216,12 @@ class Store(ABC):
 
     @classmethod
     def open(cls, location: Path | str, *, db: str | None = None, create: bool = False, whole: bool = True, **kwargs: Any) -> Store:
-        """Open the board of the workspace at ``location`` wherever it is kept
-        (``board.store.opening.open_store``)."""
-        # Found by name when called: the rules never import the backends built on them.
-        opening = importlib.import_module("board.store.opening")
-        opened: Store = opening.open_store(location, db=db, create=create, whole=whole, **kwargs)
-        return opened
+        """Open the board of the workspace at ``location`` wherever it is kept: by the opener
+        the module that knows every backend gave (``use_opener``), which the package loads with
+        ``Store``. The rules never import the backends built on them."""
+        if _opener is None:
+            raise RuntimeError("import Store from board.store, which knows where boards are kept")
+        return _opener(location, db=db, create=create, whole=whole, **kwargs)
 
     def _new_graph(self) -> TaskGraph:
         return TaskGraph()

@@ -6,7 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from board.store.base import Store, database_url
+from board.store.base import Store, database_url, use_opener
+
+__all__ = ["Store", "open_store"]
 
 
 def open_store(location: Path | str, *, db: str | None = None, create: bool = False, whole: bool = True, **kwargs: Any) -> Store:
@@ -21,3 +23,6 @@ def open_store(location: Path | str, *, db: str | None = None, create: bool = Fa
     from board.store.files import FileStore
 
     return FileStore.open(location, create=create, whole=whole, **kwargs)
+
+
+use_opener(open_store)
