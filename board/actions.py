@@ -205,7 +205,7 @@ def policy_move(
     def change(task: Task) -> None:
         mark = PolicyMark(
             name=policy, status=target, reason=reason, fired_at=fired_at,
-            at_total=at_total, owner=task.owner, progress=task.progress, budget=budget,
+            at_total=at_total, owner=task.owner, progress=task.progress, budget=budget, leased=task.lease is not None,
         )
         store.apply_status(task, target)
         if target == Status.BLOCKED:

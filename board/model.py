@@ -168,6 +168,8 @@ class PolicyMark(Document):
     #: Who held the task, and its progress, when the policy fired (an undo restores them).
     owner: str = field(_TEXT, default="")
     progress: int = field(_PERCENT, default=0)
+    #: Whether its holder had a lease (an agent) or not (a person): an undo gives it back alike.
+    leased: bool = field({"type": "bool"}, default=True)
     #: True once the status moved on (undone, or changed by anyone): no longer the policy's.
     settled: bool = field({"type": "bool"}, default=False)
     #: The budget the ``budget`` policy paused the task at: once undone, it does not pause the

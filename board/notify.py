@@ -189,6 +189,7 @@ class Notifier:
         now: Callable[[], datetime],
         report: Callable[[str], None] = lambda line: None,
         background: bool = True,
+        own_from_now: bool = True,
     ) -> None:
         self.settings = settings
         self.journal = journal
@@ -201,6 +202,10 @@ class Notifier:
         self._last_sent = [float("-inf") for _ in self.routes]
         self._told_here: set[str] = set()
         self._lock = threading.Lock()
+        #: Own routes (a terminal) hear only of what arises after the first look: a dashboard
+        #: that opens does not ring for every old failure. The board's routes hear of those once.
+        self._own_from_now = own_from_now
+        self._looked = False
 
     def look(self, notices: Iterable[Notice], *, shared: bool = True) -> None:
         """Queue what nobody told yet; ``flush`` sends it when due. Without ``shared``, only
@@ -220,10 +225,11 @@ class Notifier:
                     self.report(f"could not record a notification: {error}")
                     break
         self._told_here.update(n.key for n in fresh)
+        first, self._looked = not self._looked, True
         at = self.clock()
         with self._lock:
             for index, (_, is_shared) in enumerate(self.routes):
-                batch = taken if is_shared else fresh
+                batch = taken if is_shared else [] if first and self._own_from_now else fresh
                 if batch:
                     pending = self._pending[index]
                     if not pending.notices:

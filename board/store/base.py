@@ -551,9 +551,15 @@ class Store(ABC):
             task.started_at = task.started_at or now
             task.error = None
             if lease_seconds is not None:
-                task.lease = Lease(owner=owner, token=task.version + 1, expires_at=now + timedelta(seconds=lease_seconds), seconds=lease_seconds)
+                token = task.version + 1
+                asked = task.lease if task.status == Status.WAITING else None
+                if asked is not None and asked.owner == owner:
+                    token = asked.token  # answered: the agent that asked goes on with the lease it held
+                task.lease = Lease(owner=owner, token=token, expires_at=now + timedelta(seconds=lease_seconds), seconds=lease_seconds)
             else:
                 task.lease = None  # a person's work: theirs until they change it
+        elif target == Status.WAITING and task.lease is not None:
+            pass  # kept, not renewed, while a person answers: the task goes back to the same holder
         else:
             task.lease = None
         task.status = target
@@ -662,7 +668,8 @@ class Store(ABC):
                 )
             progress = mark.progress
             task.completed_at = None
-            self._enter_status(task, Status.IN_PROGRESS, owner=mark.owner or self.actor, lease_seconds=lease_seconds if mark.owner else None)
+            leased = mark.owner and mark.leased  # a person's task comes back theirs, with no lease to run out
+            self._enter_status(task, Status.IN_PROGRESS, owner=mark.owner or self.actor, lease_seconds=lease_seconds if leased else None)
             task.progress = progress
 
         return self.mutate(task_id, change, op="undo policy", actor=actor, expected_version=expected_version, force=True)

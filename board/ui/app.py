@@ -29,7 +29,7 @@ from board.store import Store
 from board.alerts import Alert, Severity, alerts_by_task
 from board.ui.board_alerts import AlertsFollower, StoreSnapshot, severity_counts
 from board.errors import BoardError
-from board.notify import needs_you, notifier_for, terminal_sequence
+from board.notify import Notice, needs_you, notifier_for, terminal_sequence
 from board.ui.board_feed import FeedEvents, follow_board, read_files, read_pages
 from board.ui.lanes import Lane, display_state
 from board.ui.agent_keys import AgentKeys
@@ -334,7 +334,7 @@ class BoardApp(AgentKeys, App[None]):
             # Alerts are judged on the whole board, and an evaluation would slow the read down.
             self.follow_alerts()
             if self.watch_files:
-                self.tell_person()
+                self.tell_person(self._needs_you())
             # Once the whole board is on screen: collect, then set the board aside.
             self.set_timer(SETTLE_SECONDS, self._settle_memory)
             if self.board.lanes_stale:
@@ -454,24 +454,33 @@ class BoardApp(AgentKeys, App[None]):
             asks = printable(" ".join((task.question or "it did not say what it needs").split()))
             self.notify(f"{asks}\nselect it and press w to answer", title=f"#{task.id} needs you", severity="warning", timeout=15, markup=False)
 
+    def _needs_you(self) -> list[Notice]:
+        with self.session.lock:
+            return needs_you(self.session.store.tasks, self.session.alerts, self.settings.notify.on)
+
     @work(thread=True, exclusive=True, group="board-notices")
-    def tell_person(self) -> None:
-        """Until unmount, tell the person what needs them (``board.notify``): on this terminal,
-        and, while no coordinator does, by the board's own routes (a POST, the desktop)."""
+    def tell_person(self, when_opened: list[Notice]) -> None:
+        """Until unmount, tell the person what needs them (``board.notify``): on this terminal
+        what arises from now on (``when_opened`` was so already), and, while no coordinator
+        does, by the board's own routes (a POST, the desktop)."""
         style = self.settings.terminal_notices
         own = [] if style == "off" else [lambda message: self.call_from_thread(self._tell_terminal, terminal_sequence(style, message))]
         notifier = notifier_for(self.session.store, self.settings.notify, own=own, shared=not self.readonly, report=lambda line: None)
-        while not self.session.stopped.wait(NOTICE_SECONDS):
+        notices = when_opened
+        while True:
             try:
-                with self.session.lock:
-                    notices = needs_you(self.session.store.tasks, self.session.alerts, self.settings.notify.on)
                 notifier.look(notices, shared=not self.session.alerts_from_coordinator)
                 notifier.flush()
             except BoardError:
-                continue  # the board out of reach: told once it is back
+                pass  # the board out of reach: told once it is back
+            if self.session.stopped.wait(NOTICE_SECONDS):
+                return
+            notices = self._needs_you()
 
     def _tell_terminal(self, sequence: str) -> None:
-        if not self.is_headless and self._driver is not None:
+        if sequence == "\x07":
+            self.bell()
+        elif not self.is_headless and self._driver is not None:
             self._driver.write(sequence)
 
     def _announce_if_done(self) -> None:

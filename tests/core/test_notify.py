@@ -135,7 +135,7 @@ def test_two_dashboards_on_one_board_tell_the_board_once_and_each_its_own_termin
     posted: list[Message] = []
     rung: list[list[Message]] = [[], []]
     notifiers = [
-        Notifier(NotifySettings(coalesce_seconds=0, min_gap_seconds=0), Store.open(workspace).notice_journal, shared=[posted.append], own=[rung[i].append], clock=ticks, now=lambda: NOW, background=False)
+        Notifier(NotifySettings(coalesce_seconds=0, min_gap_seconds=0), Store.open(workspace).notice_journal, shared=[posted.append], own=[rung[i].append], clock=ticks, now=lambda: NOW, background=False, own_from_now=False)
         for i in range(2)
     ]
     for notifier in notifiers:
@@ -184,3 +184,16 @@ def test_a_terminal_is_told_by_bell_or_osc_without_escapes_of_the_tasks_own(back
     assert osc9.startswith("\x1b]9;") and osc9.endswith("\x07") and osc9.count("\x07") == 1 and osc9.count("\x1b") == 1
     osc777 = terminal_sequence("osc777", message)
     assert osc777.startswith("\x1b]777;notify;#1 waits") and osc777.count(";") == 3
+
+
+def test_a_terminal_hears_only_what_arises_after_its_dashboard_opened(store: Store) -> None:
+    ticks = Ticks()
+    posted: list[Message] = []
+    rung: list[Message] = []
+    notifier = Notifier(NotifySettings(coalesce_seconds=0, min_gap_seconds=0), store.notice_journal, shared=[posted.append], own=[rung.append], clock=ticks, now=lambda: NOW, background=False)
+    notifier.look([notice(1)])  # already so when the dashboard opened
+    notifier.flush()
+    notifier.look([notice(1), notice(2, "waiting")])
+    notifier.flush()
+    assert [m.title for m in rung] == ["#2 waiting"]
+    assert [m.title for m in posted] == ["#1 failed", "#2 waiting"], "the board's routes tell what was already so, once"

@@ -282,6 +282,21 @@ def test_a_policy_status_carries_its_mark_and_a_person_can_undo_it(workspace: Pa
         actions.undo_policy(store, "1", Who("ann"))
 
 
+def test_an_undone_policy_gives_a_persons_task_back_without_a_lease(workspace: Path) -> None:
+    """A task a person started holds no lease; a policy undone gives it back to them the same
+    way, never under a lease the coordinator would take back from under them."""
+    store = Store.open(workspace)
+    store.create("by hand")
+    actions.start(store, "1", Who("ann"))
+    for _ in range(2):
+        store.record_toolcall("1", "test", ok=False)
+    _fire(store, BoardSettings.model_validate({"policies": {"block_after_failures": 2}}))
+    assert store.get("1").status == Status.BLOCKED
+    undone = actions.undo_policy(store, "1", Who("ann"))
+    assert (undone.status, undone.owner, undone.lease) == (Status.IN_PROGRESS, "ann", None)
+    assert store.reclaim_expired(actor="coordinator", margin=timedelta(0)) == []
+
+
 def test_a_policy_completion_can_be_undone_until_a_dependent_starts(workspace: Path) -> None:
     store = Store.open(workspace)
     store.create("guessed done")

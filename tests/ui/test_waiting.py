@@ -91,7 +91,7 @@ async def test_a_task_that_starts_waiting_is_announced_with_its_question_and_the
         await wait_for(pilot, lambda: app.graph.tasks["8"].status == Status.WAITING, message="the waiting task read")
         [note] = [n for n in app._notifications if n.title == "#8 needs you"]
         assert note.message.startswith("Seed with real or fake names?") and "press w" in note.message
-        assert rings == [1]
+        await wait_for(pilot, lambda: rings == [1], message="the bell, once")
 
 
 async def test_answering_a_task_whose_agent_stopped_puts_it_back_in_the_queue(workspace: Path) -> None:
