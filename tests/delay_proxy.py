@@ -47,6 +47,11 @@ class DelayingProxy:
         self._call(self._serve()).result(timeout=30)
         return self
 
+    @property
+    def open_connections(self) -> int:
+        """How many connections it carries now (one a client closed goes once the proxy saw it)."""
+        return len(self._connections)
+
     def drop_connections(self) -> int:
         """Reset every open connection (both sides see it at once); returns how many."""
         return self._call(self._drop()).result(timeout=30)
