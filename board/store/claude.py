@@ -25,7 +25,7 @@ from board.errors import BoardError, InvalidTaskFile
 from board.model import MAX_FILE_BYTES, Task, task_from_dict, task_to_dict
 from board.disk import confine
 from board.disk.atomic import read_regular, write_atomic
-from board.store.file_format import CLAUDE_STATE_DIR, CLAUDE_TASK_FILE, HIGH_WATER_MARK, LIST_LOCK, from_claude, next_integer_id, task_file_name
+from board.store.file_format import CLAUDE_STATE_DIR, CLAUDE_TASK_FILE, HIGH_WATER_MARK, LIST_LOCK, from_claude, next_integer_id, task_file_name, task_files_in, task_id_in
 from board.store.file_format import to_claude as claude_document
 from board.store.lock import LOCK_TIMEOUT_SECONDS
 
@@ -82,19 +82,10 @@ class ClaudeTaskListLayout:
         return self.tasks_dir / task_file_name(task_id, claude=True)
 
     def task_id_for(self, path: Path) -> str | None:
-        match = self.FILE.fullmatch(path.name)
-        return match.group(1) if match and path.parent == self.tasks_dir else None
+        return task_id_in(path, self.tasks_dir, self.FILE)
 
     def task_files(self) -> Iterator[tuple[str, str]]:
-        try:
-            names = os.listdir(self.tasks_dir)
-        except FileNotFoundError:
-            return
-        directory = str(self.tasks_dir)
-        for name in names:
-            match = self.FILE.fullmatch(name)
-            if match:
-                yield match.group(1), os.path.join(directory, name)
+        return task_files_in(self.tasks_dir, self.FILE)
 
     def decode(self, raw: bytes, path: Path | str, task_id: str | None = None) -> Task:
         if len(raw) > MAX_FILE_BYTES:

@@ -13,7 +13,9 @@ Code later changes the top-level status, its change wins.
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from board import json_bounds
@@ -171,3 +173,22 @@ def read_pending_note(raw: bytes) -> PendingLine | None:
     except (ValueError, KeyError, TypeError):
         return None
     return PendingLine(record, history_size, task_id, version) if isinstance(record, dict) else None
+
+
+def task_id_in(path: Path, folder: Path, pattern: re.Pattern[str]) -> str | None:
+    """The id of the task file ``path`` is, if it is one (named by ``pattern``, right in ``folder``)."""
+    match = pattern.fullmatch(path.name)
+    return match.group(1) if match and path.parent == folder else None
+
+
+def task_files_in(folder: Path, pattern: re.Pattern[str]) -> Iterator[tuple[str, str]]:
+    """(id, path) of every task file in ``folder``, from one directory listing."""
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return
+    directory = str(folder)
+    for name in names:
+        match = pattern.fullmatch(name)
+        if match:
+            yield match.group(1), os.path.join(directory, name)

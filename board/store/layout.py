@@ -6,7 +6,6 @@ plugs in without touching the store's callers.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Protocol
 from board.errors import InvalidTaskFile
 from board.model import Task, dump_task, parse_task
 from board.disk.confine import confine
-from board.store.file_format import TASK_FILE, TASKS_DIR, looks_like_claude_list, next_integer_id, task_file_name
+from board.store.file_format import TASK_FILE, TASKS_DIR, looks_like_claude_list, next_integer_id, task_file_name, task_files_in, task_id_in
 from board.store.lock import BoardLock
 
 
@@ -90,20 +89,11 @@ class TasksDirLayout:
         return self.tasks_dir / task_file_name(task_id, claude=False)
 
     def task_id_for(self, path: Path) -> str | None:
-        match = self._FILE.fullmatch(path.name)
-        return match.group(1) if match and path.parent == self.tasks_dir else None
+        return task_id_in(path, self.tasks_dir, self._FILE)
 
     def task_files(self) -> Iterator[tuple[str, str]]:
         """(id, path) of every task file, from one directory listing."""
-        try:
-            names = os.listdir(self.tasks_dir)
-        except FileNotFoundError:
-            return
-        directory = str(self.tasks_dir)
-        for name in names:
-            match = self._FILE.fullmatch(name)
-            if match:
-                yield match.group(1), os.path.join(directory, name)
+        return task_files_in(self.tasks_dir, self._FILE)
 
     def decode(self, raw: bytes, path: Path | str, task_id: str | None = None) -> Task:
         task = parse_task(raw, path)

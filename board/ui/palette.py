@@ -16,54 +16,42 @@ PaletteAction = tuple[str, Callable[[], object], str]
 
 
 class PaletteHost(Protocol):
-    """What the palette asks of the app it serves (the dashboard's, ``BoardApp``)."""
+    """What the palette asks of the app it serves (the dashboard's, ``BoardApp``): its actions
+    are looked up by name (``action_<name>``), as Textual's own bindings are."""
 
     readonly: bool
     session: BoardSession
 
     def jump_to(self, task_id: str) -> object: ...
-    def action_toggle_view(self) -> object: ...
-    def action_filter(self) -> object: ...
-    def action_toggle_cancelled(self) -> object: ...
-    def action_toggle_panels(self) -> object: ...
-    def action_alerts(self) -> object: ...
-    def action_agents(self) -> object: ...
-    def action_next_theme(self) -> object: ...
-    def action_help(self) -> object: ...
-    def action_start(self) -> object: ...
-    def action_pause(self) -> object: ...
-    def action_retry(self) -> object: ...
-    def action_cancel(self) -> object: ...
-    def action_assign(self) -> object: ...
-    def action_undo_policy(self) -> object: ...
-    def action_answer(self) -> object: ...
-    def action_message(self) -> object: ...
+
+
+#: (what it says, the action's name, its key): for everyone, then only for a dashboard that writes.
+PALETTE_VIEWS = (
+    ("Toggle kanban / graph view", "toggle_view", "g"),
+    ("Filter tasks", "filter", "/"),
+    ("Show or hide cancelled tasks", "toggle_cancelled", "x"),
+    ("Show or hide the agents and alerts panels", "toggle_panels", "i"),
+    ("Go to the alerts (enter on one selects its task)", "alerts", "e"),
+    ("Go to the agents (enter shows one and its messages)", "agents", "A"),
+    ("Next theme", "next_theme", "t"),
+    ("Keys and help", "help", "?"),
+)
+PALETTE_WRITES = (
+    ("Start or resume the selected task", "start", "s"),
+    ("Pause or resume the selected task", "pause", "p"),
+    ("Retry, reopen or requeue the selected task", "retry", "r"),
+    ("Cancel the selected task", "cancel", "c"),
+    ("Assign the selected task to an agent", "assign", "a"),
+    ("Undo the status a policy set on the selected task", "undo_policy", "u"),
+    ("Answer the selected task's question", "answer", "w"),
+    ("Message the selected task's owner (a Claude Code team member)", "message", "m"),
+)
 
 
 def palette_actions(app: PaletteHost) -> list[PaletteAction]:
     """The dashboard's actions (those that write, unless it is read-only)."""
-    actions: list[PaletteAction] = [
-        ("Toggle kanban / graph view", app.action_toggle_view, "g"),
-        ("Filter tasks", app.action_filter, "/"),
-        ("Show or hide cancelled tasks", app.action_toggle_cancelled, "x"),
-        ("Show or hide the agents and alerts panels", app.action_toggle_panels, "i"),
-        ("Go to the alerts (enter on one selects its task)", app.action_alerts, "e"),
-        ("Go to the agents (enter shows one and its messages)", app.action_agents, "A"),
-        ("Next theme", app.action_next_theme, "t"),
-        ("Keys and help", app.action_help, "?"),
-    ]
-    if not app.readonly:
-        actions += [
-            ("Start or resume the selected task", app.action_start, "s"),
-            ("Pause or resume the selected task", app.action_pause, "p"),
-            ("Retry, reopen or requeue the selected task", app.action_retry, "r"),
-            ("Cancel the selected task", app.action_cancel, "c"),
-            ("Assign the selected task to an agent", app.action_assign, "a"),
-            ("Undo the status a policy set on the selected task", app.action_undo_policy, "u"),
-            ("Answer the selected task's question", app.action_answer, "w"),
-            ("Message the selected task's owner (a Claude Code team member)", app.action_message, "m"),
-        ]
-    return actions
+    listed = PALETTE_VIEWS if app.readonly else PALETTE_VIEWS + PALETTE_WRITES
+    return [(label, getattr(app, f"action_{name}"), key) for label, name, key in listed]
 
 
 class TaskCommands(Provider):

@@ -81,29 +81,23 @@ class AgentsPanel(Widget, can_focus=True):
     AgentsPanel > .agents-panel--cursor { background: $primary 45%; }
     """
 
-    class OpenAgent(Message):
+    class AboutAgent(Message):
+        """Something asked of one agent in the panel."""
+
+        def __init__(self, panel: AgentsPanel, entry: RosterEntry) -> None:
+            self.panel = panel
+            self.entry = entry
+            super().__init__()
+
+        @property
+        def control(self) -> AgentsPanel:
+            return self.panel
+
+    class OpenAgent(AboutAgent):
         """Enter on an agent: show its details."""
 
-        def __init__(self, panel: AgentsPanel, entry: RosterEntry) -> None:
-            self.panel = panel
-            self.entry = entry
-            super().__init__()
-
-        @property
-        def control(self) -> AgentsPanel:
-            return self.panel
-
-    class MessageAgent(Message):
+    class MessageAgent(AboutAgent):
         """m on an agent: write to it."""
-
-        def __init__(self, panel: AgentsPanel, entry: RosterEntry) -> None:
-            self.panel = panel
-            self.entry = entry
-            super().__init__()
-
-        @property
-        def control(self) -> AgentsPanel:
-            return self.panel
 
     class Left(Message):
         """Escape in the panel: back to the board."""
