@@ -37,14 +37,14 @@ if TYPE_CHECKING:
     from board.store import Store
     from board.model import Task
 
-Kind = NoticeKind
-KINDS = NOTICE_KINDS
 #: An error alert that cleared and came back is told again only after this long.
 ALERT_AGAIN_AFTER = timedelta(hours=1)
 #: How long an HTTP POST or ``notify-send`` may take before it is given up.
 SEND_TIMEOUT_SECONDS = 10.0
 #: Alerts told under a kind of their own already.
 _TOLD_OTHERWISE = frozenset({"graph.cancelled_blocker", "human.waiting"})
+#: Statuses in which a task needs a person (besides waiting on a cancelled blocker).
+_ASKING_OR_FAILED = frozenset({Status.WAITING, Status.FAILED})
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class Notice:
     """One thing a person should hear about."""
 
     key: str
-    kind: Kind
+    kind: NoticeKind
     title: str
     body: str
     task: str | None = None
@@ -60,14 +60,17 @@ class Notice:
     again_after: timedelta | None = None
 
 
-def needs_you(tasks: Mapping[str, Task], alerts: Sequence[Alert] = (), kinds: Iterable[str] = KINDS) -> list[Notice]:
+def needs_you(tasks: Mapping[str, Task], alerts: Sequence[Alert] = (), kinds: Iterable[str] = NOTICE_KINDS) -> list[Notice]:
     """What on the board needs a person now, in a stable order (tasks by id, then alerts)."""
     from board.graph import id_sort_key
 
     wanted = set(kinds)
     notices: list[Notice] = []
-    for task_id in sorted(tasks, key=id_sort_key):
-        task = tasks[task_id]
+    # Looked at every second on a board of any size: only the few tasks in a status that can
+    # need a person are sorted.
+    candidates = [task for task in tasks.values() if task.status in _ASKING_OR_FAILED or (task.blocked_by and task.status == Status.PENDING)]
+    for task in sorted(candidates, key=lambda task: id_sort_key(task.id)):
+        task_id = task.id
         subject = printable(task.subject)
         if task.status == Status.WAITING and "waiting" in wanted:
             asked = task.asked_at.isoformat() if task.asked_at else "-"
@@ -99,7 +102,7 @@ class Message:
     title: str
     body: str
     task: str | None
-    kinds: tuple[Kind, ...]
+    kinds: tuple[NoticeKind, ...]
 
     @classmethod
     def of(cls, notices: Sequence[Notice]) -> Message:

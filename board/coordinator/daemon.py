@@ -25,7 +25,7 @@ from board.alerts import Alert
 from board.notify import needs_you, notifier_for
 from board.coordinator.presence import COORDINATOR_HEARD_EVERY, COORDINATOR_LOCK, LOCK_NAME
 from board.coordinator.tick import TickReport, tick
-from board.coordinator.workers import end_stale_commands
+from board.coordinator.processes import end_stale_commands
 from board.errors import BoardError, BoardUnavailable, CoordinatorRunning
 from board.store import Store
 from board.store.base import HeldLock

@@ -34,7 +34,7 @@ from board.actions import Who
 from board.agents import AgentRecord, read_agent
 from board.config import LeaseSettings, load_settings
 from board.coordinator.presence import coordinator_running_on
-from board.coordinator.workers import KILL_GRACE_SECONDS, die_with_parent, end_commands_of, kill_process_group
+from board.coordinator.processes import KILL_GRACE_SECONDS, die_with_parent, end_commands_of, kill_process_group
 from board.errors import AgentNameInUse, BoardError, BoardUnavailable, CoordinatorRunning
 from board.graph import TaskGraph, is_hidden, sorted_ids
 from board.model import utcnow

@@ -30,7 +30,7 @@ from board.agents import AgentRecord, AgentState, agent_state
 from board.alerts import refresh_alerts
 from board.checkpoints import write_checkpoint
 from board.config import BoardSettings
-from board.coordinator.workers import end_commands_of
+from board.coordinator.processes import end_commands_of
 from board.alerts.evaluate import read_budgets
 from board.coordinator.policies import PolicyDecision, apply_policy, decide_budget, decide_policy
 from board.errors import BoardError

@@ -42,7 +42,7 @@ from board.text import printable, shortened
 from board.store import Store
 from board.disk import confine
 from board.disk.atomic import open_regular
-from board.coordinator.processes import KILL_GRACE_SECONDS, die_with_parent, end_commands_of, end_stale_commands, kill_process_group  # noqa: F401 - callers import these from here too
+from board.coordinator.processes import die_with_parent, end_commands_of, kill_process_group
 
 #: Placeholders a command template may use; each is replaced inside its own argument only.
 PLACEHOLDERS = ("id", "subject", "description", "workspace")
@@ -592,7 +592,7 @@ class CommandWorker(Worker):
             try:
                 return self._supervise(process, task, token, log)
             finally:
-                _end_group(process)
+                kill_process_group(process)
 
     def _supervise(self, process: subprocess.Popen[bytes], task: Task, token: int, log: IO[bytes]) -> tuple[bool, str | None] | None:
         """Copy output to the log, keep the lease, enforce the timeout, read the exit status."""
@@ -612,7 +612,7 @@ class CommandWorker(Worker):
             while not fence.done and process.poll() is None:
                 if self.fence_due(task_id):
                     fence.set()  # first: the command's exit, seen at once, is then known for a stop
-                    _end_group(process)
+                    kill_process_group(process)
                     return
                 time.sleep(0.05)
 
@@ -644,7 +644,7 @@ class CommandWorker(Worker):
                     continue
                 except subprocess.TimeoutExpired:
                     pass
-                _end_group(process)
+                kill_process_group(process)
                 if process.returncode == 0:
                     # It finished its work before the stop reached it (or chose to finish it
                     # first, ignoring SIGTERM): the task is done, not to be run again.
@@ -653,12 +653,12 @@ class CommandWorker(Worker):
                 return None
             if self.timeout is not None and time.monotonic() - started > self.timeout:
                 timed_out = True
-                _end_group(process)
+                kill_process_group(process)
                 break
             try:
                 self.beat((task.id, token))
             except LeaseLost:
-                _end_group(process)
+                kill_process_group(process)
                 log.write(b"--- stopped: the lease was taken back\n")
                 raise
             if fence.is_set():
@@ -700,8 +700,3 @@ class _Fence(threading.Event):
     """Set when the lease watch stopped the command; ``done`` ends the watch."""
 
     done = False
-
-
-def _end_group(process: subprocess.Popen[bytes]) -> None:
-    """Stop a command and everything it started: SIGTERM its process group, then SIGKILL."""
-    kill_process_group(process)
