@@ -309,6 +309,13 @@ class SharedBoard:
         again = {e.task for e in self.executions(since=since) if e.machine != machine.name}
         return {e.task for e in held} <= again
 
+    def on_board(self, run: Run) -> bool:
+        """Every worker of ``run`` has written its agent record: it can be handed a task."""
+        pids = set(run.workers())
+        with contextlib.suppress(Exception):
+            return len(pids) >= WORKERS_PER_RUN and pids <= {r.pid for r in list_agents(self.store.agent_records)}
+        return False
+
     def rejoined(self, run: Run, since: float) -> bool:
         """A worker of ``run`` wrote its agent record after ``since``: it reaches the board again."""
         pids = set(run.workers())
@@ -404,15 +411,19 @@ def board(machines_and_server: tuple[list[Machine], PgCluster], tmp_path: Path) 
 
 
 def start_both(board: SharedBoard, *, coordinator_cut_off: bool = False, port_of_machine_1: int | None = None) -> tuple[Run, Run]:
-    """The first tasks and the keeper on the board, then machine 0's run and machine 1's (the one
-    with the coordinator first, so the other uses it), and wait until machine 1 runs two jobs."""
-    board.add_tasks(FIRST_TASKS, FIRST_JOB_SECONDS, "first")
+    """The keeper on the board, then machine 0's run and machine 1's (the one with the
+    coordinator first, so the other uses it); once all four workers are on the board, the first
+    tasks, one for each (a job outlasts any worker's way to its first task), and wait until
+    machine 1 runs two jobs."""
     board.keep_runs_going()
     machine_0, machine_1 = board.machines
     first, second = (machine_1, machine_0) if coordinator_cut_off else (machine_0, machine_1)
     runs = {first.name: board.start_run(first, first.name, port=port_of_machine_1 if first is machine_1 else None)}
     board.must(board.coordinator_running, f"{first.name}'s coordinator to start")
     runs[second.name] = board.start_run(second, second.name, port=port_of_machine_1 if second is machine_1 else None)
+    board.must(lambda: all(board.on_board(run) for run in runs.values()), "every worker of both runs to be on the board")
+    board.add_tasks(FIRST_TASKS, FIRST_JOB_SECONDS, "first")
+    board.mark("added the first tasks")
     board.must(lambda: len(board.executions(machine_1)) >= WORKERS_PER_RUN, "machine-1 to run a job on each of its workers")
     return runs[machine_0.name], runs[machine_1.name]
 
