@@ -50,6 +50,16 @@ def backend(request: pytest.FixtureRequest) -> str:
 BOTH_BACKENDS = pytest.mark.both_backends
 
 
+#: A module whose tests take long (processes, several machines, a type check of the whole
+#: package): the suite's workers take these first, so none is left running one alone at the end.
+LONG = pytest.mark.long
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Long modules first, each module's tests in their own order (every worker sorts the same)."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if metafunc.definition.get_closest_marker("both_backends") is not None and "backend" in metafunc.fixturenames:
         metafunc.parametrize("backend", ["files", "postgres"], indirect=True)

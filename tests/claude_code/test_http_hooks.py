@@ -17,6 +17,9 @@ from board.store import Store
 from tests.claude_code.client import Claude, board, hook_log, logged_calls
 from tests.claude_code.fake_api import tool
 from tests.hooks.delivery import wait_until
+from tests.conftest import LONG
+
+pytestmark = LONG
 
 OTHER_UID = 65534
 SYSTEM_PYTHON = "/usr/bin/python3"

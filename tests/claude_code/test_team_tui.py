@@ -19,6 +19,9 @@ from board.store import Store
 from tests.claude_code.client import Claude, Unavailable, board, board_script, hook_log
 from tests.claude_code.fake_api import MAIN, FakeAnthropic, Turn, tool, usage_of
 from tests.claude_code.tui import Tmux, prepare_interactive, wait_until
+from tests.conftest import LONG
+
+pytestmark = LONG
 
 SONNET = "claude-sonnet-4-5-20250929"
 TEAMMATES = ("ben", "cara")

@@ -11,11 +11,11 @@ from pathlib import Path
 
 from board.status import Status
 from board.store import Store
-from tests.conftest import BOTH_BACKENDS
+from tests.conftest import LONG, BOTH_BACKENDS
 
 from .helpers import REPO, wait_for
 
-pytestmark = BOTH_BACKENDS
+pytestmark = [LONG, BOTH_BACKENDS]
 
 #: Asks once; once answered, writes the answer where the test can see it and finishes.
 AGENT = """#!/bin/sh

@@ -25,6 +25,9 @@ from board.status import Status
 from board.store import Store
 
 from .helpers import Proc, alive, board_cli, identify, write_settings
+from tests.conftest import LONG
+
+pytestmark = LONG
 
 TASKS = 200
 WORKERS = 8

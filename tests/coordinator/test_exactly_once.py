@@ -24,9 +24,9 @@ from board.status import Status
 from board.store import Store
 
 from .helpers import alive, board_cli, identify, started, wait_for, write_settings
-from tests.conftest import BOTH_BACKENDS, files_only
+from tests.conftest import LONG, BOTH_BACKENDS, files_only
 
-pytestmark = BOTH_BACKENDS
+pytestmark = [LONG, BOTH_BACKENDS]
 
 EXECUTION = """\
 exec 9>>"$SIDE/lock.$1"

@@ -6,7 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import REPO
+from tests.conftest import LONG, REPO
+
+pytestmark = LONG
 
 
 def test_mypy_finds_no_error_in_board(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from board.store import Store
 from board.store.postgres.connect import connect
 from board.store.postgres.migrations import migrate
 from tests.netns import Machine
+from tests.conftest import LONG
 from tests.pg_cluster import PgCluster
 from tests.postgres.machines_server import machine_env, machines_with_a_server, why_no_machines
 from tests.postgres.machines_server import machine_url as url_over_link
@@ -34,7 +35,7 @@ TASKS = 60
 TIMEOUT = 240
 SIMULATED = ["--simulate", "--seed", "3", "--fail-rate", "0", "--toolcall-fail-rate", "0", "--task-seconds", "0.1", "0.4", "--steps", "1", "2"]
 
-pytestmark = pytest.mark.skipif(why_no_machines is not None, reason=f"several machines on one: {why_no_machines}")
+pytestmark = [LONG, pytest.mark.skipif(why_no_machines is not None, reason=f"several machines on one: {why_no_machines}")]
 
 
 def wait_for(condition: Callable[[], object], what: str, timeout: float = TIMEOUT) -> None:

@@ -8,11 +8,12 @@ import time
 
 import pytest
 
+from tests.conftest import LONG
 from tests.postgres.partitions import (  # noqa: F401 - the fixtures are used by name
     SharedBoard, board, held_by, machines_and_server, outage_over, start_both, why_no_machines,
 )
 
-pytestmark = pytest.mark.skipif(why_no_machines is not None, reason=f"several machines on one: {why_no_machines}")
+pytestmark = [LONG, pytest.mark.skipif(why_no_machines is not None, reason=f"several machines on one: {why_no_machines}")]
 
 
 @pytest.mark.parametrize("coordinator", ["on the machine that stays", "on the machine cut off"])

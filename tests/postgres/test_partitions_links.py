@@ -9,11 +9,12 @@ import time
 import pytest
 
 from tests.delay_proxy import DelayingProxy
+from tests.conftest import LONG
 from tests.postgres.partitions import (  # noqa: F401 - the fixtures are used by name
     WORKERS_PER_RUN, SharedBoard, board, held_by, machines_and_server, outage_over, start_both, why_no_machines,
 )
 
-pytestmark = pytest.mark.skipif(why_no_machines is not None, reason=f"several machines on one: {why_no_machines}")
+pytestmark = [LONG, pytest.mark.skipif(why_no_machines is not None, reason=f"several machines on one: {why_no_machines}")]
 
 
 def test_a_link_too_slow_to_renew_a_lease(board: SharedBoard) -> None:
