@@ -26,7 +26,7 @@ from board.status import Status
 from board.store import Store
 
 if TYPE_CHECKING:
-    from board.agents import AgentRecord
+    from board.agent_record import AgentRecord
     from board.config import BoardSettings
 
 #: Plain fields (``Store.PLAIN_FIELDS``) to set in the same write as a move.

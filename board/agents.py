@@ -11,11 +11,11 @@ import os
 import socket
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic.alias_generators import to_camel
+from pydantic import ValidationError
 
+from board.agent_record import AgentRecord
 from board.model import utcnow, validate_id
 from board.times import parse_time
 
@@ -27,45 +27,6 @@ class AgentState(StrEnum):
     IDLE = "idle"
     WORKING = "working"
     STALE = "stale"
-
-
-class AgentRecord(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
-
-    name: str
-    kind: str = "agent"
-    pid: int | None = None
-    host: str = ""
-    task: str | None = None
-    heartbeat_at: datetime
-    started_at: datetime | None = None
-    #: Set by a runner that stopped the agent on purpose, so it is not shown as stale.
-    stopped: bool = False
-    tool_calls: int = Field(0, ge=0)
-    #: What Claude Code's hooks last saw the agent do: "working", "idle" or "gone" (any other
-    #: word is kept but means nothing to board), and when.
-    activity: str | None = None
-    activity_at: datetime | None = None
-    session_id: str | None = None
-    #: The Claude Code team the agent is a member of, when known.
-    team: str | None = None
-    agent_type: str | None = None
-    #: The model the session started with (Claude Code's SessionStart says it).
-    model: str | None = None
-    #: A sub-agent's: the agent whose session started it (its row is shown under that one's).
-    parent: str | None = None
-    #: A Claude Code session's transcript, which the coordinator reads while it works.
-    transcript: str | None = None
-    #: The agent's own todo list (Claude Code's TaskCreated / TaskCompleted on the session's
-    #: private list): item id to done. Kept as written; ``todo_counts`` reads it leniently.
-    todos: dict[str, Any] | None = None
-
-    @property
-    def todo_counts(self) -> tuple[int, int] | None:
-        """(done, total) of its todo list; None when it keeps none."""
-        if not self.todos:
-            return None
-        return sum(1 for done in self.todos.values() if done is True), len(self.todos)
 
 
 #: Fields a record carries only when someone set them (Claude Code's hooks), so records of

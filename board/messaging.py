@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from board.agents import AgentRecord
+    from board.agent_record import AgentRecord
     from board.claude.teams import Team
     from board.store import Store
 

@@ -15,7 +15,8 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
 
-from board.agents import AgentRecord, AgentState, agent_state
+from board.agent_record import AgentRecord
+from board.agents import AgentState, agent_state
 from board.claude.teams import Inbox, Team, TeamMember, messageable, teams_for_board
 from board.graph import sorted_ids
 from board.model import Task

@@ -11,7 +11,8 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from board.agents import AgentRecord, write_agent
+from board.agent_record import AgentRecord
+from board.agents import write_agent
 from board.store import Store
 
 START = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)

@@ -45,7 +45,8 @@ from board.alerts.detectors import (
     detect_cancelled_blockers,
     held_files,
 )
-from board.agents import AgentRecord, list_agents
+from board.agent_record import AgentRecord
+from board.agents import list_agents
 from board.alerts.model import Alert
 from board.budgets import BudgetState, SpendReader, budget_states
 from board.checkpoints import hash_file, latest_checkpoint

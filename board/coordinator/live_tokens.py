@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
-from board.agents import AgentRecord
+from board.agent_record import AgentRecord
 from board.claude.hooks.agents import agent_name
 from board.times import iso
 from board.claude.transcripts import read_transcript

@@ -31,7 +31,8 @@ from typing import IO, Any
 import board
 from board import actions
 from board.actions import Who
-from board.agents import AgentRecord, read_agent
+from board.agent_record import AgentRecord
+from board.agents import read_agent
 from board.config import LeaseSettings, load_settings
 from board.coordinator.presence import coordinator_running_on
 from board.coordinator.processes import KILL_GRACE_SECONDS, die_with_parent, end_commands_of, kill_process_group

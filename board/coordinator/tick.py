@@ -26,7 +26,8 @@ from typing import Any
 
 from board import actions
 from board.actions import Who
-from board.agents import AgentRecord, AgentState, agent_state
+from board.agent_record import AgentRecord
+from board.agents import AgentState, agent_state
 from board.alerts import refresh_alerts
 from board.checkpoints import write_checkpoint
 from board.config import BoardSettings

@@ -32,7 +32,8 @@ from typing import IO, Any, TypeVar
 
 from board import actions
 from board.actions import Who
-from board.agents import AgentRecord, read_agent, register_agent, write_agent
+from board.agent_record import AgentRecord
+from board.agents import read_agent, register_agent, write_agent
 from board.checkpoints import write_checkpoint
 from board.config import load_settings
 from board.errors import AgentNameInUse, BoardError, BoardUnavailable, StaleLease

@@ -18,7 +18,8 @@ from typing import Any, TypeVar
 from mcp.server.mcpserver.exceptions import ToolError
 
 from board import values
-from board.agents import AgentRecord, read_agent, register_agent, write_agent
+from board.agent_record import AgentRecord
+from board.agents import read_agent, register_agent, write_agent
 from board.errors import BoardError, os_error_line
 from board.graph import by_id, is_hidden
 from board.identity import acting_user

@@ -92,7 +92,7 @@ class NameLock(Protocol):
 
 
 class AgentRecords(Protocol):
-    """The agent registry: one JSON record per agent name (``board.agents.AgentRecord`` dumped),
+    """The agent registry: one JSON record per agent name (``board.agent_record.AgentRecord`` dumped),
     and which names live processes hold. Table ``agents`` (name, record)."""
 
     def read(self, name: str) -> dict[str, Any] | None:

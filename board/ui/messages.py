@@ -6,7 +6,7 @@ from pathlib import Path
 
 from textual.message import Message
 
-from board.agents import AgentRecord
+from board.agent_record import AgentRecord
 from board.budgets import Spend
 from board.alerts import Alert
 from board.claude.teams import Inbox, Team

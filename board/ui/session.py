@@ -18,7 +18,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from board.agents import AgentRecord, list_agents
+from board.agent_record import AgentRecord
+from board.agents import list_agents
 from board.alerts import Alert
 from board.budgets import Spend, SpendReader
 from board.checkpoints import list_checkpoints

@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from board.agents import AgentRecord  # noqa: E402
+from board.agent_record import AgentRecord  # noqa: E402
 from board.config import BoardSettings  # noqa: E402
 from board.coordinator.tick import AssignmentOrder, critical_path_order, tick  # noqa: E402
 from board.graph import TaskGraph, id_sort_key  # noqa: E402

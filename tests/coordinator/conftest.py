@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from board.agents import AgentRecord, register_agent
+from board.agent_record import AgentRecord
+from board.agents import register_agent
 from board.config import BoardSettings
 from board.store import Store
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from board.agents import AgentRecord, write_agent
+from board.agent_record import AgentRecord
+from board.agents import write_agent
 from board.claude.teams import Team, TeamMember, append_message, list_teams, read_inbox, read_team
 from board.errors import BoardError
 from board.roster import Activity, build_roster, member_activity

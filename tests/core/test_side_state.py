@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from board.agents import AgentRecord, list_agents, read_agent, write_agent
+from board.agent_record import AgentRecord
+from board.agents import list_agents, read_agent, write_agent
 from board.alerts import Alert, Severity, read_alerts, write_alerts
 from board.checkpoints import KEEP, CorruptCheckpoint, latest_checkpoint, list_checkpoints, read_checkpoint, write_checkpoint
 from board.reservations import Reservation, active_reservations, reserve, unreserve

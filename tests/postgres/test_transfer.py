@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from board.agents import AgentRecord, list_agents, register_agent, write_agent
+from board.agent_record import AgentRecord
+from board.agents import list_agents, register_agent, write_agent
 from board.alerts.model import Alert, Severity
 from board.model import task_to_dict, utcnow
 from board.reservations import Reservation

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from board.agents import AgentRecord, write_agent
+from board.agent_record import AgentRecord
+from board.agents import write_agent
 from board.status import Status
 from board.store import Store
 from board.ui.card import card_lines

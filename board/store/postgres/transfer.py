@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from board.active_work import FILE_NAME as ACTIVE_FILE, JOURNAL_NAME as ACTIVE_JOURNAL, entry_for, write_active
-from board.agents import AgentRecord
+from board.agent_record import AgentRecord
 from board.errors import BoardError, InvalidTaskFile
 from board.model import Lease, PolicyMark, Task, ToolCalls, lean, task_from_dict, task_to_dict, with_integer_ids
 from board.names import ID_PATTERN, ID_RULE

@@ -11,7 +11,8 @@ from textual.containers import Vertical
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from board.agents import AgentRecord, AgentState, agent_state
+from board.agent_record import AgentRecord
+from board.agents import AgentState, agent_state
 from board.ui.card import format_age
 from board.ui.screens.dialog import Dialog
 from board.text import printable

@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widget import Widget
 
-from board.agents import AgentRecord
+from board.agent_record import AgentRecord
 from board.claude.teams import Inbox, Team
 from board.model import Task
 from board.roster import Activity, RosterEntry, build_roster, todos_text
