@@ -19,7 +19,8 @@ import json
 import os
 import stat
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from board import json_bounds
@@ -156,14 +157,10 @@ def count_unfolded(path: str, logged: int | None, counts_of: Callable[[], dict[s
     """A document's counts (``counts_of()``: its ``toolCalls``, camelCase, asked for only when
     its log has grown past ``logged``) with the calls its log holds beyond them folded in,
     ``logged`` moved past them; None when the log holds none."""
-    try:
-        fd = confine.open_file(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size <= (logged or 0):
+    with _regular_log(path) as log:
+        if log is None or log[1].st_size <= (logged or 0):
             return None
+        fd, info = log
         counts = counts_of()
         known = _UNFOLDED.get(path)
         if known is not None and known[0] == info.st_ino and known[1] == counts and known[2] <= info.st_size:
@@ -176,8 +173,6 @@ def count_unfolded(path: str, logged: int | None, counts_of: Callable[[], dict[s
             skip = counts.get("total", 0) if logged is None else 0
         os.lseek(fd, start, os.SEEK_SET)
         chunk = read_all(fd, info.st_size - start)
-    finally:
-        os.close(fd)
     more = fold_tail(folded, start, chunk, skip)
     if more is not None:
         folded = more
@@ -244,14 +239,10 @@ def count_agent_calls(state_dir: Path, agent: str) -> tuple[int, str | None] | N
     """How many calls an agent's log holds, and the time its last call gives (ISO text); None
     when it has no log. Reads only what was appended since the last count."""
     path = agent_log(state_dir, agent)
-    try:
-        fd = confine.open_file(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
+    with _regular_log(path) as log:
+        if log is None:
             return None
+        fd, info = log
         key = str(path)
         # Two threads counting at once only count twice: each stores a whole, correct entry.
         inode, counted, lines, last = _AGENT_COUNTS.get(key, (info.st_ino, 0, 0, None))
@@ -269,5 +260,19 @@ def count_agent_calls(state_dir: Path, agent: str) -> tuple[int, str | None] | N
                     last = record["ts"]
         _AGENT_COUNTS[key] = (info.st_ino, counted, lines, last)
         return lines, last
+
+
+@contextmanager
+def _regular_log(path: str | Path) -> Iterator[tuple[int, os.stat_result] | None]:
+    """The log at ``path`` open for reading, and what it is; None when there is none or it is
+    not a plain file. A link planted in its place is not followed, a FIFO does not block."""
+    try:
+        fd = confine.open_file(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        yield None
+        return
+    try:
+        info = os.fstat(fd)
+        yield (fd, info) if stat.S_ISREG(info.st_mode) else None
     finally:
         os.close(fd)

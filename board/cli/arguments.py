@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import TypeVar
 
 from board import values
 from board.text import shortened
@@ -26,50 +27,37 @@ task_id = argument_type(values.task_id)
 agent_name = argument_type(values.agent_name)
 label = argument_type(values.label)
 
+N = TypeVar("N", int, float)
+
+
+def number_argument(parse: Callable[[str], N], kind: str, fits: Callable[[N], bool], refusal: str) -> Callable[[str], N]:
+    """An argparse type: ``parse`` the text (refused as not ``kind``), then check that the number
+    ``fits`` (refused with ``refusal``, where ``{}`` stands for the number)."""
+
+    def number(value: str) -> N:
+        try:
+            parsed = parse(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{shortened(value)}' is not {kind}") from None
+        if not fits(parsed):
+            raise argparse.ArgumentTypeError(refusal.format(parsed))
+        return parsed
+
+    return number
+
 
 def seconds_within(low: float, high: float, refusal: str) -> Callable[[str], float]:
     """An argparse type for a number of seconds from ``low`` to ``high``; ``refusal`` says the range."""
-
-    def seconds(value: str) -> float:
-        try:
-            number = float(value)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
-        if not low <= number <= high:
-            raise argparse.ArgumentTypeError(refusal)
-        return number
-
-    return seconds
+    return number_argument(float, "a number of seconds", lambda number: low <= number <= high, refusal)
 
 
-def positive_int(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{shortened(value)}' is not a whole number") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return number
-
-
-def _token_count(value: str) -> int:
-    try:
-        number = int(value.replace("_", "").replace(",", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{shortened(value)}' is not a whole number of tokens") from None
-    if number < 0:
-        raise argparse.ArgumentTypeError("a budget cannot be negative")
-    return number
-
-
-def _dollars(value: str) -> float:
-    try:
-        number = float(value.lstrip("$"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{shortened(value)}' is not an amount of dollars (e.g. 2.50)") from None
-    if not 0 <= number < 1e9:
-        raise argparse.ArgumentTypeError("a budget is between 0 and a billion dollars")
-    return number
+positive_int = number_argument(int, "a whole number", lambda number: number >= 1, "must be at least 1")
+_token_count = number_argument(
+    lambda text: int(text.replace("_", "").replace(",", "")), "a whole number of tokens", lambda number: number >= 0, "a budget cannot be negative",
+)
+_dollars = number_argument(
+    lambda text: float(text.lstrip("$")), "an amount of dollars (e.g. 2.50)", lambda number: 0 <= number < 1e9, "a budget is between 0 and a billion dollars",
+)
 
 
 def add_budget_options(parser: argparse.ArgumentParser, whose: str) -> None:

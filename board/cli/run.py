@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from board.cli.parser import add_command
-from board.cli.arguments import add_budget_options, agent_name, budget_change, positive_int
+from board.cli.arguments import add_budget_options, agent_name, budget_change, number_argument, positive_int
 from board.cli.output import print_json
 from board.errors import BoardError
 from board.text import shortened
@@ -22,24 +22,8 @@ from board.text import shortened
 ORDER = 30
 
 
-def seconds(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
-    if not number > 0:
-        raise argparse.ArgumentTypeError("must be more than 0 seconds")
-    return number
-
-
-def rate(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
-    if not 0 <= number <= 1:
-        raise argparse.ArgumentTypeError("must be between 0 and 1")
-    return number
+seconds = number_argument(float, "a number of seconds", lambda number: number > 0, "must be more than 0 seconds")
+rate = number_argument(float, "a number", lambda number: 0 <= number <= 1, "must be between 0 and 1")
 
 
 def _worker_options(parser: argparse.ArgumentParser) -> None:
@@ -117,7 +101,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from board.coordinator.workers import CommandWorker, Simulation, SimulatedWorker, Worker
+    from board.coordinator.simulated import Simulation, SimulatedWorker
+    from board.coordinator.workers import CommandWorker, Worker
 
     command = _command(args)
     name = args.name or f"worker-{os.getpid()}"

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from board.cli.parser import add_command
-from board.cli.arguments import add_budget_options, budget_change, label, task_id
+from board.cli.arguments import add_budget_options, budget_change, label, number_argument, task_id
 from board.cli.output import print_json, print_task
 from board.errors import BoardError
 from board.identity import acting_user, lease_token
@@ -46,14 +46,7 @@ def who(args: argparse.Namespace, task_id: str) -> actions.Who:
     )
 
 
-def progress_value(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
-    if not 0 <= number <= 100:
-        raise argparse.ArgumentTypeError(f"{number} is outside 0-100")
-    return number
+progress_value = number_argument(int, "a whole number", lambda number: 0 <= number <= 100, "{} is outside 0-100")
 
 
 def register(commands: argparse._SubParsersAction) -> None:

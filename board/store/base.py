@@ -904,8 +904,28 @@ class Store(ABC):
                 found[task_id] = reason
         return found
 
-    @abstractmethod
     def get(self, task_id: str) -> Task:
+        """The task as this store's index holds it; a store opened for part of the board reads it
+        first. ``TaskNotFound`` when there is none, a ``BoardError`` saying why when its record
+        cannot be read."""
+        task = self.graph.tasks.get(task_id)
+        if task is None and self._partial:
+            try:
+                validate_id(task_id)  # it names a file, or a row
+            except ValueError:
+                raise TaskNotFound(task_id) from None
+            self._read_one(task_id)
+            task = self.graph.tasks.get(task_id)
+        if task is None:
+            reason = self.invalid.get(str(self.layout.task_path(task_id)))
+            if reason is not None:
+                raise BoardError(f"task {task_id} cannot be read: {self.layout.task_path(task_id)}: {reason}")
+            raise TaskNotFound(task_id)
+        return task
+
+    @abstractmethod
+    def _read_one(self, task_id: str) -> None:
+        """Read one task (a valid id) into the index, for a store opened for part of the board."""
         ...
 
     @abstractmethod

@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from board.coordinator.workers import CommandWorker, Simulation, SimulatedWorker, log_path, substitute
+from board.coordinator.simulated import Simulation, SimulatedWorker
+from board.coordinator.workers import CommandWorker, log_path, substitute
 from board.errors import StaleLease
 from board.model import Task
 from board.status import Status

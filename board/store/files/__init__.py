@@ -14,8 +14,8 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from board.errors import BoardError, TaskNotFound
-from board.model import Task, validate_id
+from board.errors import BoardError
+from board.model import validate_id
 from board.disk import confine
 from board.store.base import BoardNews, Store
 from board.store.files.claims import FileClaims
@@ -73,18 +73,5 @@ class FileStore(FileIndex, FileWrites, FileClaims, FileRepair, FileToolCalls):
         self._spares.close()
         self._history.close()
 
-    def get(self, task_id: str) -> Task:
-        task = self.graph.tasks.get(task_id)
-        if task is None and self._partial:
-            try:
-                validate_id(task_id)  # it names a file
-            except ValueError:
-                raise TaskNotFound(task_id) from None
-            self.read_files([(task_id, self._file_of(task_id)[1])])
-            task = self.graph.tasks.get(task_id)
-        if task is None:
-            reason = self.invalid.get(str(self.layout.task_path(task_id)))
-            if reason is not None:
-                raise BoardError(f"task {task_id} cannot be read: {self.layout.task_path(task_id)}: {reason}")
-            raise TaskNotFound(task_id)
-        return task
+    def _read_one(self, task_id: str) -> None:
+        self.read_files([(task_id, self._file_of(task_id)[1])])

@@ -401,21 +401,8 @@ class PostgresStore(Store):
     def _last_history_seq(self) -> int:
         return int(only_row(self.conn.execute("select coalesce(max(seq), 0) from board.history"))[0])
 
-    def get(self, task_id: str) -> Task:
-        task = self.graph.tasks.get(task_id)
-        if task is None and self._partial:
-            try:
-                validate_id(task_id)
-            except ValueError:
-                raise TaskNotFound(task_id) from None
-            self._reread_ids([task_id])
-            task = self.graph.tasks.get(task_id)
-        if task is None:
-            reason = self.invalid.get(str(self.layout.task_path(task_id)))
-            if reason is not None:
-                raise BoardError(f"task {task_id} cannot be read: {self.layout.task_path(task_id)}: {reason}")
-            raise TaskNotFound(task_id)
-        return task
+    def _read_one(self, task_id: str) -> None:
+        self._reread_ids([task_id])
 
     def sync(self) -> ChangeSet:
         """Catch up with every write committed since the last look, by the history table."""

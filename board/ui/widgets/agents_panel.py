@@ -19,7 +19,8 @@ from board.model import Task
 from board.roster import Activity, RosterEntry, build_roster, todos_text
 from board.text import printable
 from board.ui.card import format_age
-from board.ui.widgets.component_styles import component_style
+from board.ui.widgets.component_styles import PANEL_FRAME, component_style
+from board.ui.widgets.posted import Posted
 
 STATE_MARK = {Activity.WORKING: "●", Activity.IDLE: "○", Activity.STALE: "✗", Activity.GONE: "✗"}
 
@@ -57,11 +58,7 @@ class AgentsPanel(Widget, can_focus=True):
     AgentsPanel {
         height: auto;
         max-height: 50%;
-        border: round $panel-lighten-2;
-        border-title-color: $foreground;
-        border-title-style: bold;
-        border-subtitle-color: $text-muted;
-        background: $surface;
+        """ + PANEL_FRAME + """
         padding: 0 1;
         overflow-y: auto;
         scrollbar-size-vertical: 1;
@@ -81,17 +78,12 @@ class AgentsPanel(Widget, can_focus=True):
     AgentsPanel > .agents-panel--cursor { background: $primary 45%; }
     """
 
-    class AboutAgent(Message):
+    class AboutAgent(Posted):
         """Something asked of one agent in the panel."""
 
         def __init__(self, panel: AgentsPanel, entry: RosterEntry) -> None:
-            self.panel = panel
             self.entry = entry
-            super().__init__()
-
-        @property
-        def control(self) -> AgentsPanel:
-            return self.panel
+            super().__init__(panel)
 
     class OpenAgent(AboutAgent):
         """Enter on an agent: show its details."""

@@ -16,8 +16,9 @@ from textual.widgets.option_list import Option
 from board.alerts import Alert, Severity
 from board.ui.board_alerts import AlertGroup, main_task, panel_rows
 from board.ui.card import format_age
-from board.ui.widgets.component_styles import component_style
+from board.ui.widgets.component_styles import PANEL_FRAME, component_style
 from board.text import printable
+from board.ui.widgets.posted import Posted
 
 SEVERITY_MARK = {Severity.ERROR: "✗", Severity.WARNING: "⚠", Severity.INFO: "i"}
 
@@ -70,11 +71,7 @@ class AlertsPanel(Vertical):
     DEFAULT_CSS = """
     AlertsPanel {
         height: 1fr;
-        border: round $panel-lighten-2;
-        border-title-color: $foreground;
-        border-title-style: bold;
-        border-subtitle-color: $text-muted;
-        background: $surface;
+        """ + PANEL_FRAME + """
         padding: 0;
     }
     #alerts-list { height: 1fr; border: none; padding: 0 1; background: $surface; scrollbar-size-vertical: 1; }
@@ -88,32 +85,22 @@ class AlertsPanel(Vertical):
     AlertsPanel > .alerts-panel--muted { color: $text-muted; }
     """
 
-    class JumpToTask(Message):
+    class JumpToTask(Posted):
         """Enter on an alert: show the task it is mainly about."""
 
         def __init__(self, panel: AlertsPanel, task_id: str) -> None:
-            self.panel = panel
             self.task_id = task_id
-            super().__init__()
-
-        @property
-        def control(self) -> AlertsPanel:
-            return self.panel
+            super().__init__(panel)
 
     class Left(Message):
         """Escape in the panel: back to the board."""
 
-    class MessageAgent(Message):
+    class MessageAgent(Posted):
         """m on an alert about an idle team member: write to it."""
 
         def __init__(self, panel: AlertsPanel, alert: Alert) -> None:
-            self.panel = panel
             self.alert = alert
-            super().__init__()
-
-        @property
-        def control(self) -> AlertsPanel:
-            return self.panel
+            super().__init__(panel)
 
     def __init__(self, *, readonly: bool = False, id: str | None = None) -> None:
         super().__init__(id=id)

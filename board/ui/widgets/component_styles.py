@@ -41,6 +41,14 @@ CARD_STYLES = {
 }
 
 
+#: The frame every panel of the board is drawn in (columns, agents, alerts): a rounded border
+#: with its title, on the surface colour.
+PANEL_FRAME = (
+    "border: round $panel-lighten-2; border-title-color: $foreground; border-title-style: bold; "
+    "border-subtitle-color: $text-muted; background: $surface;"
+)
+
+
 def card_css(widget_type: str, prefix: str) -> str:
     """``CARD_STYLES`` as the component-class rules of one widget, for its ``DEFAULT_CSS``."""
     return "".join(f"{widget_type} > .{component_class(prefix, name)} {{ {CARD_STYLES[name]} }}\n" for name in STYLE_NAMES)

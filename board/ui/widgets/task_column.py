@@ -7,13 +7,13 @@ from rich.text import Text
 from textual import events
 from textual.cache import LRUCache
 from textual.geometry import Region, Size
-from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from board.ui.card import CARD_HEIGHT, STYLE_NAMES, CardView, card_lines, component_class, task_age
 from board.ui.lanes import LANE_TITLES, Lane
-from board.ui.widgets.component_styles import card_css, component_styles
+from board.ui.widgets.component_styles import PANEL_FRAME, card_css, component_styles
+from board.ui.widgets.posted import Posted
 
 #: Seconds a column's card count may lag behind a move.
 COUNT_DELAY = 0.3
@@ -28,26 +28,17 @@ class TaskColumn(ScrollView, can_focus=False):
     TaskColumn {
         width: 1fr;
         height: 1fr;
-        border: round $panel-lighten-2;
-        border-title-color: $foreground;
-        border-title-style: bold;
-        border-subtitle-color: $text-muted;
-        background: $surface;
+        """ + PANEL_FRAME + """
         scrollbar-size-vertical: 1;
         scrollbar-size-horizontal: 0;
         overflow-x: hidden;
     }
     """ + card_css("TaskColumn", "task-column")
 
-    class CardClicked(Message):
+    class CardClicked(Posted):
         def __init__(self, column: TaskColumn, task_id: str) -> None:
-            self.column = column
             self.task_id = task_id
-            super().__init__()
-
-        @property
-        def control(self) -> TaskColumn:
-            return self.column
+            super().__init__(column)
 
     def __init__(self, lane: Lane, view: CardView, *, id: str | None = None) -> None:
         super().__init__(id=id)
