@@ -1047,6 +1047,22 @@ class Store(ABC):
         index; a backend without files reads the tasks by id."""
         return self._reread_ids([task_id for task_id, _ in files])
 
+    @abstractmethod
+    def start_reading(self) -> None:
+        """Begin reading the whole board a page at a time (``read_more``), for a reader that shows
+        what it has read while it reads the rest (the dashboard)."""
+        ...
+
+    @abstractmethod
+    def read_more(self, limit: int) -> tuple[ChangeSet, bool]:
+        """The next ``limit`` tasks into the index, and whether the whole board is now read."""
+        ...
+
+    def kept_in(self) -> str:
+        """Where the board is kept, in a few words for a title, when it is not in the
+        workspace's own files ("" when it is)."""
+        return ""
+
     def reread_tasks(self, task_ids: Iterable[str]) -> ChangeSet:
         """Re-read the named tasks into the index (what a follower heard changed)."""
         return self._reread_ids(task_ids)

@@ -8,7 +8,7 @@ from typing import Any
 
 from board.store.base import Store, database_url, use_opener
 
-__all__ = ["Store", "open_store"]
+__all__ = ["Store", "open_store", "open_unread"]
 
 
 def open_store(location: Path | str, *, db: str | None = None, create: bool = False, whole: bool = True, **kwargs: Any) -> Store:
@@ -23,6 +23,20 @@ def open_store(location: Path | str, *, db: str | None = None, create: bool = Fa
     from board.store.files import FileStore
 
     return FileStore.open(location, create=create, whole=whole, **kwargs)
+
+
+def open_unread(workspace: Path, **kwargs: Any) -> Store:
+    """The workspace's board, wherever it is kept, not read yet: for a reader that reads it a page
+    at a time (``start_reading``, ``read_more``) and shows it meanwhile (the dashboard)."""
+    url = database_url(workspace)
+    if url:
+        from board.store.postgres.store import PostgresStore
+
+        return PostgresStore(url, workspace, **kwargs)
+    from board.store.files import FileStore
+    from board.store.layout import detect_layout
+
+    return FileStore(detect_layout(workspace), **kwargs)
 
 
 use_opener(open_store)

@@ -30,7 +30,7 @@ from board.alerts import Alert, Severity, alerts_by_task
 from board.ui.board_alerts import AlertsFollower, StoreSnapshot, severity_counts
 from board.errors import BoardError
 from board.notify import Notice, needs_you, notifier_for, terminal_sequence
-from board.ui.board_feed import FeedEvents, follow_board, read_files, read_pages
+from board.ui.board_feed import FeedEvents, follow_board, read_pages
 from board.ui.lanes import Lane, display_state
 from board.ui.agent_keys import AgentKeys
 from board.ui.messages import AgentsChanged, AgentsShown, AlertsChanged, AlertsShown, BoardChanged, LogsShown, SpendChanged, TaskLogChanged, TasksShown
@@ -240,17 +240,11 @@ class BoardApp(AgentKeys, App[None]):
         gc.disable()
         # Should the read never end (a database away for long), collect again all the same.
         self.set_timer(SETTLE_DEADLINE_SECONDS, self._settle_memory)
-        if self.session.in_database:
-            page = self.session.read_database_page(FIRST_CHUNK, first=True)
-            self.on_board_changed(BoardChanged.of(page))
-            self.call_after_refresh(self.follow_database, page.loaded)
-            return
-        files = self.session.task_files()
-        first, rest = files[:FIRST_CHUNK], files[FIRST_CHUNK:]
-        self.on_board_changed(BoardChanged.of(self.session.read_files(first, loaded=not rest)))
+        page = self.session.read_page(FIRST_CHUNK, first=True)
+        self.on_board_changed(BoardChanged.of(page))
         # Start reading the rest once the first frame is out: the reader holds the GIL for most
         # of its work and would otherwise delay that frame by a third of a second.
-        self.call_after_refresh(self.feed_board, rest)
+        self.call_after_refresh(self.feed_board, page.loaded)
 
     def on_unmount(self) -> None:
         gc.enable()  # closed before the board was settled
@@ -278,15 +272,9 @@ class BoardApp(AgentKeys, App[None]):
         )
 
     @work(thread=True, exclusive=True, group="board-feed")
-    def feed_board(self, files: list[tuple[str, str]]) -> None:
-        """Read ``files`` (the rest of the first read), then follow the board until unmount."""
-        events = self._feed_events()
-        read_files(self.session, files, events, chunk=LOAD_CHUNK)
-        self._follow(events)
-
-    @work(thread=True, exclusive=True, group="board-feed")
-    def follow_database(self, read: bool = True) -> None:
-        """Read the rest of a database board (unless ``read``), then follow it until unmount."""
+    def feed_board(self, read: bool = True) -> None:
+        """Read the rest of the board (unless it is all ``read``), a page at a time, then follow
+        it until unmount."""
         events = self._feed_events()
         whole = read or read_pages(self.session, events, chunk=LOAD_CHUNK)
         self._follow(events, read_whole=not whole)

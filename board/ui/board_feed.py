@@ -33,19 +33,12 @@ class FeedEvents:
     connection: Callable[[str | None], None]
 
 
-def read_files(session: BoardSession, files: list[tuple[str, str]], events: FeedEvents, *, chunk: int) -> None:
-    """Read ``files`` (the rest of a file board's first read), a chunk at a time."""
-    bounds = [0, *range(chunk, len(files), chunk), len(files)]
-    for start, end in zip(bounds, bounds[1:]):
-        events.board_read(session.read_files(files[start:end], loaded=end == len(files)))
-
-
 def read_pages(session: BoardSession, events: FeedEvents, *, chunk: int) -> bool:
-    """Read the rest of a database board a page at a time; False when it went out of reach
-    first (the follower reads it whole once it is back)."""
+    """Read the rest of the board a page at a time; False when it went out of reach first (a
+    database: the follower reads it whole once it is back)."""
     try:
         while True:
-            page = session.read_database_page(chunk)
+            page = session.read_page(chunk)
             events.board_read(page)
             if page.loaded:
                 return True

@@ -32,8 +32,8 @@ from board.graph import TaskGraph
 from board.identity import HUMAN_ACTOR, local_user
 from board.model import Task
 from board.roster import OwnedTasks, RosterEntry, board_teams, build_roster
-from board.store import FileStore, Layout, Store, detect_layout
-from board.store.base import database_url
+from board.store import Store
+from board.store.opening import open_unread
 from board.ui.board_alerts import AlertsFollower
 from board.ui.board_state import DisplayedBoard
 from board.text import printable
@@ -94,21 +94,9 @@ class BoardSession:
     def __init__(self, workspace: Path, *, now: Callable[[], datetime]) -> None:
         self.workspace = workspace
         self.now = now
-        url = database_url(workspace)
-        self.store: Store
+        self.store: Store = open_unread(workspace, actor=HUMAN_ACTOR)
         #: Where the board is kept, in the title, when it is not this workspace's files.
-        self.kept_in = ""
-        #: A file board's folder (its first read lists it); None on a database board.
-        self.files: Layout | None = None
-        if url is not None:
-            from board.store.postgres.connect import describe
-            from board.store.postgres.store import PostgresStore
-
-            self.store = PostgresStore(url, workspace, actor=HUMAN_ACTOR)
-            self.kept_in = describe(url)
-        else:
-            self.files = detect_layout(workspace)
-            self.store = FileStore(self.files, actor=HUMAN_ACTOR)
+        self.kept_in = self.store.kept_in()
         self.layout = self.store.layout
         self.lock = threading.Lock()
         #: Why board.toml could not be read (its defaults apply meanwhile), or None.
@@ -145,14 +133,6 @@ class BoardSession:
             self.settings_problem = str(error)
             return BoardSettings()
 
-    @property
-    def in_database(self) -> bool:
-        return self.files is None
-
-    def task_files(self) -> list[tuple[str, str]]:
-        """(id, path) of every task file of a file board (none on a database board)."""
-        return [] if self.files is None else list(self.files.task_files())
-
     def stop(self) -> None:
         """Stop following the board (the dashboard closes)."""
         self.alerts_follower.stop()
@@ -160,19 +140,15 @@ class BoardSession:
 
     # -- reading ------------------------------------------------------------------------------
 
-    def read_files(self, files: list[tuple[str, str]], *, loaded: bool) -> BoardRead:
-        """Read some of a file board's task files."""
-        with self.lock:
-            changes = self.store.read_files(files)  # type: ignore[attr-defined]
-            return BoardRead([self.store.tasks[i] for i in changes.changed if i in self.store.tasks], loaded=loaded)
-
-    def read_database_page(self, size: int, *, first: bool = False) -> BoardRead:
-        """Read the next ``size`` tasks of a database board (the first page: from the start)."""
+    def read_page(self, size: int, *, first: bool = False) -> BoardRead:
+        """Read the next ``size`` tasks of the board (the first page: from the start, as the
+        board is now)."""
         with self.lock:
             if first:
-                self.store.start_reading()  # type: ignore[attr-defined]
-            changes, done = self.store.read_more(size)  # type: ignore[attr-defined]
-            return BoardRead([self.store.graph.tasks[i] for i in changes.changed], loaded=done)
+                self.store.start_reading()
+            changes, done = self.store.read_more(size)
+            tasks = self.store.graph.tasks
+            return BoardRead([tasks[i] for i in changes.changed if i in tasks], loaded=done)
 
     def read_agents(self) -> AgentsRead | None:
         """Read the registered agents, the teams working on the board and their inboxes (teams

@@ -21,9 +21,19 @@ def test_the_session_loads_no_textual() -> None:
     assert [name for name in loaded if name == "textual" or name.startswith("textual.")] == []
 
 
+def test_a_session_reads_a_board_in_files_a_page_at_a_time_and_says_when_it_is_whole(sample: Path) -> None:
+    session = BoardSession(sample, now=lambda: FIXED_NOW)
+    pages = [session.read_page(10, first=True)]
+    while not pages[-1].loaded:
+        pages.append(session.read_page(10))
+    read = [task.id for page in pages for task in page.tasks]
+    assert [len(page.tasks) for page in pages[:-1]] == [10] * (len(pages) - 1) and 0 < len(pages[-1].tasks) <= 10
+    assert len(read) == len(set(read)) == len(session.store.tasks) > 30 and set(read) == set(session.store.tasks)
+
+
 def test_a_session_reads_the_board_writes_through_the_actions_and_reads_the_history(sample: Path) -> None:
     session = BoardSession(sample, now=lambda: FIXED_NOW)
-    first = session.read_files(session.task_files(), loaded=True)
+    first = session.read_page(10_000, first=True)
     assert first.loaded and {task.id for task in first.tasks} == set(session.store.tasks) and "5" in session.store.tasks
 
     written = session.write(lambda store: actions.cancel(store, "5", actions.Who(local_user())))

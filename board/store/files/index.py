@@ -41,6 +41,21 @@ class FileIndex(FileBoard):
         self.read_files(self.layout.task_files())
         self._note_planted_folders(ChangeSet())
 
+    def start_reading(self) -> None:
+        """Begin reading the board's task files, as they are listed now, a page at a time
+        (``read_more``): a reader that shows the board while it reads."""
+        self._partial = False
+        self._unread, self._unread_at = list(self.layout.task_files()), 0
+
+    def read_more(self, limit: int) -> tuple[ChangeSet, bool]:
+        """The next ``limit`` task files into the index; True once every one listed is read."""
+        page = self._unread[self._unread_at : self._unread_at + limit]
+        self._unread_at += len(page)
+        done = self._unread_at >= len(self._unread)
+        if done:
+            self._unread, self._unread_at = [], 0
+        return self.read_files(page), done
+
     def _note_planted_folders(self, result: ChangeSet) -> None:
         """Report each of the board's folders replaced by a link (or a file) as an invalid
         entry, like a broken task file: board refuses to write there, and says where and why."""

@@ -48,6 +48,10 @@ class FileBoard(Store):
         super().__init__(clock=clock, actor=actor)
         #: How far this store has read the history log.
         self._history_offset = 0
+        #: The task files a first read a page at a time has yet to read (``read_more``), from
+        #: ``_unread_at`` on.
+        self._unread: list[tuple[str, str]] = []
+        self._unread_at = 0
         #: The stat of each task file as last read, keyed by str(path): cheaper than Path in hot loops.
         self._file_stamps: dict[str, Stamp] = {}
         #: Task id -> its file, as Path and as str.

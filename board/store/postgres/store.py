@@ -324,6 +324,11 @@ class PostgresStore(Store):
         while not self.read_more(LOAD_PAGE)[1]:
             pass
 
+    def kept_in(self) -> str:
+        from board.store.postgres.connect import describe
+
+        return describe(self.url)
+
     def start_reading(self) -> None:
         """Begin reading the whole board afresh, a page at a time (``read_more``); writes made
         meanwhile are caught up by the next ``sync``, from the history seen at the start."""
