@@ -202,15 +202,22 @@ def gather_inputs(store: BoardReading, *, now: datetime, git: GitState | None = 
 
 def silent_holders(tasks: Mapping[str, Task], agents: list[AgentRecord], now: datetime, settings: BoardSettings) -> list[SilentHolder]:
     """Agents holding a task under a lease not yet taken back, not heard from within the
-    board's stale time (and not stopped on purpose)."""
+    board's stale time (and not stopped on purpose); and an agent with no record at all once
+    its lease has run out (last heard: the task's last write), so that a lease nobody takes back
+    is an alert whether or not a coordinator runs."""
     records = {r.name: r for r in agents}
     found = []
     for task in (t for t in tasks.values() if t.status == Status.IN_PROGRESS and t.lease is not None):
         assert task.lease is not None
+        taken_back_at = task.lease.expires_at + settings.lease.reclaim_margin
         record = records.get(task.lease.owner)
-        if record is None or record.stopped or now - record.heartbeat_at < settings.agent_stale_after:
+        if record is None:
+            if taken_back_at <= now:
+                found.append(SilentHolder(task.lease.owner, task.id, task.updated_at or task.lease.expires_at, taken_back_at))
             continue
-        found.append(SilentHolder(record.name, task.id, record.heartbeat_at, task.lease.expires_at + settings.lease.reclaim_margin))
+        if record.stopped or now - record.heartbeat_at < settings.agent_stale_after:
+            continue
+        found.append(SilentHolder(record.name, task.id, record.heartbeat_at, taken_back_at))
     return found
 
 

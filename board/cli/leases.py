@@ -58,6 +58,9 @@ def cmd_claim(args: argparse.Namespace) -> int:
 
     store = open_store(args, whole=args.json)
     task = actions.claim(store, args.agent, lease_seconds=args.lease, max_held=args.max, budget=budget_change(args))
+    from board.agents import note_agent
+
+    note_agent(store.agent_records, args.agent, **({"task": task.id} if task is not None else {}))
     if task is None:
         if args.json:
             print_json(None)
@@ -72,6 +75,9 @@ def cmd_claim(args: argparse.Namespace) -> int:
 def cmd_heartbeat(args: argparse.Namespace) -> int:
     store = open_store(args)
     renewed = store.heartbeat(args.agent, lease_seconds=args.lease)
+    from board.agents import note_agent
+
+    note_agent(store.agent_records, args.agent, task=renewed[0].id if renewed else None)
     if args.json:
         print_json([t.id for t in renewed])
     else:
@@ -91,6 +97,12 @@ def cmd_release(args: argparse.Namespace) -> int:
 def cmd_toolcall(args: argparse.Namespace) -> int:
     store = open_store(args, whole=args.json)  # JSON shows what is derived from the whole board
     task = store.record_toolcall(args.id, args.tool, ok=not args.failed, ms=args.ms, files=args.files, agent=args.agent, token=lease_token(args.token, args.id))
+    if args.agent and store.agent_records.read(args.agent) is None:
+        # Its call log keeps a record it has fresh (``with_logged_calls``): one is written only
+        # the first time, and a call costs no more than it did.
+        from board.agents import note_agent
+
+        note_agent(store.agent_records, args.agent, task=task.id)
     calls = task.tool_calls
     print_task(args, store, task, f"#{task.id} {calls.total} tool call{'' if calls.total == 1 else 's'} ({calls.failed} failed)")
     return 0
