@@ -50,32 +50,6 @@ def register_agent(records: AgentRecords, name: str, *, kind: str = "agent", pid
     return record
 
 
-#: The kind of an agent known from the command line alone (``board claim``, ``heartbeat``,
-#: ``toolcall``): it has no process of its own to watch.
-CLI_KIND = "cli"
-
-_KEEP = object()
-
-
-def note_agent(records: AgentRecords, name: str, *, task: str | None | object = _KEEP) -> None:
-    """An agent heard from on the command line is on the board like a worker or an MCP client:
-    its record is made on first sight (kind ``cli``), its heartbeat and ``task`` (unless kept)
-    brought up to now. A record someone else keeps (a worker's, a Claude Code session's) keeps
-    its kind and process."""
-    data = records.read(name)
-    now = utcnow()
-    try:
-        record = AgentRecord.model_validate(data) if data is not None else None
-    except (ValidationError, ValueError):
-        record = None  # unreadable: written afresh
-    if record is None:
-        record = AgentRecord(name=name, kind=CLI_KIND, host=socket.gethostname(), heartbeat_at=now, started_at=now, tool_calls=0)
-    record.heartbeat_at, record.stopped = now, False
-    if task is not _KEEP:
-        record.task = task if isinstance(task, str) else None
-    write_agent(records, record)
-
-
 def read_agent(records: AgentRecords, name: str) -> AgentRecord | None:
     data = records.read(name)
     if data is None:

@@ -37,6 +37,12 @@ def loads(raw: bytes | str) -> Any:
     return value
 
 
+def where_broken(error: json.JSONDecodeError) -> str:
+    """What is wrong with a JSON text and where, for a message: "Expecting value at line 1
+    column 7" (Python's own wording ends some reasons in "at", said once here)."""
+    return f"{error.msg.removesuffix(' at')} at line {error.lineno} column {error.colno}"
+
+
 def deeper_than_allowed(value: Any, depth: int = 0) -> bool:
     """Whether ``value`` (already ``depth`` levels inside a document) nests objects and arrays
     deeper than ``MAX_DEPTH``. Without recursion, so that it cannot fail on what it measures;

@@ -313,7 +313,7 @@ def parse_task(raw: bytes, source: str | os.PathLike[str]) -> Task:
     except UnicodeDecodeError:
         raise InvalidTaskFile(source, "not UTF-8 text") from None
     except json.JSONDecodeError as error:
-        raise InvalidTaskFile(source, f"not valid JSON ({error.msg} at line {error.lineno} column {error.colno})") from None
+        raise InvalidTaskFile(source, f"not valid JSON ({json_bounds.where_broken(error)})") from None
     except TooDeep as error:
         raise InvalidTaskFile(source, str(error)) from None
     task = task_from_dict(data, source)

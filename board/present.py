@@ -84,6 +84,16 @@ def table(tasks: Iterable[Task], graph: TaskGraph, unreadable: Mapping[str, str]
     return "\n".join(line.rstrip() for line in lines)
 
 
+def blocker_list(graph: TaskGraph, ids: list[str]) -> str:
+    """Blockers by number, each that can no longer finish marked so: "#3 (cancelled), #4"."""
+    marks = []
+    for blocker_id in ids:
+        blocker = graph.tasks.get(blocker_id)
+        stuck = blocker is not None and blocker.status in (Status.CANCELLED, Status.FAILED)
+        marks.append(f"#{blocker_id} ({blocker.status})" if stuck and blocker is not None else f"#{blocker_id}")
+    return ", ".join(marks)
+
+
 def prompt(tasks: list[Task], graph: TaskGraph) -> str:
     """Seed 002's compact list an agent keeps in its context."""
     lines = []
@@ -93,7 +103,7 @@ def prompt(tasks: list[Task], graph: TaskGraph) -> str:
         if task.status == Status.PENDING:
             open_ids = graph.open_blockers(task)
             if open_ids:
-                notes.append("blocked by " + ", ".join(f"#{b}" for b in open_ids))
+                notes.append("blocked by " + blocker_list(graph, open_ids))
         elif task.status not in (Status.COMPLETED,):
             notes.append(str(task.status))
         if task.owner and task.status != Status.COMPLETED:

@@ -30,7 +30,7 @@ def __getattr__(name: str) -> object:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["hook"]:
+    if argv[:1] == ["hook"] and not {"-h", "--help"} & set(argv[1:]):
         # Claude Code runs this on every tool call of every agent: straight to the hook, with
         # nothing imported that it does not use (see board.claude.hooks).
         from board.claude.hooks.handler import main as hook_main
@@ -65,6 +65,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.json = getattr(args, "json", False)
     if args.json and getattr(args, "no_json", None):
         sys.stderr.write(f"board {args.command}: --json is not available here: {args.no_json}\n")
+        return 2
+    if args.json and getattr(args, "format", None) not in (None, "json"):
+        sys.stderr.write(f"board: --json and --format {args.format} ask for two different outputs; pass one\n")
         return 2
     handler = getattr(args, "handler", None)
     if handler is None:

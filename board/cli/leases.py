@@ -58,7 +58,7 @@ def cmd_claim(args: argparse.Namespace) -> int:
 
     store = open_store(args, whole=args.json)
     task = actions.claim(store, args.agent, lease_seconds=args.lease, max_held=args.max, budget=budget_change(args))
-    from board.agents import note_agent
+    from board.agent_heard import note_agent
 
     note_agent(store.agent_records, args.agent, **({"task": task.id} if task is not None else {}))
     if task is None:
@@ -75,11 +75,11 @@ def cmd_claim(args: argparse.Namespace) -> int:
 def cmd_heartbeat(args: argparse.Namespace) -> int:
     store = open_store(args)
     renewed = store.heartbeat(args.agent, lease_seconds=args.lease)
-    from board.agents import note_agent
+    from board.agent_heard import note_agent
 
     note_agent(store.agent_records, args.agent, task=renewed[0].id if renewed else None)
     if args.json:
-        print_json([t.id for t in renewed])
+        print_json({"renewed": [t.id for t in renewed]})  # as MCP's heartbeat answers
     else:
         print(f"renewed {len(renewed)} lease(s)" + (": " + ", ".join("#" + t.id for t in renewed) if renewed else ""))
     return 0
@@ -100,7 +100,7 @@ def cmd_toolcall(args: argparse.Namespace) -> int:
     if args.agent and store.agent_records.read(args.agent) is None:
         # Its call log keeps a record it has fresh (``with_logged_calls``): one is written only
         # the first time, and a call costs no more than it did.
-        from board.agents import note_agent
+        from board.agent_heard import note_agent
 
         note_agent(store.agent_records, args.agent, task=task.id)
     calls = task.tool_calls

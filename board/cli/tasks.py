@@ -13,7 +13,7 @@ from board.cli.arguments import add_budget_options, budget_change, label, number
 from board.cli.output import print_json, print_task
 from board.errors import BoardError
 from board.identity import acting_user, lease_token
-from board.present import SORTS, prompt, select_tasks, shown_task, table, task_json, tokens_text
+from board.present import SORTS, blocker_list, prompt, select_tasks, shown_task, table, task_json, tokens_text
 from board.priority import Priority
 from board.status import Status
 
@@ -99,13 +99,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     _listing_options(listing)
     listing.add_argument("--ready", action="store_true", help="only tasks that can start now")
     listing.add_argument("--all", action="store_true", help="include tasks Claude Code keeps internal (metadata._internal)")
-    listing.add_argument("--format", choices=["table", "json", "prompt"], default="table", help="table (default), json, or the compact list an agent keeps in its context")
+    listing.add_argument("--format", choices=["table", "json", "prompt"], help="table (default), json, or the compact list an agent keeps in its context")
     listing.set_defaults(handler=cmd_list)
 
     search = add_command(task_commands, "search", "find tasks whose subject or description holds every word given (completed ones too)")
     search.add_argument("words", nargs="+", metavar="WORD", help="words to find, case-insensitively")
     _listing_options(search)
-    search.set_defaults(handler=cmd_search, all=False, ready=False, format="table")
+    search.set_defaults(handler=cmd_search, all=False, ready=False)
 
     show = add_command(task_commands, "show", "show one task")
     show.add_argument("id", type=task_id, help="the task to show")
@@ -260,7 +260,7 @@ def _print_tasks(store: Store, args: argparse.Namespace, tasks: list[Task], none
     """``every_task``: the list is the whole board, so a task whose file cannot be read gets a
     row of its own (in JSON, ``{"id", "unreadable", "path"}``) rather than going missing."""
     unreadable = store.unreadable_tasks() if every_task else {}
-    fmt = "json" if args.json else args.format
+    fmt = "json" if args.json else (getattr(args, "format", None) or "table")
     if fmt == "json":
         print_json([task_json(t, store.graph) for t in tasks] + [
             {"id": task_id, "unreadable": reason, "path": str(store.layout.task_path(task_id))} for task_id, reason in sorted(unreadable.items())
@@ -315,7 +315,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         f"  tokens     {tokens_text(tokens)}" + (f" ({tokens['input']} in, {tokens['output']} out, {tokens['cacheWrite']} cache write, {tokens['cacheRead']} cache read)" if tokens["total"] else ""),
         f"  budget     {_budget_text(store, task, tokens)}",
         f"  blocked by {', '.join('#' + b for b in task.blocked_by) or '-'}"
-        + (f"  (open: {', '.join('#' + b for b in graph.open_blockers(task))})" if graph.open_blockers(task) else ""),
+        + (f"  (open: {blocker_list(graph, graph.open_blockers(task))})" if graph.open_blockers(task) else ""),
         f"  blocks     {', '.join('#' + b for b in task.blocks) or '-'}",
         f"  parent     {('#' + task.parent) if task.parent else '-'}",
         f"  files      {', '.join(task.files) or '-'}",

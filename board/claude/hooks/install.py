@@ -113,7 +113,7 @@ def read_settings(path: Path) -> dict:
     try:
         data = json_bounds.loads(text) if text.strip() else {}
     except json.JSONDecodeError as error:
-        raise BoardError(f"{path} is not valid JSON ({error.msg} at line {error.lineno} column {error.colno}); fix it first, nothing was changed") from None
+        raise BoardError(f"{path} is not valid JSON ({json_bounds.where_broken(error)}); fix it first, nothing was changed") from None
     except json_bounds.TooDeep as error:
         raise BoardError(f"{path} is {error}; fix it first, nothing was changed") from None
     if not isinstance(data, dict) or not isinstance(data.get("hooks", {}), dict):
