@@ -51,6 +51,14 @@ BOARD_KEY = "board"
 BOARD_KEY_BESIDE_USERS = "boardTask"
 #: Fields Claude Code keeps at the top level of a task file.
 CLAUDE_FIELDS = ("id", "subject", "description", "activeForm", "status", "owner", "blocks", "blockedBy", "metadata")
+#: board's own fields of a task, which it keeps under ``metadata.board`` in a Claude Code list
+#: (``tests/core/test_claude_lists.py`` holds it to the task model). A top-level field that is
+#: neither Claude Code's known ones nor board's is Claude Code's too (a later version's): it
+#: stays at the top level.
+BOARD_FIELDS = frozenset((
+    "answer", "askedAt", "budget", "completedAt", "createdAt", "error", "files", "integerIds", "labels", "lease", "parent",
+    "policy", "priority", "progress", "question", "startedAt", "toolCalls", "updatedAt", "version",
+))
 #: How each board status is shown to Claude Code, which knows only three.
 CLAUDE_STATUS = {
     "pending": "pending",
@@ -109,10 +117,12 @@ def from_claude(data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def to_claude(data: dict[str, Any]) -> dict[str, Any]:
-    """A board task document as Claude Code expects it, board's extras under ``metadata.board``."""
+    """A board task document as Claude Code expects it, board's own fields under
+    ``metadata.board``, any other field where Claude Code put it."""
     data = dict(data)
     status = str(data.get("status", "pending"))
     out = {key: data.pop(key) for key in CLAUDE_FIELDS if key in data}
+    out.update({key: data.pop(key) for key in list(data) if key not in BOARD_FIELDS})
     out["status"] = CLAUDE_STATUS[status]
     board_fields = {"status": status, **data}
     metadata = dict(out.get("metadata", {}))

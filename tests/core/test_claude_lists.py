@@ -255,3 +255,25 @@ def test_a_users_own_metadata_board_value_is_kept(task_list: Path) -> None:
     assert metadata["boardTask"]["priority"] == "high" and metadata["boardTask"]["progress"] == 30
     task = Store.open(task_list).get("3")
     assert task.priority == "high" and task.progress == 30 and task.metadata == {"board": "frontend team", "mine": [1, 2]}
+
+
+def test_a_top_level_field_board_does_not_know_stays_at_the_top_level(task_list: Path) -> None:
+    """Claude Code's own newer fields stay where it reads them, whatever board writes."""
+    doc = json.loads((task_list / "2.json").read_text())
+    doc["createdBy"] = {"session": "abc"}  # a field of a later Claude Code
+    (task_list / "2.json").write_text(json.dumps(doc))
+    store = Store.open(task_list)
+    claimed = store.claim("worker-1")
+    assert claimed is not None and claimed.id == "2"
+    store.update("2", progress=30, token=claimed.lease.token)
+    on_disk = json.loads((task_list / "2.json").read_text())
+    assert on_disk["createdBy"] == {"session": "abc"} and "createdBy" not in on_disk["metadata"]["board"]
+    assert on_disk["metadata"]["board"]["progress"] == 30 and "progress" not in on_disk
+
+
+def test_the_fields_board_keeps_in_metadata_are_the_task_models_own() -> None:
+    from board.model import Task
+    from board.store.file_format import BOARD_FIELDS
+
+    model = {field.alias or name for name, field in Task.model_fields.items()}
+    assert BOARD_FIELDS == model - set(CLAUDE_FIELDS)
