@@ -38,6 +38,15 @@ def claude_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+@pytest.fixture(autouse=True)
+def state_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The user's state directory for this test (``XDG_STATE_HOME``): a database board's files of
+    this machine never reach the real one."""
+    home = tmp_path / "state-home"
+    monkeypatch.setenv("XDG_STATE_HOME", str(home))
+    return home
+
+
 @pytest.fixture
 def backend(request: pytest.FixtureRequest) -> str:
     """Where the test's board is kept. A module that holds for every backend says so with
@@ -70,6 +79,9 @@ def workspace(tmp_path: Path, backend: str, request: pytest.FixtureRequest, monk
     """An initialised, empty workspace. On PostgreSQL, ``BOARD_DB`` names a fresh database with
     the board's schema, so every ``Store.open`` and ``board`` command of the test uses it."""
     board_kept_in(backend, request, monkeypatch)
+    # A database board's workspace keeps this machine's files in its own .tasks/, as one whose
+    # board.toml names the database does.
+    (tmp_path / ".tasks").mkdir(exist_ok=True)
     Store.open(tmp_path, create=True).close()
     return tmp_path
 

@@ -30,9 +30,8 @@ def open_dashboard(args: argparse.Namespace) -> int:
 def open_database_board(workspace: Path) -> None:
     """When the workspace's board is in a database (``--db``, ``$BOARD_DB``, ``[store] url``),
     open it as every other command does, from any folder: a database that cannot be reached or
-    holds no board is refused in one line, and the workspace gets the ``.tasks/`` folder that
-    keeps this machine's files (settings, logs), which the dashboard opens the board in. A
-    board in files needs its ``.tasks/`` already: the dashboard says so itself."""
+    holds no board is refused in one line. A board in files needs its ``.tasks/`` already: the
+    dashboard says so itself."""
     from board.store.base import database_url
 
     url = database_url(workspace)

@@ -162,7 +162,8 @@ def _init_database(args: argparse.Namespace, workspace: Path, url: str) -> int:
     with connect(url, autocommit=True) as conn:
         applied = migrate(conn)
         version = schema_version(conn)
-    (workspace / ".tasks").mkdir(exist_ok=True)  # this machine's settings and logs
+    # No .tasks/ here: this machine's files go where the store keeps them for this database
+    # (the workspace's .tasks/ when it has one, else a folder of its own under the state directory).
     if args.json:
         print_json({"board": redact(url), "created": bool(applied), "migrations": applied, "schemaVersion": version})
     elif applied:

@@ -13,6 +13,7 @@ Code later changes the top-level status, its change wins.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Iterator
@@ -72,6 +73,22 @@ CLAUDE_STATUS = {
     # (a cancelled blocker is not done work). Shown as taken, both agree nothing may start.
     "cancelled": "in_progress",
 }
+
+
+def database_state_dir(url: str, environ: Mapping[str, str] = os.environ) -> Path:
+    """This machine's files of a board kept in a database (active work, logs, call logs), when
+    the workspace has no ``.tasks/`` of its own: one folder per database under the user's state
+    directory, ``$XDG_STATE_HOME/board/<database>-<hash of its URL>`` (``~/.local/state`` when
+    unset), never in whatever folder a command runs in."""
+    from urllib.parse import urlsplit
+
+    base = environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    try:
+        name = urlsplit(url).path.lstrip("/") if "://" in url else ""
+    except ValueError:
+        name = ""
+    name = re.sub(r"[^A-Za-z0-9_-]+", "-", name)[:40].strip("-") or "database"
+    return Path(base) / "board" / f"{name}-{hashlib.sha256(url.encode()).hexdigest()[:12]}"
 
 
 def task_file_name(task_id: str, *, claude: bool) -> str:

@@ -12,9 +12,10 @@ def run_dashboard(workspace: Path, *, readonly: bool = False, remember_choices: 
     quit; its exit status (1 when it stopped on an error). ``remember_choices=False`` (the demo)
     leaves the user's config alone."""
     from board.store import detect_layout
+    from board.store.base import database_url
 
     workspace = Path(workspace).expanduser().resolve()
-    if not detect_layout(workspace).exists():
+    if database_url(workspace) is None and not detect_layout(workspace).exists():
         raise BoardError(f"no board in {workspace}: run 'board init' there or pass a directory that has .tasks/")
     from board.ui.app import BoardApp
 

@@ -6,6 +6,8 @@ so the tests do not depend on the machine's git setup.
 
 from __future__ import annotations
 
+import os
+
 import subprocess
 from dataclasses import dataclass
 from datetime import datetime
@@ -78,6 +80,8 @@ def repos(tmp_path: Path, backend: str, request: pytest.FixtureRequest, monkeypa
     git(a, "push", "-q", "-u", "origin", "main")
     git(tmp_path, "clone", "-q", str(upstream), str(b))
     configure(b, "bob")
+    if os.environ.get("BOARD_DB"):
+        (a / ".tasks").mkdir()  # a database board's workspace with settings of its own
     Store.open(a, create=True)
     return Repos(upstream, a, b)
 

@@ -31,6 +31,7 @@ def database_workspace(pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     with connect(pg_url, autocommit=True) as conn:
         migrate(conn)
     monkeypatch.setenv("BOARD_DB", pg_url)  # the supervisor's coordinator and workers inherit it
+    (tmp_path / ".tasks").mkdir()  # this machine's files and settings, beside the workspace
     Store.open(tmp_path).close()
     return tmp_path
 

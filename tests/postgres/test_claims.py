@@ -397,6 +397,7 @@ def test_claimers_killed_at_random_moments_lose_nothing_and_never_share_a_task(b
 def test_clients_over_tcp_and_over_the_socket_claim_one_board_together_without_duplicates(
     board_url: str, pg_cluster: PgCluster, tmp_path: Path
 ) -> None:
+    (tmp_path / ".tasks").mkdir()  # one workspace's files, whichever URL names the database
     store = open_board(board_url, tmp_path)
     count = 300
     make_tasks(store, count, seed=3)

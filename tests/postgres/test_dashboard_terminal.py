@@ -103,7 +103,8 @@ def test_the_dashboard_opens_a_database_board_from_a_folder_without_a_board(db: 
         assert terminal.process.wait(timeout=TIMEOUT) == 0, terminal.text()[-600:]
     finally:
         terminal.close()
-    assert (folder / ".tasks").is_dir()  # this machine's files for the workspace, as every command keeps them
+    # This machine's files of the board are in the state directory, not in the folder it ran in.
+    assert list(folder.iterdir()) == [] and [p.parent.name for p in (tmp_path / "state-home" / "board").iterdir()] == ["board"]
 
 
 def test_a_dashboard_on_a_database_it_cannot_use_is_one_line_and_changes_nothing(pg_url: str, tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from board.names import ID_PATTERN
 from board.disk import confine
-from board.store.file_format import CLAUDE_STATE_DIR, HIGH_WATER_MARK, TASKS_DIR, looks_like_claude_list, read_task_document, status_and_owner, task_file_name
+from board.store.file_format import CLAUDE_STATE_DIR, HIGH_WATER_MARK, TASKS_DIR, database_state_dir, looks_like_claude_list, read_task_document, status_and_owner, task_file_name
 
 # Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.
 TYPE_CHECKING = False
@@ -94,6 +94,9 @@ def find_board(payload: Mapping[str, Any], environ: Mapping[str, str]) -> HookBo
     for directory in (cwd, *cwd.parents):
         if (directory / TASKS_DIR).is_dir():
             return _tasks_dir_board(directory, environ)
+    database = _bare_database_board(cwd, environ)
+    if database is not None:
+        return database
     if team_list is not None:
         return HookBoard(cwd, team_list / CLAUDE_STATE_DIR, team_list, claude=True)
     return None
@@ -117,7 +120,17 @@ def _board_at(location: Path, cwd: Path, environ: Mapping[str, str]) -> HookBoar
         return _tasks_dir_board(location, environ)
     if looks_like_claude_list(location):
         return HookBoard(cwd, location / CLAUDE_STATE_DIR, location, claude=True)
-    return None
+    return _bare_database_board(location, environ)
+
+
+def _bare_database_board(workspace: Path, environ: Mapping[str, str]) -> HookBoard | None:
+    """A database board (``BOARD_DB``) worked on from a folder with no ``.tasks/``: this
+    machine's files of it are in the state directory, where the store keeps them."""
+    url = environ.get("BOARD_DB")
+    if not url:
+        return None
+    state_dir = database_state_dir(url, environ)
+    return HookBoard(workspace, state_dir, state_dir, claude=False, database=True)
 
 
 def _tasks_dir_board(workspace: Path, environ: Mapping[str, str]) -> HookBoard:

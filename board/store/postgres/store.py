@@ -29,7 +29,7 @@ from datetime import datetime, timedelta
 import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,7 @@ from board.status import Status
 from board.store.leases import DEFAULT_LEASE_SECONDS
 from board.store.base import BoardNews, ChangeSet, Clock, Problem, Store, _check_agent, _iso
 from board.names import ID_PATTERN
-from board.store.file_format import next_integer_id
+from board.store.file_format import TASKS_DIR, database_state_dir, next_integer_id
 from board.store.postgres.connect import BoardConnection, DatabaseUnavailable, only_row, redact
 from board.store.postgres.migrations import CLAIMED_TASK, NOTIFY_AFTER_COMMIT, TASK_CHANNEL, check_schema
 from board.store.postgres.locks import SessionLock
@@ -192,19 +192,20 @@ def _each_result(cursor: Any) -> list[list[tuple[Any, ...]]]:
 @dataclass
 class DatabaseLayout:
     """Where a database board's local files are: the workspace its tasks' files are relative
-    to, and ``.tasks/`` in it for what stays per machine (settings, logs, the daemon's locks)."""
+    to, and the folder for what stays per machine (settings, logs, the daemon's locks):
+    ``.tasks/`` in the workspace when it has one (its ``board.toml`` names the database, say),
+    else one per database under the user's state directory (``database_state_dir``)."""
 
     url: str
     workspace: Path
     name: str = "postgres"
     keeps_spares: bool = False
+    state_dir: Path = field(init=False)
 
     def __post_init__(self) -> None:
+        own = self.workspace / TASKS_DIR
+        self.state_dir = own if own.is_dir() else database_state_dir(self.url)
         confine(self.state_dir)
-
-    @property
-    def state_dir(self) -> Path:
-        return self.workspace / ".tasks"
 
     @property
     def tasks_dir(self) -> Path:
