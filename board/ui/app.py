@@ -218,6 +218,7 @@ class BoardApp(AgentKeys, App[None]):
         self.header_bar = self.query_one(BoardHeader)
         self.alerts_panel = self.query_one(AlertsPanel)
         self.graph_view.visible_ids = self.lanes.placed_ids
+        self.query_one(AgentsPanel).tasks = self.graph.tasks
         self.kanban.focus()
         self._fit_to_width(self.size.width)
         self._update_header()
@@ -363,7 +364,9 @@ class BoardApp(AgentKeys, App[None]):
         if not applied.changed:
             return applied.changed
         graph_tasks = self.graph.tasks
-        if self.session.owned.update([graph_tasks[i] for i in applied.changed if i in graph_tasks], [i for i in applied.changed if i not in graph_tasks]):
+        owners_moved = self.session.owned.update([graph_tasks[i] for i in applied.changed if i in graph_tasks], [i for i in applied.changed if i not in graph_tasks])
+        # An agent's record names its task: a change to that task may make it no longer the agent's.
+        if owners_moved or any(agent.task in applied.changed for agent in self.session.agents):
             self.query_one(AgentsPanel).show_owned(self.session.owned.as_mapping())
         with self.batch_update():
             self.kanban.show_lanes(applied.moved_from)
@@ -634,6 +637,7 @@ class BoardApp(AgentKeys, App[None]):
             switcher.current = "kanban"
             self.kanban.reveal_selection()
             self.graph_view.visible_ids = self.lanes.placed_ids
+        self.query_one(AgentsPanel).tasks = self.graph.tasks
         self.kanban.focus()
         self._fit_to_width(self.size.width)
         self._update_header()

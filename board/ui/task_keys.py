@@ -233,10 +233,7 @@ class TaskKeys(KeysHost):
 
     def _answer_goes_to(self, task: Task) -> str:
         """Where an answer sends ``task``, by the rule ``actions.answer`` applies."""
-        record = self.session.agent_record(task.owner)
-        if not actions.answer_requeues(task, record, self.session.now(), self.session.settings.agent_stale_after):
-            return f"back to {task.owner}"
-        return f"back to the queue ({task.owner} is not running)" if task.owner else "back to the queue"
+        return actions.answer_goes_to(task, self.session.agent_record(task.owner), self.session.now(), self.session.settings.agent_stale_after)
 
     def action_answer(self) -> None:
         from board.ui.screens.answer import AnswerScreen
