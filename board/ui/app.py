@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 
-from textual import events, on, work
+from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.message import Message
@@ -40,6 +40,7 @@ from board.ui.themes import DEFAULT_THEME, load_themes, remember_theme, remember
 from board.ui.widgets.agents_panel import AgentsPanel
 from board.ui.widgets.alerts_panel import AlertsPanel
 from board.ui.widgets.board_header import BoardHeader
+from board.ui.screens.board import BoardScreen
 from board.ui.widgets.key_footer import KeyFooter
 from board.ui.widgets.graph_view import GraphView
 from board.ui.widgets.kanban import KanbanBoard
@@ -665,16 +666,17 @@ class BoardApp(AgentKeys, App[None]):
         else:
             self.kanban.focus()
 
-    def on_resize(self, event: events.Resize) -> None:
-        # Judged by the new size: ``self.size`` still holds the old one while this runs.
-        self._fit_to_width(event.size.width)
+    def get_default_screen(self) -> BoardScreen:
+        # The board's screen fits the widgets to a new size before laying them out for it.
+        return BoardScreen(fit=self._fit_to_width)
 
     def _fit_to_width(self, width: int) -> None:
-        """Narrow terminals give the columns the room; ``i`` still shows the panels."""
+        """Narrow terminals give the columns the room; ``i`` still shows the panels. Called with
+        the new width as a resize reaches the board's screen, before its layout at that size."""
         narrow = width < PANELS_MIN_WIDTH
         if self._panels_hidden_by_user is None:
             self.query_one("#side").set_class(narrow, "hidden")
-        self.query_one(KeyFooter).compact = narrow
+        self.query_one(KeyFooter).fit(width, compact=narrow)
 
     def action_filter(self) -> None:
         from board.ui.screens.filter import FilterScreen
