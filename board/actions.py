@@ -286,6 +286,15 @@ def answer_requeues(task: Task, owner_record: AgentRecord | None, now: datetime,
     return owner_record is not None and agent_state(owner_record, now, stale_after) == AgentState.STALE
 
 
+def answer_goes_to(task: Task, owner_record: AgentRecord | None, now: datetime, stale_after: timedelta) -> str:
+    """Where an answer sends ``task``, in words, by the rule ``answer`` applies
+    (``answer_requeues``): "back to dave", or "back to the queue (dave is not running)". The
+    answer dialog and the ``human.waiting`` alert both say it with this."""
+    if not answer_requeues(task, owner_record, now, stale_after):
+        return f"back to {task.owner}"
+    return f"back to the queue ({task.owner} is not running)" if task.owner else "back to the queue"
+
+
 def assign(store: Store, task_id: str, agent: str, who: Who, *, lease_seconds: float | None = None) -> Task:
     """Hand a ready task to ``agent`` under a lease it must renew (default: the board's length)."""
     _refuse("assign", store.get(task_id))

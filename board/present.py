@@ -204,6 +204,66 @@ def format_age(seconds: float) -> str:
     return f"{seconds // 86400}d"
 
 
+def relative_time(moment: datetime, now: datetime) -> str:
+    """How far ``moment`` is from ``now``, either way: "25s ago", or "in 25s" for one ahead
+    (a lease's expiry, a clock a little ahead of this one)."""
+    seconds = (now - moment).total_seconds()
+    return f"{format_age(seconds)} ago" if seconds >= 0 else f"in {format_age(-seconds)}"
+
+
+def moment_text(moment: datetime | None, now: datetime) -> str:
+    """A time in full, then how far it is from now: ``2026-11-20T23:35:00Z (20s ago)``."""
+    if moment is None:
+        return "—"
+    return f"{moment.isoformat().replace('+00:00', 'Z')} ({relative_time(moment, now)})"
+
+
+def expiry_text(moment: datetime, now: datetime) -> str:
+    """A lease's end, said as what it is: "expires in 25s" or "expired 25s ago"."""
+    seconds = (moment - now).total_seconds()
+    return f"expires in {format_age(seconds)}" if seconds > 0 else f"expired {format_age(-seconds)} ago"
+
+
+#: The longest a value of a history change is shown (the detail view's timeline is one line each).
+CHANGE_VALUE_CHARS = 40
+
+
+def change_value_text(field_name: str, value: Any) -> str:
+    """One side of a field's change in a task's history, as a person reads it: a lease as its
+    owner and token, a policy mark as what it set, tool calls as counts, never a raw dict."""
+    if value is None or value == "":
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, dict):
+        text = _structured_text(field_name, value)
+    elif isinstance(value, list):
+        text = ", ".join(change_value_text(field_name, item) for item in value) or "none"
+    else:
+        text = str(value)
+    return shortened(" ".join(text.split()), CHANGE_VALUE_CHARS)
+
+
+def change_text(field_name: str, before: Any, after: Any) -> str:
+    """A field's change in a task's history: ``lease carol (token 3) → none``."""
+    return f"{field_name} {change_value_text(field_name, before)} → {change_value_text(field_name, after)}"
+
+
+def _structured_text(field_name: str, value: Mapping[str, Any]) -> str:
+    if not value:
+        return "none"
+    if field_name == "lease" and "owner" in value:
+        token = value.get("token")
+        return f"{value['owner']} (token {token})" if token is not None else str(value["owner"])
+    if field_name == "policy" and "name" in value:
+        settled = "; settled" if value.get("settled") else ""
+        return f"{value['name']} set {value.get('status', '?')}{settled}"
+    if field_name == "toolCalls" and "total" in value:
+        failed = value.get("failed") or 0
+        return f"{value['total']} calls" + (f", {failed} failed" if failed else "")
+    return ", ".join(f"{key} {change_value_text(key, item)}" for key, item in value.items() if item not in (None, "", [], {}))
+
+
 def progress_bar(percent: int, width: int) -> tuple[str, str]:
     """The filled and empty parts of a bar ``width`` cells wide (eighths for the edge)."""
     width = max(0, width)

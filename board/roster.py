@@ -43,7 +43,7 @@ class RosterEntry:
     activity: Activity
     #: The tasks in progress under its name, by id.
     tasks: tuple[str, ...] = ()
-    #: The one it works on now: its record's ``task``, else the first of ``tasks``.
+    #: The one it works on now: its record's ``task`` while it still holds it, else the first of ``tasks``.
     task: str | None = None
     tool_calls: int = 0
     last_activity: datetime | None = None
@@ -178,6 +178,22 @@ def member_record(member: TeamMember, team: Team, records: Mapping[str, AgentRec
     return record
 
 
+#: Statuses in which a task is still its owner's (the others: done, given up, or back in the queue).
+STILL_HELD = frozenset({Status.IN_PROGRESS, Status.WAITING, Status.PAUSED, Status.BLOCKED})
+
+
+def current_task(name: str, record: AgentRecord | None, held: Sequence[Task], tasks: Mapping[str, Task] | None) -> str | None:
+    """The task an agent works on now: the one its record names while that task is still the
+    agent's (the record of an agent that stopped keeps naming a task another agent took up or
+    finished since), else the first it has in progress. Without ``tasks`` the record is believed."""
+    named = record.task if record is not None else None
+    if named and tasks is not None:
+        task = tasks.get(named)
+        if task is None or task.owner != name or task.status not in STILL_HELD:
+            named = None
+    return named or (held[0].id if held else None)
+
+
 def build_roster(
     records: Sequence[AgentRecord],
     teams: Sequence[Team],
@@ -185,9 +201,11 @@ def build_roster(
     now: datetime,
     stale_after: timedelta,
     inboxes: Mapping[tuple[str, str], Inbox] | None = None,
+    tasks: Mapping[str, Task] | None = None,
 ) -> list[RosterEntry]:
     """Registered agents first (those not in a team, by name), then each team's members, the
-    lead first. A member's registry record (same name) is folded into its entry."""
+    lead first. A member's registry record (same name) is folded into its entry. With the
+    board's ``tasks``, an agent's current task is one it still holds (``current_task``)."""
     by_name = {record.name: record for record in records}
     in_teams: set[str] = set()
     members: list[RosterEntry] = []
@@ -200,7 +218,7 @@ def build_roster(
             name = record.name if record is not None else member.name
             held = list(owned.get(name, ()))
             inbox = (inboxes or {}).get((team.name, member.name))
-            current = record.task if record is not None and record.task else (held[0].id if held else None)
+            current = current_task(name, record, held, tasks)
             members.append(
                 RosterEntry(
                     name=name,
@@ -233,7 +251,7 @@ def build_roster(
                 kind=record.kind,
                 activity=record_activity(record, now, stale_after),
                 tasks=tuple(t.id for t in held),
-                task=record.task,
+                task=current_task(record.name, record, held, tasks),
                 tool_calls=record.tool_calls,
                 last_activity=member_last_activity(record, held),
                 heartbeat_at=record.heartbeat_at,

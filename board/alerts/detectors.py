@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from board.actions import answer_goes_to
+from board.agent_record import AgentRecord
 from board.disk.confine import LINKED_FOLDER, NOT_A_FOLDER
 from board.alerts.model import Alert, Severity, list_files, one_line
 from board.budgets import BudgetState
@@ -642,8 +644,12 @@ def detect_idle_with_task(tasks: Mapping[str, Task], idle: Sequence[IdleMember])
     return alerts
 
 
-def detect_waiting(tasks: Mapping[str, Task], now: datetime, escalate_after: timedelta) -> list[Alert]:
-    """``human.waiting``: a task waits for a person; an error once it has waited ``escalate_after``."""
+def detect_waiting(
+    tasks: Mapping[str, Task], now: datetime, escalate_after: timedelta,
+    agents: Mapping[str, AgentRecord] | None = None, stale_after: timedelta = timedelta(seconds=30),
+) -> list[Alert]:
+    """``human.waiting``: a task waits for a person; an error once it has waited ``escalate_after``.
+    Where the answer sends it is said as the answer dialog says it (``actions.answer_goes_to``)."""
     alerts = []
     for task in active_tasks(tasks):
         if task.status != Status.WAITING:
@@ -658,7 +664,7 @@ def detect_waiting(tasks: Mapping[str, Task], now: datetime, escalate_after: tim
                 kind="human.waiting",
                 severity=Severity.ERROR if late else Severity.INFO,
                 message=one_line(f"#{task.id} needs you{' for ' + _duration(waited) if late else ''}: {asks}"),
-                action=f"answer it: board answer {task.id} \"...\" (or w on the dashboard); it goes back to {task.owner or 'the queue'}",
+                action=f"answer it: board answer {task.id} \"...\" (or w on the dashboard); it goes {answer_goes_to(task, (agents or {}).get(task.owner), now, stale_after)}",
                 tasks=(task.id,),
                 agents=(task.owner,) if task.owner else (),
             )

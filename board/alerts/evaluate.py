@@ -114,6 +114,8 @@ class AlertInputs:
     broken_hooks: list[BrokenHooks] = field(default_factory=list)
     #: Agents not heard from lately while a task is leased to them.
     silent_holders: list[SilentHolder] = field(default_factory=list)
+    #: The registered agents by name (where an answer sends a waiting task depends on its owner's).
+    agents: Mapping[str, AgentRecord] = field(default_factory=dict)
     #: What each active task with a budget, and each working agent with one, has spent.
     task_budgets: Mapping[str, BudgetState] = field(default_factory=dict)
     agent_budgets: Mapping[str, BudgetState] = field(default_factory=dict)
@@ -136,7 +138,7 @@ def detect_all(inputs: AlertInputs, *, now: datetime, settings: BoardSettings) -
         *detect_graph_problems(inputs.graph_problems, inputs.task_files),
         *detect_invalid_files(inputs.invalid),
         *detect_failing_agents(tasks, settings.alerts.failing_after),
-        *detect_waiting(tasks, now, timedelta(seconds=settings.alerts.waiting_error_seconds)),
+        *detect_waiting(tasks, now, timedelta(seconds=settings.alerts.waiting_error_seconds), inputs.agents, settings.agent_stale_after),
         *detect_idle_with_task(tasks, inputs.idle_members),
         *detect_silent_holders(inputs.silent_holders, now),
         *detect_cancelled_blockers(inputs.tasks),
@@ -197,6 +199,7 @@ def gather_inputs(store: BoardReading, *, now: datetime, git: GitState | None = 
         task_budgets=task_budgets,
         agent_budgets=agent_budgets,
         silent_holders=silent_holders(tasks, agents, now, settings),
+        agents={record.name: record for record in agents},
     )
 
 

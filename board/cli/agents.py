@@ -50,7 +50,7 @@ def cmd_agents(args: argparse.Namespace) -> int:
     inboxes = {(team.name, name): inbox for team in teams for name, inbox in team_inboxes(team).items()}
     settings = settings_or_defaults(store.local_dir)
     now = store.clock()
-    roster = build_roster(records, teams, in_progress_by_owner(store.tasks.values()), now, settings.agent_stale_after, inboxes)
+    roster = build_roster(records, teams, in_progress_by_owner(store.tasks.values()), now, settings.agent_stale_after, inboxes, store.tasks)
     tokens = _agent_tokens(store, roster, settings)
     if args.json:
         print_json({"agents": [{**_entry_json(entry), "tokens": tokens[entry.name]} for entry in roster], "teams": [_team_json(team) for team in teams]})

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import gc
 import threading
-import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 
-from textual import events, on, work
+from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.message import Message
@@ -41,6 +40,7 @@ from board.ui.themes import DEFAULT_THEME, load_themes, remember_theme, remember
 from board.ui.widgets.agents_panel import AgentsPanel
 from board.ui.widgets.alerts_panel import AlertsPanel
 from board.ui.widgets.board_header import BoardHeader
+from board.ui.screens.board import BoardScreen
 from board.ui.widgets.key_footer import KeyFooter
 from board.ui.widgets.graph_view import GraphView
 from board.ui.widgets.kanban import KanbanBoard
@@ -60,8 +60,6 @@ SETTLE_SECONDS = 0.5
 SETTLE_DEADLINE_SECONDS = 60.0
 #: Below this width the agents and alerts panels start hidden, so the five columns stay legible.
 PANELS_MIN_WIDTH = 130
-#: How long a card moved from under the cursor stays highlighted where it went.
-FLASH_SECONDS = 1.5
 #: How often ages and heartbeats on screen are brought up to date.
 CLOCK_SECONDS = 1.0
 #: What needs the person is looked for this often (``tell_person``).
@@ -157,8 +155,6 @@ class BoardApp(AgentKeys, App[None]):
         self._theme_chosen = False
         self.remember_choices = remember_choices
         self._selected_before_filter: str | None = None
-        #: Tasks this dashboard is writing (task id -> when): their moves keep the selection.
-        self._moves_made_here: dict[str, float] = {}
         self._register_themes()
 
     # -- the session's, for a look from outside (tests, a debugger) ----------------------------
@@ -218,6 +214,7 @@ class BoardApp(AgentKeys, App[None]):
         self.header_bar = self.query_one(BoardHeader)
         self.alerts_panel = self.query_one(AlertsPanel)
         self.graph_view.visible_ids = self.lanes.placed_ids
+        self.query_one(AgentsPanel).tasks = self.graph.tasks
         self.kanban.focus()
         self._fit_to_width(self.size.width)
         self._update_header()
@@ -351,7 +348,9 @@ class BoardApp(AgentKeys, App[None]):
         if not applied.changed:
             return applied.changed
         graph_tasks = self.graph.tasks
-        if self.session.owned.update([graph_tasks[i] for i in applied.changed if i in graph_tasks], [i for i in applied.changed if i not in graph_tasks]):
+        owners_moved = self.session.owned.update([graph_tasks[i] for i in applied.changed if i in graph_tasks], [i for i in applied.changed if i not in graph_tasks])
+        # An agent's record names its task: a change to that task may make it no longer the agent's.
+        if owners_moved or any(agent.task in applied.changed for agent in self.session.agents):
             self.query_one(AgentsPanel).show_owned(self.session.owned.as_mapping())
         with self.batch_update():
             self.kanban.show_lanes(applied.moved_from)
@@ -361,9 +360,12 @@ class BoardApp(AgentKeys, App[None]):
             self.graph_view.board_changed(structure=applied.edges_changed, task_ids=applied.affected)
             self._update_header()
             self._reselect_if_gone(before)
-            self._keep_cursor_in_place(before)
+            self._follow_selection(before)
         if selected is not None and self.view.selected != selected:
+            # It left the view (filtered out, deleted, cancelled while those are hidden): a
+            # neighbour is selected, and the person is told, so no key lands on it unseen.
             self.cursor_moved_by_board(selected)
+            self.notify(printable(f"#{selected} left the view; the cursor is on {'#' + self.view.selected if self.view.selected else 'no card'} now"), title="Selection", timeout=4, markup=False)
         if self.loaded:
             self._announce_if_done()
             self._announce_questions(applied.asking)
@@ -372,32 +374,16 @@ class BoardApp(AgentKeys, App[None]):
         self._tell_screens(lambda: TasksShown(applied.changed))
         return applied.changed
 
-    def _keep_cursor_in_place(self, before: tuple[Lane, int] | None) -> None:
-        """Someone else moved the selected card to another lane: the cursor stays on the lane
-        and row where the person put it (as in k9s and lazygit), and the card flashes where it
-        went. A move the person made here keeps the card selected, so the next key acts on it."""
+    def _follow_selection(self, before: tuple[Lane, int] | None) -> None:
+        """The selected task is the truth: when its card moves (an agent took it up, finished
+        it, or cards above it came and went), the cursor goes with it, onto its lane and row,
+        scrolled into view, so the next key acts on the card the person sees highlighted."""
         selected = self.view.selected
         if before is None or selected is None:
             return
         after = self.lanes.lane_index(selected)
-        lane, row = before
-        if after is None or after[0] == lane:
-            return
-        made_here = self._moves_made_here.pop(selected, None)
-        if (made_here is not None and time.monotonic() - made_here < 30) or not self.lanes.ids[lane]:
-            return
-        self.select(self.lanes.ids[lane][min(row, len(self.lanes.ids[lane]) - 1)])
-        self._flash(selected)
-
-    def _flash(self, task_id: str) -> None:
-        self.view.flashing.add(task_id)
-        self.kanban.refresh_tasks({task_id})
-
-        def done() -> None:
-            self.view.flashing.discard(task_id)
-            self.kanban.refresh_tasks({task_id})
-
-        self.set_timer(FLASH_SECONDS, done)
+        if after is not None and after != before:
+            self.kanban.reveal_selection()
 
     def _reselect_if_gone(self, before: tuple[Lane, int] | None = None) -> None:
         """The selected task left the view (filtered, hidden, deleted): select its neighbour."""
@@ -622,6 +608,7 @@ class BoardApp(AgentKeys, App[None]):
             switcher.current = "kanban"
             self.kanban.reveal_selection()
             self.graph_view.visible_ids = self.lanes.placed_ids
+        self.query_one(AgentsPanel).tasks = self.graph.tasks
         self.kanban.focus()
         self._fit_to_width(self.size.width)
         self._update_header()
@@ -667,16 +654,17 @@ class BoardApp(AgentKeys, App[None]):
         else:
             self.kanban.focus()
 
-    def on_resize(self, event: events.Resize) -> None:
-        # Judged by the new size: ``self.size`` still holds the old one while this runs.
-        self._fit_to_width(event.size.width)
+    def get_default_screen(self) -> BoardScreen:
+        # The board's screen fits the widgets to a new size before laying them out for it.
+        return BoardScreen(fit=self._fit_to_width)
 
     def _fit_to_width(self, width: int) -> None:
-        """Narrow terminals give the columns the room; ``i`` still shows the panels."""
+        """Narrow terminals give the columns the room; ``i`` still shows the panels. Called with
+        the new width as a resize reaches the board's screen, before its layout at that size."""
         narrow = width < PANELS_MIN_WIDTH
         if self._panels_hidden_by_user is None:
             self.query_one("#side").set_class(narrow, "hidden")
-        self.query_one(KeyFooter).compact = narrow
+        self.query_one(KeyFooter).fit(width, compact=narrow)
 
     def action_filter(self) -> None:
         from board.ui.screens.filter import FilterScreen

@@ -61,8 +61,6 @@ class CardView:
     states: Mapping[str, str] = field(default_factory=dict)
     #: Each task's alerts, worst first (``alerts_by_task``).
     alerts: Mapping[str, list[Alert]] = field(default_factory=dict)
-    #: Cards drawn highlighted for a moment: the selected card moved by someone else went there.
-    flashing: set[str] = field(default_factory=set)
     #: Unread messages in the inbox of each Claude Code team member, by name.
     unread: Mapping[str, int] = field(default_factory=dict)
     #: What each task spent in tokens and estimated dollars (the tasks that spent any).
@@ -182,7 +180,7 @@ STYLE_NAMES = (
     "id", "subject", "owner", "muted", "failures", "bar-empty", "blocker", "dependent",
     "selected", "related", "priority-critical", "priority-high", "priority-medium", "priority-low",
     "waiting-deps", "ready", "in_progress", "waiting", "paused", "blocked", "failed", "completed", "cancelled",
-    "critical-path", "edge", "alert-error", "alert-warning", "alert-info", "flash",
+    "critical-path", "edge", "alert-error", "alert-warning", "alert-info",
 )
 
 

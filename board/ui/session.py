@@ -223,7 +223,7 @@ class BoardSession:
     # -- agents -------------------------------------------------------------------------------
 
     def roster(self) -> list[RosterEntry]:
-        return build_roster(self.agents, self.teams, self.owned.as_mapping(), self.now(), self.settings.agent_stale_after, self.inboxes)
+        return build_roster(self.agents, self.teams, self.owned.as_mapping(), self.now(), self.settings.agent_stale_after, self.inboxes, self.graph.tasks)
 
     def roster_entry(self, name: str, team: str | None) -> RosterEntry | None:
         return next((e for e in self.roster() if e.name == name and (team is None or e.team == team)), None)

@@ -7,9 +7,11 @@ one notification and nothing changes.
 
 A key reaches its binding a moment after it was pressed (longer on a busy machine), and agents
 move cards meanwhile. Cursor keys select at once (``KanbanBoard.select_task``), so a key typed
-after one finds the card it went to; a task key pressed as the dashboard itself moved the cursor
-to another card does nothing (``cursor_just_moved``); and a move is refused when the task changed
-on disk since the key (``Seen``), a dialog's "y" included.
+after one finds the card it went to; the cursor goes with the selected card wherever another
+writer moves it, so a key acts on the card highlighted; a task key pressed as the selected task
+left the view, and the dashboard moved the cursor to a neighbour, does nothing
+(``cursor_just_moved``); and a move is refused when the task changed on disk since the key
+(``Seen``), a dialog's "y" included.
 
 ``TaskKeys`` is a mixin of ``BoardApp`` (Textual looks for a binding's action on the app); its
 host is typed as an ``App`` holding a ``BoardSession``, and what else it needs of the host it
@@ -48,8 +50,9 @@ else:
     KeysHost = object
 
 #: A task key pressed before, or this soon after, the dashboard moved the cursor to another card
-#: (an agent moved the selected card to another lane, or it left the view) does nothing: it was
-#: meant for the card that was there, and the person has not had the time to see the new one.
+#: (the selected task left the view: filtered out, deleted, cancelled while those are hidden)
+#: does nothing: it was meant for the task that left, and the person has not had the time to see
+#: the new one. A card that only moves keeps the cursor (``BoardApp._follow_selection``).
 CURSOR_MOVED_NOTICE_SECONDS = 1.0
 
 
@@ -76,8 +79,6 @@ class TaskKeys(KeysHost):
     #: Whether the dashboard writes nothing, and whether its cursors blink (the host's).
     readonly: bool
     live_clock: bool
-    #: Tasks this dashboard is writing (task id -> when): their moves keep the selection.
-    _moves_made_here: dict[str, float]
     #: When the key being handled was pressed (None between keys).
     _key_pressed_at: float | None = None
     _cursor_moved: CursorMoved | None = None
@@ -233,10 +234,7 @@ class TaskKeys(KeysHost):
 
     def _answer_goes_to(self, task: Task) -> str:
         """Where an answer sends ``task``, by the rule ``actions.answer`` applies."""
-        record = self.session.agent_record(task.owner)
-        if not actions.answer_requeues(task, record, self.session.now(), self.session.settings.agent_stale_after):
-            return f"back to {task.owner}"
-        return f"back to the queue ({task.owner} is not running)" if task.owner else "back to the queue"
+        return actions.answer_goes_to(task, self.session.agent_record(task.owner), self.session.now(), self.session.settings.agent_stale_after)
 
     def action_answer(self) -> None:
         from board.ui.screens.answer import AnswerScreen
@@ -286,7 +284,6 @@ class TaskKeys(KeysHost):
     @work(thread=True, group="board-write")
     def write(self, task_id: str, what: str, operation: Callable[[Store], Task]) -> None:
         """Run one store write off the app thread; success shows at once, refusal as a notification."""
-        self._moves_made_here[task_id] = time.monotonic()
         try:
             read = self.session.write(operation)
         except BoardError as error:

@@ -131,7 +131,7 @@ async def test_y_does_nothing_to_a_task_that_changed_on_disk_while_its_dialog_wa
         assert on_disk(sample, "18") == written
 
 
-async def test_a_key_pressed_as_an_agent_moves_the_selected_card_away_does_not_act_on_the_card_that_took_its_place(sample: Path) -> None:
+async def test_a_key_pressed_as_an_agent_moves_the_selected_card_away_acts_on_that_card_not_the_one_that_took_its_place(sample: Path) -> None:
     agents = agents_on(sample)
     app = make_app(sample, now=utcnow, watch=True, reconcile_seconds=30)
     async with app.run_test(size=(140, 40)) as pilot:
@@ -140,10 +140,35 @@ async def test_a_key_pressed_as_an_agent_moves_the_selected_card_away_does_not_a
         app.select(ready[1])
         await pilot.pause()
         # The person presses s on ready[1]; the dashboard, busy, gets to the key only after it
-        # has shown sim-1 taking that card, and the card below it moving up under the cursor.
+        # has shown sim-1 taking that card, and the card below it moving up into its slot.
         start = events.Key("s", "s")
         agents.claim_task(ready[1], "sim-1", lease_seconds=300)
         await wait_for(pilot, lambda: app.lanes.lane_index(ready[1])[0] == Lane.IN_PROGRESS, message="sim-1's claim shown")
+        assert app.view.selected == ready[1]  # the cursor went with it
+        app.post_message(start)
+
+        def refusals() -> list[str]:
+            return [n.message for n in app._notifications if n.title == "Not changed"]
+
+        await wait_for(pilot, lambda: refusals() or on_disk(sample, ready[2])["status"] != "pending", message="s handled")
+        await writes_done(pilot)
+        assert on_disk(sample, ready[2])["status"] == "pending", f"s started #{ready[2]}, which took #{ready[1]}'s slot as s was pressed"
+        assert on_disk(sample, ready[1])["lease"]["owner"] == "sim-1"
+        [refusal] = refusals()
+        assert f"task {ready[1]} is already in progress (held by sim-1)" in refusal
+
+
+async def test_a_key_pressed_as_the_selected_card_leaves_the_view_does_not_act_on_its_neighbour(sample: Path) -> None:
+    agents = agents_on(sample)
+    app = make_app(sample, now=utcnow, watch=True, reconcile_seconds=30)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        ready = list(app.lanes.ids[Lane.READY])
+        app.select(ready[1])
+        await pilot.pause()
+        start = events.Key("s", "s")
+        agents.set_status(ready[1], "cancelled", actor="dave")  # cancelled cards are hidden
+        await wait_for(pilot, lambda: app.lanes.lane_index(ready[1]) is None, message="the cancel shown")
         assert app.view.selected == ready[2]
         app.post_message(start)
 
@@ -152,9 +177,9 @@ async def test_a_key_pressed_as_an_agent_moves_the_selected_card_away_does_not_a
 
         await wait_for(pilot, lambda: notices() or on_disk(sample, ready[2])["status"] != "pending", message="s handled")
         await writes_done(pilot)
-        assert on_disk(sample, ready[2])["status"] == "pending", f"s started #{ready[2]}, which took #{ready[1]}'s place as s was pressed"
+        assert on_disk(sample, ready[2])["status"] == "pending"
         [notice] = notices()
-        assert f"#{ready[1]} moved to In progress" in notice and f"on #{ready[2]}" in notice
+        assert f"#{ready[1]} left the view" in notice and f"on #{ready[2]}" in notice
 
         # s pressed once the person has had the moment to see the card now under the cursor starts it.
         again = events.Key("s", "s")

@@ -16,7 +16,7 @@ from textual.widgets import Static
 from board.claude.teams import InboxMessage, conversation, messageable, why_not_messageable
 from board.roster import RosterEntry
 from board.text import printable
-from board.ui.card import format_age
+from board.present import moment_text
 from board.ui.messages import AgentsShown, TasksShown
 from board.ui.session import BoardSession
 from board.ui.widgets.key_footer import KeyFooter
@@ -26,9 +26,7 @@ MESSAGE_LINES = 6
 
 
 def _when(moment: datetime | None, now: datetime) -> str:
-    if moment is None:
-        return "—"
-    return f"{moment.isoformat().replace('+00:00', 'Z')} ({format_age((now - moment).total_seconds())} ago)"
+    return moment_text(moment, now)
 
 
 def message_lines(messages: list[InboxMessage], name: str, *, unread_style: str = "bold", muted: str = "dim") -> Text:

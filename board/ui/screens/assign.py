@@ -13,6 +13,7 @@ from textual.widgets.option_list import Option
 
 from board.agent_record import AgentRecord
 from board.agents import AgentState, agent_state
+from board.present import relative_time
 from board.ui.card import format_age
 from board.ui.screens.dialog import Dialog
 from board.text import printable
@@ -46,7 +47,7 @@ class AssignScreen(Dialog[str | None]):
                 label.append(f"  silent for {format_age((self.now - agent.heartbeat_at).total_seconds())}", style="bold red")
             else:
                 label.append(f"  {'on #' + agent.task if agent.task else 'idle'}")
-                label.append(f"  heartbeat {format_age((self.now - agent.heartbeat_at).total_seconds())} ago", style="dim")
+                label.append(f"  heartbeat {relative_time(agent.heartbeat_at, self.now)}", style="dim")
             options.append(Option(label, id=agent.name))
         with Vertical(id="dialog"):
             yield Label(f"Assign #{self.task_id} to", id="question")

@@ -21,7 +21,8 @@ from textual.widgets.option_list import Option
 from board.budgets import NOTHING, Spend, budget_summary
 from board.model import Budget, Task, by_policy
 from board.status import Status
-from board.ui.card import format_age, money, progress_bar
+from board.present import change_text, expiry_text, moment_text
+from board.ui.card import money, progress_bar
 from board.ui.lanes import display_state
 from board.ui.messages import AgentsShown, AlertsShown, LogsShown, TasksShown
 from board.ui.session import BoardSession, TaskLogs
@@ -34,9 +35,7 @@ HISTORY_LINES = 40
 
 
 def _when(moment: datetime | None, now: datetime) -> str:
-    if moment is None:
-        return "—"
-    return f"{moment.isoformat().replace('+00:00', 'Z')} ({format_age((now - moment).total_seconds())} ago)"
+    return moment_text(moment, now)
 
 
 class DetailScreen(Screen[bool]):
@@ -170,7 +169,7 @@ class DetailScreen(Screen[bool]):
              + (f"; last {calls.last_tool} {_when(calls.last_at, now)}" if calls.last_tool else "")),
             ("tokens", _spend_line(session.view.spend.get(task.id))),
             ("budget", _budget_line(task, session.view.spend.get(task.id), session.settings.budget.for_tasks())),
-            ("lease", f"{printable(task.lease.owner)}, token {task.lease.token}, expires {_when(task.lease.expires_at, now)}" if task.lease else "—"),
+            ("lease", f"{printable(task.lease.owner)}, token {task.lease.token}, {expiry_text(task.lease.expires_at, now)} ({task.lease.expires_at.isoformat().replace('+00:00', 'Z')})" if task.lease else "—"),
             ("error", printable(task.error or "", multiline=True) or "—"),
             ("policy", _policy_line(task, now)),
             ("parent", f"#{task.parent}" if task.parent else "—"),
@@ -304,10 +303,10 @@ class DetailScreen(Screen[bool]):
             if isinstance(changes, dict) and changes and record.get("op") != "create":
                 shown = []
                 for key, value in list(changes.items())[:4]:
-                    if isinstance(value, list) and len(value) == 2 and not isinstance(value[1], (dict, list)):
-                        shown.append(f"{key} {value[0]!s:.20} → {value[1]!s:.30}")
+                    if isinstance(value, list) and len(value) == 2:
+                        shown.append(change_text(key, value[0], value[1]))
                     else:
-                        shown.append(key)
+                        shown.append(printable(key))
                 timeline.append("  " + "; ".join(shown), style="dim")
             timeline.append("\n")
         if not history:

@@ -102,6 +102,8 @@ class AgentsPanel(Widget, can_focus=True):
         self.teams: list[Team] = []
         self.inboxes: Mapping[tuple[str, str], Inbox] = {}
         self.owned: Mapping[str, Sequence[Task]] = {}
+        #: The board's tasks (the app's, shared): an agent's record may name a task it no longer holds.
+        self.tasks: Mapping[str, Task] = {}
         self.stale_after = timedelta(seconds=30)
         self.border_title = "Agents"
         self._ages_shown: tuple[tuple[str, str], ...] = ()
@@ -141,7 +143,7 @@ class AgentsPanel(Widget, can_focus=True):
             self.refresh()
 
     def roster(self) -> list[RosterEntry]:
-        return build_roster(self.agents, self.teams, self.owned, self.now(), self.stale_after, self.inboxes)
+        return build_roster(self.agents, self.teams, self.owned, self.now(), self.stale_after, self.inboxes, self.tasks)
 
     def _ages(self) -> tuple[tuple[str, str], ...]:
         now = self.now()

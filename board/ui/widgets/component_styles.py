@@ -37,7 +37,6 @@ CARD_STYLES = {
     "alert-error": "color: $error; text-style: bold;",
     "alert-warning": "color: $warning; text-style: bold;",
     "alert-info": "color: $primary;",
-    "flash": "background: $warning 35%;",
 }
 
 

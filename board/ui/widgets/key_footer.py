@@ -8,6 +8,8 @@ and quit; every key, shown or not, is listed by ``?``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -19,7 +21,19 @@ ALWAYS_SHOWN = frozenset({"help", "quit", "back"})
 
 
 class KeyFooter(Footer):
-    """A footer that shows the keys that fit, help and quit always among them."""
+    """A footer that shows the keys that fit, help and quit always among them.
+
+    Every key is composed once; which of them show is a matter of their ``display``, set at once
+    for a new width (``fit``), so a resize draws the right keys in its first frame instead of
+    composing them again a frame later.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: The keys composed, with their bindings, in footer order (the palette's apart).
+        self._keys: list[tuple[FooterKey, Binding]] = []
+        #: The width the keys were last fitted to (None: the footer's own).
+        self._fitted_width: int | None = None
 
     def compose(self) -> ComposeResult:
         if not self._bindings_ready:
@@ -29,20 +43,21 @@ class KeyFooter(Footer):
         for _, binding, enabled, tooltip in active.values():
             if binding.show:
                 by_action.setdefault(binding.action, (binding, enabled, tooltip))
-        keys = list(by_action.values())
         palette = active.get(self.app.COMMAND_PALETTE_BINDING) if self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE else None
-        room = (self.size.width or self.app.size.width) - (self._width(palette[1]) + 2 if palette else 0)
-        while keys and sum(self._width(binding) for binding, _, _ in keys) > room:
-            optional = [n for n, (binding, _, _) in enumerate(keys) if binding.action not in ALWAYS_SHOWN]
-            if not optional:
-                break
-            del keys[optional[-1]]
-        self.styles.grid_size_columns = len(keys)
-        for binding, enabled, tooltip in keys:
-            yield FooterKey(
-                binding.key, self.app.get_key_display(binding), binding.description, binding.action,
-                disabled=not enabled, tooltip=tooltip,
-            ).data_bind(compact=Footer.compact)
+        self._palette_binding = palette[1] if palette is not None else None
+        self._keys = [
+            (
+                FooterKey(
+                    binding.key, self.app.get_key_display(binding), binding.description, binding.action,
+                    disabled=not enabled, tooltip=tooltip,
+                ).data_bind(compact=Footer.compact),
+                binding,
+            )
+            for binding, enabled, tooltip in by_action.values()
+        ]
+        self._fit_keys(self._fitted_width or self.size.width or self.app.size.width)
+        for key, _ in self._keys:
+            yield key
         if palette is not None:
             _, binding, enabled, tooltip = palette
             yield FooterKey(
@@ -50,14 +65,38 @@ class KeyFooter(Footer):
                 classes="-command-palette", disabled=not enabled, tooltip=binding.tooltip or binding.description,
             )
 
+    def fit(self, width: int, *, compact: bool) -> None:
+        """Show the keys that fit in ``width`` cells, in the compact style or not (the app calls
+        this with a new terminal width before the screen is laid out at it)."""
+        self._fitted_width = width
+        self.compact = compact  # refits (watch_compact)
+        self._fit_keys(width)
+
+    def _fit_keys(self, width: int) -> None:
+        """Hide keys from the right until the rest fit; help and quit always show."""
+        palette: Binding | None = getattr(self, "_palette_binding", None)
+        room = width - (self._width(palette) + 2 if palette is not None else 0)
+        shown = [binding for _, binding in self._keys]
+        while shown and sum(self._width(binding) for binding in shown) > room:
+            optional = [n for n, binding in enumerate(shown) if binding.action not in ALWAYS_SHOWN]
+            if not optional:
+                break
+            del shown[optional[-1]]
+        for key, binding in self._keys:
+            key.display = any(binding is kept for kept in shown)
+        self.styles.grid_size_columns = max(1, len(shown))
+
     def _width(self, binding: Binding) -> int:
         """Cells one key takes: its key, its description, their padding and the gap after it."""
         key, description = self.app.get_key_display(binding), binding.description
         return len(key) + len(description) + (2 if self.compact else 3)
 
     def on_resize(self, event: events.Resize) -> None:
-        self.call_after_refresh(self.recompose)
+        # On a screen that did not fit the footer before its layout (a dialog's, a detail view's).
+        if event.size.width != self._fitted_width:
+            self._fitted_width = None
+            self._fit_keys(event.size.width)
 
     def watch_compact(self, compact: bool) -> None:
         if self.is_attached:
-            self.call_after_refresh(self.recompose)
+            self._fit_keys(self._fitted_width or self.size.width or self.app.size.width)

@@ -165,7 +165,7 @@ class TaskColumn(ScrollView, can_focus=False):
         key = (
             task_id, task.version, id(task), width, relation, self.focused_board,
             age, self.view.states.get(task_id),
-            self.view.badge(task_id), task_id in self.view.flashing,
+            self.view.badge(task_id),
             self.view.unread.get(task.owner), self.view.spend.get(task_id),
         )
         strips = self._cache.get(key)
@@ -187,8 +187,6 @@ class TaskColumn(ScrollView, can_focus=False):
             highlight = styles["selected"] if self.focused_board else styles["related"]
         elif relation:
             highlight = styles["related"]
-        if task.id in self.view.flashing and relation != "selected":
-            highlight = styles["flash"]
         console = self.app.console
         strips = []
         for text in lines:
