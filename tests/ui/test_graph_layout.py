@@ -15,6 +15,7 @@ from board.graph import TaskGraph
 from board.model import Task
 from board.store import Store
 from board.ui.graph_layout import ARROW, DOWN, GLYPH_DIRECTIONS, LEFT, NODE_WIDTH, RIGHT, UP, WIDEST_NODE, GraphLayout, layout_graph, layout_to_fit
+from board.ui.widgets.graph_view import HEADER_ROWS
 from tests.bench.big_board import build_big_board
 from tests.ui.conftest import make_app, settled
 
@@ -167,7 +168,7 @@ async def test_graph_view_draws_the_selected_node_readably(sample: Path) -> None
         await pilot.pause()
         view = app.graph_view
         layout = view.graph_layout
-        y = layout.row_of["32"] - int(view.scroll_y)
+        y = layout.row_of["32"] - int(view.scroll_y) + HEADER_ROWS
         strip = view.render_line(y)
         text = "".join(segment.text for segment in strip)
         assert "#32 Benchmark the JS…" in text
@@ -184,20 +185,47 @@ async def test_graph_view_draws_the_selected_node_readably(sample: Path) -> None
             assert style.color.get_truecolor() != style.bgcolor.get_truecolor(), "label text drawn in its background colour"
         # Edges are dimmer than labels: the translucent edge colour is blended, not dropped.
         edge_colours = {
-            segment.style.color.get_truecolor() for segment in view.render_line(layout.row_of["1"] - int(view.scroll_y))
+            segment.style.color.get_truecolor() for segment in view.render_line(layout.row_of["1"] - int(view.scroll_y) + HEADER_ROWS)
             if segment.style and segment.style.color and set(segment.text) <= set("─┬┴╮╯╭╰├┤│┼▸")
         }
         assert edge_colours and view.rich_style.color.get_truecolor() not in edge_colours
 
 
-def test_nodes_widen_to_fill_a_view_with_room_and_keep_every_edge() -> None:
+def test_room_to_spare_spaces_the_lines_then_widens_the_nodes_keeping_every_edge() -> None:
     graph = small_board()
     narrow = layout_graph(graph)
-    fitted = layout_to_fit(graph, None, room=narrow.width + 40)
-    assert fitted.node_width == NODE_WIDTH + 40 // len(narrow.columns) and fitted.width <= narrow.width + 40
+    spaced = layout_graph(graph, spread=2)
+    assert spaced.width > narrow.width and spaced.node_width == NODE_WIDTH
+    assert_drawn_faithfully(graph, spaced)
+    # Just room for the spaced channels: lines a blank apart, nodes as narrow as before.
+    fitted = layout_to_fit(graph, None, room=spaced.width)
+    assert (fitted.spread, fitted.node_width, fitted.width) == (2, NODE_WIDTH, spaced.width)
+    # More room widens the nodes of the spaced layout with what is left.
+    fitted = layout_to_fit(graph, None, room=spaced.width + 40)
+    assert fitted.spread == 2 and fitted.node_width == NODE_WIDTH + 40 // len(narrow.columns) and fitted.width <= spaced.width + 40
     assert_drawn_faithfully(graph, fitted)
+    # Not quite room for the spaced channels: the tight ones.
+    between = layout_to_fit(graph, None, room=spaced.width - 1)
+    assert between.spread == 1 and between.width <= spaced.width - 1
     assert layout_to_fit(graph, None, room=narrow.width - 1).node_width == NODE_WIDTH  # no room: as before
     assert layout_to_fit(graph, None, room=10_000).node_width == WIDEST_NODE
+
+
+def spaced_tracks(layout: GraphLayout) -> bool:
+    """Whether no two vertical lines of the drawing stand in neighbouring cells of a row."""
+    for y in range(layout.height):
+        xs = sorted(x for x, (bits, _critical, _lit) in layout.row_cells(y).items() if bits & (UP | DOWN))
+        if any(b - a == 1 for a, b in zip(xs, xs[1:])):
+            return False
+    return True
+
+
+def test_spaced_channels_keep_vertical_lines_a_blank_apart(sample: Path) -> None:
+    graph = Store.open(sample).graph
+    assert not spaced_tracks(layout_graph(graph))  # the tight layout has lines side by side
+    spaced = layout_graph(graph, spread=2)
+    assert spaced_tracks(spaced)
+    assert_drawn_faithfully(graph, spaced)
 
 
 @pytest.mark.anyio
