@@ -9,7 +9,7 @@ supersedes a layout still in flight (its result is dropped, the newest is laid o
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 from rich.style import Style
@@ -63,9 +63,11 @@ class LayoutJob:
     place, so a worker may read them while the board moves on), which to show, the room."""
 
     generation: int
-    tasks: list[Task]
-    missing_blocker_done: MissingBlockerRule
-    shown: set[str] | None
+    # Left out of the repr: Textual names a worker by the repr of its work, and the repr of
+    # 10,000 tasks takes a fifth of a second on the UI thread.
+    tasks: list[Task] = field(repr=False)
+    missing_blocker_done: MissingBlockerRule = field(repr=False)
+    shown: set[str] | None = field(repr=False)
     room: int
     collapse_done: bool
 
