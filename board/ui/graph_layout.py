@@ -63,6 +63,8 @@ ROW_BLOCK = 64
 COLLAPSED_WIDTH = 7
 #: The dashboard collapses finished waves on boards showing more tasks than this.
 COLLAPSE_ABOVE = 200
+#: Lines in a channel are set a blank apart when the graph grows by at most this factor.
+SPREAD_AT_MOST = 1.25
 
 #: One end of a link in a gap: a task id, or ("express", blocker id) for a blocker's express.
 Item = str | tuple[str, str]
@@ -89,8 +91,10 @@ class GraphLayout:
     height: int = 0
     #: Cells of each node (``NODE_WIDTH`` unless the view had room for longer labels).
     node_width: int = NODE_WIDTH
-    #: Blank cells between neighbouring tracks in a gap, plus one (2 when the view had room).
+    #: Blank cells between neighbouring tracks in a gap, plus one (2: the lines a blank apart).
     spread: int = 1
+    #: Cells setting the tracks a blank apart would add to ``width`` (for a ``spread`` of 1).
+    spread_cost: int = 0
     #: What each line carries: (blocker, the dependents reached through it). A segment names
     #: its line by index, so a chain of tasks can light exactly its own lines.
     edges: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
@@ -177,17 +181,17 @@ class GraphLayout:
 
 
 def layout_to_fit(graph: TaskGraph, visible: set[str] | None, room: int, *, collapse_done: bool = False) -> GraphLayout:
-    """``layout_graph``, using the room a view of ``room`` cells has to spare: first to keep
-    the lines in each gap a blank apart, then to widen the nodes (up to ``WIDEST_NODE``) so
-    they show more of each subject. A board wider than the view keeps the tight layout, so it
-    takes as little scrolling as it can."""
+    """``layout_graph`` for a view ``room`` cells wide. The lines turning in each channel are
+    set a blank apart when that fits in the view or widens the graph by at most a quarter
+    (``SPREAD_AT_MOST``): a few more cells to scroll, for lines that can be told apart. Room
+    still to spare widens the nodes (up to ``WIDEST_NODE``) to show more of each subject."""
     layout = layout_graph(graph, visible, collapse_done=collapse_done)
+    spaced_width = layout.width + layout.spread_cost
+    if layout.spread_cost and (spaced_width <= room or spaced_width <= layout.width * SPREAD_AT_MOST):
+        layout = layout_graph(graph, visible, spread=2, collapse_done=collapse_done)
     columns = len(layout.columns) - len(layout.collapsed)
     if columns <= 0 or layout.width >= room:
         return layout
-    spaced = layout_graph(graph, visible, spread=2, collapse_done=collapse_done)
-    if spaced.width <= room:
-        layout = spaced
     wider = min(WIDEST_NODE, NODE_WIDTH + (room - layout.width) // columns)
     if wider > NODE_WIDTH:
         return layout_graph(graph, visible, node_width=wider, spread=layout.spread, collapse_done=collapse_done)
@@ -406,6 +410,9 @@ def _route_gap(
     in_x = {key: in_start + spread * (in_count - 1 - index) for key, index in in_slot.items()}
     after_in = in_start + (spread * (in_count - 1) + 1 if in_count else 0)
     arrow_x = after_in + (spread if in_count else 0)
+    if spread == 1:
+        # What setting these tracks a blank apart would add (``layout_to_fit`` weighs it).
+        layout.spread_cost += max(0, out_count - 1) + max(0, in_count - 1) + (1 if out_count and in_count else 0) + (1 if in_count else 0)
 
     lowest = 0
     for left, right, critical, edge, via, out_track, in_track in routes:

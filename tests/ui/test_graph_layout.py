@@ -14,6 +14,7 @@ import pytest
 from board.graph import TaskGraph
 from board.model import Task
 from board.store import Store
+from board.ui import graph_layout
 from board.ui.graph_layout import ARROW, DOWN, GLYPH_DIRECTIONS, LEFT, NODE_WIDTH, RIGHT, UP, WIDEST_NODE, GraphLayout, layout_graph, layout_to_fit
 from board.ui.widgets.graph_view import HEADER_ROWS
 from tests.bench.big_board import build_big_board
@@ -191,24 +192,26 @@ async def test_graph_view_draws_the_selected_node_readably(sample: Path) -> None
         assert edge_colours and view.rich_style.color.get_truecolor() not in edge_colours
 
 
-def test_room_to_spare_spaces_the_lines_then_widens_the_nodes_keeping_every_edge() -> None:
+def test_lines_are_set_apart_when_it_costs_little_width_then_nodes_widen_keeping_every_edge(monkeypatch: pytest.MonkeyPatch) -> None:
     graph = small_board()
     narrow = layout_graph(graph)
     spaced = layout_graph(graph, spread=2)
-    assert spaced.width > narrow.width and spaced.node_width == NODE_WIDTH
+    assert spaced.width == narrow.width + narrow.spread_cost > narrow.width and spaced.node_width == NODE_WIDTH
+    assert spaced.width <= narrow.width * graph_layout.SPREAD_AT_MOST
     assert_drawn_faithfully(graph, spaced)
-    # Just room for the spaced channels: lines a blank apart, nodes as narrow as before.
-    fitted = layout_to_fit(graph, None, room=spaced.width)
+    # A quarter wider at most: spaced even in a view too narrow for it.
+    fitted = layout_to_fit(graph, None, room=narrow.width - 1)
     assert (fitted.spread, fitted.node_width, fitted.width) == (2, NODE_WIDTH, spaced.width)
     # More room widens the nodes of the spaced layout with what is left.
     fitted = layout_to_fit(graph, None, room=spaced.width + 40)
     assert fitted.spread == 2 and fitted.node_width == NODE_WIDTH + 40 // len(narrow.columns) and fitted.width <= spaced.width + 40
     assert_drawn_faithfully(graph, fitted)
-    # Not quite room for the spaced channels: the tight ones.
-    between = layout_to_fit(graph, None, room=spaced.width - 1)
-    assert between.spread == 1 and between.width <= spaced.width - 1
-    assert layout_to_fit(graph, None, room=narrow.width - 1).node_width == NODE_WIDTH  # no room: as before
     assert layout_to_fit(graph, None, room=10_000).node_width == WIDEST_NODE
+    # Where spacing would cost too much width, it is done only when the view has the room.
+    monkeypatch.setattr(graph_layout, "SPREAD_AT_MOST", 1.0)
+    assert layout_to_fit(graph, None, room=spaced.width - 1).spread == 1
+    assert layout_to_fit(graph, None, room=spaced.width).spread == 2
+    assert layout_to_fit(graph, None, room=narrow.width - 1).node_width == NODE_WIDTH  # no room: as before
 
 
 def spaced_tracks(layout: GraphLayout) -> bool:

@@ -106,14 +106,18 @@ async def test_selecting_a_task_lights_its_whole_chain_and_dims_the_rest(sample:
         dimmed = view.styles_by_name["dimmed"].color.get_truecolor()
         shown = set(view.graph_layout.position)
         assert shown - view.chain and view.chain - {"7"}
+        checked = 0
         for task_id in shown:
-            if not -1 < view.graph_layout.row_of[task_id] - view.scroll_y < view.size.height - HEADER_ROWS:
-                continue
+            x = view.graph_layout.node_x(task_id) - view.scroll_x
+            if not -1 < view.graph_layout.row_of[task_id] - view.scroll_y < view.size.height - HEADER_ROWS or not 0 <= x <= view.size.width - view.graph_layout.node_width:
+                continue  # out of view
+            checked += 1
             colours = node_label_colours(view, task_id)
             if task_id in view.chain:
                 assert dimmed not in colours, f"#{task_id} is on the chain of #7"
             else:
                 assert colours == {dimmed}, f"#{task_id} is off the chain of #7"
+        assert checked >= 15
         # Another selection, another chain.
         app.select("26")
         await pilot.pause()
@@ -168,6 +172,15 @@ async def test_f_shows_exactly_the_selected_tasks_chain_and_f_or_escape_goes_bac
         await pilot.press("f", "f")
         await pilot.pause()
         assert view.focus_on is None and set(view.graph_layout.position) == whole
+        # A task selected outside the focus view (a jump) brings the whole board back.
+        await pilot.press("f")
+        await wait_for(pilot, lambda: view.focus_on == "12", message="the focus view again")
+        assert "32" not in view.graph_layout.position
+        app.jump_to("32")
+        await wait_for(pilot, lambda: "32" in view.graph_layout.position, message="the whole board with #32")
+        assert view.focus_on is None and set(view.graph_layout.position) == whole and view.selection_in_view()
+        app.jump_to("12")
+        await pilot.pause()
         # Out of a focus view, escape is the dashboard's again: it clears the filter.
         await pilot.press("slash", *"@alice", "enter")
         await wait_for(pilot, lambda: bool(app.task_query.text), message="the filter")
@@ -226,6 +239,9 @@ def test_finished_waves_collapse_to_a_count_and_the_rest_is_drawn_faithfully() -
     assert set(layout.position) == {"6", "7", "8", "9"}
     assert [layout.column_width(c) for c in range(2)] == [graph_layout.COLLAPSED_WIDTH] * 2
     assert layout.column_x[2] < layout_graph(graph).column_x[2]  # narrower than the waves drawn whole
+    # The cursor steps over collapsed columns: nothing to the left of the first drawn wave.
+    assert layout.nearest_beside(2, -1, 0) is None
+    assert layout.nearest_beside(0, 1, 0) == layout.columns[2][0]
     kept = {t for t in graph.tasks if t in layout.position}
     assert_drawn_faithfully(TaskGraph(task.model_copy(update={"blocked_by": [b for b in task.blocked_by if b in kept]}) for task in graph.tasks.values() if task.id in kept), layout)
     # The rule: only boards of more than COLLAPSE_ABOVE tasks collapse.
@@ -275,3 +291,24 @@ async def test_a_newer_change_supersedes_a_layout_still_in_the_worker(sample: Pa
         assert view.graph_layout is before or not view.laying_out
         await wait_for(pilot, lambda: not view.laying_out, message="the whole board again")
         assert set(view.graph_layout.position) == app.lanes.placed_ids() and view.graph_layout is not before
+
+
+async def test_the_view_collapses_finished_waves_on_a_board_over_the_limit_and_says_so(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = make_app(sample)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settled(pilot)
+        await pilot.press("slash", *"status:completed", "enter")
+        await wait_for(pilot, lambda: bool(app.task_query.text), message="the filter")
+        done = app.lanes.placed_ids()
+        await pilot.press("g")
+        view = app.graph_view
+        await wait_for(pilot, lambda: set(view.graph_layout.position) == done, message="the finished tasks drawn")
+        assert not view.graph_layout.collapsed  # a small board shows them
+        monkeypatch.setattr(graph_layout, "COLLAPSE_ABOVE", len(done) - 1)
+        view.board_changed(structure=True, task_ids=set())
+        await wait_for(pilot, lambda: bool(view.graph_layout.collapsed), message="the finished waves collapsed")
+        layout = view.graph_layout
+        assert sum(layout.collapsed.values()) == len(done) and not layout.position
+        header = view.render_line(0).text
+        assert [f"✓{count}" for count in layout.collapsed.values()] == header.split()
+        assert f"finished waves collapsed: {len(done)} tasks" in str(view.border_title)

@@ -202,8 +202,13 @@ class GraphView(ScrollView, can_focus=True):
             self.refresh_line(row + HEADER_ROWS)
 
     def selection_changed(self, previous: str | None, current: str | None) -> None:
-        if self.neighbourhood_of is not None and self.focus_on is None and current and current not in self.graph_layout.position:
-            self._dirty = True  # the selection left the neighbourhood shown: centre it there
+        if current and current not in self.graph_layout.position and not self.laying_out:
+            if self.focus_on is not None and current in self.graph.tasks:
+                # Selected outside the focus view (from the kanban, a jump): the board again.
+                self.focus_on = None
+                self._dirty = True
+            elif self.neighbourhood_of is not None:
+                self._dirty = True  # the selection left the neighbourhood shown: centre it there
         if self.shown:  # hidden, the chain is found when the graph is shown (``_install``)
             self._update_chain()
             self._rows.clear()
