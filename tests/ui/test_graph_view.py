@@ -150,6 +150,11 @@ async def test_the_selected_node_stays_in_view_moving_far_right_and_down_under_w
         header = view.render_line(0).text
         column = next(c for c, x in enumerate(layout.column_x) if x >= view.scroll_x)
         assert f"wave {layout.waves[column] + 1} · {len(layout.columns[column])}" in header
+        # A column cut by the left edge keeps its label at the edge.
+        view.scroll_to(x=layout.column_x[column - 1] + 3, animate=False, immediate=True)
+        await pilot.pause()
+        assert view.scroll_x == layout.column_x[column - 1] + 3
+        assert view.render_line(0).text.startswith(f"wave {layout.waves[column - 1] + 1} ·")
 
 
 async def test_f_shows_exactly_the_selected_tasks_chain_and_f_or_escape_goes_back(sample: Path) -> None:

@@ -132,7 +132,8 @@ class GraphView(ScrollView, can_focus=True):
         #: Rows drawn, by (row, first x, end x): a big board's rows are drawn as far as the
         #: view shows them (a whole row of 10,000 tasks is thousands of cells).
         self._rows: LRUCache[tuple[int, int, int], tuple[int, Text]] = LRUCache(1024)
-        self._header: Text | None = None
+        #: The header row, and the scroll it was drawn for.
+        self._header: tuple[int, Text] | None = None
         self._styles: dict[str, Style] | None = None
         self.border_title = TITLE
         self.border_subtitle = LEGEND
@@ -379,9 +380,9 @@ class GraphView(ScrollView, can_focus=True):
         scroll_x, scroll_y = self.scroll_offset
         base = self.rich_style
         if y < HEADER_ROWS:
-            if self._header is None:
-                self._header = self._header_text()
-            text = self._header
+            if self._header is None or self._header[0] != scroll_x:
+                self._header = (scroll_x, self._header_text(scroll_x))
+            text = self._header[1]
         elif not self.graph_layout.columns:
             text = Text(f" laying out {self._wanted_count:,} tasks…" if self.laying_out and y == HEADER_ROWS else "", self.styles_by_name["muted"])
             scroll_x = 0
@@ -396,8 +397,9 @@ class GraphView(ScrollView, can_focus=True):
         strip = Strip(text.render(self.app.console), text.cell_len)
         return strip.crop_extend(scroll_x, scroll_x + self.size.width, base).apply_style(base)
 
-    def _header_text(self) -> Text:
-        """Each column's wave and count over it; a collapsed finished wave, ✓ and its count."""
+    def _header_text(self, scroll_x: int) -> Text:
+        """Each column's wave and count over it; a collapsed finished wave, ✓ and its count. The
+        label of a column cut by the left edge moves right with the edge, while there is room."""
         layout = self.graph_layout
         styles = self.styles_by_name
         line = Text(no_wrap=True)
@@ -407,6 +409,9 @@ class GraphView(ScrollView, can_focus=True):
                 label, style = f"✓{layout.collapsed[column]:,}", styles["completed"]
             else:
                 label, style = f"wave {layout.waves[column] + 1} · {len(layout.columns[column]):,}", styles["header"]
+            if x < scroll_x < x + width - 1:
+                width -= scroll_x - x
+                x = scroll_x
             line.append(" " * (x - line.cell_len))
             line.append(label[: width - 1].ljust(width - 1), style)
         return line
