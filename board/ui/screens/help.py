@@ -18,8 +18,8 @@ MOVES = [
     ("↑ ↓ ← → / h j k l", "move between cards (graph: nodes and waves)"),
     ("home end pgup pgdn", "first, last card; a page up or down"),
     ("ctrl+p", "command palette: actions, themes, jump to a task"),
-    ("escape", "clear the filter; close a dialog; leave the graph's focus view"),
-    ("f", "graph: focus on the selected task's chain (f or escape goes back)"),
+    ("escape", "clear the filter; close a dialog; leave a focus view"),
+    ("f", "graph: only the selected task's chain (f, escape: back)"),
 ]
 
 
