@@ -317,3 +317,39 @@ async def test_the_view_collapses_finished_waves_on_a_board_over_the_limit_and_s
         header = view.render_line(0).text
         assert [f"✓{count}" for count in layout.collapsed.values()] == header.split()
         assert f"finished waves collapsed: {len(done)} tasks" in str(view.border_title)
+
+
+async def test_a_board_changing_faster_than_it_is_laid_out_still_shows_a_newer_layout_every_few(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each layout is superseded while in flight; after SUPERSEDED_AT_MOST dropped in a row, the
+    next one is shown while the newest is made, so the view never stays on its first layout."""
+    monkeypatch.setattr(graph_view, "INLINE_LAYOUT_LIMIT", 0)
+    gates = [threading.Event() for _ in range(8)]
+    made: list[GraphLayout] = []
+    real = graph_view.make_layout
+
+    def held(job: graph_view.LayoutJob) -> GraphLayout:
+        gate = gates[len(made)]
+        layout = real(job)
+        made.append(layout)
+        gate.wait(30)
+        return layout
+
+    monkeypatch.setattr(graph_view, "make_layout", held)
+    shown: list[GraphLayout] = []
+    install = GraphView._install
+    monkeypatch.setattr(GraphView, "_install", lambda self, layout: (shown.append(layout), install(self, layout))[1])
+    app = make_app(sample)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        await pilot.press("g")
+        view = app.graph_view
+        for step in range(graph_view.SUPERSEDED_AT_MOST + 1):
+            await wait_for(pilot, lambda step=step: len(made) == step + 1, message=f"layout {step} under way")
+            view.board_changed(structure=True, task_ids=set())  # supersedes it
+            gates[step].set()
+            await wait_for(pilot, lambda step=step: len(made) == step + 2, message=f"layout {step + 1} started")
+        assert shown == [made[graph_view.SUPERSEDED_AT_MOST]], "the third superseded layout is shown meanwhile"
+        assert view.laying_out
+        gates[graph_view.SUPERSEDED_AT_MOST + 1].set()
+        await wait_for(pilot, lambda: not view.laying_out, message="the newest layout")
+        assert shown == made[graph_view.SUPERSEDED_AT_MOST :] and view.graph_layout is made[-1]

@@ -44,6 +44,8 @@ INLINE_LAYOUT_LIMIT = 100
 WHOLE_GRAPH_LIMIT = 20_000
 #: Tasks of that neighbourhood: the selected task's nearest ancestors and descendants.
 NEIGHBOURHOOD_LIMIT = 2_000
+#: Layouts in a row a newer change may supersede before one of them is shown anyway.
+SUPERSEDED_AT_MOST = 2
 #: Rows on top that stay while the graph scrolls: each wave's number and count.
 HEADER_ROWS = 1
 
@@ -156,6 +158,8 @@ class GraphView(ScrollView, can_focus=True):
         self._job: LayoutJob | None = None
         #: Tasks the newest layout will show (for "laying out…").
         self._wanted_count = 0
+        #: Layouts dropped in a row because a newer change superseded them.
+        self._superseded = 0
         #: Scroll to the selection when the layout that holds it arrives.
         self._reveal_pending = False
 
@@ -190,6 +194,8 @@ class GraphView(ScrollView, can_focus=True):
             self._dirty = True
             if self.shown:
                 self.relayout()
+                if self.laying_out:
+                    self._refresh_nodes(task_ids)  # recoloured where they are until then
             return
         self._refresh_nodes(task_ids)
 
@@ -260,6 +266,7 @@ class GraphView(ScrollView, can_focus=True):
         )
         if count <= INLINE_LAYOUT_LIMIT:
             self._job = None
+            self._superseded = 0
             self._install(layout_to_fit(self.graph, shown, room, collapse_done=job.collapse_done))
             return
         self._job = job
@@ -280,12 +287,20 @@ class GraphView(ScrollView, can_focus=True):
         if message.generation == self._in_flight:
             self._in_flight = None
         job = self._job
-        if job is None or message.generation != job.generation:
-            # Superseded by a newer change: lay the newest out, keep showing what is there.
-            if job is not None and self._in_flight is None:
+        if job is None:
+            return  # a layout made at once since (the board shrank) is the newest
+        if message.generation != job.generation:
+            # Superseded by a newer change: lay the newest out, keep showing what is there,
+            # unless changes have kept superseding every layout (a board changing faster than
+            # it can be laid out): then this one, less old than what is shown, shows meanwhile.
+            if self._in_flight is None:
                 self._start(job)
-            return
-        self._job = None
+            self._superseded += 1
+            if self._superseded <= SUPERSEDED_AT_MOST:
+                return
+        else:
+            self._job = None
+        self._superseded = 0
         self._install(message.layout)
 
     def _install(self, layout: GraphLayout) -> None:
