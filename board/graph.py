@@ -254,8 +254,12 @@ class TaskGraph:
         """The task and up to ``limit - 1`` of its ancestors and descendants, the nearest first
         (a step up and a step down in turn), ties broken by id: a chain too long to show whole,
         cut where it is farthest from the task."""
-        up = lambda t: self.tasks[t].blocked_by if t in self.tasks else ()  # noqa: E731
-        down = lambda t: self._dependents.get(t, ())  # noqa: E731
+        def up(node: str) -> Iterable[str]:
+            return self.tasks[node].blocked_by if node in self.tasks else ()
+
+        def down(node: str) -> Iterable[str]:
+            return self._dependents.get(node, ())
+
         kept = {task_id}
         fronts: list[tuple[list[str], Callable[[str], Iterable[str]]]] = [([task_id], up), ([task_id], down)]
         while len(kept) < limit and any(front for front, _step in fronts):

@@ -151,7 +151,8 @@ class GraphView(ScrollView, can_focus=True):
         #: or None (nothing selected, or nothing drawn joins the selected task).
         self.chain: set[str] | None = None
         self._lit: set[int] = set()
-        #: Layouts asked for so far; the one shown and the one a worker is making.
+        #: Layouts asked for so far (the newest one's number), and the number of the one a
+        #: worker is making, if any.
         self.generation = 0
         self._in_flight: int | None = None
         #: The newest layout asked of a worker, until it is shown.
