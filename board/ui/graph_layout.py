@@ -84,7 +84,8 @@ class GraphLayout:
     nodes_by_row: dict[int, list[tuple[int, str]]] = field(default_factory=dict)
     #: Horizontal edge segments per row: (x0, x1, on the critical path, line: index in ``edges``).
     horizontals: dict[int, list[tuple[int, int, bool, int]]] = field(default_factory=dict)
-    #: Vertical edge segments (x, y0, y1, critical, line), filed under every block of rows they cross.
+    #: Vertical edge segments (x, y0, y1, critical, line), filed under every block of rows they
+    #: cross, sorted.
     vertical_blocks: dict[int, list[tuple[int, int, int, bool, int]]] = field(default_factory=dict)
     critical: set[str] = field(default_factory=set)
     width: int = 0
@@ -133,8 +134,12 @@ class GraphLayout:
                 bits = (LEFT if x > x0 else 0) | (RIGHT if x < x1 else 0)
                 old_bits, old_critical, old_on = cells.get(x, (0, False, False))
                 cells[x] = (old_bits | bits, old_critical or critical, old_on or on)
-        for x, y0, y1, critical, edge in self.vertical_blocks.get(y // ROW_BLOCK, ()):
-            if y0 <= y <= y1 and start <= x < end:
+        block = self.vertical_blocks.get(y // ROW_BLOCK, [])
+        for index in range(bisect.bisect_left(block, (start,)), len(block)):
+            x, y0, y1, critical, edge = block[index]
+            if x >= end:
+                break
+            if y0 <= y <= y1:
                 bits = (UP if y > y0 else 0) | (DOWN if y < y1 else 0)
                 old_bits, old_critical, old_on = cells.get(x, (0, False, False))
                 cells[x] = (old_bits | bits, old_critical or critical, old_on or edge in lit)
@@ -310,6 +315,8 @@ def layout_graph(
             _horizontal(layout, row[express], begin, end, critical_gap >= gap, line(blocker, ahead))
             ahead = ahead[len(leaving[gap]):]
             begin = end
+    for block in layout.vertical_blocks.values():
+        block.sort()  # by x: a row drawn in part finds its segments by bisection
     layout.width = x + 1
     layout.height = height
     return layout

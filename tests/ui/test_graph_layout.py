@@ -244,3 +244,14 @@ async def test_a_small_board_in_a_wide_terminal_shows_whole_subjects_in_the_grap
         screen_text = "\n".join(app.graph_view.render_line(y).text for y in range(4))
         assert "Write the project charter and API sketch" in screen_text
         assert "Design the database schema and migrations" in screen_text
+
+
+def test_a_row_drawn_in_part_is_that_part_of_the_whole_row(tmp_path: Path) -> None:
+    graph = Store.open(build_big_board(tmp_path / "big", 600)).graph
+    layout = layout_graph(graph)
+    lit = layout.chain_edges(set(list(layout.position)[::3]))
+    for y in range(0, layout.height, 7):
+        whole = layout.edge_glyphs(y, lit)
+        for start in range(0, layout.width, 97):
+            end = start + 80
+            assert layout.edge_glyphs(y, lit, start, end) == {x: glyph for x, glyph in whole.items() if start <= x < end}, (y, start)
