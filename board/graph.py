@@ -250,6 +250,26 @@ class TaskGraph:
         seen.discard(start)
         return seen
 
+    def neighbourhood(self, task_id: str, limit: int) -> set[str]:
+        """The task and up to ``limit - 1`` of its ancestors and descendants, the nearest first
+        (a step up and a step down in turn), ties broken by id: a chain too long to show whole,
+        cut where it is farthest from the task."""
+        def up(node: str) -> Iterable[str]:
+            return self.tasks[node].blocked_by if node in self.tasks else ()
+
+        def down(node: str) -> Iterable[str]:
+            return self._dependents.get(node, ())
+
+        kept = {task_id}
+        fronts: list[tuple[list[str], Callable[[str], Iterable[str]]]] = [([task_id], up), ([task_id], down)]
+        while len(kept) < limit and any(front for front, _step in fronts):
+            for index, (front, step) in enumerate(fronts):
+                found = sorted({n for t in front for n in step(t) if n in self.tasks and n not in kept}, key=id_sort_key)
+                found = found[: max(0, limit - len(kept))]
+                kept.update(found)
+                fronts[index] = (found, step)
+        return kept
+
     def path_between(self, start: str, goal: str, also: Mapping[str, Iterable[str]] | None = None) -> list[str] | None:
         """A chain start -> ... -> goal following ``blockedBy`` (and the edges in ``also``,
         blockers by task, not yet written), or None."""

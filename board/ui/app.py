@@ -67,9 +67,6 @@ NOTICE_SECONDS = 1.0
 #: New errors notified one by one, up to this many per update; the rest in one line.
 ERROR_NOTIFICATIONS = 3
 
-#: The most tasks the graph view lays out: its layout grows faster than the board (4 s at
-#: 10,000 tasks, minutes at 100,000), so a bigger board is drawn filtered.
-GRAPH_MAX_TASKS = 20_000
 
 class BoardApp(AgentKeys, App[None]):
     """board's dashboard.
@@ -83,6 +80,7 @@ class BoardApp(AgentKeys, App[None]):
     | m | message the task's owner (a Claude Code team member) |
     | u | undo the status a policy set |
     | / | filter | g | kanban / graph | t | next theme | ? | help | q | quit |
+    | f | graph: only the selected task's chain (f or escape goes back) |
     | e | into the alerts panel; there enter selects the alert's task, escape goes back |
     | A | into the agents panel; there enter shows an agent, m messages it, escape goes back |
     """
@@ -593,13 +591,8 @@ class BoardApp(AgentKeys, App[None]):
     def action_toggle_view(self) -> None:
         switcher = self.query_one(ContentSwitcher)
         if switcher.current == "kanban":
-            shown = len(self.lanes.placed_ids())
-            if shown > GRAPH_MAX_TASKS:
-                self.notify(
-                    f"{shown:,} tasks are too many to draw as a graph: filter the board (/) down to {GRAPH_MAX_TASKS:,} or fewer first",
-                    title="Graph", severity="warning", timeout=8, markup=False,
-                )
-                return
+            # A board too big to lay out whole shows the selected task's neighbourhood
+            # (``graph_view.WHOLE_GRAPH_LIMIT``).
             switcher.current = "graph"
             self.graph_view.board_changed(structure=True, task_ids=set())
             self.graph_view.reveal_selection()

@@ -30,10 +30,12 @@ crossings become the right junction characters.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 
 from board.graph import TaskGraph, id_sort_key
+from board.status import Status
 
 #: Cells of a node: its label, truncated with an ellipsis, then one blank before the edges.
 NODE_WIDTH = 24
@@ -57,6 +59,12 @@ GLYPH_DIRECTIONS[ARROW] = LEFT
 ROW_PITCH = 3
 #: Vertical segments are indexed by blocks of this many rows.
 ROW_BLOCK = 64
+#: Cells of a finished wave's column when finished waves are collapsed: its count and a blank.
+COLLAPSED_WIDTH = 7
+#: The dashboard collapses finished waves on boards showing more tasks than this.
+COLLAPSE_ABOVE = 200
+#: Lines in a channel are set a blank apart when the graph grows by at most this factor.
+SPREAD_AT_MOST = 1.25
 
 #: One end of a link in a gap: a task id, or ("express", blocker id) for a blocker's express.
 Item = str | tuple[str, str]
@@ -74,46 +82,82 @@ class GraphLayout:
     column_x: list[int] = field(default_factory=list)
     #: (x, task id) of the nodes on each row, left to right.
     nodes_by_row: dict[int, list[tuple[int, str]]] = field(default_factory=dict)
-    #: Horizontal edge segments per row: (x0, x1, on the critical path).
-    horizontals: dict[int, list[tuple[int, int, bool]]] = field(default_factory=dict)
-    #: Vertical edge segments (x, y0, y1, critical), filed under every block of rows they cross.
-    vertical_blocks: dict[int, list[tuple[int, int, int, bool]]] = field(default_factory=dict)
+    #: Horizontal edge segments per row: (x0, x1, on the critical path, line: index in ``edges``).
+    horizontals: dict[int, list[tuple[int, int, bool, int]]] = field(default_factory=dict)
+    #: Vertical edge segments (x, y0, y1, critical, line), filed under every block of rows they
+    #: cross, sorted.
+    vertical_blocks: dict[int, list[tuple[int, int, int, bool, int]]] = field(default_factory=dict)
     critical: set[str] = field(default_factory=set)
     width: int = 0
     height: int = 0
     #: Cells of each node (``NODE_WIDTH`` unless the view had room for longer labels).
     node_width: int = NODE_WIDTH
+    #: Blank cells between neighbouring tracks in a gap, plus one (2: the lines a blank apart).
+    spread: int = 1
+    #: Cells setting the tracks a blank apart would add to ``width`` (for a ``spread`` of 1).
+    spread_cost: int = 0
+    #: What each line carries: (blocker, the dependents reached through it). A segment names
+    #: its line by index, so a chain of tasks can light exactly its own lines.
+    edges: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    #: Indexes in ``edges`` of each blocker's lines.
+    edges_of: dict[str, list[int]] = field(default_factory=dict)
+    #: The wave (0 first) each column shows.
+    waves: list[int] = field(default_factory=list)
+    #: Columns of finished waves drawn collapsed, with how many tasks each holds.
+    collapsed: dict[int, int] = field(default_factory=dict)
 
     def node_x(self, task_id: str) -> int:
         return self.column_x[self.position[task_id][0]]
 
-    def row_cells(self, y: int) -> dict[int, tuple[int, bool]]:
-        """Edge cells of one row: x -> (direction bits, on the critical path)."""
-        cells: dict[int, tuple[int, bool]] = {}
-        for x0, x1, critical in self.horizontals.get(y, ()):
-            for x in range(x0, x1 + 1):
+    def column_width(self, column: int) -> int:
+        return COLLAPSED_WIDTH if column in self.collapsed else self.node_width
+
+    def chain_edges(self, chain: set[str]) -> set[int]:
+        """The lines joining tasks of ``chain`` (a line carrying several edges, if any of them)."""
+        lit = set()
+        for blocker in chain:
+            for edge in self.edges_of.get(blocker, ()):
+                if any(dependent in chain for dependent in self.edges[edge][1]):
+                    lit.add(edge)
+        return lit
+
+    def row_cells(self, y: int, lit: Container[int] = (), start: int = 0, end: int | None = None) -> dict[int, tuple[int, bool, bool]]:
+        """Edge cells of one row from x = ``start`` to before ``end`` (default: all of it):
+        x -> (direction bits, on the critical path, on a ``lit`` line)."""
+        end = self.width if end is None else end
+        cells: dict[int, tuple[int, bool, bool]] = {}
+        for x0, x1, critical, edge in self.horizontals.get(y, ()):
+            if x1 < start or x0 >= end:
+                continue
+            on = edge in lit
+            for x in range(max(x0, start), min(x1, end - 1) + 1):
                 bits = (LEFT if x > x0 else 0) | (RIGHT if x < x1 else 0)
-                old_bits, old_critical = cells.get(x, (0, False))
-                cells[x] = (old_bits | bits, old_critical or critical)
-        for x, y0, y1, critical in self.vertical_blocks.get(y // ROW_BLOCK, ()):
+                old_bits, old_critical, old_on = cells.get(x, (0, False, False))
+                cells[x] = (old_bits | bits, old_critical or critical, old_on or on)
+        block = self.vertical_blocks.get(y // ROW_BLOCK, [])
+        for index in range(bisect.bisect_left(block, (start,)), len(block)):
+            x, y0, y1, critical, edge = block[index]
+            if x >= end:
+                break
             if y0 <= y <= y1:
                 bits = (UP if y > y0 else 0) | (DOWN if y < y1 else 0)
-                old_bits, old_critical = cells.get(x, (0, False))
-                cells[x] = (old_bits | bits, old_critical or critical)
+                old_bits, old_critical, old_on = cells.get(x, (0, False, False))
+                cells[x] = (old_bits | bits, old_critical or critical, old_on or edge in lit)
         return cells
 
-    def edge_glyphs(self, y: int) -> dict[int, tuple[str, bool]]:
-        """Edge characters of one row: x -> (glyph, on the critical path); arrowheads included."""
-        glyphs = {x: (BOX[bits], critical) for x, (bits, critical) in self.row_cells(y).items() if bits}
+    def edge_glyphs(self, y: int, lit: Container[int] = (), start: int = 0, end: int | None = None) -> dict[int, tuple[str, bool, bool]]:
+        """Edge characters of one row (from ``start`` to before ``end``): x -> (glyph, on the
+        critical path, on a ``lit`` line); arrowheads included."""
+        glyphs = {x: (BOX[bits], critical, on) for x, (bits, critical, on) in self.row_cells(y, lit, start, end).items() if bits}
         for x, _task_id in self.nodes_by_row.get(y, ()):
             if x - 1 in glyphs:
-                glyphs[x - 1] = (ARROW, glyphs[x - 1][1])
+                glyphs[x - 1] = (ARROW, *glyphs[x - 1][1:])
         return glyphs
 
     def plain_row(self, y: int, label: Callable[[str], str]) -> str:
         """One row as plain text, each node drawn as ``label(task_id)`` cut to its width."""
         cells = [" "] * self.width
-        for x, (glyph, _critical) in self.edge_glyphs(y).items():
+        for x, (glyph, _critical, _on) in self.edge_glyphs(y).items():
             cells[x] = glyph
         for x, task_id in self.nodes_by_row.get(y, ()):
             text = label(task_id)[: self.node_width - 1].ljust(self.node_width)
@@ -125,6 +169,15 @@ class GraphLayout:
             return self.columns[wave][index]
         return None
 
+    def nearest_beside(self, column: int, step: int, row: int) -> str | None:
+        """The task nearest ``row`` in the next column with tasks, ``step`` (-1 or 1) from ``column``."""
+        column += step
+        while 0 <= column < len(self.columns):
+            if self.columns[column]:
+                return self.nearest_in_column(column, row)
+            column += step
+        return None
+
     def nearest_in_column(self, wave: int, row: int) -> str | None:
         """The task of ``wave`` whose row is closest to ``row`` (the upper one on a tie)."""
         if not 0 <= wave < len(self.columns) or not self.columns[wave]:
@@ -132,20 +185,35 @@ class GraphLayout:
         return min(self.columns[wave], key=lambda task_id: (abs(self.row_of[task_id] - row), self.row_of[task_id]))
 
 
-def layout_to_fit(graph: TaskGraph, visible: set[str] | None, room: int) -> GraphLayout:
-    """``layout_graph``, with nodes as wide as ``room`` cells allow (up to ``WIDEST_NODE``):
-    a board that fits in the view shows more of each subject; one that does not keeps the
-    narrow nodes, so it takes as little scrolling as it can."""
-    layout = layout_graph(graph, visible)
-    columns = len(layout.columns)
-    if not columns or layout.width >= room:
+def layout_to_fit(graph: TaskGraph, visible: set[str] | None, room: int, *, collapse_done: bool = False) -> GraphLayout:
+    """``layout_graph`` for a view ``room`` cells wide. The lines turning in each channel are
+    set a blank apart when that fits in the view or widens the graph by at most a quarter
+    (``SPREAD_AT_MOST``): a few more cells to scroll, for lines that can be told apart. Room
+    still to spare widens the nodes (up to ``WIDEST_NODE``) to show more of each subject."""
+    layout = layout_graph(graph, visible, collapse_done=collapse_done)
+    spaced_width = layout.width + layout.spread_cost
+    if layout.spread_cost and (spaced_width <= room or spaced_width <= layout.width * SPREAD_AT_MOST):
+        layout = layout_graph(graph, visible, spread=2, collapse_done=collapse_done)
+    columns = len(layout.columns) - len(layout.collapsed)
+    if columns <= 0 or layout.width >= room:
         return layout
     wider = min(WIDEST_NODE, NODE_WIDTH + (room - layout.width) // columns)
-    return layout_graph(graph, visible, node_width=wider) if wider > NODE_WIDTH else layout
+    if wider > NODE_WIDTH:
+        return layout_graph(graph, visible, node_width=wider, spread=layout.spread, collapse_done=collapse_done)
+    return layout
 
 
-def layout_graph(graph: TaskGraph, visible: set[str] | None = None, *, node_width: int = NODE_WIDTH) -> GraphLayout:
-    """Place ``visible`` tasks (default: all) and route the edges between them."""
+def finished_waves_collapse(shown: int) -> bool:
+    """Whether a board of ``shown`` tasks collapses its finished waves (the dashboard's rule)."""
+    return shown > COLLAPSE_ABOVE
+
+
+def layout_graph(
+    graph: TaskGraph, visible: set[str] | None = None, *, node_width: int = NODE_WIDTH, spread: int = 1, collapse_done: bool = False,
+) -> GraphLayout:
+    """Place ``visible`` tasks (default: all) and route the edges between them. With
+    ``collapse_done``, a wave whose tasks are all completed is a narrow column of its count,
+    and the lines from its tasks are left out."""
     waves = graph.waves()
     ids = [t for t in graph.tasks if visible is None or t in visible]
     by_wave: dict[int, list[str]] = {}
@@ -153,6 +221,13 @@ def layout_graph(graph: TaskGraph, visible: set[str] | None = None, *, node_widt
         by_wave.setdefault(waves.get(task_id, 0), []).append(task_id)
     # Compact the waves that survive filtering into consecutive columns.
     columns = [sorted(by_wave[wave], key=id_sort_key) for wave in sorted(by_wave)]
+    collapsed: dict[int, int] = {}
+    if collapse_done:
+        for column, members in enumerate(columns):
+            if all(graph.tasks[task_id].status == Status.COMPLETED for task_id in members):
+                collapsed[column] = len(members)
+                columns[column] = []
+        ids = [task_id for members in columns for task_id in members]
     column_of = {task_id: column for column, members in enumerate(columns) for task_id in members}
     dependents: dict[str, list[str]] = {}
     for task_id in ids:
@@ -161,7 +236,7 @@ def layout_graph(graph: TaskGraph, visible: set[str] | None = None, *, node_widt
             # are reported as alerts, not drawn.
             if blocker in column_of and column_of[blocker] < column_of[task_id]:
                 dependents.setdefault(blocker, []).append(task_id)
-    layout = GraphLayout(node_width=node_width)
+    layout = GraphLayout(node_width=node_width, spread=spread, waves=sorted(by_wave), collapsed=collapsed)
     layout.columns = order_columns(columns, dependents, column_of)
     for column, members in enumerate(layout.columns):
         for index, task_id in enumerate(members):
@@ -174,13 +249,19 @@ def layout_graph(graph: TaskGraph, visible: set[str] | None = None, *, node_widt
     layout.critical = set(critical_path)
     critical_edges = set(zip(critical_path, critical_path[1:]))
 
+    def line(blocker: str, reached: list[str]) -> int:
+        layout.edges.append((blocker, tuple(reached)))
+        layout.edges_of.setdefault(blocker, []).append(len(layout.edges) - 1)
+        return len(layout.edges) - 1
+
     # Links between neighbouring columns (gap g: column g to g + 1). A blocker's edges that
     # skip waves share an express: a line on a lane of its own from the gap after the blocker
     # to the gap before its farthest dependent, which they branch off like edges off a node.
-    links: list[list[tuple[Item, Item, bool]]] = [[] for _ in range(max(0, column_count - 1))]
+    links: list[list[tuple[Item, Item, bool, int]]] = [[] for _ in range(max(0, column_count - 1))]
     reserved: list[set[int]] = [set() for _ in links]
     continuing: list[set[Item]] = [set() for _ in links]
-    expresses: list[tuple[Item, int, int, int]] = []  # (express, first gap, last gap, last critical gap)
+    # (express, first gap, last gap, last critical gap, its far dependents by the gap they leave it in)
+    expresses: list[tuple[Item, int, int, int, dict[int, list[str]]]] = []
     express_lanes: dict[int, tuple[list[int], list[int]]] = {}  # lane -> sorted first gaps, last gaps
     for blocker in sorted(dependents, key=lambda t: (layout.position[t][0], layout.row_of[t])):
         targets = dependents[blocker]
@@ -188,21 +269,24 @@ def layout_graph(graph: TaskGraph, visible: set[str] | None = None, *, node_widt
         far = [t for t in targets if layout.position[t][0] > start + 1]
         for target in targets:
             if layout.position[target][0] == start + 1:
-                links[start].append((blocker, target, (blocker, target) in critical_edges))
+                links[start].append((blocker, target, (blocker, target) in critical_edges, line(blocker, [target])))
         if not far:
             continue
         express: Item = ("express", blocker)
         last_gap = max(layout.position[t][0] for t in far) - 1
         critical_gap = max((layout.position[t][0] - 1 for t in far if (blocker, t) in critical_edges), default=-1)
         row[express] = _express_lane(layout.row_of[blocker], start, last_gap, express_lanes)
-        expresses.append((express, start, last_gap, critical_gap))
-        links[start].append((blocker, express, critical_gap >= 0))
+        leaving: dict[int, list[str]] = {}
+        for target in far:
+            leaving.setdefault(layout.position[target][0] - 1, []).append(target)
+        expresses.append((express, start, last_gap, critical_gap, leaving))
+        links[start].append((blocker, express, critical_gap >= 0, line(blocker, far)))
         for gap in range(start, last_gap + 1):
             reserved[gap].add(row[express])
             if gap < last_gap:
                 continuing[gap].add(express)
         for target in far:
-            links[layout.position[target][0] - 1].append((express, target, (blocker, target) in critical_edges))
+            links[layout.position[target][0] - 1].append((express, target, (blocker, target) in critical_edges, line(blocker, [target])))
 
     height = max((ROW_PITCH * (len(members) - 1) + 1 for members in layout.columns), default=0)
     height = max([height, *(row[express] + 1 for express, *_ in expresses)])
@@ -213,22 +297,26 @@ def layout_graph(graph: TaskGraph, visible: set[str] | None = None, *, node_widt
         layout.column_x.append(x)
         for task_id in members:
             layout.nodes_by_row.setdefault(row[task_id], []).append((x, task_id))
-        x += node_width
+        x += layout.column_width(column)
         if column < column_count - 1:
             exit_xs.append(x)
-            x, lowest = _route_gap(layout, links[column], row, reserved[column], continuing[column], x)
+            x, lowest = _route_gap(layout, links[column], row, reserved[column], continuing[column], x, spread)
             arrow_xs.append(x - 1)
             height = max(height, lowest + 1)
-    # Each express runs from its first gap's arrowhead column to the start of its last gap,
-    # amber as far as the gap before its critical dependent.
-    for express, first_gap, last_gap, critical_gap in expresses:
-        begin, end = arrow_xs[first_gap], exit_xs[last_gap]
-        if critical_gap > first_gap:
-            split = exit_xs[critical_gap]
-            _horizontal(layout, row[express], begin, split, True)
-            _horizontal(layout, row[express], split, end, False)
-        else:
-            _horizontal(layout, row[express], begin, end, False)
+    # Each express runs from its first gap's arrowhead column to the start of its last gap, in
+    # pieces between the gaps where dependents leave it: each piece is the line of the
+    # dependents still ahead, amber as far as the gap before its critical dependent.
+    for express, first_gap, last_gap, critical_gap, leaving in expresses:
+        blocker = express[1]
+        begin = arrow_xs[first_gap]
+        ahead = [target for gap in sorted(leaving) for target in leaving[gap]]
+        for gap in sorted(leaving):
+            end = exit_xs[gap]
+            _horizontal(layout, row[express], begin, end, critical_gap >= gap, line(blocker, ahead))
+            ahead = ahead[len(leaving[gap]):]
+            begin = end
+    for block in layout.vertical_blocks.values():
+        block.sort()  # by x: a row drawn in part finds its segments by bisection
     layout.width = x + 1
     layout.height = height
     return layout
@@ -250,33 +338,35 @@ def _express_lane(blocker_row: int, first_gap: int, last_gap: int, taken: dict[i
         distance += 1
 
 
-def _horizontal(layout: GraphLayout, y: int, x0: int, x1: int, critical: bool) -> None:
+def _horizontal(layout: GraphLayout, y: int, x0: int, x1: int, critical: bool, edge: int) -> None:
     if x0 != x1:
-        layout.horizontals.setdefault(y, []).append((min(x0, x1), max(x0, x1), critical))
+        layout.horizontals.setdefault(y, []).append((min(x0, x1), max(x0, x1), critical, edge))
 
 
-def _vertical(layout: GraphLayout, x: int, y0: int, y1: int, critical: bool) -> None:
+def _vertical(layout: GraphLayout, x: int, y0: int, y1: int, critical: bool, edge: int) -> None:
     low, high = min(y0, y1), max(y0, y1)
     if low == high:
         return
     for block in range(low // ROW_BLOCK, high // ROW_BLOCK + 1):
-        layout.vertical_blocks.setdefault(block, []).append((x, low, high, critical))
+        layout.vertical_blocks.setdefault(block, []).append((x, low, high, critical, edge))
 
 
 def _route_gap(
     layout: GraphLayout,
-    gap_links: list[tuple[Item, Item, bool]],
+    gap_links: list[tuple[Item, Item, bool, int]],
     row: dict[Item, int],
     express_lanes: set[int],
     continuing: set[Item],
     exit_x: int,
+    spread: int = 1,
 ) -> tuple[int, int]:
     """Route the links of one gap, starting at ``exit_x`` (the first cell after the left
     column's labels), around the ``express_lanes`` running through it (``continuing`` are the
-    expresses that go on past it). Returns the x of the next column and the lowest row used."""
+    expresses that go on past it), neighbouring tracks ``spread`` cells apart. Returns the x of
+    the next column and the lowest row used."""
     outgoing: dict[Item, int] = {}
     incoming: dict[Item, int] = {}
-    for left, right, _critical in gap_links:
+    for left, right, _critical, _edge in gap_links:
         outgoing[left] = outgoing.get(left, 0) + 1
         incoming[right] = incoming.get(right, 0) + 1
     # Rows whose part of the gap is spoken for: a left item's edges leave along its row, a right
@@ -284,32 +374,32 @@ def _route_gap(
     leaving_rows = {row[item] for item in outgoing}
     arriving_rows = {row[item] for item in incoming}
 
-    # Each bent link: (left, right, critical, via row, uses out-track, uses in-track).
-    routes: list[tuple[Item, Item, bool, int, bool, bool]] = []
+    # Each bent link: (left, right, critical, line, via row, uses out-track, uses in-track).
+    routes: list[tuple[Item, Item, bool, int, int, bool, bool]] = []
     lanes_taken = set(express_lanes)
     bent = []
-    for left, right, critical in gap_links:
+    for left, right, critical, edge in gap_links:
         y0, y1 = row[left], row[right]
         if y0 == y1:
-            routes.append((left, right, critical, y0, False, False))
+            routes.append((left, right, critical, edge, y0, False, False))
         elif incoming[right] == 1 and y1 not in leaving_rows:
-            routes.append((left, right, critical, y1, True, False))  # along the dependent's row
+            routes.append((left, right, critical, edge, y1, True, False))  # along the dependent's row
         elif outgoing[left] == 1 and y0 not in arriving_rows and left not in continuing:
             # Along the blocker's row. (An express going on past this gap would run on
             # through the dependent's in-track and seem to join it.)
-            routes.append((left, right, critical, y0, False, True))
+            routes.append((left, right, critical, edge, y0, False, True))
         else:
-            bent.append((left, right, critical))
+            bent.append((left, right, critical, edge))
     # Short links first, so they get the lanes right next to their dependent.
-    for left, right, critical in sorted(bent, key=lambda link: (abs(row[link[1]] - row[link[0]]), row[link[1]], row[link[0]])):
+    for left, right, critical, edge in sorted(bent, key=lambda link: (abs(row[link[1]] - row[link[0]]), row[link[1]], row[link[0]])):
         lane = _free_lane(row[left], row[right], lanes_taken)
         lanes_taken.add(lane)
-        routes.append((left, right, critical, lane, True, True))
+        routes.append((left, right, critical, edge, lane, True, True))
 
     # Tracks: one per (item, direction); the rows each one spans.
     out_spans: dict[tuple[Item, bool], list[int]] = {}
     in_spans: dict[tuple[Item, bool], list[int]] = {}
-    for left, right, _critical, via, out_track, in_track in routes:
+    for left, right, _critical, _edge, via, out_track, in_track in routes:
         if out_track:
             span = out_spans.setdefault((left, via > row[left]), [row[left], row[left]])
             span[0], span[1] = min(span[0], via), max(span[1], via)
@@ -318,29 +408,36 @@ def _route_gap(
             span[0], span[1] = min(span[0], via), max(span[1], via)
     out_slot, out_count = _pack(out_spans)
     in_slot, in_count = _pack(in_spans)
-    out_x = {key: exit_x + 1 + index for key, index in out_slot.items()}
-    in_start = exit_x + 1 + out_count + (1 if out_count and in_count else 0)
+    # The channel is as wide as its tracks need: out-tracks, a blank, in-tracks, a blank, the
+    # arrowheads (each track ``spread`` cells from the next).
+    out_x = {key: exit_x + 1 + spread * index for key, index in out_slot.items()}
+    after_out = exit_x + 1 + (spread * (out_count - 1) + 1 if out_count else 0)
+    in_start = after_out + (spread if out_count and in_count else 0)
     # The innermost in-tracks sit nearest their dependents (packed from the right).
-    in_x = {key: in_start + in_count - 1 - index for key, index in in_slot.items()}
-    arrow_x = in_start + in_count + (1 if in_count else 0)
+    in_x = {key: in_start + spread * (in_count - 1 - index) for key, index in in_slot.items()}
+    after_in = in_start + (spread * (in_count - 1) + 1 if in_count else 0)
+    arrow_x = after_in + (spread if in_count else 0)
+    if spread == 1:
+        # What setting these tracks a blank apart would add (``layout_to_fit`` weighs it).
+        layout.spread_cost += max(0, out_count - 1) + max(0, in_count - 1) + (1 if out_count and in_count else 0) + (1 if in_count else 0)
 
     lowest = 0
-    for left, right, critical, via, out_track, in_track in routes:
+    for left, right, critical, edge, via, out_track, in_track in routes:
         y0, y1 = row[left], row[right]
         lowest = max(lowest, via, y0, y1)
         turn_out = out_x[(left, via > y0)] if out_track else None
         turn_in = in_x[(right, via < y1)] if in_track else None
         first = exit_x
         if turn_out is not None:
-            _horizontal(layout, y0, exit_x, turn_out, critical)
-            _vertical(layout, turn_out, y0, via, critical)
+            _horizontal(layout, y0, exit_x, turn_out, critical, edge)
+            _vertical(layout, turn_out, y0, via, critical, edge)
             first = turn_out
         if turn_in is not None:
-            _horizontal(layout, via, first, turn_in, critical)
-            _vertical(layout, turn_in, via, y1, critical)
-            _horizontal(layout, y1, turn_in, arrow_x, critical)
+            _horizontal(layout, via, first, turn_in, critical, edge)
+            _vertical(layout, turn_in, via, y1, critical, edge)
+            _horizontal(layout, y1, turn_in, arrow_x, critical, edge)
         else:
-            _horizontal(layout, via, first, arrow_x, critical)
+            _horizontal(layout, via, first, arrow_x, critical, edge)
     return arrow_x + 1, lowest
 
 
@@ -414,18 +511,22 @@ _PASS_THROUGH = 1 / ROW_PITCH
 #: holds every id and edge of a board.
 _ORDER_CACHE: dict[tuple, list[list[str]]] = {}
 _ORDER_CACHE_SIZE = 2
+#: Layouts are made on the UI thread and in a worker: one at a time touches the cache.
+_ORDER_CACHE_LOCK = threading.Lock()
 
 
 def order_columns(columns: list[list[str]], dependents: dict[str, list[str]], column_of: dict[str, int]) -> list[list[str]]:
     """The tasks of each column in the order that crosses least. ``columns`` come sorted by id,
     which breaks every tie; ``dependents`` are each blocker's dependents in later columns."""
     key = (tuple(map(tuple, columns)), tuple((blocker, tuple(targets)) for blocker, targets in dependents.items()))
-    ordered = _ORDER_CACHE.get(key)
+    with _ORDER_CACHE_LOCK:
+        ordered = _ORDER_CACHE.get(key)
     if ordered is None:
         ordered = _order_columns(columns, dependents, column_of)
-        if len(_ORDER_CACHE) >= _ORDER_CACHE_SIZE:
-            del _ORDER_CACHE[next(iter(_ORDER_CACHE))]
-        _ORDER_CACHE[key] = ordered
+        with _ORDER_CACHE_LOCK:
+            while len(_ORDER_CACHE) >= _ORDER_CACHE_SIZE:
+                del _ORDER_CACHE[next(iter(_ORDER_CACHE))]
+            _ORDER_CACHE[key] = ordered
     return [list(members) for members in ordered]
 
 

@@ -390,27 +390,3 @@ async def test_text_coloured_in_code_takes_the_themes_colours_ansi_ones_included
             await wait_for(pilot, lambda expected=expected: mark_colour() == expected, message=f"the alert in {theme}'s {colour}")
             shown.append(expected)
         assert all(before != after for before, after in zip(shown, shown[1:]))  # so none was left over from the theme before
-
-
-async def test_a_board_too_big_to_draw_asks_for_a_filter_before_the_graph(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The graph's layout grows faster than the board; past the limit ``g`` says to filter first
-    (the kanban stays), and a filtered board small enough is drawn."""
-    from textual.widgets import ContentSwitcher
-
-    import board.ui.app as app_module
-
-    monkeypatch.setattr(app_module, "GRAPH_MAX_TASKS", 5)
-    app = make_app(sample)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settled(pilot)
-        assert len(app.lanes.placed_ids()) > 5
-        await pilot.press("g")
-        await pilot.pause()
-        assert app.query_one(ContentSwitcher).current == "kanban" and app.kanban.has_focus
-        assert any("too many to draw as a graph" in n.message and "filter" in n.message for n in app._notifications)
-        await pilot.press("slash", *"@carol", "enter")
-        await wait_for(pilot, lambda: 0 < len(app.lanes.placed_ids()) <= 5, message="the filtered board")
-        await pilot.press("g")
-        await pilot.pause()
-        assert app.query_one(ContentSwitcher).current == "graph"
-        assert set(app.graph_view.graph_layout.position) <= app.lanes.placed_ids()

@@ -14,7 +14,9 @@ import pytest
 from board.graph import TaskGraph
 from board.model import Task
 from board.store import Store
+from board.ui import graph_layout
 from board.ui.graph_layout import ARROW, DOWN, GLYPH_DIRECTIONS, LEFT, NODE_WIDTH, RIGHT, UP, WIDEST_NODE, GraphLayout, layout_graph, layout_to_fit
+from board.ui.widgets.graph_view import HEADER_ROWS
 from tests.bench.big_board import build_big_board
 from tests.ui.conftest import make_app, settled
 
@@ -167,7 +169,7 @@ async def test_graph_view_draws_the_selected_node_readably(sample: Path) -> None
         await pilot.pause()
         view = app.graph_view
         layout = view.graph_layout
-        y = layout.row_of["32"] - int(view.scroll_y)
+        y = layout.row_of["32"] - int(view.scroll_y) + HEADER_ROWS
         strip = view.render_line(y)
         text = "".join(segment.text for segment in strip)
         assert "#32 Benchmark the JS…" in text
@@ -184,20 +186,49 @@ async def test_graph_view_draws_the_selected_node_readably(sample: Path) -> None
             assert style.color.get_truecolor() != style.bgcolor.get_truecolor(), "label text drawn in its background colour"
         # Edges are dimmer than labels: the translucent edge colour is blended, not dropped.
         edge_colours = {
-            segment.style.color.get_truecolor() for segment in view.render_line(layout.row_of["1"] - int(view.scroll_y))
+            segment.style.color.get_truecolor() for segment in view.render_line(layout.row_of["1"] - int(view.scroll_y) + HEADER_ROWS)
             if segment.style and segment.style.color and set(segment.text) <= set("─┬┴╮╯╭╰├┤│┼▸")
         }
         assert edge_colours and view.rich_style.color.get_truecolor() not in edge_colours
 
 
-def test_nodes_widen_to_fill_a_view_with_room_and_keep_every_edge() -> None:
+def test_lines_are_set_apart_when_it_costs_little_width_then_nodes_widen_keeping_every_edge(monkeypatch: pytest.MonkeyPatch) -> None:
     graph = small_board()
     narrow = layout_graph(graph)
-    fitted = layout_to_fit(graph, None, room=narrow.width + 40)
-    assert fitted.node_width == NODE_WIDTH + 40 // len(narrow.columns) and fitted.width <= narrow.width + 40
+    spaced = layout_graph(graph, spread=2)
+    assert spaced.width == narrow.width + narrow.spread_cost > narrow.width and spaced.node_width == NODE_WIDTH
+    assert spaced.width <= narrow.width * graph_layout.SPREAD_AT_MOST
+    assert_drawn_faithfully(graph, spaced)
+    # A quarter wider at most: spaced even in a view too narrow for it.
+    fitted = layout_to_fit(graph, None, room=narrow.width - 1)
+    assert (fitted.spread, fitted.node_width, fitted.width) == (2, NODE_WIDTH, spaced.width)
+    # More room widens the nodes of the spaced layout with what is left.
+    fitted = layout_to_fit(graph, None, room=spaced.width + 40)
+    assert fitted.spread == 2 and fitted.node_width == NODE_WIDTH + 40 // len(narrow.columns) and fitted.width <= spaced.width + 40
     assert_drawn_faithfully(graph, fitted)
-    assert layout_to_fit(graph, None, room=narrow.width - 1).node_width == NODE_WIDTH  # no room: as before
     assert layout_to_fit(graph, None, room=10_000).node_width == WIDEST_NODE
+    # Where spacing would cost too much width, it is done only when the view has the room.
+    monkeypatch.setattr(graph_layout, "SPREAD_AT_MOST", 1.0)
+    assert layout_to_fit(graph, None, room=spaced.width - 1).spread == 1
+    assert layout_to_fit(graph, None, room=spaced.width).spread == 2
+    assert layout_to_fit(graph, None, room=narrow.width - 1).node_width == NODE_WIDTH  # no room: as before
+
+
+def spaced_tracks(layout: GraphLayout) -> bool:
+    """Whether no two vertical lines of the drawing stand in neighbouring cells of a row."""
+    for y in range(layout.height):
+        xs = sorted(x for x, (bits, _critical, _lit) in layout.row_cells(y).items() if bits & (UP | DOWN))
+        if any(b - a == 1 for a, b in zip(xs, xs[1:])):
+            return False
+    return True
+
+
+def test_spaced_channels_keep_vertical_lines_a_blank_apart(sample: Path) -> None:
+    graph = Store.open(sample).graph
+    assert not spaced_tracks(layout_graph(graph))  # the tight layout has lines side by side
+    spaced = layout_graph(graph, spread=2)
+    assert spaced_tracks(spaced)
+    assert_drawn_faithfully(graph, spaced)
 
 
 @pytest.mark.anyio
@@ -213,3 +244,14 @@ async def test_a_small_board_in_a_wide_terminal_shows_whole_subjects_in_the_grap
         screen_text = "\n".join(app.graph_view.render_line(y).text for y in range(4))
         assert "Write the project charter and API sketch" in screen_text
         assert "Design the database schema and migrations" in screen_text
+
+
+def test_a_row_drawn_in_part_is_that_part_of_the_whole_row(tmp_path: Path) -> None:
+    graph = Store.open(build_big_board(tmp_path / "big", 600)).graph
+    layout = layout_graph(graph)
+    lit = layout.chain_edges(set(list(layout.position)[::3]))
+    for y in range(0, layout.height, 7):
+        whole = layout.edge_glyphs(y, lit)
+        for start in range(0, layout.width, 97):
+            end = start + 80
+            assert layout.edge_glyphs(y, lit, start, end) == {x: glyph for x, glyph in whole.items() if start <= x < end}, (y, start)

@@ -146,6 +146,21 @@ def test_graph_view_160x45(sample: Path, snap_compare) -> None:
     assert snap_compare(make_app(sample), press=["g"], terminal_size=(160, 45), run_before=settled)
 
 
+async def on_task_16(pilot: Pilot) -> None:
+    await settled(pilot)
+    pilot.app.jump_to("16")  # on the critical path: three waves of blockers, two of dependents
+    await pilot.pause()
+
+
+def test_graph_chain_of_the_selection_160x45(sample: Path, snap_compare) -> None:
+    # #16's ancestors and descendants bright, the rest of the board dimmed.
+    assert snap_compare(make_app(sample), press=["g"], terminal_size=(160, 45), run_before=on_task_16)
+
+
+def test_graph_focus_view_160x45(sample: Path, snap_compare) -> None:
+    assert snap_compare(make_app(sample), press=["g", "f"], terminal_size=(160, 45), run_before=on_task_16)
+
+
 async def team_settled(pilot: Pilot) -> None:
     """Settled, with the team read (its folder is read beside the board, not before it)."""
     await settled_quietly(pilot)

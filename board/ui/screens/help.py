@@ -9,14 +9,17 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from board.ui.graph_layout import COLLAPSE_ABOVE
 from board.ui.screens.dialog import Dialog
+from board.ui.widgets.graph_view import NEIGHBOURHOOD_LIMIT, WHOLE_GRAPH_LIMIT
 
 
 MOVES = [
     ("↑ ↓ ← → / h j k l", "move between cards (graph: nodes and waves)"),
     ("home end pgup pgdn", "first, last card; a page up or down"),
     ("ctrl+p", "command palette: actions, themes, jump to a task"),
-    ("escape", "clear the filter; close a dialog"),
+    ("escape", "clear the filter; close a dialog; leave a focus view"),
+    ("f", "graph: only the selected task's chain (f, escape: back)"),
 ]
 
 
@@ -64,7 +67,11 @@ class HelpScreen(Dialog[None]):
             "Alerts (e): worst first with their age; enter on one selects its task, on a group lists it; m on an idle "
             "team member's alert writes it a prepared nudge; escape goes back.\n"
             "Agents (A): ● working ○ idle ✗ stale or gone; ★ a team's lead, ⚠ idle with a task in progress, ✉ unread "
-            "messages; enter shows an agent and its messages, m writes to it.\n\n"
+            "messages; enter shows an agent and its messages, m writes to it.\n"
+            "Graph (g): waves left to right under headers that stay on top; the selected task's chain (all it needs, "
+            "all that waits on it) bright, the rest dimmed; f shows that chain alone. On a board of more than "
+            f"{COLLAPSE_ABOVE} tasks a wave whose tasks are all done shrinks to ✓ and its count; past "
+            f"{WHOLE_GRAPH_LIMIT:,} tasks the graph shows the selected task's nearest {NEIGHBOURHOOD_LIMIT:,} relatives.\n\n"
             + FILTER_HELP
         )
         with VerticalScroll(id="dialog"):
