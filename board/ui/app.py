@@ -4,6 +4,10 @@ Threads: one worker reads the board (first a full read in chunks, then watcher b
 ``board_feed``) through the session's store and posts ``BoardChanged`` messages; writes run in
 another worker through the same store, serialised by the session's lock. Only the app thread
 touches the displayed graph and widgets; screens get the session, not the app's attributes.
+
+It is long because it is where every message from the readers, the keys and the screens meets
+the widgets; what can live elsewhere does (keys: ``task_keys``, ``agent_keys``; the board:
+``session``; reading: ``board_feed``).
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """Lay the task DAG out left to right by wave, with box-drawing edges. Textual-free.
 
+One algorithm in one module (ordering, routing, drawing the rows), hence its length: its parts
+share the layout's data and are read together.
+
 Each wave is a column of one-line nodes, ``ROW_PITCH`` rows apart, in the order crossing the
 fewest lines that a bounded search finds (see "ordering the waves" below). An edge that skips
 waves is carried through every wave in between by a pass-through line on a row of its own (one
