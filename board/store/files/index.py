@@ -131,7 +131,7 @@ class FileIndex(FileBoard):
                 if task_id not in self._logged:
                     self._logged[task_id] = task
                 if task.status == Status.COMPLETED:
-                    self._mirror_completed(task)
+                    self._mirror_completed(task, raw)
                 fresh.append(task)
                 result.changed.add(task_id)
             self.graph.put_many(fresh)
@@ -139,12 +139,14 @@ class FileIndex(FileBoard):
 
     # -- tasks Claude Code deleted (``mirror``) -----------------------------------------------
 
-    def _mirror_completed(self, task: Task) -> None:
+    def _mirror_completed(self, task: Task, raw: bytes | None = None) -> None:
         """Keep a copy of a task seen completed, unless one of its version is kept already:
-        Claude Code may delete its file at any time after, with no board process running."""
+        Claude Code may delete its file at any time after, with no board process running.
+        ``raw``: the file's bytes as read (calls logged beyond them are counted again when the
+        copy is read, as they are for a file)."""
         mirror = self._mirror
         if mirror is not None and mirror.due(task.id, task.version):
-            mirror.keep(task.id, task.version, self.layout.encode(task))
+            mirror.keep(task.id, task.version, raw if raw is not None else self.layout.encode(task))
 
     def _archived_by_board(self, task_id: str) -> bool:
         """Whether board itself deleted the task (its archive holds it)."""
@@ -168,7 +170,7 @@ class FileIndex(FileBoard):
             return None
         raw, path = copy
         try:
-            task = self.layout.decode(raw, path, task_id)
+            task = self._count_logged_calls(self.layout.decode(raw, path, task_id))
         except InvalidTaskFile:
             return None
         return _marked_removed(task)

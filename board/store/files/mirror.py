@@ -36,6 +36,7 @@ class RemovedMirror:
         self.folder = state_dir / REMOVED_DIR
         #: Task id -> the version of its newest copy; None until the folder is first listed.
         self._versions: dict[str, int] | None = None
+        self._made = False
 
     def planted(self) -> dict[str, str]:
         """The folder, when something not a plain folder (a link, a file) is in its place: path
@@ -54,11 +55,7 @@ class RemovedMirror:
         """Task id -> version of its copy, from one listing of the folder (kept until ``relist``)."""
         if self._versions is None or relist:
             found: dict[str, int] = {}
-            try:
-                names = os.listdir(self.folder)
-            except (FileNotFoundError, NotADirectoryError):
-                names = []
-            for name in names:
+            for name in self._names():
                 match = _COPY.fullmatch(name)
                 if match and int(match.group(2)) >= found.get(match.group(1), -1):
                     found[match.group(1)] = int(match.group(2))
@@ -80,7 +77,9 @@ class RemovedMirror:
         versions = self.versions()
         old = versions.get(task_id)
         try:
-            confine.make_folders(self.folder)
+            if not self._made:
+                confine.make_folders(self.folder)
+                self._made = True
             write_atomic(self.folder / f"{task_id}.{version}.json", data)
         except OSError:
             return False
@@ -104,10 +103,21 @@ class RemovedMirror:
 
     def drop(self, task_id: str) -> None:
         """Forget a task's copies (board archived the task: it left the board)."""
-        versions = self.versions(relist=True)
-        version = versions.pop(task_id, None)
-        if version is not None:
-            self._unlink(task_id, version)
+        self.versions().pop(task_id, None)
+        for name in self._names():  # older copies too, left by a writer that raced this one
+            match = _COPY.fullmatch(name)
+            if match and match.group(1) == task_id:
+                self._unlink(task_id, int(match.group(2)))
+
+    def _names(self) -> list[str]:
+        """The folder's entries; none when a link or a file is planted in its place (reads and
+        writes below it refuse it as well: ``confine``)."""
+        if self.planted():
+            return []
+        try:
+            return os.listdir(self.folder)
+        except OSError:
+            return []
 
     def _unlink(self, task_id: str, version: int) -> None:
         try:

@@ -110,7 +110,7 @@ class FileBoard(Store):
         """Re-read one path into the index (``index``)."""
 
     @abstractmethod
-    def _mirror_completed(self, task: Task) -> None:
+    def _mirror_completed(self, task: Task, raw: bytes | None = None) -> None:
         """Keep a copy of a completed task, for when Claude Code deletes its file (``index``)."""
 
     @abstractmethod
