@@ -77,3 +77,4 @@ async def test_a_done_task_claude_code_deletes_still_counts_in_the_header_and_th
         assert "1/3 done" in header_line(app)
         assert app.lanes.lane_index("1")[0] == Lane.DONE
         assert app.lanes.lane_index("2")[0] == Lane.READY
+        await wait_for(pilot, lambda: "removed" in app.export_screenshot(), message="the card's mark")
