@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -181,3 +182,24 @@ def test_board_s_own_task_folders_keep_no_copies(workspace: Path) -> None:
     store.set_status(task.id, "in_progress", owner="ann")
     store.set_status(task.id, "completed")
     assert not (store.layout.state_dir / "removed").exists()
+
+
+def test_a_task_in_progress_claude_code_deletes_holds_no_lease_and_no_files(task_list: Path) -> None:
+    from board.active_work import read_active
+
+    store = Store.open(task_list)
+    claimed = store.claim("worker-1", lease_seconds=0.05)
+    assert claimed is not None and claimed.id == "2"
+    store.update("2", files=["parser.py"], token=claimed.lease.token)
+    store.refresh_active()
+    assert "2" in read_active(store.state_dir)
+    (task_list / "2.json").unlink()
+    store.rescan()
+    assert store.tasks["2"].status == Status.IN_PROGRESS and removed_by_claude_code(store.tasks["2"])
+    assert store.held_by("worker-1") == [] and store.heartbeat("worker-1") == []
+    store.refresh_active()
+    assert "2" not in read_active(store.state_dir)  # board hook no longer counts it as worked on
+    expired = store.clock() + timedelta(seconds=1)
+    late = Store.open(task_list, clock=lambda: expired)
+    assert late.reclaim_expired() == []  # nothing to take back: its file is gone
+    assert not (task_list / "2.json").exists()

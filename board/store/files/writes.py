@@ -90,7 +90,10 @@ class FileWrites(FileBoard):
         """Rebuild ``active.json`` from the whole board, when it differs (outside writers, such
         as Claude Code itself, start and finish tasks without telling it). True if rewritten."""
         self._ensure_whole()
-        wanted = {t.id: entry for t in self.graph.tasks.values() if (entry := entry_for(t.status, t.owner, t.files)) is not None}
+        wanted = {
+            t.id: entry for t in self.graph.tasks.values()
+            if (entry := entry_for(t.status, t.owner, t.files)) is not None and not removed_by_claude_code(t)  # nobody works on a deleted one
+        }
         if read_active(self.state_dir) == wanted:
             return False
         with self._write_lock(make_temp=False):
