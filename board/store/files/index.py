@@ -161,10 +161,11 @@ class FileIndex(FileBoard):
             return None
         if known is not None and removed_by_claude_code(known):
             return known
-        if known is not None:
+        if known is not None and mirror.versions().get(task_id, -1) <= known.version:
             if not mirror.keep(task_id, known.version, self.layout.encode(known)):
                 return None
             return _marked_removed(known)
+        # Not read here (a command about another task), or another process kept a newer copy.
         copy = mirror.read(task_id)
         if copy is None:
             return None
