@@ -664,11 +664,13 @@ class Store(ABC):
 
     def removed_by_claude_code(self, task_id: str) -> Task | None:
         """The task, if Claude Code deleted its file from its list and board keeps it as it last
-        was (shown and counted, never changed but by ``restore`` or ``delete``); None otherwise."""
-        return None
+        was (shown and counted, never changed but by ``restore`` or ``delete``); None otherwise.
+        Only a board kept in a Claude Code list has such tasks (``board.store.files.mirror``)."""
+        task = self.graph.tasks.get(task_id)
+        return task if task is not None and removed_by_claude_code(task) else None
 
     def _deleted_by_claude_code(self, task_id: str) -> bool:
-        return task_id in self.graph.tasks and removed_by_claude_code(self.graph.tasks[task_id])
+        return self.removed_by_claude_code(task_id) is not None
 
     def _writable(self, task_id: str) -> bool:
         """Whether a task is on the board and may be written (not one Claude Code deleted)."""

@@ -74,9 +74,13 @@ def test_a_task_seen_completed_is_copied_once_and_outlives_a_delete_made_while_b
     assert removed_by_claude_code(partial.get("1"))
 
 
-def test_only_completed_tasks_are_copied_on_a_read(task_list: Path) -> None:
-    Store.open(task_list)
+def test_only_completed_tasks_are_copied_on_a_read_and_board_s_own_completions_at_once(task_list: Path) -> None:
+    store = Store.open(task_list)
     assert removed_copies(task_list) == ["1.0.json"]  # #2 and #3 are pending: nothing written for them
+    store.set_status("2", "in_progress", owner="ann")
+    assert removed_copies(task_list) == ["1.0.json"]
+    done = store.set_status("2", "completed")
+    assert removed_copies(task_list) == ["1.0.json", f"2.{done.version}.json"]
 
 
 def test_a_pending_task_claude_code_deletes_is_shown_removed_never_claimed_and_blocks_nothing(task_list: Path) -> None:

@@ -200,7 +200,7 @@ class FileWrites(FileBoard):
         self._note_active(self.graph.tasks.get(prepared.task.id), prepared.task)
         self.graph.put(prepared.task)
         if prepared.task.status == Status.COMPLETED:
-            self._mirror_completed(prepared.task)
+            self._mirror_completed(prepared.task, prepared.data)
         self._note_logged(prepared.task, prepared.record["file"])
         self._file_stamps[self._file_of(prepared.task.id)[1]] = temp.stamp
         return prepared.task
@@ -327,11 +327,6 @@ class FileWrites(FileBoard):
         restored = self.graph.tasks.get(task_id)
         if self._mirror is not None and restored is not None and restored.status != Status.COMPLETED:
             self._mirror.drop(task_id)  # back in the list; copied again once it is completed
-
-    def removed_by_claude_code(self, task_id: str) -> Task | None:
-        """The task if Claude Code deleted its file and board keeps it (see ``mirror``)."""
-        task = self.graph.tasks.get(task_id)
-        return task if task is not None and removed_by_claude_code(task) else None
 
     def _on_board(self, task_id: str) -> bool:
         """Whether a task with this id is on the board (its file exists, valid or not)."""
