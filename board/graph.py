@@ -42,8 +42,8 @@ def removed_by_claude_code(task: Task) -> bool:
     """A task Claude Code deleted from its list that board keeps on the board as it last was:
     shown and counted, never started, claimed or waited on (SPEC §13: Claude Code counts a
     deleted blocker as completed)."""
-    extra = task.model_extra
-    return bool(extra) and extra.get(REMOVED_BY) == REMOVED_BY_CLAUDE_CODE  # type: ignore[union-attr]
+    extra = task.__pydantic_extra__  # not ``model_extra``: readiness asks this of every task
+    return bool(extra) and extra.get(REMOVED_BY) == REMOVED_BY_CLAUDE_CODE
 
 
 def is_hidden(task: Task) -> bool:
