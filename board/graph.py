@@ -32,6 +32,20 @@ def never_done(task_id: str) -> bool:
     return False
 
 
+#: The field (kept beside a task's own, never written to its file) that marks a task whose file
+#: Claude Code deleted while board keeps it on the board (``board.store.files.mirror``).
+REMOVED_BY = "removedBy"
+REMOVED_BY_CLAUDE_CODE = "claude-code"
+
+
+def removed_by_claude_code(task: Task) -> bool:
+    """A task Claude Code deleted from its list that board keeps on the board as it last was:
+    shown and counted, never started, claimed or waited on (SPEC §13: Claude Code counts a
+    deleted blocker as completed)."""
+    extra = task.__pydantic_extra__  # not ``model_extra``: readiness asks this of every task
+    return bool(extra) and extra.get(REMOVED_BY) == REMOVED_BY_CLAUDE_CODE
+
+
 def is_hidden(task: Task) -> bool:
     """A task Claude Code marks internal (``metadata._internal``): never shown or handed out."""
     return task.metadata.get("_internal") is True
@@ -102,7 +116,7 @@ class TaskGraph:
             # estimates and priority, so a claim (pending -> in_progress) keeps them valid.
             self._structure_version += 1
         self._refresh_ready(task.id)
-        if old is None or (old.status == Status.COMPLETED) != (task.status == Status.COMPLETED):
+        if old is None or (old.status == Status.COMPLETED) != (task.status == Status.COMPLETED) or removed_by_claude_code(old) != removed_by_claude_code(task):
             for dependent in self._dependents.get(task.id, ()):
                 self._refresh_ready(dependent)
         if task.parent is not None and (old is None or old_parent != task.parent or _finished(old) != _finished(task)):
@@ -149,7 +163,7 @@ class TaskGraph:
 
     def _refresh_ready(self, task_id: str) -> None:
         task = self.tasks.get(task_id)
-        if task is not None and task.status == Status.PENDING and not self.open_blockers(task) and not self.open_children(task_id) and not is_hidden(task):
+        if task is not None and task.status == Status.PENDING and not self.open_blockers(task) and not self.open_children(task_id) and not is_hidden(task) and not removed_by_claude_code(task):
             if task_id not in self._ready and self._ready_heap_version == self._structure_version:
                 heapq.heappush(self._ready_heap, (self._claim_key(unit_weight)(task_id), task_id))
             self._ready.add(task_id)
@@ -177,7 +191,9 @@ class TaskGraph:
                 if not self.missing_blocker_done(blocker):
                     open_ids.append(blocker)
             elif other.status != Status.COMPLETED:
-                open_ids.append(blocker)
+                # Claude Code deleted it: what counts is what Claude Code makes of a missing blocker.
+                if not removed_by_claude_code(other) or not self.missing_blocker_done(blocker):
+                    open_ids.append(blocker)
         return open_ids
 
     def open_children(self, task_id: str) -> list[str]:
@@ -199,6 +215,8 @@ class TaskGraph:
             reasons.append("its sub-tasks " + ", ".join(f"#{c}" for c in children) + " are not finished")
         if is_hidden(task):
             reasons.append("it is internal to Claude Code")
+        if removed_by_claude_code(task):
+            reasons.append("Claude Code removed it from its list")
         return "; ".join(reasons)
 
     def is_ready(self, task_id: str) -> bool:
@@ -542,7 +560,7 @@ def _unlink(index: dict[str, list[str]], key: str, value: str) -> None:
 
 
 def _finished(task: Task) -> bool:
-    return task.status in (Status.COMPLETED, Status.CANCELLED)
+    return task.status in (Status.COMPLETED, Status.CANCELLED) or removed_by_claude_code(task)
 
 
 def id_sort_key(task_id: str) -> tuple[int, int, str]:

@@ -50,6 +50,10 @@ def task_json(task: Task, graph: TaskGraph) -> dict[str, Any]:
 
 
 def display_status(task: Task, graph: TaskGraph) -> str:
+    from board.graph import removed_by_claude_code
+
+    if removed_by_claude_code(task):
+        return f"{task.status} (removed)"  # by Claude Code; 'board task show' says how to bring it back
     if task.status == Status.PENDING:
         return "ready" if graph.is_ready(task.id) else "waiting-deps"
     return str(task.status)

@@ -298,6 +298,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from board.graph import removed_by_claude_code
+
     store = open_store(args)
     task = store.get(args.id)
     shown = shown_task(store, task)
@@ -323,6 +325,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         f"  labels     {', '.join(task.labels) or '-'}",
         f"  version    {task.version}",
     ]
+    if removed_by_claude_code(task):
+        lines.insert(2, f"  removed    by Claude Code from its task list; 'board task restore {task.id}' brings it back")
     if task.lease:
         lines.append(f"  lease      {task.lease.owner} token {task.lease.token} until {task.lease.expires_at.isoformat()}")
     if task.error:

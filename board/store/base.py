@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from board.errors import BoardError, GraphError, LeaseHeld, NotReady, StaleLease, TaskNotFound, VersionConflict
-from board.graph import TaskGraph, sorted_ids
+from board.graph import TaskGraph, removed_by_claude_code, sorted_ids
 from board.model import Lease, Priority, Seen, Task, checked_budget, draft_of, by_policy, live_lease_holder, task_from_dict, utcnow, validate_id, with_limits
 from board.status import Status, check_transition
 from board.store.leases import DEFAULT_LEASE_SECONDS
@@ -587,6 +587,11 @@ class Store(ABC):
         self._ensure_whole()
         with self._write_lock():
             self.sync()
+            removed = self.removed_by_claude_code(task_id)
+            if removed is not None:
+                # Claude Code deleted its file already: nothing waits on it; it leaves the board.
+                self._archive(removed, actor, False)
+                return removed
             current = self._fresh(task_id)
             if isinstance(expected_version, Seen) and expected_version.differs(current):
                 raise VersionConflict(f"task {task_id} changed since you pressed the key ({expected_version.differs(current)}); nothing was done")
@@ -609,9 +614,10 @@ class Store(ABC):
                     parts.append(f"{', '.join('#' + t for t in children)} {'is its sub-task' if len(children) == 1 else 'are its sub-tasks'}")
                 raise BoardError(f"task {task_id} is not deleted: {' and '.join(parts)}; --force deletes it and drops those links on both sides")
             for dependent in sorted_ids(self.graph.dependents(task_id) | {d for d in current.blocks if d in self.graph.tasks}):
-                self._link_side(dependent, "blocked_by", task_id, actor, add=False)
+                if self._writable(dependent):
+                    self._link_side(dependent, "blocked_by", task_id, actor, add=False)
             for blocker in current.blocked_by:
-                if blocker in self.graph.tasks:
+                if self._writable(blocker):
                     self._link_side(blocker, "blocks", task_id, actor, add=False)
             for child in self.graph.children(task_id):
                 fresh = self._fresh(child.id)
@@ -623,7 +629,8 @@ class Store(ABC):
             return current
 
     def restore(self, task_id: str, *, actor: str | None = None) -> Task:
-        """Bring a deleted task back from the archive, with the dependencies it had on tasks that
+        """Bring a deleted task back from the archive (or a task Claude Code deleted from its
+        list back into it, as board kept it), with the dependencies it had on tasks that
         still exist (unless one would now close a cycle). A task deleted while in progress comes
         back to the queue: whoever held it has stopped."""
         self._ensure_whole()
@@ -636,20 +643,39 @@ class Store(ABC):
             if draft.status == Status.IN_PROGRESS:
                 self._enter_status(draft, Status.PENDING)
             draft.lease = None
-            draft.blocked_by = [b for b in task.blocked_by if b in self.graph.tasks and self.graph.path_between(b, task_id) is None]
+            # An edge to a task Claude Code deleted stays as written: Claude Code counts it done.
+            draft.blocked_by = [b for b in task.blocked_by if self._deleted_by_claude_code(b) or (b in self.graph.tasks and self.graph.path_between(b, task_id) is None)]
             draft.blocks = [
                 d for d in task.blocks
-                if d in self.graph.tasks and d not in draft.blocked_by and not any(self.graph.path_between(b, d) for b in draft.blocked_by)
+                if self._deleted_by_claude_code(d)
+                or (d in self.graph.tasks and d not in draft.blocked_by and not any(self.graph.path_between(b, d) for b in draft.blocked_by))
             ]
             if draft.parent is not None and draft.parent not in self.graph.tasks:
                 draft.parent = None
             restored = self._commit(None, draft, "restore", actor)
             for blocker in restored.blocked_by:
-                self._link_side(blocker, "blocks", task_id, actor)
+                if self._writable(blocker):
+                    self._link_side(blocker, "blocks", task_id, actor)
             for dependent in restored.blocks:
-                self._link_side(dependent, "blocked_by", task_id, actor)
+                if self._writable(dependent):
+                    self._link_side(dependent, "blocked_by", task_id, actor)
             self._drop_archived(task_id)
             return self.graph.tasks[task_id]
+
+    def removed_by_claude_code(self, task_id: str) -> Task | None:
+        """The task, if Claude Code deleted its file from its list and board keeps it as it last
+        was (shown and counted, never changed but by ``restore`` or ``delete``); None otherwise.
+        Only a board kept in a Claude Code list has such tasks (``board.store.files.mirror``)."""
+        task = self.graph.tasks.get(task_id)
+        return task if task is not None and removed_by_claude_code(task) else None
+
+    def _deleted_by_claude_code(self, task_id: str) -> bool:
+        return self.removed_by_claude_code(task_id) is not None
+
+    def _writable(self, task_id: str) -> bool:
+        """Whether a task is on the board and may be written (not one Claude Code deleted)."""
+        task = self.graph.tasks.get(task_id)
+        return task is not None and not removed_by_claude_code(task)
 
     def undo_policy(self, task_id: str, *, actor: str | None = None, lease_seconds: float = DEFAULT_LEASE_SECONDS, expected_version: int | Seen | None = None) -> Task:
         """Take back the status a policy set: the task returns to progress for the agent that
@@ -724,7 +750,7 @@ class Store(ABC):
 
     def held_by(self, agent: str) -> list[Task]:
         self._ensure_whole()
-        return [t for t in self.graph.tasks.values() if t.status == Status.IN_PROGRESS and t.owner == agent]
+        return [t for t in self.graph.tasks.values() if t.status == Status.IN_PROGRESS and t.owner == agent and not removed_by_claude_code(t)]
 
     def heartbeat(self, agent: str, *, lease_seconds: float | None = None) -> list[Task]:
         """Renew every lease ``agent`` holds, each by its own length (or by ``lease_seconds``,
@@ -734,7 +760,7 @@ class Store(ABC):
         renewed = []
         with self._write_lock():
             self.sync()
-            for task in [t for t in self.graph.tasks.values() if t.lease is not None and t.lease.owner == agent]:
+            for task in [t for t in self.graph.tasks.values() if t.lease is not None and t.lease.owner == agent and not removed_by_claude_code(t)]:
                 fresh = self._fresh(task.id)
                 if fresh.lease is None or fresh.lease.owner != agent or fresh.status != Status.IN_PROGRESS:
                     continue
@@ -789,7 +815,7 @@ class Store(ABC):
             self.sync()
             now = self.clock() - margin
             for task in list(self.graph.tasks.values()):
-                if task.status != Status.IN_PROGRESS or task.lease is None or task.lease.expires_at > now:
+                if task.status != Status.IN_PROGRESS or task.lease is None or task.lease.expires_at > now or removed_by_claude_code(task):
                     continue
                 fresh = self._fresh(task.id)
                 if fresh.status != Status.IN_PROGRESS or fresh.lease is None or fresh.lease.expires_at > now:

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from board.alerts import Alert, Severity
 from board.budgets import Spend
-from board.graph import TaskGraph
+from board.graph import TaskGraph, removed_by_claude_code
 from board.model import Priority, Task, by_policy
 from board.present import format_age, progress_bar
 from board.status import Status
@@ -104,6 +104,8 @@ def card_lines(task: Task, view: CardView, width: int, styles: Mapping[str, Styl
         head.append(f" {badge}", status_style + Style(bold=True))
     if by_policy(task):
         head.append("⚙", status_style + Style(bold=True))  # a policy chose this status (u undoes it)
+    if removed_by_claude_code(task):
+        head.append(" removed", styles["muted"])  # Claude Code deleted its file; 'board task restore' brings it back
     if relation == "blocker":
         head.append(" ▲needed", styles["blocker"])
     elif relation == "dependent":

@@ -25,6 +25,11 @@ def claude_writes(directory: Path, task: dict) -> None:
 
 @pytest.fixture
 def task_list(tmp_path: Path) -> Path:
+    return make_task_list(tmp_path)
+
+
+def make_task_list(tmp_path: Path) -> Path:
+    """A Claude Code list: #1 completed, #2 waiting on it, #3 on #2; ids issued up to 7."""
     directory = tmp_path / ".claude" / "tasks" / "3f2a-list"
     directory.mkdir(parents=True)
     (directory / ".lock").touch()

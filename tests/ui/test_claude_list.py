@@ -59,3 +59,22 @@ async def test_a_claude_rewrite_that_drops_boards_fields_shows_at_once(claude_li
         claude_writes(claude_list, doc)
         await wait_for(pilot, lambda: app.lanes.lane_index("2")[0] == Lane.READY, message="Claude Code's rewrite on screen")
         assert app.graph.tasks["2"].version == 0
+
+
+def header_line(app) -> str:
+    from board.ui.widgets.board_header import BoardHeader
+
+    return str(app.query_one(BoardHeader).render())
+
+
+async def test_a_done_task_claude_code_deletes_still_counts_in_the_header_and_the_done_column(claude_list: Path) -> None:
+    app = make_app(claude_list, watch=True, reconcile_seconds=30)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        assert "1/3 done" in header_line(app)
+        (claude_list / "1.json").unlink()  # Claude Code deletes a task once it is done
+        await wait_for(pilot, lambda: getattr(app.graph.tasks.get("1"), "removedBy", None) == "claude-code", message="the deleted task kept on screen")
+        assert "1/3 done" in header_line(app)
+        assert app.lanes.lane_index("1")[0] == Lane.DONE
+        assert app.lanes.lane_index("2")[0] == Lane.READY
+        await wait_for(pilot, lambda: "removed" in app.export_screenshot(), message="the card's mark")

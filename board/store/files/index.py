@@ -17,11 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from board.errors import InvalidTaskFile
+from board.graph import REMOVED_BY, REMOVED_BY_CLAUDE_CODE, removed_by_claude_code
 from board.model import Task, validate_id
+from board.status import Status
 from board.disk.confine import planted_in_place_of_folders
 from board.disk.atomic import SpecialFile, Stamp, read_bytes_retrying
 from board.disk.atomic import read_jsonl
 from board.store.base import ChangeSet
+from board.store.file_format import ARCHIVE_DIR
 from board.store.history import RecentHistory
 from board.store.files.writes import _checksum
 from board.store.files.state import FileBoard
@@ -39,6 +42,7 @@ class FileIndex(FileBoard):
         self.invalid = {}
         self._file_stamps = {}
         self.read_files(self.layout.task_files())
+        self._keep_removed_tasks()
         self._note_planted_folders(ChangeSet())
 
     def start_reading(self) -> None:
@@ -54,13 +58,18 @@ class FileIndex(FileBoard):
         done = self._unread_at >= len(self._unread)
         if done:
             self._unread, self._unread_at = [], 0
-        return self.read_files(page), done
+        result = self.read_files(page)
+        if done:
+            result.merge(self._keep_removed_tasks())
+        return result, done
 
     def _note_planted_folders(self, result: ChangeSet) -> None:
         """Report each of the board's folders replaced by a link (or a file) as an invalid
         entry, like a broken task file: board refuses to write there, and says where and why."""
         state_dir = self.layout.state_dir
         planted = planted_in_place_of_folders(state_dir, itself=state_dir != self.layout.tasks_dir)
+        if self._mirror is not None:
+            planted.update(self._mirror.planted())
         for key in [k for k in self.invalid if self.layout.task_id_for(Path(k)) is None and k not in planted]:
             del self.invalid[key]
             result.invalid.add(key)
@@ -92,6 +101,12 @@ class FileIndex(FileBoard):
                     self._file_stamps.pop(key, None)
                     if self.invalid.pop(key, None) is not None:
                         result.invalid.add(key)
+                    kept = self._removed_by_claude_code(task_id, tasks.get(task_id))
+                    if kept is not None:
+                        if tasks.get(task_id) != kept:
+                            fresh.append(kept)
+                            result.changed.add(task_id)
+                        continue
                     if task_id in tasks:
                         self.graph.remove(task_id)
                         result.removed.add(task_id)
@@ -115,9 +130,70 @@ class FileIndex(FileBoard):
                     continue
                 if task_id not in self._logged:
                     self._logged[task_id] = task
+                if task.status == Status.COMPLETED:
+                    self._mirror_completed(task, raw)
                 fresh.append(task)
                 result.changed.add(task_id)
             self.graph.put_many(fresh)
+        return result
+
+    # -- tasks Claude Code deleted (``mirror``) -----------------------------------------------
+
+    def _mirror_completed(self, task: Task, raw: bytes | None = None) -> None:
+        """Keep a copy of a task seen completed, unless one of its version is kept already:
+        Claude Code may delete its file at any time after, with no board process running.
+        ``raw``: the file's bytes as read (calls logged beyond them are counted again when the
+        copy is read, as they are for a file)."""
+        mirror = self._mirror
+        if mirror is not None and mirror.due(task.id, task.version):
+            mirror.keep(task.id, task.version, raw if raw is not None else self.layout.encode(task))
+
+    def _archived_by_board(self, task_id: str) -> bool:
+        """Whether board itself deleted the task (its archive holds it)."""
+        return os.path.lexists(self.state_dir / ARCHIVE_DIR / self.layout.task_path(task_id).name)
+
+    def _removed_by_claude_code(self, task_id: str, known: Task | None) -> Task | None:
+        """The task as board keeps it once its file is gone, when Claude Code deleted it (not
+        board: its archive would hold it); None when it leaves the board. ``known``: the task as
+        this process last read it, copied now if it was not yet."""
+        mirror = self._mirror
+        if mirror is None or self._archived_by_board(task_id):
+            return None
+        if known is not None and removed_by_claude_code(known):
+            return known
+        if known is not None and mirror.versions().get(task_id, -1) <= known.version:
+            if not mirror.keep(task_id, known.version, self.layout.encode(known)):
+                return None
+            return _marked_removed(known)
+        # Not read here (a command about another task), or another process kept a newer copy.
+        copy = mirror.read(task_id)
+        if copy is None:
+            return None
+        raw, path = copy
+        try:
+            task = self._count_logged_calls(self.layout.decode(raw, path, task_id))
+        except InvalidTaskFile:
+            return None
+        return _marked_removed(task)
+
+    def _keep_removed_tasks(self) -> ChangeSet:
+        """Put back on the board every copied task whose file Claude Code deleted (after a whole
+        read of the list: these are the copies no file was read for)."""
+        result = ChangeSet()
+        mirror = self._mirror
+        if mirror is None:
+            return result
+        tasks = self.graph.tasks
+        kept = []
+        for task_id in mirror.versions(relist=True):
+            if task_id in tasks or os.path.lexists(self._file_of(task_id)[1]):
+                continue  # on the list (a file that cannot be read is reported as such)
+            task = self._removed_by_claude_code(task_id, None)
+            if task is not None:
+                kept.append(task)
+                result.changed.add(task_id)
+        if kept:
+            self.graph.put_many(kept)
         return result
 
     def _read_path(self, path: Path, task_id: str | None = None, key: str | None = None) -> tuple[Task | InvalidTaskFile, Stamp] | None:
@@ -233,6 +309,13 @@ class FileIndex(FileBoard):
         if task_id is None:
             return records
         return [r for r in records if str(r.get("task")) == task_id]
+
+
+def _marked_removed(task: Task) -> Task:
+    """The task as board keeps it once Claude Code deleted its file (``graph.removed_by_claude_code``)."""
+    marked = task.model_copy(update={REMOVED_BY: REMOVED_BY_CLAUDE_CODE})
+    assert removed_by_claude_code(marked)
+    return marked
 
 
 @contextmanager

@@ -19,6 +19,7 @@ from board.disk.atomic import SharedDirectorySync, SparePool, Stamp, TempFile
 from board.store.base import ChangeSet, Clock, Store
 from board.store.file_format import HISTORY, PENDING_HISTORY
 from board.store.files.intents import ClaimIntents
+from board.store.files.mirror import RemovedMirror
 from board.store.files.notices import FileNoticeJournal
 from board.store.files.side import FileAgentRecords, FileAlertBoard, FileCheckpointBook, FileReservationBook
 from board.store.history import HistoryLog, PendingNote, RecentHistory
@@ -70,6 +71,8 @@ class FileBoard(Store):
         self._history = HistoryLog(layout.state_dir / HISTORY)
         self._pending = PendingNote(layout.state_dir / PENDING_HISTORY)
         self._intents = ClaimIntents(layout.state_dir / ".claiming")
+        #: A Claude Code list's copies of its tasks, for when Claude Code deletes their files.
+        self._mirror = RemovedMirror(layout.state_dir) if layout.name == "claude-code" else None
         self._spares = SparePool(layout.tasks_dir, enabled=layout.keeps_spares)
         #: While this store holds the write lock: the temp file made for its first write, and the
         #: directories whose renames still need an fsync.
@@ -105,6 +108,14 @@ class FileBoard(Store):
     @abstractmethod
     def _read_into_index(self, path: Path, task_id: str | None = None) -> ChangeSet:
         """Re-read one path into the index (``index``)."""
+
+    @abstractmethod
+    def _mirror_completed(self, task: Task, raw: bytes | None = None) -> None:
+        """Keep a copy of a completed task, for when Claude Code deletes its file (``index``)."""
+
+    @abstractmethod
+    def _removed_by_claude_code(self, task_id: str, known: Task | None) -> Task | None:
+        """The task as kept once Claude Code deleted its file; None if it leaves the board (``index``)."""
 
     @abstractmethod
     def _newly_logged(self) -> dict[str, list[dict[str, Any]]] | None:

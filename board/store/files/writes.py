@@ -21,6 +21,8 @@ from board.errors import BoardError, InvalidTaskFile, TaskNotFound
 from board.model import Task, check_readable_back, task_from_dict, task_to_dict, validate_id
 from board.disk import confine
 from board.disk.atomic import TempFile, fsync_directory, json_line, read_regular, write_atomic
+from board.graph import removed_by_claude_code
+from board.status import Status
 from board.store.base import _iso
 from board.store.file_format import ARCHIVE_DIR, pending_note, read_pending_note
 from board.store.files.state import FileBoard, PreparedWrite
@@ -31,6 +33,11 @@ NOT_COUNTED = 1 << 62
 _LOGGED_VERSION = re.compile(rb'"task":"((?:[^"\\]|\\.)*)","version":(\d+)(?:,"file":"([0-9a-f]+)")?')
 #: Fields that change on every write and would only clutter the history's change lists.
 _UNTRACKED = frozenset({"version", "updatedAt"})
+
+
+def removed_refusal(task_id: str) -> str:
+    """Why a write to a task Claude Code deleted is refused, and what brings it back."""
+    return f"task {task_id} was removed from the list by Claude Code; nothing was changed: 'board task restore {task_id}' brings it back"
 
 
 def _checksum(data: bytes) -> str:
@@ -45,6 +52,8 @@ class FileWrites(FileBoard):
         path = self.layout.task_path(task_id)
         read = self._read_path(path, task_id)
         if read is None:
+            if self._removed_by_claude_code(task_id, self.graph.tasks.get(task_id)) is not None:
+                raise BoardError(removed_refusal(task_id))
             if task_id in self.graph.tasks:
                 self.graph.remove(task_id)
             raise TaskNotFound(task_id)
@@ -81,7 +90,10 @@ class FileWrites(FileBoard):
         """Rebuild ``active.json`` from the whole board, when it differs (outside writers, such
         as Claude Code itself, start and finish tasks without telling it). True if rewritten."""
         self._ensure_whole()
-        wanted = {t.id: entry for t in self.graph.tasks.values() if (entry := entry_for(t.status, t.owner, t.files)) is not None}
+        wanted = {
+            t.id: entry for t in self.graph.tasks.values()
+            if (entry := entry_for(t.status, t.owner, t.files)) is not None and not removed_by_claude_code(t)  # nobody works on a deleted one
+        }
         if read_active(self.state_dir) == wanted:
             return False
         with self._write_lock(make_temp=False):
@@ -187,6 +199,8 @@ class FileWrites(FileBoard):
         self._pending.clear()
         self._note_active(self.graph.tasks.get(prepared.task.id), prepared.task)
         self.graph.put(prepared.task)
+        if prepared.task.status == Status.COMPLETED:
+            self._mirror_completed(prepared.task, prepared.data)
         self._note_logged(prepared.task, prepared.record["file"])
         self._file_stamps[self._file_of(prepared.task.id)[1]] = temp.stamp
         return prepared.task
@@ -276,14 +290,21 @@ class FileWrites(FileBoard):
     def _archive(self, current: Task, actor: str | None, forced: bool) -> None:
         """Move the task's file to the archive and log its deletion (under the lock)."""
         task_id = current.id
-        outside = self.outside_edit(current, self._read_crc.get(task_id))
-        if outside is not None:
-            self._log(task_id, current.version, "outside", "outside edit", outside)
+        removed = removed_by_claude_code(current)
+        copy = self._mirror.read(task_id) if removed and self._mirror is not None else None
+        if not removed:
+            outside = self.outside_edit(current, self._read_crc.get(task_id))
+            if outside is not None:
+                self._log(task_id, current.version, "outside", "outside edit", outside)
         confine.make_folders(self.archive_dir)
-        write_atomic(self._archived_path(task_id), self.layout.encode(current))
+        # A task Claude Code deleted is archived as board kept it (its file is gone already).
+        write_atomic(self._archived_path(task_id), copy[0] if copy is not None else self.layout.encode(current))
         path, key = self._file_of(task_id)
-        confine.unlink(path)
+        if not removed:
+            confine.unlink(path)
         fsync_directory(path.parent)
+        if self._mirror is not None:
+            self._mirror.drop(task_id)  # it left the board: no longer kept for Claude Code's deletes
         self._note_active(current, None)
         self._log(task_id, self._next_version(current), actor, "delete", {"status": [str(current.status), None]}, {"forced": True} if forced else None)
         self.graph.remove(task_id)
@@ -294,11 +315,18 @@ class FileWrites(FileBoard):
         try:
             raw = read_regular(archived)
         except FileNotFoundError:
+            copy = self._mirror.read(task_id) if self._mirror is not None and self._removed_by_claude_code(task_id, self.graph.tasks.get(task_id)) else None
+            if copy is not None:
+                # Claude Code deleted its file: it comes back as board last saw it.
+                return self.layout.decode(copy[0], copy[1], task_id)
             raise BoardError(f"no deleted task {task_id} to restore (the archive is {self.archive_dir})") from None
         return self.layout.decode(raw, archived, task_id)
 
     def _drop_archived(self, task_id: str) -> None:
-        confine.unlink(self._archived_path(task_id))
+        confine.unlink(self._archived_path(task_id), missing_ok=True)
+        restored = self.graph.tasks.get(task_id)
+        if self._mirror is not None and restored is not None and restored.status != Status.COMPLETED:
+            self._mirror.drop(task_id)  # back in the list; copied again once it is completed
 
     def _on_board(self, task_id: str) -> bool:
         """Whether a task with this id is on the board (its file exists, valid or not)."""
