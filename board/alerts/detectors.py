@@ -4,6 +4,8 @@ Each detector is a pure function of plain data (tasks, touches, reservations, a 
 history records, the clock), so tests build the situation and assert on the alerts, no sleeps
 and no git needed. Keys name the condition, never the time: the same condition gives the same
 key on every evaluation.
+
+Its length is the number of alert kinds: one short function each, read side by side.
 """
 
 from __future__ import annotations
