@@ -22,11 +22,13 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+from mcp.types import Tool as MCPTool
 from pydantic import Field, ValidationError
 
 from board import __version__, actions, values
 from board.errors import BoardError, TaskNotFound
 from board.graph import by_id
+from board.text import shortened
 from board.identity import acting_user, lease_token
 from board.mcp.follow import BoardFollower, follow_listen_streams, serve_legacy_subscriptions
 from board.messaging import send_message
@@ -186,12 +188,38 @@ class BoardServer(MCPServer):
     (``progress: Input should be less than or equal to 100``) like every other refusal, and a
     line on stdio that is not a JSON-RPC message answered (``UnreadableLinesAnswered``)."""
 
+    #: The arguments each tool names, by tool, learnt on its first call.
+    _arguments: dict[str, set[str]]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._arguments = {}
+
     async def run_stdio_async(self) -> None:
         server = self._lowlevel_server
         async with stdio_server() as (messages, replies):
             await server.run(UnreadableLinesAnswered(messages, replies), replies, server.create_initialization_options())
 
+    async def list_tools(self) -> list[MCPTool]:
+        """Every tool's input schema closed: an argument it does not name is an error, not
+        silently dropped (``progres: 50`` would otherwise change nothing and succeed)."""
+        tools = await super().list_tools()
+        for listed in tools:
+            listed.input_schema = {**listed.input_schema, "additionalProperties": False}
+        return tools
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        takes = self._arguments.get(name)
+        if takes is None:
+            takes = self._arguments[name] = {
+                tool.name: set(tool.input_schema.get("properties", {})) for tool in await super().list_tools()
+            }.get(name, set())
+        unknown = sorted(set(arguments) - takes) if takes else []
+        if unknown:
+            raise ToolError(
+                f"Error executing tool {name}: unknown argument{'s' if len(unknown) > 1 else ''} "
+                f"{', '.join(shortened(u) for u in unknown)}; {name} takes {', '.join(sorted(takes))}"
+            )
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as error:

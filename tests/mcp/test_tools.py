@@ -300,3 +300,20 @@ def test_a_task_file_that_cannot_be_read_is_named_in_the_listing(workspace: Path
             assert [(u["id"], "nested more than" in u["reason"]) for u in listed["unreadable"]] == [("2", True)]
 
     anyio.run(look)
+
+
+def test_a_mistyped_argument_is_refused_naming_it_and_every_schema_is_closed(workspace: Path) -> None:
+    Store.open(workspace).create("Design the schema")
+    before = board_state(workspace)
+
+    async def look() -> None:
+        async with board_mcp(workspace, env={"BOARD_AGENT": "alice"}) as client:
+            listed = (await client.list_tools()).tools
+            assert listed and all(tool.input_schema.get("additionalProperties") is False for tool in listed)
+            said = await refused(client, "task_update", {"id": "1", "subject": "Renamed", "progres": 50})
+            assert "progres" in said and "progress" in said and "subject" in said, said
+            assert (await ok(client, "task_show", {"id": "1"}))["subject"] == "Design the schema"
+
+    anyio.run(look)
+    # The server registers its agent; the board's tasks and history are as they were.
+    assert {k: v for k, v in board_state(workspace).items() if not k.startswith("agents/")} == {k: v for k, v in before.items() if not k.startswith("agents/")}
