@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import signal
 from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Self, TypedDict
 
 import anyio
@@ -23,6 +24,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from mcp.types import Tool as MCPTool
+from mcp.types import ToolAnnotations
 from pydantic import Field, ValidationError
 
 from board import __version__, actions, values
@@ -183,6 +185,30 @@ def request_id_of(problems: list[Any]) -> str | int | None:
     return None
 
 
+def _hints(*, reads_only: bool = False, destroys: bool = False, idempotent: bool = False, world: bool = False) -> ToolAnnotations:
+    return ToolAnnotations(read_only_hint=reads_only, destructive_hint=destroys, idempotent_hint=idempotent, open_world_hint=world)
+
+
+#: What each tool does to the board, for a client that decides without reading prose: reads only;
+#: destroys (takes a task off the board); idempotent (the same call again changes nothing more);
+#: reaches outside the board (git, a team's inbox).
+TOOL_HINTS = {
+    "task_list": _hints(reads_only=True, idempotent=True),
+    "task_show": _hints(reads_only=True, idempotent=True),
+    "board_prompt": _hints(reads_only=True, idempotent=True),
+    "alerts": _hints(idempotent=True, world=True),  # stores what it found; fetch asks git's remote
+    "task_create": _hints(),
+    "task_update": _hints(),
+    "claim": _hints(),
+    "heartbeat": _hints(idempotent=True),
+    "release": _hints(),
+    "toolcall": _hints(),
+    "reserve": _hints(idempotent=True),
+    "task_delete": _hints(destroys=True),
+    "message": _hints(world=True),  # a Claude Code team member's inbox
+}
+
+
 class BoardServer(MCPServer):
     """The SDK's server, with an argument that does not fit a tool's schema refused in one line
     (``progress: Input should be less than or equal to 100``) like every other refusal, and a
@@ -236,7 +262,14 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
         subscriptions=follower.bus, middleware=[follow_listen_streams(follower)],
     )
     serve_legacy_subscriptions(server, follower)
-    tool = server.tool
+
+    def tool() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """``server.tool`` with the tool's hints (``TOOL_HINTS``, by its function's name)."""
+
+        def register(function: Callable[..., Any]) -> Callable[..., Any]:
+            return server.tool(annotations=TOOL_HINTS[function.__name__])(function)
+
+        return register
 
     @tool()
     def task_create(

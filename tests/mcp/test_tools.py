@@ -317,3 +317,17 @@ def test_a_mistyped_argument_is_refused_naming_it_and_every_schema_is_closed(wor
     anyio.run(look)
     # The server registers its agent; the board's tasks and history are as they were.
     assert {k: v for k, v in board_state(workspace).items() if not k.startswith("agents/")} == {k: v for k, v in before.items() if not k.startswith("agents/")}
+
+
+def test_every_tool_says_whether_it_reads_only_destroys_or_can_be_repeated(workspace: Path) -> None:
+    async def look() -> None:
+        async with board_mcp(workspace, env={"BOARD_AGENT": "alice"}) as client:
+            listed = {tool.name: tool.annotations for tool in (await client.list_tools()).tools}
+            assert set(listed) == TOOLS and all(hints is not None for hints in listed.values())
+            reading = {name for name, hints in listed.items() if hints.read_only_hint}
+            assert reading == {"task_list", "task_show", "board_prompt"}
+            assert {name for name, hints in listed.items() if hints.destructive_hint} == {"task_delete"}
+            assert all(listed[name].idempotent_hint for name in reading | {"heartbeat", "reserve"})
+            assert not any(listed[name].idempotent_hint for name in ("task_create", "claim", "toolcall", "task_delete"))
+
+    anyio.run(look)
