@@ -214,7 +214,7 @@ class BoardServer(MCPServer):
     (``progress: Input should be less than or equal to 100``) like every other refusal, and a
     line on stdio that is not a JSON-RPC message answered (``UnreadableLinesAnswered``)."""
 
-    #: The arguments each tool names, by tool, learnt on its first call.
+    #: The arguments each tool names, by tool, read from the tools on the first call.
     _arguments: dict[str, set[str]]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -235,11 +235,9 @@ class BoardServer(MCPServer):
         return tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        takes = self._arguments.get(name)
-        if takes is None:
-            takes = self._arguments[name] = {
-                tool.name: set(tool.input_schema.get("properties", {})) for tool in await super().list_tools()
-            }.get(name, set())
+        if not self._arguments:
+            self._arguments = {tool.name: set(tool.input_schema.get("properties", {})) for tool in await super().list_tools()}
+        takes = self._arguments.get(name) or set()
         unknown = sorted(set(arguments) - takes) if takes else []
         if unknown:
             raise ToolError(

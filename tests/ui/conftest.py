@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
+from board.model import utcnow
 from board.ui.app import BoardApp
+from board.ui.lanes import Lane
 
 #: Just after the sample board's last write: alice and bob heartbeat 20 s ago, the rest are stale.
 FIXED_NOW = datetime(2026, 11, 20, 23, 35, 20, tzinfo=UTC)
@@ -28,6 +30,20 @@ def make_app(workspace: Path, **options: object) -> BoardApp:
     settings: dict[str, object] = {"now": lambda: FIXED_NOW, "watch": False, "live_clock": False}
     settings.update(options)
     return BoardApp(workspace, **settings)  # type: ignore[arg-type]
+
+
+def live_app(workspace: Path) -> BoardApp:
+    """A dashboard on the real clock, following the files as agents write them."""
+    return make_app(workspace, now=utcnow, watch=True, reconcile_seconds=30)
+
+
+async def select_second_ready(app: BoardApp, pilot: Pilot) -> list[str]:
+    """Once the board is on screen, select the second ready card; the ready lane's ids."""
+    await settled(pilot)
+    ready = list(app.lanes.ids[Lane.READY])
+    app.select(ready[1])
+    await pilot.pause()
+    return ready
 
 
 async def settled(pilot: Pilot, timeout: float = 10.0) -> None:

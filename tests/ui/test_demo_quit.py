@@ -15,18 +15,7 @@ from pathlib import Path
 
 from tests.conftest import REPO
 from tests.coordinator.helpers import Proc, alive, identify
-
-
-def children_of(pid: int) -> list[int]:
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (FileNotFoundError, ProcessLookupError, IndexError):
-            continue
-        if int(fields[1]) == pid:
-            found.append(int(stat.parent.name))
-    return found
+from tests.coordinator.test_run import children_of
 
 
 def test_q_ends_the_demo_and_every_process_it_started(tmp_path: Path) -> None:

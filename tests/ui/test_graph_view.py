@@ -257,6 +257,14 @@ def test_finished_waves_collapse_to_a_count_and_the_rest_is_drawn_faithfully() -
     assert layout_graph(graph, collapse_done=True).collapsed == {0: 3}
 
 
+
+def layouts_shown(monkeypatch: pytest.MonkeyPatch) -> list[GraphLayout]:
+    """Every layout the graph view installs, in order, as it installs it."""
+    shown: list[GraphLayout] = []
+    install = GraphView._install
+    monkeypatch.setattr(GraphView, "_install", lambda self, layout: (shown.append(layout), install(self, layout))[1])
+    return shown
+
 async def test_a_newer_change_supersedes_a_layout_still_in_the_worker(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(graph_view, "INLINE_LAYOUT_LIMIT", 0)  # every layout in the worker
     release = threading.Event()
@@ -271,9 +279,7 @@ async def test_a_newer_change_supersedes_a_layout_still_in_the_worker(sample: Pa
         return layout
 
     monkeypatch.setattr(graph_view, "make_layout", held)
-    shown: list[GraphLayout] = []
-    install = GraphView._install
-    monkeypatch.setattr(GraphView, "_install", lambda self, layout: (shown.append(layout), install(self, layout))[1])
+    shown = layouts_shown(monkeypatch)
     app = make_app(sample)
     async with app.run_test(size=(140, 40)) as pilot:
         await settled(pilot)
@@ -335,9 +341,7 @@ async def test_a_board_changing_faster_than_it_is_laid_out_still_shows_a_newer_l
         return layout
 
     monkeypatch.setattr(graph_view, "make_layout", held)
-    shown: list[GraphLayout] = []
-    install = GraphView._install
-    monkeypatch.setattr(GraphView, "_install", lambda self, layout: (shown.append(layout), install(self, layout))[1])
+    shown = layouts_shown(monkeypatch)
     app = make_app(sample)
     async with app.run_test(size=(140, 40)) as pilot:
         await settled(pilot)

@@ -15,7 +15,7 @@ from board.store import Store
 from board.ui.lanes import Lane
 from board.ui.screens.confirm import ConfirmScreen
 from board.ui.task_keys import CURSOR_MOVED_NOTICE_SECONDS, local_user
-from tests.ui.conftest import make_app, settled, wait_for, writes_done
+from tests.ui.conftest import live_app, make_app, select_second_ready, settled, wait_for, writes_done
 
 pytestmark = pytest.mark.anyio
 
@@ -48,7 +48,7 @@ def dialog_question(app) -> str:
 
 async def test_a_key_typed_right_after_a_cursor_key_acts_on_the_card_the_cursor_went_to(sample: Path) -> None:
     agents = agents_on(sample)
-    app = make_app(sample, now=utcnow, watch=True, reconcile_seconds=30)
+    app = live_app(sample)
     async with app.run_test(size=(140, 40)) as pilot:
         await settled(pilot)
         app.jump_to("18")  # failed
@@ -133,12 +133,9 @@ async def test_y_does_nothing_to_a_task_that_changed_on_disk_while_its_dialog_wa
 
 async def test_a_key_pressed_as_an_agent_moves_the_selected_card_away_acts_on_that_card_not_the_one_that_took_its_place(sample: Path) -> None:
     agents = agents_on(sample)
-    app = make_app(sample, now=utcnow, watch=True, reconcile_seconds=30)
+    app = live_app(sample)
     async with app.run_test(size=(140, 40)) as pilot:
-        await settled(pilot)
-        ready = list(app.lanes.ids[Lane.READY])
-        app.select(ready[1])
-        await pilot.pause()
+        ready = await select_second_ready(app, pilot)
         # The person presses s on ready[1]; the dashboard, busy, gets to the key only after it
         # has shown sim-1 taking that card, and the card below it moving up into its slot.
         start = events.Key("s", "s")
@@ -160,12 +157,9 @@ async def test_a_key_pressed_as_an_agent_moves_the_selected_card_away_acts_on_th
 
 async def test_a_key_pressed_as_the_selected_card_leaves_the_view_does_not_act_on_its_neighbour(sample: Path) -> None:
     agents = agents_on(sample)
-    app = make_app(sample, now=utcnow, watch=True, reconcile_seconds=30)
+    app = live_app(sample)
     async with app.run_test(size=(140, 40)) as pilot:
-        await settled(pilot)
-        ready = list(app.lanes.ids[Lane.READY])
-        app.select(ready[1])
-        await pilot.pause()
+        ready = await select_second_ready(app, pilot)
         start = events.Key("s", "s")
         agents.set_status(ready[1], "cancelled", actor="dave")  # cancelled cards are hidden
         await wait_for(pilot, lambda: app.lanes.lane_index(ready[1]) is None, message="the cancel shown")

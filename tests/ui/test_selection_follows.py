@@ -12,12 +12,11 @@ from pathlib import Path
 import pytest
 from textual import events
 
-from board.model import utcnow
 from board.store import Store
 from board.ui.card import CARD_HEIGHT
 from board.ui.lanes import Lane
 from tests.conftest import REPO
-from tests.ui.conftest import make_app, settled, wait_for, writes_done
+from tests.ui.conftest import live_app, select_second_ready, settled, wait_for, writes_done
 
 pytestmark = pytest.mark.anyio
 
@@ -53,12 +52,9 @@ def on_screen(app, task_id: str) -> bool:
 
 
 async def test_a_card_another_writer_moves_keeps_the_cursor_and_the_next_key_acts_on_it(sample: Path) -> None:
-    app = make_app(sample, now=utcnow, watch=True, reconcile_seconds=30)
+    app = live_app(sample)
     async with app.run_test(size=(140, 40)) as pilot:
-        await settled(pilot)
-        ready = list(app.lanes.ids[Lane.READY])
-        app.select(ready[1])
-        await pilot.pause()
+        ready = await select_second_ready(app, pilot)
         assert highlighted(app) == [(Lane.READY, ready[1])]
 
         outside_write(sample, "task", "update", ready[1], "--status", "in_progress", "--owner", "sim-1")
@@ -86,7 +82,7 @@ async def test_a_card_another_writer_moves_keeps_the_cursor_and_the_next_key_act
 
 async def test_a_card_that_moves_below_the_fold_is_scrolled_into_view(sample: Path) -> None:
     agents = Store.open(sample)
-    app = make_app(sample, now=utcnow, watch=True, reconcile_seconds=30)
+    app = live_app(sample)
     async with app.run_test(size=(140, 24)) as pilot:
         await settled(pilot)
         # The last card of the ready lane, taken up and finished by an agent: where it lands in
@@ -107,12 +103,9 @@ async def test_a_card_that_moves_below_the_fold_is_scrolled_into_view(sample: Pa
 
 async def test_a_selected_task_that_leaves_the_view_selects_a_neighbour_and_says_so(sample: Path) -> None:
     agents = Store.open(sample)
-    app = make_app(sample, now=utcnow, watch=True, reconcile_seconds=30)
+    app = live_app(sample)
     async with app.run_test(size=(140, 40)) as pilot:
-        await settled(pilot)
-        ready = list(app.lanes.ids[Lane.READY])
-        app.select(ready[1])
-        await pilot.pause()
+        ready = await select_second_ready(app, pilot)
         # r typed as the task is cancelled (cancelled tasks are hidden): it reaches the app
         # only after the neighbour took the cursor.
         retry = events.Key("r", "r")
@@ -132,7 +125,7 @@ async def test_a_selected_task_that_leaves_the_view_selects_a_neighbour_and_says
 
 
 async def test_a_task_filtered_out_by_its_own_change_leaves_the_view_with_a_notice(sample: Path) -> None:
-    app = make_app(sample, now=utcnow, watch=True, reconcile_seconds=30)
+    app = live_app(sample)
     async with app.run_test(size=(140, 40)) as pilot:
         await settled(pilot)
         app.set_filter("status:ready")

@@ -8,9 +8,12 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import Static
 
+from board.alerts import Alert
 from board.store import Store
+from board.ui.app import BoardApp
 from board.ui.screens.answer import AnswerScreen
 from board.ui.screens.detail import DetailScreen
 from board.ui.widgets.agents_panel import AgentsPanel
@@ -47,15 +50,21 @@ async def test_an_agent_is_not_shown_on_a_task_another_agent_finished(sample: Pa
         assert entry is not None and entry.task is None
 
 
+async def alert_and_answer_dialog_of_20(app: BoardApp, pilot: Pilot) -> Alert:
+    """#20's waiting alert, once the board is on screen; then w on #20 opens its answer dialog."""
+    await settled(pilot)
+    [alert] = [a for a in app.alerts if a.key == "human.waiting:20"]
+    app.jump_to("20")
+    await pilot.press("w")
+    await wait_for(pilot, lambda: isinstance(app.screen, AnswerScreen), message="the answer dialog")
+    return alert
+
+
 async def test_the_alert_and_the_answer_dialog_say_the_same_of_where_an_answer_sends_a_task(sample: Path) -> None:
     # dave, who asked #20's question, last heartbeat 3 min 20 s before FIXED_NOW: stale by then.
     app = make_app(sample)
     async with app.run_test(size=(160, 45)) as pilot:
-        await settled(pilot)
-        [alert] = [a for a in app.alerts if a.key == "human.waiting:20"]
-        app.jump_to("20")
-        await pilot.press("w")
-        await wait_for(pilot, lambda: isinstance(app.screen, AnswerScreen), message="the answer dialog")
+        alert = await alert_and_answer_dialog_of_20(app, pilot)
         goes_to = app.screen.goes_to
         assert goes_to == "back to the queue (dave is not running)"
         assert f"it goes {goes_to}" in alert.action, alert.action
@@ -64,11 +73,7 @@ async def test_the_alert_and_the_answer_dialog_say_the_same_of_where_an_answer_s
 async def test_the_same_when_the_asking_agent_is_alive(sample: Path) -> None:
     app = make_app(sample, now=lambda: FIXED_NOW - timedelta(minutes=3))  # dave's heartbeat 20 s ago
     async with app.run_test(size=(160, 45)) as pilot:
-        await settled(pilot)
-        [alert] = [a for a in app.alerts if a.key == "human.waiting:20"]
-        app.jump_to("20")
-        await pilot.press("w")
-        await wait_for(pilot, lambda: isinstance(app.screen, AnswerScreen), message="the answer dialog")
+        alert = await alert_and_answer_dialog_of_20(app, pilot)
         assert app.screen.goes_to == "back to dave"
         assert "it goes back to dave" in alert.action, alert.action
 
