@@ -41,6 +41,9 @@ def test_a_workers_calls_are_counted_on_its_task_ok_or_failed_with_the_files_it_
     # The session ended: alice is gone, still on her task.
     record = agent_record(hooked, "alice")
     assert (record["activity"], record["task"], record["sessionId"]) == ("gone", task.id, session.session_id)
+    # A session started with -p names no model at its start: the one its messages came from is hers.
+    models = {body["model"] for body in session.exchange.main_loop()}
+    assert record.get("model") in models, (record, models)
 
 
 def test_an_interactive_session_that_claims_with_its_name_is_counted_under_it(claude: Claude, hooked: Path) -> None:

@@ -306,6 +306,12 @@ def _recorded(board: HookBoard, name: str) -> dict[str, Any]:
     return record if isinstance(record, dict) else {}
 
 
+def names_no_model(board: HookBoard, name: str) -> bool:
+    """Whether an agent has a record, and it names no model yet."""
+    record = _recorded(board, name)
+    return bool(record) and not record.get("model")
+
+
 def recorded_activity(board: HookBoard, name: str) -> str | None:
     """The activity an agent's record shows (None: no record, or none readable)."""
     activity = _recorded(board, name).get("activity")

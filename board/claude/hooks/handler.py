@@ -212,6 +212,20 @@ def read_session_transcript(board: HookBoard, payload: Mapping[str, Any], enviro
     # Calls a session made before it named itself were logged under the name made from it.
     earlier = [agent_name(f"claude-{session[:8]}")] if session else []
     read_transcript(board.state_dir, Path(transcript), agent=agent, task=task, session=session, now=_iso(now), other_agents=earlier, final=final, wait=LOCK_WAIT_SECONDS)
+    _note_model_spent(board, agent, now)
+
+
+def _note_model_spent(board: HookBoard, agent: str, now: datetime) -> None:
+    """A session started with ``-p`` names no model at its start: its agent's model is then the
+    one most of its messages came from, as its transcript says."""
+    from board.claude.hooks.agents import names_no_model
+    from board.claude.transcripts import agent_tokens_path, read_tokens
+
+    if not names_no_model(board, agent):
+        return
+    spent = {model: sums for model, sums in read_tokens(agent_tokens_path(board.state_dir, agent)).items() if model != "unknown"}
+    if spent:
+        update_agent(board, agent, _iso(now), model=max(spent, key=lambda model: spent[model]["messages"]))
 
 
 #: How long a Stop or SubagentStop waits for the turn's last message to reach the transcript.
