@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -19,6 +20,8 @@ ORDER = 40
 #: The project file Claude Code reads its MCP servers from, and board's entry in it.
 CLAUDE_CODE_FILE = ".mcp.json"
 SERVER_NAME = "board"
+#: Where Claude Code keeps a person's own approval of a project's servers.
+APPROVAL_FILE = ".claude/settings.local.json"
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -27,6 +30,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     actions = mcp.add_subparsers(dest="mcp_command", metavar="ACTION", parser_class=type(mcp))
     actions.common = commands.common  # type: ignore[attr-defined]
     install = add_command(actions, "install", f"add board to the project's {CLAUDE_CODE_FILE} for Claude Code (keeping what is there) and print the configuration for other clients")
+    install.add_argument("--approve", action="store_true", help=f"also approve the server for Claude Code in this project (in {APPROVAL_FILE}, your own settings rather than the project's shared ones), instead of answering Claude Code's question")
     install.set_defaults(handler=cmd_install, no_json=None)
 
 
@@ -46,21 +50,24 @@ def server_entry(args: argparse.Namespace, *, workspace: Path | None = None) -> 
     Claude Code starts it in the project, where board finds the board as git finds a repository;
     a client configured for the whole user account needs the workspace named (``workspace``).
     """
-    arguments = ["mcp"]
+    command, *arguments = board_command()
+    arguments.append("mcp")
     if hasattr(args, "claude"):
         arguments += ["--claude", args.claude]
     elif workspace is not None:
         arguments += ["-w", str(workspace)]
-    return {"command": board_command(), "args": arguments}
+    return {"command": command, "args": arguments}
 
 
-def board_command() -> str:
-    """``board`` where the shell finds it; else the script installed beside this Python (a
-    virtual environment that is not on PATH), which a client then starts by its full path."""
-    if shutil.which("board"):
-        return "board"
+def board_command() -> list[str]:
+    """This installation's ``board`` by its full path: a client starts servers with its own PATH,
+    which need not hold the virtual environment board was installed in (a bare ``board`` then
+    fails to start). Else the ``board`` the shell finds, else this Python running board."""
     beside = Path(sys.executable).parent / "board"
-    return str(beside) if beside.exists() else "board"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return [str(beside.absolute())]
+    found = shutil.which("board")
+    return [str(Path(found).absolute())] if found else [sys.executable, "-m", "board"]
 
 
 def cmd_install(args: argparse.Namespace) -> int:
@@ -72,11 +79,17 @@ def cmd_install(args: argparse.Namespace) -> int:
     path = project / CLAUDE_CODE_FILE
     entry = {"type": "stdio", **server_entry(args)}
     changed = add_server(path, entry)
+    approval = project / APPROVAL_FILE
+    approved = approve_server(approval) if args.approve else None
     user_entry = server_entry(args, workspace=project.resolve())
     if args.json:
-        print_json({"file": str(path), "changed": changed, "entry": entry, "other_clients": user_entry})
+        print_json({"file": str(path), "changed": changed, "entry": entry, "approved": approved is not None, "other_clients": user_entry})
         return 0
     print(f"{'added board to' if changed else 'board is already in'} {path}" + (" (restart Claude Code to load it)" if changed else ""))
+    if approved is None:
+        print(f"Claude Code starts a project's server only once a person approves it: answer its question when 'claude' starts here, or run 'board mcp install --approve' (it writes {approval})")
+    else:
+        print(f"{'approved' if approved else 'already approved'} for Claude Code in {approval}")
     print()
     print("Codex (~/.codex/config.toml):")
     print()
@@ -90,19 +103,45 @@ def cmd_install(args: argparse.Namespace) -> int:
     return 0
 
 
+def approve_server(path: Path) -> bool:
+    """Name board in ``enabledMcpjsonServers`` of a person's own Claude Code settings for the
+    project, keeping every other key; False when it was named already (the file is not rewritten)."""
+    from board.disk.atomic import write_atomic
+
+    document = _json_object(path, "a JSON object")
+    enabled = document.setdefault("enabledMcpjsonServers", [])
+    if not isinstance(enabled, list):
+        raise BoardError(f"{path}: 'enabledMcpjsonServers' is not a list; fix it or move it away, nothing was changed")
+    if SERVER_NAME in enabled:
+        return False
+    enabled.append(SERVER_NAME)
+    path.parent.mkdir(exist_ok=True)
+    write_atomic(path, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode())
+    return True
+
+
+def _json_object(path: Path, what: str) -> dict[str, Any]:
+    """A JSON file's object ({} when there is no file), refused in one line when it is not one."""
+    if not path.exists():
+        return {}
+    try:
+        document = json_bounds.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, ValueError) as error:
+        raise BoardError(f"{path} is not valid JSON ({error}); fix it or move it away, nothing was changed") from None
+    if not isinstance(document, dict):
+        raise BoardError(f"{path} does not hold {what}; fix it or move it away, nothing was changed")
+    return document
+
+
 def add_server(path: Path, entry: dict[str, Any]) -> bool:
     """Put board's entry in an ``.mcp.json``, keeping every other server and key; False when it
     was there already (the file is then not rewritten)."""
     from board.disk.atomic import write_atomic
 
-    document: dict[str, Any] = {}
-    if path.exists():
-        try:
-            document = json_bounds.loads(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, ValueError) as error:
-            raise BoardError(f"{path} is not valid JSON ({error}); fix it or move it away, nothing was changed") from None
-        if not isinstance(document, dict) or not isinstance(document.get("mcpServers", {}), dict):
-            raise BoardError(f"{path} does not hold an object with an 'mcpServers' object; fix it or move it away, nothing was changed")
+    what = "an object with an 'mcpServers' object"
+    document = _json_object(path, what)
+    if not isinstance(document.get("mcpServers", {}), dict):
+        raise BoardError(f"{path} does not hold {what}; fix it or move it away, nothing was changed")
     servers = document.setdefault("mcpServers", {})
     if servers.get(SERVER_NAME) == entry:
         return False
