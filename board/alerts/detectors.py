@@ -559,6 +559,8 @@ class SilentHolder:
     heard_at: datetime
     #: When the coordinator takes the task back if the agent stays silent.
     taken_back_at: datetime
+    #: The agent's process ended on purpose, its lease kept (it may resume under its token).
+    stopped: bool = False
 
 
 def detect_silent_holders(silent: Iterable[SilentHolder], now: datetime) -> list[Alert]:
@@ -571,14 +573,20 @@ def detect_silent_holders(silent: Iterable[SilentHolder], now: datetime) -> list
         when = _clock(item.taken_back_at)
         if item.taken_back_at <= now:  # no coordinator took it back when it could have
             action = f"its lease ran out; a coordinator takes #{item.task} back (none has since {when}: run board coordinator, or board run)"
+        elif item.stopped:
+            action = f"#{item.task} goes back to the queue at {when} unless {item.agent} resumes it under its lease; board release {item.task} gives it back now"
         else:
             action = f"#{item.task} goes back to the queue at {when} unless {item.agent} is heard from; a worker cut off stops its command before then"
+        if item.stopped:
+            message = f"{item.agent} stopped while holding #{item.task} ({quiet} ago); its lease is kept until it ends"
+        else:
+            message = f"{item.agent} holds #{item.task} but has not been heard from for {quiet} (stopped, or its machine cut off from the board)"
         alerts.append(
             Alert(
                 key=f"agent.unreachable:{item.agent}:{item.task}",
                 kind="agent.unreachable",
                 severity=Severity.WARNING,
-                message=f"{item.agent} holds #{item.task} but has not been heard from for {quiet} (stopped, or its machine cut off from the board)",
+                message=message,
                 action=action,
                 tasks=(item.task,),
                 agents=(item.agent,),

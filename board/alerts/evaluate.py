@@ -205,7 +205,7 @@ def gather_inputs(store: BoardReading, *, now: datetime, git: GitState | None = 
 
 def silent_holders(tasks: Mapping[str, Task], agents: list[AgentRecord], now: datetime, settings: BoardSettings) -> list[SilentHolder]:
     """Agents holding a task under a lease not yet taken back, not heard from within the
-    board's stale time (and not stopped on purpose); and an agent with no record at all once
+    board's stale time or stopped (an MCP server that ended keeps its agents' leases); and an agent with no record at all once
     its lease has run out (last heard: the task's last write), so that a lease nobody takes back
     is an alert whether or not a coordinator runs."""
     records = {r.name: r for r in agents}
@@ -218,9 +218,9 @@ def silent_holders(tasks: Mapping[str, Task], agents: list[AgentRecord], now: da
             if taken_back_at <= now:
                 found.append(SilentHolder(task.lease.owner, task.id, task.updated_at or task.lease.expires_at, taken_back_at))
             continue
-        if record.stopped or now - record.heartbeat_at < settings.agent_stale_after:
+        if not record.stopped and now - record.heartbeat_at < settings.agent_stale_after:
             continue
-        found.append(SilentHolder(record.name, task.id, record.heartbeat_at, taken_back_at))
+        found.append(SilentHolder(record.name, task.id, record.heartbeat_at, taken_back_at, stopped=record.stopped))
     return found
 
 

@@ -79,6 +79,7 @@ class AgentActivity:
         """The server is ending: its agents stop with it (the dashboard shows them stopped, not silent)."""
         for record in self._records.values():
             record.stopped, record.task, record.heartbeat_at = True, None, utcnow()
+            record.activity, record.activity_at = "gone", record.heartbeat_at
             try:
                 self._write(record)
             except OSError:

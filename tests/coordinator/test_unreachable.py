@@ -38,7 +38,7 @@ def test_a_silent_holder_is_an_alert_until_its_task_is_taken_back(board, clock) 
     assert unreachable(board, clock) == []
 
 
-def test_an_agent_that_stopped_on_purpose_or_is_heard_from_raises_nothing(board, clock) -> None:
+def test_an_agent_heard_from_raises_nothing_and_one_that_stopped_holding_a_task_says_so(board, clock) -> None:
     board.create("migrations")
     agent(board, "w1", clock)
     board.claim("w1", lease_seconds=300)
@@ -46,6 +46,10 @@ def test_an_agent_that_stopped_on_purpose_or_is_heard_from_raises_nothing(board,
     assert len(unreachable(board, clock)) == 1
     agent(board, "w1", clock)  # heard from again
     assert unreachable(board, clock) == []
+    # Stopped on purpose with its lease kept (an MCP server that ended): at once, not after the
+    # stale time, the task it holds and when it goes back.
     write_agent(board.agent_records, agent(board, "w1", clock).model_copy(update={"stopped": True}))
-    clock.advance(100)  # silent since, but said it stopped: its work is not at risk of running twice
+    [alert] = unreachable(board, clock)
+    assert "w1 stopped while holding #1" in alert.message and "goes back to the queue at" in alert.action, alert
+    board.release("1", actor="w1", force=True)
     assert unreachable(board, clock) == []

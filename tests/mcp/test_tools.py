@@ -246,9 +246,11 @@ def test_an_agent_name_that_could_name_a_path_is_refused(workspace: Path, agent:
     assert registered_agents(workspace) == [] and task_file(workspace, "1")["status"] == "pending"
 
 
-def test_a_server_ended_by_sigterm_shows_its_agents_stopped(workspace: Path) -> None:
+def test_a_server_ended_by_sigterm_shows_its_agents_stopped_and_what_becomes_of_their_tasks(workspace: Path) -> None:
     """Clients that stop waiting for the server (the SDK's after two seconds) send SIGTERM: the
-    server ends as on a closed stdin, its agents marked stopped rather than left looking alive."""
+    server ends as on a closed stdin, its agents marked stopped rather than left looking alive.
+    Their leases are kept (the agent may come back and resume under its token), and the board
+    says so: the task held by an agent that stopped, and when it goes back to the queue."""
     Store.open(workspace).create("Task")
     records = Store.open(workspace, whole=False).agent_records
 
@@ -268,6 +270,13 @@ def test_a_server_ended_by_sigterm_shows_its_agents_stopped(workspace: Path) -> 
     anyio.run(session)
     alice = read_agent(records, "alice")
     assert alice is not None and alice.stopped and alice.task is None
+    task = Store.open(workspace).get("1")
+    assert (str(task.status), task.owner) == ("in_progress", "alice") and task.lease is not None
+    agents = json.loads(board(workspace, "agents", "--json").stdout)["agents"]
+    assert [(a["name"], a["state"], a["task"]) for a in agents] == [("alice", "gone", "1")]
+    [held] = [a for a in json.loads(board(workspace, "alerts", "--json").stdout) if a["kind"] == "agent.unreachable"]
+    assert "alice stopped while holding #1" in held["message"], held
+    assert "#1 goes back to the queue at" in held["action"] and "board release 1" in held["action"], held
 
 
 def test_a_description_too_large_to_read_back_is_refused_and_an_unreadable_task_is_listed(workspace: Path) -> None:
