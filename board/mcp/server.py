@@ -28,7 +28,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field, ValidationError
 
 from board import __version__, actions, values
-from board.errors import BoardError, TaskNotFound
+from board.errors import BoardError, TaskNotFound, to_a_tool
 from board.graph import by_id
 from board.text import shortened
 from board.identity import acting_user, lease_token
@@ -70,6 +70,7 @@ Texts = str | list[str]
 AGENT = Field(description="who makes the call (default: $BOARD_AGENT of the server); the agent shows on the dashboard, its heartbeat renewed by each call")
 TOKEN = Field(description="your lease token from claim (default: $BOARD_LEASE_TOKEN when $BOARD_TASK_ID is this task); refused once it is no longer current")
 TASK = Field(description="the task's id")
+FORCE = "a person's override (an agent never passes it; history records who did): "
 
 
 class Listing(TypedDict):
@@ -108,10 +109,10 @@ def label_list(value: Texts | None, what: str = "label") -> list[str]:
     return [checked(values.label, v, what) for v in text_list(value)]
 
 
-def mover(name: str | None, token: int | None, task_id: str, *, expected_version: int | None = None) -> actions.Who:
+def mover(name: str | None, token: int | None, task_id: str, *, expected_version: int | None = None, force: bool = False) -> actions.Who:
     """Who moves the task: the calling agent (else the server's user), with the token it gives,
-    or the one its worker gave it for this task."""
-    return actions.Who(name or acting_user(), token=lease_token(token, task_id), expected_version=expected_version)
+    or the one its worker gave it for this task; ``force``, a person overriding a live lease."""
+    return actions.Who(name or acting_user(), token=lease_token(token, task_id), expected_version=expected_version, force=force)
 
 
 def whole(store: Store, task: Task) -> dict[str, Any]:
@@ -348,10 +349,12 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
         remove_blocks: Annotated[Ids | None, Field(description="stop blocking these tasks (both sides)")] = None,
         expect_version: Annotated[int | None, Field(description="refuse the change unless the task is at this version")] = None,
         token: Annotated[int | None, TOKEN] = None,
+        force: Annotated[bool, Field(description=FORCE + "change it even though an agent holds it under a live lease")] = False,
         agent: Annotated[str | None, AGENT] = None,
     ) -> dict[str, Any]:
         """Change a task (board task update): its status, progress, owner, priority,
-        dependencies, labels, text, or the question it waits on. Returns it as task_show does."""
+        dependencies, labels, text, or the question it waits on. Returns it as task_show does.
+        `force` is for a person only."""
 
         def update(store: Store, name: str | None) -> dict[str, Any]:
             wanted = checked(values.task_id, id, "id")
@@ -362,7 +365,7 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
                 add_blocked_by=id_list(add_blocked_by, "add_blocked_by"), add_blocks=id_list(add_blocks, "add_blocks"),
                 remove_blocked_by=id_list(remove_blocked_by, "remove_blocked_by"), remove_blocks=id_list(remove_blocks, "remove_blocks"),
             )
-            return whole(store, actions.update_task(store, wanted, change, mover(name, token, wanted, expected_version=expect_version)))
+            return whole(store, actions.update_task(store, wanted, change, mover(name, token, wanted, expected_version=expect_version, force=force)))
 
         return board.call(agent, update)
 
@@ -467,14 +470,15 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
     def task_delete(
         id: Annotated[Id, Field(description="the task to archive")],
         token: Annotated[int | None, Field(description="your lease token, if you hold the task")] = None,
+        force: Annotated[bool, Field(description=FORCE + "delete it even though tasks wait on it or are its sub-tasks (those links are dropped on both sides), or an agent holds it under a live lease")] = False,
         agent: Annotated[str | None, AGENT] = None,
     ) -> dict[str, Any]:
         """Move a task to the archive (board task delete --json); refused while other tasks depend
-        on it. A person brings it back with board task restore."""
+        on it, unless a person passes `force`. task_restore brings it back."""
 
         def delete(store: Store, name: str | None) -> dict[str, Any]:
             wanted = checked(values.task_id, id, "id")
-            return whole(store, actions.delete(store, wanted, mover(name, token, wanted)))
+            return whole(store, actions.delete(store, wanted, mover(name, token, wanted, force=force)))
 
         return board.call(agent, delete)
 
@@ -507,7 +511,7 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
             with board.fresh():
                 text = board.render(TASK_URI.replace("{id}", id))
         except BoardError as error:
-            raise ResourceError(str(error)) from None
+            raise ResourceError(error.spoken(to_a_tool)) from None
         if text is None:
             raise ResourceNotFoundError(str(TaskNotFound(id)))
         return text

@@ -151,7 +151,9 @@ def test_every_refusal_is_the_command_lines_one_line_and_the_server_lives_on(wor
                 assert on_the_command_line.returncode == 2 and board_state(workspace) == before
                 assert says in message and says in on_the_command_line.stderr, (message, on_the_command_line.stderr)
                 if on_the_command_line.stderr.startswith("board: "):  # a refused move, not an argument the parser rejected
-                    assert message == f"Error executing tool {tool}: {on_the_command_line.stderr.removeprefix('board: ').strip()}"
+                    # The same line, but for the options it names: a tool's arguments, not the command line's.
+                    said = on_the_command_line.stderr.removeprefix("board: ").strip().replace("--force", "force=true")
+                    assert message == f"Error executing tool {tool}: {said}"
             assert (await refused(client, "task_update", {"id": "1", "progress": 101})).endswith("progress: Input should be less than or equal to 100")
             assert "Input should be 'low', 'medium', 'high' or 'critical'" in await refused(client, "task_update", {"id": "1", "priority": "urgent"})
             assert "name the agent" in await refused(client, "claim", {})
