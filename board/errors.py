@@ -3,8 +3,8 @@
 A line that tells what to do next may name an option (``Option``) or a command (``Command``):
 each front end spells those its own way (``BoardError.spoken``), so the command line says
 ``--status waiting`` and ``'board unreserve 3 app.py'`` where an MCP client reads
-``status="waiting"`` and ``unreserve(id="3", path="app.py")``. ``str(error)`` is the command
-line's spelling.
+``status="waiting"`` and ``unreserve(id="3", path="app.py")`` (and, for a person's override no
+tool makes, where a person makes it). ``str(error)`` is the command line's spelling.
 """
 
 from __future__ import annotations
@@ -24,8 +24,11 @@ class Option:
     value: str | None = None
     #: What the command line shows for a value to fill in (``NAME``); a tool's argument is named alone.
     metavar: str | None = None
-    #: A switch that takes no value (``--force`` on the command line, ``force=true`` to a tool).
+    #: A switch that takes no value (``--requeue`` on the command line, ``requeue=true`` to a tool).
     flag: bool = False
+    #: A person's override (``--force``), which the command line and the dashboard offer and no
+    #: tool takes: a tool's error says where a person makes it.
+    person_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,8 @@ class Command:
 
     name: str
     arguments: tuple[tuple[str, str | None], ...] = ()
+    #: Options given with it (``--list``).
+    options: tuple[Option, ...] = ()
 
 
 #: A part of a message: its text, or an option or a command each front end spells its own way.
@@ -49,17 +54,23 @@ def on_the_command_line(part: Option | Command) -> str:
         value = part.value if part.value is not None else part.metavar
         return "--" + part.name.replace("_", "-") + (f" {value}" if value is not None and not part.flag else "")
     words = [value if value is not None else name.upper() for name, value in part.arguments]
-    return "'" + " ".join(["board", part.name, *words]) + "'"
+    return "'" + " ".join(["board", part.name, *words, *map(on_the_command_line, part.options)]) + "'"
 
 
 def to_a_tool(part: Option | Command) -> str:
     """How an MCP client reads an option (a tool's argument: ``status="waiting"``, ``owner``,
-    ``force=true``) or a command (the tool's call: ``answer(id="3", text=...)``)."""
+    ``requeue=true``; where a person overrides, for an override no tool makes) or a command (the
+    tool's call: ``answer(id="3", text=...)``)."""
     if isinstance(part, Option):
+        if part.person_only:
+            return "the dashboard or board's command line (no tool overrides)"
         if part.flag:
             return f"{part.name}=true"
         return part.name if part.value is None else f"{part.name}={json.dumps(part.value, ensure_ascii=False)}"
-    given = ", ".join(f"{name}={'...' if value is None else json.dumps(value, ensure_ascii=False)}" for name, value in part.arguments)
+    given = ", ".join(
+        [f"{name}={'...' if value is None else json.dumps(value, ensure_ascii=False)}" for name, value in part.arguments]
+        + [to_a_tool(option) if option.value is not None or option.flag else f"{option.name}=..." for option in part.options]
+    )
     return f"{part.name.replace(' ', '_')}({given})"
 
 

@@ -134,7 +134,7 @@ def _lease_held(task: Task, what: str = "change its status, progress or owner") 
     until = task.lease.expires_at.astimezone(UTC).strftime("%H:%M:%S")
     return LeaseHeld(
         f"task {task.id} is held by {task.lease.owner} (lease until {until} UTC): only its holder, "
-        f"with its lease token, may {what}; a person can override with ", Option("force", flag=True),
+        f"with its lease token, may {what}; a person can override with ", Option("force", flag=True, person_only=True),
     )
 
 
@@ -612,7 +612,10 @@ class Store(ABC):
                     parts.append(f"{', '.join('#' + t for t in waiting)} {'waits' if len(waiting) == 1 else 'wait'} on it")
                 if children:
                     parts.append(f"{', '.join('#' + t for t in children)} {'is its sub-task' if len(children) == 1 else 'are its sub-tasks'}")
-                raise BoardError(f"task {task_id} is not deleted: {' and '.join(parts)}; ", Option("force", flag=True), " deletes it and drops those links on both sides")
+                raise BoardError(
+                    f"task {task_id} is not deleted: {' and '.join(parts)}; a person can delete it anyway with ", Option("force", flag=True, person_only=True),
+                    " (those links are dropped on both sides)",
+                )
             for dependent in sorted_ids(self.graph.dependents(task_id) | {d for d in current.blocks if d in self.graph.tasks}):
                 if self._writable(dependent):
                     self._link_side(dependent, "blocked_by", task_id, actor, add=False)
