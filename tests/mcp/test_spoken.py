@@ -37,8 +37,8 @@ def test_refusals_name_the_tools_arguments_and_the_command_line_names_its_option
         # (tool, arguments, the same on the command line, what the tool says, what the command line says)
         ("task_update", {"id": "4", "question": "Which?"}, ["task", "update", "4", "--question", "Which?"], 'pass it with status="waiting"', "--status waiting"),
         ("task_update", {"id": "4"}, ["task", "update", "4"], "nothing to change: pass status, owner, progress, add_blocked_by, ...", "--status, --owner"),
-        ("task_update", {"id": "1", "progress": 5}, ["task", "update", "1", "--progress", "5"], "a person can override with force=true", "--force"),
-        ("task_delete", {"id": "1", "token": int(token), "agent": "bob"}, ["task", "delete", "1", "--token", token], "force=true deletes it", "--force deletes it"),
+        ("task_update", {"id": "1", "progress": 5}, ["task", "update", "1", "--progress", "5"], "a person can override with the dashboard or board's command line (no tool overrides)", "a person can override with --force"),
+        ("task_delete", {"id": "1", "token": int(token), "agent": "bob"}, ["task", "delete", "1", "--token", token], "a person can delete it anyway with the dashboard or board's command line", "a person can delete it anyway with --force"),
         ("task_update", {"id": "3", "status": "pending"}, ["task", "update", "3", "--status", "pending"], 'answer(id="3", text=...)', "'board answer 3 TEXT'"),
         ("task_update", {"id": "3", "status": "pending"}, ["task", "update", "3", "--status", "pending"], "or to the queue with requeue=true", "--requeue"),
         ("reserve", {"id": "2", "path": "src/app.py"}, ["reserve", "2", "src/app.py"], "pass agent to say who reserves", "--agent NAME"),
@@ -51,7 +51,7 @@ def test_refusals_name_the_tools_arguments_and_the_command_line_names_its_option
             assert (await client.call_tool("reserve", {"id": "4", "path": "src/app.py"})).is_error is False
             for tool, arguments, command, says, command_line_says in cases:
                 message = await refused(client, tool, arguments)
-                assert says in message and not COMMAND_LINE.search(message), (tool, arguments, message)
+                assert says in message and not COMMAND_LINE.search(message) and "force" not in message, (tool, arguments, message)
                 on_the_command_line = board(workspace, *command)
                 assert on_the_command_line.returncode == 2 and command_line_says in on_the_command_line.stderr, on_the_command_line.stderr
 
