@@ -54,7 +54,9 @@ as `owner` shows it and its token. `task_list` gives a short row per task, a pag
 Before editing shared files, `reserve` them and `unreserve` them when done. `checkpoint` records
 where a task stands with a note; `resume` shows it and what changed since. `board_prompt` is the
 whole board in a few lines. A refused call is a tool error whose text says why and what to do
-(naming the tool or argument to use); it changed nothing."""
+(naming the tool or argument to use); it changed nothing. A person's overrides (taking a task
+from an agent's live lease, deleting a task others wait on, undoing a policy's pause) are no
+tool's: a person makes them on the dashboard or the command line."""
 
 # Literal choices come from the enums, so a new status or priority reaches the schema too. A
 # type checker cannot read a Literal built at run time: it checks them as the strings they are
@@ -475,7 +477,8 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
         ttl: Annotated[float | None, Field(ge=1, le=86400, description="seconds it lasts (default: alerts.reservation_ttl_seconds, 300)")] = None,
         agent: Annotated[str | None, Field(description="who reserves (default: $BOARD_AGENT of the server, else the task's owner)")] = None,
     ) -> Reservations:
-        """Reserve files for a task, a soft lock between agents (board reserve --json)."""
+        """Reserve files for a task, a soft lock between agents (board reserve --json); unreserve
+        gives them up. A file another agent holds is refused, naming the holder."""
         from board.config import load_settings
         from board.reservations import reserve as reserve_files
 
