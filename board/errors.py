@@ -63,7 +63,7 @@ def to_a_tool(part: Option | Command) -> str:
     tool's call: ``answer(id="3", text=...)``)."""
     if isinstance(part, Option):
         if part.person_only:
-            return "the dashboard or board's command line (no tool overrides)"
+            return "the dashboard or board's command line, not a tool"
         if part.flag:
             return f"{part.name}=true"
         return part.name if part.value is None else f"{part.name}={json.dumps(part.value, ensure_ascii=False)}"

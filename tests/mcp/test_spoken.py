@@ -37,7 +37,7 @@ def test_refusals_name_the_tools_arguments_and_the_command_line_names_its_option
         # (tool, arguments, the same on the command line, what the tool says, what the command line says)
         ("task_update", {"id": "4", "question": "Which?"}, ["task", "update", "4", "--question", "Which?"], 'pass it with status="waiting"', "--status waiting"),
         ("task_update", {"id": "4"}, ["task", "update", "4"], "nothing to change: pass status, owner, progress, add_blocked_by, ...", "--status, --owner"),
-        ("task_update", {"id": "1", "progress": 5}, ["task", "update", "1", "--progress", "5"], "a person can override with the dashboard or board's command line (no tool overrides)", "a person can override with --force"),
+        ("task_update", {"id": "1", "progress": 5}, ["task", "update", "1", "--progress", "5"], "a person can override with the dashboard or board's command line, not a tool", "a person can override with --force"),
         ("task_delete", {"id": "1", "token": int(token), "agent": "bob"}, ["task", "delete", "1", "--token", token], "a person can delete it anyway with the dashboard or board's command line", "a person can delete it anyway with --force"),
         ("task_update", {"id": "3", "status": "pending"}, ["task", "update", "3", "--status", "pending"], 'answer(id="3", text=...)', "'board answer 3 TEXT'"),
         ("task_update", {"id": "3", "status": "pending"}, ["task", "update", "3", "--status", "pending"], "or to the queue with requeue=true", "--requeue"),

@@ -152,7 +152,7 @@ def test_every_refusal_is_the_command_lines_one_line_and_the_server_lives_on(wor
                 assert says in message and says in on_the_command_line.stderr, (message, on_the_command_line.stderr)
                 if on_the_command_line.stderr.startswith("board: "):  # a refused move, not an argument the parser rejected
                     # The same line, but for the options it names: a tool's arguments, not the command line's.
-                    said = on_the_command_line.stderr.removeprefix("board: ").strip().replace("--force", "the dashboard or board's command line (no tool overrides)")
+                    said = on_the_command_line.stderr.removeprefix("board: ").strip().replace("--force", "the dashboard or board's command line, not a tool")
                     assert message == f"Error executing tool {tool}: {said}"
             assert (await refused(client, "task_update", {"id": "1", "progress": 101})).endswith("progress: Input should be less than or equal to 100")
             assert "Input should be 'low', 'medium', 'high' or 'critical'" in await refused(client, "task_update", {"id": "1", "priority": "urgent"})
