@@ -15,12 +15,12 @@ Every refusal is a ``BoardError`` with one line a person can act on.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from board.errors import BoardError
+from board.errors import BoardError, Command, Option, Part
 from board.model import Budget, PolicyMark, Seen, Task, live_lease_holder
 from board.status import Status
 from board.store import Store
@@ -84,6 +84,17 @@ def refusal(move: str, task: Task) -> str | None:
     """Why ``move`` ("start", "resume", "pause", "requeue", "cancel", "assign", "answer") cannot be made
     on ``task`` as it stands, or None. Each move checks it; the dashboard asks before it opens
     a dialog. Readiness and fencing are the store's to judge, at the moment of the write."""
+    why = _refusal(move, task)
+    return None if why is None else str(why)
+
+
+def _refusal(move: str, task: Task) -> BoardError | None:
+    """``refusal``, as the error a front end spells its own way."""
+    why = _refusal_parts(move, task)
+    return None if why is None else BoardError(*why) if isinstance(why, tuple) else BoardError(why)
+
+
+def _refusal_parts(move: str, task: Task) -> str | tuple[Part, ...] | None:
     status, name = task.status, f"task {task.id}"
     if move == "start":
         if status == Status.IN_PROGRESS:
@@ -105,7 +116,10 @@ def refusal(move: str, task: Task) -> str | None:
         if status == Status.COMPLETED:
             return f"{name} is completed, which is final"
         if status == Status.WAITING:
-            return f"{name} waits for a person's answer: answer it (board answer {task.id} TEXT, or w on the dashboard), and it goes back to its owner, or to the queue with --requeue"
+            return (
+                f"{name} waits for a person's answer: answer it (", Command("answer", (("id", task.id), ("text", None))),
+                ", or w on the dashboard), and it goes back to its owner, or to the queue with ", Option("requeue", flag=True),
+            )
         return f"{name} is {status}: it cannot go straight back to the queue"
     if move == "cancel":
         if status == Status.IN_PROGRESS:
@@ -121,9 +135,9 @@ def refusal(move: str, task: Task) -> str | None:
 
 
 def _refuse(move: str, task: Task) -> None:
-    why = refusal(move, task)
+    why = _refusal(move, task)
     if why is not None:
-        raise BoardError(why)
+        raise why
 
 
 def start(store: Store, task_id: str, who: Who, *, owner: str | None = None, lease_seconds: float | None = None, fields: Fields = None) -> Task:
@@ -365,7 +379,7 @@ def _update_task(store: Store, task_id: str, change: TaskChange, who: Who) -> No
         fields["error"] = change.error
     if change.question is not None:
         if change.status != Status.WAITING and task.status != Status.WAITING:
-            raise BoardError("a question is for a person while the task waits: pass it with --status waiting")
+            raise BoardError("a question is for a person while the task waits: pass it with ", Option("status", "waiting"))
         fields["question"] = checked_question(change.question)
     if change.add_labels or change.remove_labels:
         missing = [name for name in change.remove_labels if name not in task.labels]
@@ -375,7 +389,7 @@ def _update_task(store: Store, task_id: str, change: TaskChange, who: Who) -> No
     edges = [(task_id, blocker) for blocker in change.add_blocked_by] + [(dependent, task_id) for dependent in change.add_blocks]
     dropped = [(task_id, blocker) for blocker in change.remove_blocked_by] + [(dependent, task_id) for dependent in change.remove_blocks]
     if not fields and not change.status and not edges and not dropped:
-        raise BoardError("nothing to change: pass --status, --owner, --progress, --budget-usd, --add-blocked-by, ...")
+        raise BoardError("nothing to change: pass ", *_listed(Option(name) for name in ("status", "owner", "progress", "add_blocked_by")), ", ...")
     for dependent, blocker in dropped:
         other = store.tasks.get(blocker)
         if blocker not in store.get(dependent).blocked_by and (other is None or dependent not in other.blocks):
@@ -390,6 +404,14 @@ def _update_task(store: Store, task_id: str, change: TaskChange, who: Who) -> No
         store.remove_dependency(dependent, blocker, actor=who.name)
     if edges:
         store.link(edges, actor=who.name)
+
+
+def _listed(parts: Iterable[Part]) -> list[Part]:
+    """Parts with ``, `` between them."""
+    listed: list[Part] = []
+    for part in parts:
+        listed += [", ", part] if listed else [part]
+    return listed
 
 
 def move_to(

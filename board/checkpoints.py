@@ -169,3 +169,71 @@ def changed_since(checkpoint: Checkpoint, workspace: Path) -> dict[str, tuple[st
 
 def created_at(checkpoint: Checkpoint) -> datetime:
     return datetime.fromisoformat(checkpoint.created_at.replace("Z", "+00:00"))
+
+
+#: Task fields worth naming when they changed since a checkpoint.
+COMPARED = ("status", "owner", "progress", "subject", "priority", "blockedBy", "files", "error")
+
+
+def checkpoint_json(checkpoint: Checkpoint) -> dict[str, Any]:
+    """A checkpoint as ``board checkpoint --json`` and MCP's ``checkpoint`` give it."""
+    return {**checkpoint.content(), "checksum": checkpoint.checksum, "path": checkpoint.where}
+
+
+def checkpoint_rows(book: CheckpointBook, task_id: str) -> list[dict[str, Any]]:
+    """A task's checkpoints, oldest first: each as ``checkpoint_json`` with ``valid`` true, or a
+    corrupt one as its ``path``, ``valid`` false and the ``problem``."""
+    rows: list[dict[str, Any]] = []
+    for seq in list_checkpoints(book, task_id):
+        try:
+            checkpoint = read_checkpoint(book, task_id, seq)
+        except CorruptCheckpoint as error:
+            rows.append({"path": book.where(task_id, seq), "valid": False, "problem": str(error)})
+            continue
+        rows.append({**checkpoint_json(checkpoint), "valid": True})
+    return rows
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """Where a task was left (its checkpoint) and what changed since."""
+
+    checkpoint: Checkpoint
+    #: Files whose hash changed: path -> (then, now), None for a file that was not there.
+    files: dict[str, tuple[str | None, str | None]]
+    head_now: str | None
+    #: Task fields (``COMPARED``) that changed: key -> [then, now].
+    fields: dict[str, list[Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        """As ``board resume --json`` and MCP's ``resume`` give it."""
+        return {
+            "checkpoint": checkpoint_json(self.checkpoint),
+            "changedFiles": {path: {"then": then, "now": current} for path, (then, current) in self.files.items()},
+            "gitHead": {"then": self.checkpoint.git_head, "now": self.head_now},
+            "changedFields": self.fields,
+        }
+
+
+def resume_from(store: Store, task_id: str, seq: int | None = None) -> Resumed:
+    """The task's newest checkpoint (or checkpoint ``seq``) and what changed since: refused
+    when there is none, or when it is corrupt."""
+    from board.errors import Command, Option
+
+    task = store.get(task_id)
+    numbers = list_checkpoints(store.checkpoint_book, task_id)
+    listing = Command("checkpoint", (("id", task_id),), (Option("list", flag=True),))
+    if seq is not None:
+        numbers = [n for n in numbers if n == seq]
+        if not numbers:
+            raise BoardError(f"#{task_id} has no checkpoint {seq}; see ", listing)
+    if not numbers:
+        raise BoardError(f"#{task_id} has no checkpoint to resume from; write one with ", Command("checkpoint", (("id", task_id),), (Option("note", metavar="..."),)))
+    try:
+        checkpoint = read_checkpoint(store.checkpoint_book, task_id, numbers[-1])
+    except CorruptCheckpoint as error:
+        raise BoardError(f"{error}; refusing to resume from it (pick an older one with ", Option("seq", metavar="SEQ"), ", see ", listing, ")") from None
+    now = task_to_dict(task)
+    fields = {key: [checkpoint.document.get(key), now.get(key)] for key in COMPARED if checkpoint.document.get(key) != now.get(key)}
+    workspace = store.layout.workspace
+    return Resumed(checkpoint, changed_since(checkpoint, workspace), gitstate.head(workspace), fields)

@@ -1,14 +1,96 @@
-"""Errors a person can act on. Each carries one line that says what was wrong."""
+"""Errors a person can act on. Each carries one line that says what was wrong.
+
+A line that tells what to do next may name an option (``Option``) or a command (``Command``):
+each front end spells those its own way (``BoardError.spoken``), so the command line says
+``--status waiting`` and ``'board unreserve 3 app.py'`` where an MCP client reads
+``status="waiting"`` and ``unreserve(id="3", path="app.py")`` (and, for a person's override no
+tool makes, where a person makes it). ``str(error)`` is the command line's spelling.
+"""
 
 from __future__ import annotations
 
 import errno
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Option:
+    """An option a message names, by the name a tool gives its argument (``add_blocked_by``)."""
+
+    name: str
+    #: The value to pass (``waiting``), if the message means one.
+    value: str | None = None
+    #: What the command line shows for a value to fill in (``NAME``); a tool's argument is named alone.
+    metavar: str | None = None
+    #: A switch that takes no value (``--requeue`` on the command line, ``requeue=true`` to a tool).
+    flag: bool = False
+    #: A person's override (``--force``), which the command line and the dashboard offer and no
+    #: tool takes: a tool's error says where a person makes it.
+    person_only: bool = False
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command a message tells someone to run, by its words on the command line (``task
+    restore``); a tool's name is those words joined by ``_``. Arguments are (name, value) pairs,
+    positional on the command line; a value of None is one to fill in (``TEXT``)."""
+
+    name: str
+    arguments: tuple[tuple[str, str | None], ...] = ()
+    #: Options given with it (``--list``).
+    options: tuple[Option, ...] = ()
+
+
+#: A part of a message: its text, or an option or a command each front end spells its own way.
+Part = str | Option | Command
+Spelling = Callable[[Option | Command], str]
+
+
+def on_the_command_line(part: Option | Command) -> str:
+    """How the command line names an option (``--owner NAME``) or a command (``'board answer 3 TEXT'``)."""
+    if isinstance(part, Option):
+        value = part.value if part.value is not None else part.metavar
+        return "--" + part.name.replace("_", "-") + (f" {value}" if value is not None and not part.flag else "")
+    words = [value if value is not None else name.upper() for name, value in part.arguments]
+    return "'" + " ".join(["board", part.name, *words, *map(on_the_command_line, part.options)]) + "'"
+
+
+def to_a_tool(part: Option | Command) -> str:
+    """How an MCP client reads an option (a tool's argument: ``status="waiting"``, ``owner``,
+    ``requeue=true``; where a person overrides, for an override no tool makes) or a command (the
+    tool's call: ``answer(id="3", text=...)``)."""
+    if isinstance(part, Option):
+        if part.person_only:
+            return "the dashboard or board's command line, not a tool"
+        if part.flag:
+            return f"{part.name}=true"
+        return part.name if part.value is None else f"{part.name}={json.dumps(part.value, ensure_ascii=False)}"
+    given = ", ".join(
+        [f"{name}={'...' if value is None else json.dumps(value, ensure_ascii=False)}" for name, value in part.arguments]
+        + [to_a_tool(option) if option.value is not None or option.flag else f"{option.name}=..." for option in part.options]
+    )
+    return f"{part.name.replace(' ', '_')}({given})"
 
 
 class BoardError(Exception):
-    """Base class: bad input or a refused operation. The CLI prints it and exits 2."""
+    """Base class: bad input or a refused operation. The CLI prints it and exits 2.
+
+    Made of one string, or of parts (``Part``) when the line names an option or a command."""
 
     exit_code = 2
+
+    def __init__(self, *parts: object) -> None:
+        super().__init__(*parts)
+        self.parts: tuple[Part, ...] = tuple(p if isinstance(p, str | Option | Command) else str(p) for p in parts)
+
+    def spoken(self, spelling: Spelling) -> str:
+        """The line, with its options and commands named as ``spelling`` names them."""
+        return "".join(part if isinstance(part, str) else spelling(part) for part in self.parts)
+
+    def __str__(self) -> str:
+        return self.spoken(on_the_command_line)
 
 
 class BoardUnavailable(BoardError):

@@ -16,6 +16,7 @@ from board.errors import BoardError
 from board.priority import PRIORITY_RANK
 from board.status import Status
 from board.text import shortened
+from board.times import iso
 
 if TYPE_CHECKING:
     from board.graph import TaskGraph
@@ -47,6 +48,30 @@ def task_json(task: Task, graph: TaskGraph) -> dict[str, Any]:
         "dependents": sorted(graph.dependents(task.id)),
     }
     return data
+
+
+#: The fields of a task's row (``task_row``): what an agent choosing or tracking work acts on.
+ROW_FIELDS = ("id", "subject", "status", "priority", "owner", "progress", "ready", "blockedBy", "labels", "lease", "version")
+
+
+def task_row(task: Task, graph: TaskGraph) -> dict[str, Any]:
+    """A task in one short row (MCP's ``task_list``): ``ROW_FIELDS``, progress as the board
+    derives it (a parent's from its sub-tasks), ``ready`` when it can start now, and the lease
+    (holder, token, expiry) of a task in progress; ``task_show`` has the rest."""
+    lease = task.lease
+    return {
+        "id": task.id,
+        "subject": task.subject,
+        "status": str(task.status),
+        "priority": str(task.priority),
+        "owner": task.owner,
+        "progress": graph.progress(task),
+        "ready": graph.is_ready(task.id),
+        "blockedBy": list(task.blocked_by),
+        "labels": list(task.labels),
+        "lease": None if lease is None else {"owner": lease.owner, "token": lease.token, "expiresAt": iso(lease.expires_at)},
+        "version": task.version,
+    }
 
 
 def display_status(task: Task, graph: TaskGraph) -> str:
@@ -143,13 +168,17 @@ SORTS = ("priority", "id", "updated")
 
 def select_tasks(
     store: Store, tasks: list[Task], *, status: str | None = None, owner: str | None = None, labels: Sequence[str] = (),
-    ready: bool = False, sort: str = "id", include_hidden: bool = False,
+    ready: bool = False, sort: str = "id", include_hidden: bool = False, words: Sequence[str] = (),
 ) -> list[Task]:
-    """The tasks ``task list`` shows for these filters, in this order (``SORTS``)."""
+    """The tasks ``task list`` shows for these filters, in this order (``SORTS``); with
+    ``words``, only those whose subject or description holds every one (``task search``)."""
     from board.graph import is_hidden
 
     if not include_hidden:
         tasks = [t for t in tasks if not is_hidden(t)]
+    if words:
+        folded = [word.casefold() for word in words]
+        tasks = [t for t in tasks if all(word in f"{t.subject}\n{t.description}".casefold() for word in folded)]
     if status:
         tasks = [t for t in tasks if t.status == status]
     if owner:

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from board.errors import BoardError
+from board.errors import BoardError, Command, Option
 from board.names import validate_id
 from board.status import FINISHED
 from board.text import shortened
@@ -93,7 +93,7 @@ def reserve(
             if blocking:
                 first = blocking[0]
                 raise ReservationConflict(
-                    f"{first.describe()}; wait for it or ask {first.owner} to run 'board unreserve {first.task} {path}'"
+                    f"{first.describe()}; wait for it or ask {first.owner} to run ", Command("unreserve", (("id", first.task), ("path", path))),
                 )
             kept = [h for h in holders if (h.owner, h.task) != (holder, task_id)]
             plans.append((path, [*kept, Reservation(path, holder, task_id, mode, expires, now)]))
@@ -145,7 +145,7 @@ def _current_task(store: Store, task_id: str) -> Task:
 def _agent_for(task: Task, agent: str | None) -> str:
     name = agent or task.owner
     if not name:
-        raise BoardError(f"task #{task.id} has no owner; pass --agent NAME to say who reserves")
+        raise BoardError(f"task #{task.id} has no owner; pass ", Option("agent", metavar="NAME"), " to say who reserves")
     try:
         return validate_id(name)
     except ValueError:

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from board import json_bounds
-from board.errors import BoardError
+from board.errors import BoardError, Option
 from board.names import ID_PATTERN, ID_RULE
 from board.disk import confine
 from board.disk.atomic import SpecialFile, TempFile, fsync_directory, read_bytes_retrying
@@ -558,13 +558,13 @@ def find_recipient(name: str, teams: Sequence[Team], *, team_name: str | None = 
         return holding[0]
     if holding:
         names = ", ".join(r.team.name for r in holding)
-        raise BoardError(f"{shortened(name)!r} is a member of several teams ({names}): say which with --team")
+        raise BoardError(f"{shortened(name)!r} is a member of several teams ({names}): say which with ", Option("team", metavar="TEAM"))
     broken = [t for t in teams if t.problem and not t.members]
     if len(broken) == len(teams) == 1:
         raise BoardError(f"team {broken[0].name}: {broken[0].problem}; nothing was sent")
     members = sorted({m.name for t in teams for m in t.members})
     if not teams:
-        raise BoardError(f"no Claude Code team works on this board, so {shortened(name)!r} has no inbox (name one with --team)")
+        raise BoardError(f"no Claude Code team works on this board, so {shortened(name)!r} has no inbox (name one with ", Option("team", metavar="TEAM"), ")")
     shown = ", ".join(members[:12]) + (" ..." if len(members) > 12 else "")
     unreadable = "".join(f"; team {t.name} cannot be read ({t.problem})" for t in broken[:2])
     raise BoardError(f"no team member named {shortened(name)!r} (members: {shown or 'none'}){unreadable}")

@@ -39,21 +39,13 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_agents(args: argparse.Namespace) -> int:
-    from board.claude.teams import team_inboxes
-    from board.config import settings_or_defaults
-    from board.roster import build_roster, in_progress_by_owner
-
-    from board.messaging import board_teams_of
+    from board.messaging import agents_json, board_roster
 
     store = open_store(args)
-    records, teams = board_teams_of(store)
-    inboxes = {(team.name, name): inbox for team in teams for name, inbox in team_inboxes(team).items()}
-    settings = settings_or_defaults(store.local_dir)
     now = store.clock()
-    roster = build_roster(records, teams, in_progress_by_owner(store.tasks.values()), now, settings.agent_stale_after, inboxes, store.tasks)
-    tokens = _agent_tokens(store, roster, settings)
+    roster, teams, tokens = board_roster(store, now)
     if args.json:
-        print_json({"agents": [{**_entry_json(entry), "tokens": tokens[entry.name]} for entry in roster], "teams": [_team_json(team) for team in teams]})
+        print_json(agents_json(roster, teams, tokens))
         return 0
     if not roster:
         print("no agents: none registered, and no Claude Code team works on this board")
@@ -62,51 +54,6 @@ def cmd_agents(args: argparse.Namespace) -> int:
     for line in _notes(roster, teams):
         print(line)
     return 0
-
-
-def _entry_json(entry: RosterEntry) -> dict[str, Any]:
-    from board.times import iso
-
-    return {
-        "name": entry.name,
-        "kind": entry.kind,
-        "state": str(entry.activity),
-        "team": entry.team,
-        "lead": entry.lead,
-        "agentType": entry.agent_type or None,
-        "model": entry.model or None,
-        "task": entry.task,
-        "tasks": list(entry.tasks),
-        "toolCalls": entry.tool_calls,
-        "lastActivity": iso(entry.last_activity) if entry.last_activity else None,
-        "heartbeatAt": iso(entry.heartbeat_at) if entry.heartbeat_at else None,
-        "messageable": entry.messageable,
-        "unread": entry.unread,
-        "idleWithTask": entry.idle_with_task,
-        "inboxProblem": entry.inbox_problem,
-        "parent": entry.parent,
-        "todos": {"done": entry.todos[0], "total": entry.todos[1]} if entry.todos else None,
-    }
-
-
-def _agent_tokens(store: Any, roster: list[RosterEntry], settings: Any) -> dict[str, dict[str, Any]]:
-    """Each agent's tokens (from its session transcripts: ``board.claude.transcripts``) and their cost."""
-    from board.claude.transcripts import agent_tokens_path, read_tokens
-    from board.prices import summary
-
-    prices = settings.model_prices()
-    return {entry.name: summary(read_tokens(agent_tokens_path(store.state_dir, entry.name)), prices) for entry in roster}
-
-
-def _team_json(team: Team) -> dict[str, Any]:
-    return {
-        "name": team.name,
-        "title": team.title or None,
-        "description": team.description or None,
-        "directory": str(team.directory),
-        "members": [m.name for m in team.members],
-        "problem": team.problem,
-    }
 
 
 def _age(moment: datetime | None, now: datetime) -> str:

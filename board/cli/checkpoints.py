@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from board.cli.parser import add_command
 from board.cli.output import print_json
 from board.cli.arguments import task_id
 from board.cli.tasks import open_store
-from board.errors import BoardError
-
-if TYPE_CHECKING:  # loaded by the handlers that need them: the parser must stay light
-    from board.checkpoints import Checkpoint
 
 #: Position of these commands in --help.
 ORDER = 25
-#: Task fields worth naming when they changed since a checkpoint.
-_COMPARED = ("status", "owner", "progress", "subject", "priority", "blockedBy", "files", "error")
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -34,7 +28,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_checkpoint(args: argparse.Namespace) -> int:
-    from board.checkpoints import write_checkpoint
+    from board.checkpoints import checkpoint_json, write_checkpoint
 
     store = open_store(args)
     store.get(args.id)
@@ -42,24 +36,16 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
         return _list(store, args)
     checkpoint = write_checkpoint(store, args.id, reason="request", note=args.note, actor=getattr(args, "actor", None) or "cli")
     if args.json:
-        print_json(_checkpoint_json(checkpoint))
+        print_json(checkpoint_json(checkpoint))
     else:
         print(f"checkpoint {checkpoint.seq} of #{args.id} written ({checkpoint.where})")
     return 0
 
 
 def _list(store: Any, args: argparse.Namespace) -> int:
-    from board.checkpoints import CorruptCheckpoint, list_checkpoints, read_checkpoint
+    from board.checkpoints import checkpoint_rows
 
-    book = store.checkpoint_book
-    rows = []
-    for seq in list_checkpoints(book, args.id):
-        try:
-            checkpoint = read_checkpoint(book, args.id, seq)
-        except CorruptCheckpoint as error:
-            rows.append({"path": book.where(args.id, seq), "valid": False, "problem": str(error)})
-            continue
-        rows.append({**_checkpoint_json(checkpoint), "valid": True})
+    rows = checkpoint_rows(store.checkpoint_book, args.id)
     if args.json:
         print_json(rows)
         return 0
@@ -74,38 +60,15 @@ def _list(store: Any, args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    from board import gitstate
-    from board.checkpoints import CorruptCheckpoint, changed_since, list_checkpoints, read_checkpoint
-    from board.model import task_to_dict
+    from board.checkpoints import resume_from
 
     store = open_store(args)
     task = store.get(args.id)
-    numbers = list_checkpoints(store.checkpoint_book, args.id)
-    if args.seq is not None:
-        numbers = [seq for seq in numbers if seq == args.seq]
-        if not numbers:
-            raise BoardError(f"#{args.id} has no checkpoint {args.seq}; see 'board checkpoint {args.id} --list'")
-    if not numbers:
-        raise BoardError(f"#{args.id} has no checkpoint to resume from; write one with 'board checkpoint {args.id} --note ...'")
-    try:
-        checkpoint = read_checkpoint(store.checkpoint_book, args.id, numbers[-1])
-    except CorruptCheckpoint as error:
-        raise BoardError(f"{error}; refusing to resume from it (pick an older one with --seq, see 'board checkpoint {args.id} --list')") from None
-    workspace = store.layout.workspace
-    files = changed_since(checkpoint, workspace)
-    head_now = gitstate.head(workspace)
-    now = task_to_dict(task)
-    fields = {key: [checkpoint.document.get(key), now.get(key)] for key in _COMPARED if checkpoint.document.get(key) != now.get(key)}
+    resumed = resume_from(store, args.id, args.seq)
     if args.json:
-        print_json(
-            {
-                "checkpoint": _checkpoint_json(checkpoint),
-                "changedFiles": {path: {"then": then, "now": current} for path, (then, current) in files.items()},
-                "gitHead": {"then": checkpoint.git_head, "now": head_now},
-                "changedFields": fields,
-            }
-        )
+        print_json(resumed.to_dict())
         return 0
+    checkpoint = resumed.checkpoint
     lines = [
         f"#{task.id} {task.subject}",
         f"resume from checkpoint {checkpoint.seq} ({checkpoint.reason}, {checkpoint.created_at}, by {checkpoint.actor}); checksum ok",
@@ -115,12 +78,12 @@ def cmd_resume(args: argparse.Namespace) -> int:
         "changed since:",
     ]
     changes = []
-    if checkpoint.git_head != head_now:
-        changes.append(f"  git HEAD {_short(checkpoint.git_head)} -> {_short(head_now)}")
-    for path, (then, current) in files.items():
+    if checkpoint.git_head != resumed.head_now:
+        changes.append(f"  git HEAD {_short(checkpoint.git_head)} -> {_short(resumed.head_now)}")
+    for path, (then, current) in resumed.files.items():
         what = "deleted" if current is None else "created" if then is None else "modified"
         changes.append(f"  {path}: {what}")
-    for key, (then, current) in fields.items():
+    for key, (then, current) in resumed.fields.items():
         changes.append(f"  {key}: {then!r} -> {current!r}")
     lines += changes or ["  nothing: the task, its files and git HEAD are as they were"]
     print("\n".join(lines))
@@ -129,7 +92,3 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 def _short(head: str | None) -> str:
     return head[:12] if head else "(no commit)"
-
-
-def _checkpoint_json(checkpoint: Checkpoint) -> dict[str, Any]:
-    return {**checkpoint.content(), "checksum": checkpoint.checksum, "path": checkpoint.where}

@@ -254,6 +254,7 @@ def _listing_options(parser: argparse.ArgumentParser) -> None:
 def _selected(store: Store, args: argparse.Namespace, tasks: list[Task]) -> list[Task]:
     return select_tasks(
         store, tasks, status=args.status, owner=args.owner, labels=args.labels, ready=args.ready, sort=args.sort, include_hidden=args.all,
+        words=getattr(args, "words", ()),
     )
 
 
@@ -291,9 +292,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     from board.graph import by_id
 
     store = open_store(args)
-    words = [word.casefold() for word in args.words]
-    found = [t for t in by_id(store.tasks) if all(word in f"{t.subject}\n{t.description}".casefold() for word in words)]
-    _print_tasks(store, args, _selected(store, args, found), f"no task holds {' '.join(args.words)!r}")
+    _print_tasks(store, args, _selected(store, args, by_id(store.tasks)), f"no task holds {' '.join(args.words)!r}")
     return 0
 
 

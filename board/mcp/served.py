@@ -20,7 +20,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from board import values
 from board.agent_record import AgentRecord
 from board.agents import read_agent, register_agent, write_agent
-from board.errors import BoardError, os_error_line
+from board.errors import BoardError, os_error_line, to_a_tool
 from board.graph import by_id, is_hidden
 from board.identity import acting_user
 from board.model import utcnow
@@ -113,8 +113,9 @@ class ServedBoard:
             yield self.store
 
     def call(self, agent: str | None, work: Callable[[Store, str | None], Result], *, tool_call: bool = False) -> Result:
-        """Run one tool: refusals become tool errors carrying the command line's message, and an
-        agent named by the call (or $BOARD_AGENT) is kept in the registry once the call succeeded."""
+        """Run one tool: refusals become tool errors carrying the command line's message, with
+        the options and commands it names spelled as a tool's arguments and calls (``to_a_tool``),
+        and an agent named by the call (or $BOARD_AGENT) is kept in the registry once the call succeeded."""
         try:
             name = checked(values.agent_name, agent or self.default_agent, "agent") if (agent or self.default_agent) else None
             with self.fresh() as store:
@@ -127,7 +128,7 @@ class ServedBoard:
                         pass  # the call was made: a registry that cannot be written must not report it failed
                 return result
         except BoardError as error:
-            raise ToolError(str(error)) from None
+            raise ToolError(error.spoken(to_a_tool)) from None
         except OSError as error:
             raise ToolError(os_error_line(error)) from None
 

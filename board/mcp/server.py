@@ -15,7 +15,7 @@ import os
 import signal
 from pathlib import Path
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Self, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 import anyio
 from mcp.server import MCPServer
@@ -28,7 +28,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field, ValidationError
 
 from board import __version__, actions, values
-from board.errors import BoardError, TaskNotFound
+from board.errors import BoardError, TaskNotFound, to_a_tool
 from board.graph import by_id
 from board.text import shortened
 from board.identity import acting_user, lease_token
@@ -36,7 +36,7 @@ from board.mcp.follow import BoardFollower, follow_listen_streams, serve_legacy_
 from board.messaging import send_message
 from board.mcp.served import PROMPT_URI, TASK_URI, ServedBoard, checked
 from board.model import Task
-from board.present import select_tasks, shown_task, task_json
+from board.present import select_tasks, shown_task, task_json, task_row
 from board.priority import Priority
 from board.reservations import MODES
 from board.status import Status
@@ -47,10 +47,16 @@ A task board shared by a team of agents. Take work with `claim`: the task comes 
 under a lease whose token (task.lease.token) you pass to every change you make to it. Report each
 tool call you make with `toolcall`, send `heartbeat` every third of the lease (30 s by default)
 while you work, and finish with `task_update` status completed (or failed, with `error`). To ask
-a person, `task_update` status waiting with a `question`. If claim says you already hold a task
-(it was assigned to you), `task_list` with your name as `owner` shows it and its token.
-`board_prompt` is the whole board in a few lines. A refused call is a tool error whose text says
-why and what to do; it changed nothing."""
+a person, `task_update` status waiting with a `question`; the person's `answer` sends it back to
+you. If claim says you already hold a task (it was assigned to you), `task_list` with your name
+as `owner` shows it and its token. `task_list` gives a short row per task, a page at a time
+(`nextCursor`; `text` searches, `full` gives whole documents); `task_show` one task in full.
+Before editing shared files, `reserve` them and `unreserve` them when done. `checkpoint` records
+where a task stands with a note; `resume` shows it and what changed since. `board_prompt` is the
+whole board in a few lines. A refused call is a tool error whose text says why and what to do
+(naming the tool or argument to use); it changed nothing. A person's overrides (taking a task
+from an agent's live lease, deleting a task others wait on, undoing a policy's pause) are no
+tool's: a person makes them on the dashboard or the command line."""
 
 # Literal choices come from the enums, so a new status or priority reaches the schema too. A
 # type checker cannot read a Literal built at run time: it checks them as the strings they are
@@ -72,27 +78,17 @@ TOKEN = Field(description="your lease token from claim (default: $BOARD_LEASE_TO
 TASK = Field(description="the task's id")
 
 
-class Listing(TypedDict):
-    tasks: list[dict[str, Any]]
-    #: Tasks on the board whose file cannot be read (id, path, reason): never silently left out.
-    unreadable: list[dict[str, str]]
+# What the tools answer (the output schemas): ``board.mcp.shapes``.
+from board.mcp.shapes import (  # noqa: E402
+    Agents, Alerts, Checkpointed, Claimed, Listing, Renewed, Reservations, Resumed, Sent, ShownTask, TaskDocument, Unreserved,
+)
+from board.mcp.paging import cursor_after, resumed_at  # noqa: E402
 
-
-class Claimed(TypedDict):
-    #: The task as ``task_show`` gives it, or None when nothing is ready.
-    task: dict[str, Any] | None
-
-
-class Renewed(TypedDict):
-    renewed: list[str]
-
-
-class Reservations(TypedDict):
-    reservations: list[dict[str, Any]]
-
-
-class Alerts(TypedDict):
-    alerts: list[dict[str, Any]]
+#: The rows a ``task_list`` page holds unless ``limit`` says otherwise: 100 rows of 1,000 tasks
+#: answer in about 40 KB (rows about 180 bytes, twice: the structured answer and its text).
+PAGE = 100
+#: The most rows one page holds.
+MOST_ROWS = 1000
 
 
 def id_list(value: Ids | None, what: str) -> list[str]:
@@ -114,8 +110,8 @@ def mover(name: str | None, token: int | None, task_id: str, *, expected_version
     return actions.Who(name or acting_user(), token=lease_token(token, task_id), expected_version=expected_version)
 
 
-def whole(store: Store, task: Task) -> dict[str, Any]:
-    return task_json(task, store.graph)
+def whole(store: Store, task: Task) -> TaskDocument:
+    return task_json(task, store.graph)  # type: ignore[return-value]
 
 
 class UnreadableLinesAnswered:
@@ -206,6 +202,13 @@ TOOL_HINTS = {
     "reserve": _hints(idempotent=True),
     "task_delete": _hints(destroys=True),
     "message": _hints(world=True),  # a Claude Code team member's inbox
+    "task_restore": _hints(),
+    "answer": _hints(),
+    "reservations": _hints(reads_only=True, idempotent=True),
+    "unreserve": _hints(idempotent=True),
+    "checkpoint": _hints(),  # reads git and the task's files
+    "resume": _hints(reads_only=True, idempotent=True),
+    "agents": _hints(reads_only=True, idempotent=True, world=True),  # Claude Code's team files
 }
 
 
@@ -245,13 +248,29 @@ class BoardServer(MCPServer):
                 f"{', '.join(shortened(u) for u in unknown)}; {name} takes {', '.join(sorted(takes))}"
             )
         try:
-            return await super().call_tool(name, arguments, context)
+            return compact(await super().call_tool(name, arguments, context))
         except ToolError as error:
             cause = error.__cause__
             if not isinstance(cause, ValidationError):
                 raise
             problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in cause.errors())
             raise ToolError(f"Error executing tool {name}: {problems}") from None
+
+
+def compact(result: Any) -> Any:
+    """A tool's answer with its text block, the JSON of its structured content, written without
+    indentation: half the bytes of the SDK's indented copy, for the same JSON."""
+    import json
+
+    from mcp.types import CallToolResult, TextContent
+
+    if not isinstance(result, CallToolResult) or result.structured_content is None or len(result.content) != 1:
+        return result
+    [block] = result.content
+    if not isinstance(block, TextContent) or result.structured_content == {"result": block.text}:
+        return result  # a text answer (board_prompt's), wrapped as {"result": text}
+    block.text = json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
+    return result
 
 
 def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
@@ -282,10 +301,10 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
         label: Annotated[Texts | None, Field(description="a label, or several")] = None,
         id: Annotated[Id | None, Field(description="use this id instead of the next number")] = None,
         agent: Annotated[str | None, AGENT] = None,
-    ) -> dict[str, Any]:
+    ) -> TaskDocument:
         """Create a task (board task create). Returns it as task_show does."""
 
-        def create(store: Store, name: str | None) -> dict[str, Any]:
+        def create(store: Store, name: str | None) -> TaskDocument:
             task = store.create(
                 subject, description=description, active_form=active_form, blocked_by=id_list(blocked_by, "blocked_by"),
                 blocks=id_list(blocks, "blocks"), priority=priority, parent=checked(values.task_id, parent, "parent") if parent is not None else None,
@@ -302,28 +321,50 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
         status: Annotated[StatusName | None, Field(description="only tasks in this status")] = None,
         owner: Annotated[str | None, Field(description="only tasks this agent or person owns")] = None,
         label: Annotated[Texts | None, Field(description="only tasks with this label (several: all of them)")] = None,
+        text: Annotated[str | None, Field(description="only tasks whose subject or description holds every word of this, in any case (board task search)")] = None,
         sort: Annotated[Literal["priority", "id", "updated"], Field(description="priority (most urgent first), id, or updated (latest first)")] = "id",
         all: Annotated[bool, Field(description="include tasks Claude Code keeps internal (metadata._internal)")] = False,
+        full: Annotated[bool, Field(description="each task's whole document plus `derived`, as task_show gives it less tokens, instead of its row")] = False,
+        limit: Annotated[int, Field(ge=1, le=MOST_ROWS, description=f"tasks on this page (default {PAGE})")] = PAGE,
+        cursor: Annotated[str | None, Field(description="the nextCursor of the page before, for the page after it (with the same filters)")] = None,
     ) -> Listing:
-        """List tasks (board task list --json): each task's document plus `derived` (ready,
-        progress, openBlockers, wave, dependents); `unreadable` names tasks whose file cannot
-        be read, and why."""
+        """List tasks (board task list), a page at a time: each task in one row (id, subject,
+        status, priority, owner, progress, ready, blockedBy, labels, lease, version), or its
+        whole document with `full`. `total` and `counts` (by status) cover every page;
+        `nextCursor` fetches the next one (null on the last). `unreadable`, on the first page,
+        names tasks whose file cannot be read, and why."""
 
         def listing(store: Store, name: str | None) -> Listing:
-            chosen = select_tasks(store, by_id(store.tasks), status=status, owner=owner, labels=label_list(label), ready=ready, sort=sort, include_hidden=all)
-            unreadable = [
+            chosen = select_tasks(
+                store, by_id(store.tasks), status=status, owner=owner, labels=label_list(label), ready=ready, sort=sort, include_hidden=all,
+                words=(text or "").split(),
+            )
+            asked = [ready, status, owner, label_list(label), text, sort, all, full]
+            start = 0 if cursor is None else resumed_at(cursor, asked, chosen, in_id_order=sort == "id")
+            page = chosen[start : start + limit]
+            unreadable = [] if cursor is not None else [
                 {"id": task_id, "path": str(store.layout.task_path(task_id)), "reason": reason} for task_id, reason in sorted(store.unreadable_tasks().items())
             ]
-            return {"tasks": [whole(store, t) for t in chosen], "unreadable": unreadable}
+            counts: dict[str, int] = {}
+            for task in chosen:
+                counts[str(task.status)] = counts.get(str(task.status), 0) + 1
+            more = start + limit < len(chosen)
+            return {
+                "tasks": [whole(store, t) if full else task_row(t, store.graph) for t in page],  # type: ignore[misc]
+                "unreadable": unreadable,  # type: ignore[typeddict-item]
+                "total": len(chosen),
+                "counts": counts,
+                "nextCursor": cursor_after(page[-1].id, start + limit, asked) if more else None,
+            }
 
         return board.call(None, listing)
 
     @tool()
-    def task_show(id: Annotated[Id, TASK]) -> dict[str, Any]:
+    def task_show(id: Annotated[Id, TASK]) -> ShownTask:
         """One task (board task show --json): its whole document plus `derived`, and the tokens
         of the messages agents sent while on it, priced (`tokens`)."""
-        def show(store: Store, name: str | None) -> dict[str, Any]:
-            return shown_task(store, store.get(checked(values.task_id, id, "id")))
+        def show(store: Store, name: str | None) -> ShownTask:
+            return shown_task(store, store.get(checked(values.task_id, id, "id")))  # type: ignore[return-value]
 
         return board.call(None, show)
 
@@ -349,11 +390,13 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
         expect_version: Annotated[int | None, Field(description="refuse the change unless the task is at this version")] = None,
         token: Annotated[int | None, TOKEN] = None,
         agent: Annotated[str | None, AGENT] = None,
-    ) -> dict[str, Any]:
+    ) -> TaskDocument:
         """Change a task (board task update): its status, progress, owner, priority,
-        dependencies, labels, text, or the question it waits on. Returns it as task_show does."""
+        dependencies, labels, text, or the question it waits on. Returns it as task_show does.
+        A task another agent holds is changed only with its token: overriding a live lease is a
+        person's, on the dashboard or the command line."""
 
-        def update(store: Store, name: str | None) -> dict[str, Any]:
+        def update(store: Store, name: str | None) -> TaskDocument:
             wanted = checked(values.task_id, id, "id")
             change = actions.TaskChange(
                 status=status, owner=owner, progress=progress, subject=subject, description=description, active_form=active_form,
@@ -398,10 +441,10 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
         id: Annotated[Id, Field(description="the task to give back")],
         token: Annotated[int | None, TOKEN] = None,
         agent: Annotated[str | None, AGENT] = None,
-    ) -> dict[str, Any]:
+    ) -> TaskDocument:
         """Give a task in progress back to the queue (board release --json)."""
 
-        def give_back(store: Store, name: str | None) -> dict[str, Any]:
+        def give_back(store: Store, name: str | None) -> TaskDocument:
             wanted = checked(values.task_id, id, "id")
             return whole(store, actions.release(store, wanted, mover(name, token, wanted)))
 
@@ -416,10 +459,10 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
         ms: Annotated[int | None, Field(ge=0, description="how long the call took, in milliseconds")] = None,
         agent: Annotated[str | None, Field(description="who made the call (default: $BOARD_AGENT of the server, else the task's owner)")] = None,
         token: Annotated[int | None, TOKEN] = None,
-    ) -> dict[str, Any]:
+    ) -> TaskDocument:
         """Record a tool call an agent made for a task (board toolcall --json)."""
 
-        def record(store: Store, name: str | None) -> dict[str, Any]:
+        def record(store: Store, name: str | None) -> TaskDocument:
             wanted = checked(values.task_id, id, "id")
             task = store.record_toolcall(wanted, tool, ok=not failed, ms=ms, files=text_list(file), agent=name, token=lease_token(token, wanted))
             return whole(store, task)
@@ -434,14 +477,15 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
         ttl: Annotated[float | None, Field(ge=1, le=86400, description="seconds it lasts (default: alerts.reservation_ttl_seconds, 300)")] = None,
         agent: Annotated[str | None, Field(description="who reserves (default: $BOARD_AGENT of the server, else the task's owner)")] = None,
     ) -> Reservations:
-        """Reserve files for a task, a soft lock between agents (board reserve --json)."""
+        """Reserve files for a task, a soft lock between agents (board reserve --json); unreserve
+        gives them up. A file another agent holds is refused, naming the holder."""
         from board.config import load_settings
         from board.reservations import reserve as reserve_files
 
         def hold(store: Store, name: str | None) -> Reservations:
             seconds = ttl if ttl is not None else load_settings(store.local_dir).alerts.reservation_ttl_seconds
             made = reserve_files(store, checked(values.task_id, id, "id"), text_list(path), agent=name, mode=mode, ttl_seconds=seconds)
-            return {"reservations": [{"path": r.path, **r.to_dict()} for r in made]}
+            return {"reservations": [{"path": r.path, **r.to_dict()} for r in made]}  # type: ignore[typeddict-item]
 
         return board.call(agent, hold)
 
@@ -453,7 +497,7 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
 
         def evaluate(store: Store, name: str | None) -> Alerts:
             found = refresh_alerts(store, now=store.clock(), settings=load_settings(store.local_dir), fetch=True if fetch else None, rescan=False)
-            return {"alerts": [a.to_dict() for a in found]}
+            return {"alerts": [a.to_dict() for a in found]}  # type: ignore[misc]
 
         return board.call(None, evaluate)
 
@@ -468,11 +512,12 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
         id: Annotated[Id, Field(description="the task to archive")],
         token: Annotated[int | None, Field(description="your lease token, if you hold the task")] = None,
         agent: Annotated[str | None, AGENT] = None,
-    ) -> dict[str, Any]:
+    ) -> TaskDocument:
         """Move a task to the archive (board task delete --json); refused while other tasks depend
-        on it. A person brings it back with board task restore."""
+        on it (deleting it anyway is a person's, on the dashboard or the command line).
+        task_restore brings it back."""
 
-        def delete(store: Store, name: str | None) -> dict[str, Any]:
+        def delete(store: Store, name: str | None) -> TaskDocument:
             wanted = checked(values.task_id, id, "id")
             return whole(store, actions.delete(store, wanted, mover(name, token, wanted)))
 
@@ -485,14 +530,122 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
         summary: Annotated[str | None, Field(description="a few words shown in the member's inbox list")] = None,
         team: Annotated[str | None, Field(description="the team, when the name is in several")] = None,
         agent: Annotated[str | None, AGENT] = None,
-    ) -> dict[str, Any]:
+    ) -> Sent:
         """Append a message to a team member's inbox (board message --json), in Claude Code's own
         format and under its lock."""
 
-        def send(store: Store, name: str | None) -> dict[str, Any]:
-            return send_message(store, to, name or acting_user(), text, summary=summary, team=team)
+        def send(store: Store, name: str | None) -> Sent:
+            return send_message(store, to, name or acting_user(), text, summary=summary, team=team)  # type: ignore[return-value]
 
         return board.call(agent, send)
+
+    @tool()
+    def task_restore(
+        id: Annotated[Id, Field(description="the deleted task to bring back")],
+        agent: Annotated[str | None, AGENT] = None,
+    ) -> TaskDocument:
+        """Bring a deleted task back from the archive (board task restore --json), or one Claude
+        Code removed from its list. Returns it as task_show does."""
+
+        def restore(store: Store, name: str | None) -> TaskDocument:
+            wanted = checked(values.task_id, id, "id")
+            return whole(store, actions.restore(store, wanted, mover(name, None, wanted)))
+
+        return board.call(agent, restore)
+
+    @tool()
+    def answer(
+        id: Annotated[Id, Field(description="the task that waits (status waiting) on a question")],
+        text: Annotated[str, Field(description="the answer, as the agent will read it (the task's `answer`)")],
+        requeue: Annotated[bool, Field(description="put it back in the queue for any agent instead of its owner")] = False,
+        agent: Annotated[str | None, Field(description="who answers (default: $BOARD_AGENT of the server, else the server's user)")] = None,
+    ) -> TaskDocument:
+        """Answer the question a waiting task asks (board answer --json): a person's answer,
+        relayed by whoever they told it to. The task goes back to its owner, in progress, or
+        to the queue with `requeue` (or when its owner is gone). Returns it as task_show does."""
+
+        def reply(store: Store, name: str | None) -> TaskDocument:
+            wanted = checked(values.task_id, id, "id")
+            return whole(store, actions.answer(store, wanted, text, mover(name, None, wanted), requeue=requeue))
+
+        return board.call(agent, reply)
+
+    @tool()
+    def reservations() -> Reservations:
+        """The file reservations that hold now, by path (board reservations --json): who holds
+        each file, for which task, to read or to write, and until when."""
+        from board.reservations import active_reservations
+
+        def held(store: Store, name: str | None) -> Reservations:
+            found = active_reservations(store.reservation_book, store.clock(), store.tasks)
+            return {"reservations": [{"path": r.path, **r.to_dict()} for r in found]}  # type: ignore[typeddict-item]
+
+        return board.call(None, held)
+
+    @tool()
+    def unreserve(
+        id: Annotated[Id, Field(description="the task whose reservations go")],
+        path: Annotated[Texts | None, Field(description="only these files (default: all of the task's)")] = None,
+        agent: Annotated[str | None, Field(description="only this agent's holdings (default: every holder's, for the task)")] = None,
+    ) -> Unreserved:
+        """Give up a task's file reservations (board unreserve --json), all of them or the files
+        named, so another agent can reserve them; `released` lists the paths."""
+        from board.reservations import unreserve as unreserve_files
+
+        def release_files(store: Store, name: str | None) -> Unreserved:
+            holder = checked(values.agent_name, agent, "agent") if agent is not None else None
+            return {"released": unreserve_files(store, checked(values.task_id, id, "id"), text_list(path), agent=holder)}
+
+        return board.call(None, release_files)
+
+    @tool()
+    def checkpoint(
+        id: Annotated[Id, Field(description="the task to checkpoint")],
+        note: Annotated[str, Field(description="what to do next, for whoever resumes the task")] = "",
+        list: Annotated[bool, Field(description="list the task's checkpoints instead, saying which are corrupt")] = False,
+        agent: Annotated[str | None, AGENT] = None,
+    ) -> Checkpointed:
+        """Record where a task stands (board checkpoint --json): its document, git HEAD, the
+        hashes of its files and a note, so work can resume from it (resume). With `list`, the
+        task's checkpoints instead."""
+        from board.checkpoints import checkpoint_json, checkpoint_rows, write_checkpoint
+
+        def record(store: Store, name: str | None) -> Checkpointed:
+            wanted = checked(values.task_id, id, "id")
+            store.get(wanted)
+            if list:
+                return {"checkpoint": None, "checkpoints": checkpoint_rows(store.checkpoint_book, wanted)}  # type: ignore[typeddict-item]
+            written = write_checkpoint(store, wanted, reason="request", note=note, actor=name or acting_user())
+            return {"checkpoint": checkpoint_json(written), "checkpoints": None}  # type: ignore[typeddict-item]
+
+        return board.call(agent, record)
+
+    @tool()
+    def resume(
+        id: Annotated[Id, Field(description="the task to resume")],
+        seq: Annotated[int | None, Field(ge=1, description="resume from this checkpoint instead of the newest")] = None,
+    ) -> Resumed:
+        """Where a task was left and what changed since (board resume --json): its newest
+        checkpoint (with the note), the files changed since, git HEAD then and now, and the task
+        fields that changed. Refused when it has no checkpoint, or the checkpoint is corrupt."""
+        from board.checkpoints import resume_from
+
+        def since(store: Store, name: str | None) -> Resumed:
+            return resume_from(store, checked(values.task_id, id, "id"), seq).to_dict()  # type: ignore[return-value]
+
+        return board.call(None, since)
+
+    @tool()
+    def agents() -> Agents:
+        """The board's agents (board agents --json): registered ones (command line, MCP, workers)
+        and the members of the Claude Code teams working on the board, each with its state
+        (working, idle, gone, stale), task, tool calls, tokens, and whether `message` reaches it."""
+        from board.messaging import agents_json, board_roster
+
+        def roster(store: Store, name: str | None) -> Agents:
+            return agents_json(*board_roster(store, store.clock()))  # type: ignore[return-value]
+
+        return board.call(None, roster)
 
     @server.resource(PROMPT_URI, name="prompt", title="The board, for an agent's context", mime_type="text/plain")
     def prompt_resource() -> str:
@@ -507,7 +660,7 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
             with board.fresh():
                 text = board.render(TASK_URI.replace("{id}", id))
         except BoardError as error:
-            raise ResourceError(str(error)) from None
+            raise ResourceError(error.spoken(to_a_tool)) from None
         if text is None:
             raise ResourceNotFoundError(str(TaskNotFound(id)))
         return text

@@ -29,7 +29,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from board.errors import BoardError, GraphError, LeaseHeld, NotReady, StaleLease, TaskNotFound, VersionConflict
+from board.errors import BoardError, GraphError, Option, LeaseHeld, NotReady, StaleLease, TaskNotFound, VersionConflict
 from board.graph import TaskGraph, removed_by_claude_code, sorted_ids
 from board.model import Lease, Priority, Seen, Task, checked_budget, draft_of, by_policy, live_lease_holder, task_from_dict, utcnow, validate_id, with_limits
 from board.status import Status, check_transition
@@ -134,7 +134,7 @@ def _lease_held(task: Task, what: str = "change its status, progress or owner") 
     until = task.lease.expires_at.astimezone(UTC).strftime("%H:%M:%S")
     return LeaseHeld(
         f"task {task.id} is held by {task.lease.owner} (lease until {until} UTC): only its holder, "
-        f"with its lease token, may {what}; a person can override with --force"
+        f"with its lease token, may {what}; a person can override with ", Option("force", flag=True, person_only=True),
     )
 
 
@@ -546,7 +546,7 @@ class Store(ABC):
                     raise NotReady(f"task {task.id} is not ready: {why}")
             owner = owner or task.owner
             if not owner:
-                raise BoardError(f"task {task.id} needs an owner to be in progress: say who works on it (--owner NAME)")
+                raise BoardError(f"task {task.id} needs an owner to be in progress: say who works on it (", Option("owner", metavar="NAME"), ")")
             task.owner = owner
             task.started_at = task.started_at or now
             task.error = None
@@ -612,7 +612,10 @@ class Store(ABC):
                     parts.append(f"{', '.join('#' + t for t in waiting)} {'waits' if len(waiting) == 1 else 'wait'} on it")
                 if children:
                     parts.append(f"{', '.join('#' + t for t in children)} {'is its sub-task' if len(children) == 1 else 'are its sub-tasks'}")
-                raise BoardError(f"task {task_id} is not deleted: {' and '.join(parts)}; --force deletes it and drops those links on both sides")
+                raise BoardError(
+                    f"task {task_id} is not deleted: {' and '.join(parts)}; a person can delete it anyway with ", Option("force", flag=True, person_only=True),
+                    " (those links are dropped on both sides)",
+                )
             for dependent in sorted_ids(self.graph.dependents(task_id) | {d for d in current.blocks if d in self.graph.tasks}):
                 if self._writable(dependent):
                     self._link_side(dependent, "blocked_by", task_id, actor, add=False)

@@ -4,8 +4,10 @@ Run: python tests/bench/bench_mcp.py [--tasks 200 2000] [--calls 300] [--samples
 For each board size: tool calls per second through one stdio connection (``toolcall``, a write;
 ``task_show``, a read), and the median latency of a ``claim`` and of a ``task_update
 --progress`` with its token; beside them the same claim and update as whole ``board`` commands,
-measured in the same run (the CLI is the baseline: the same work, a process per call). Fails on
-nothing. Boards are made under --dir (default: the current directory), as real boards live there.
+measured in the same run (the CLI is the baseline: the same work, a process per call). Then
+what a ``task_list`` answers on each board, in bytes and time: the default page, and every task
+in full (``full``, ``limit`` the board's size). Fails on nothing. Boards (subjects of 40
+characters) are made under --dir (default: the current directory), as real boards live there.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ def make_board(root: Path, tasks: int) -> Path:
 
     store = Store.open(root, create=True)
     for n in range(tasks):
-        store.create(f"task {n + 1}")
+        store.create(f"Write the parser for the module no. {n + 1:05d}")
     store.close()
     return root
 
@@ -71,6 +73,21 @@ async def over_mcp(workspace: Path, calls: int, samples: int) -> dict[str, objec
         return figures
 
 
+async def listing(workspace: Path, tasks: int) -> dict[str, tuple[int, float]]:
+    """Bytes of the whole answer (JSON-RPC result) and milliseconds of a default ``task_list``
+    page and of every task in full."""
+    params = StdioServerParameters(command=BOARD[0], args=[*BOARD[1:], "-w", str(workspace), "mcp"], env={"PYTHONPATH": str(REPO)})
+    figures: dict[str, tuple[int, float]] = {}
+    async with Client(params, cache=None) as client:
+        for name, arguments in (("default page", {}), ("full", {"full": True, "limit": min(tasks, 1000)})):
+            started = time.perf_counter()
+            result = await client.call_tool("task_list", arguments)
+            took = time.perf_counter() - started
+            assert not result.is_error, result.content
+            figures[name] = (len(result.model_dump_json(by_alias=True, exclude_none=True).encode()), took * 1000)
+    return figures
+
+
 def over_cli(workspace: Path, runs: int) -> dict[str, list[float]]:
     env = {**os.environ, "PYTHONPATH": str(REPO), "BOARD_AGENT": "bench-cli"}
 
@@ -99,6 +116,7 @@ def main() -> None:
     parser.add_argument("--dir", default=".", help="where to make the boards (default: the current directory)")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(dir=args.dir, prefix="bench-mcp-"))
+    sizes: dict[int, dict[str, tuple[int, float]]] = {}
     try:
         print(f"{'tasks':>6}  {'toolcall/s':>10}  {'task_show/s':>11}  {'claim MCP':>10}  {'claim CLI':>10}  {'update MCP':>10}  {'update CLI':>10}")
         for size in args.tasks:
@@ -112,6 +130,11 @@ def main() -> None:
                 f"{size:>6}  {mcp['toolcall calls/s']:>10.0f}  {mcp['task_show calls/s']:>11.0f}  {per_call_ms(mcp['claim']):>10}  "  # type: ignore[arg-type]
                 f"{per_call_ms(cli['claim']):>10}  {per_call_ms(mcp['task_update']):>10}  {per_call_ms(cli['task_update']):>10}"  # type: ignore[arg-type]
             )
+            sizes[size] = anyio.run(listing, make_board(root / f"list-{size}", size), size)
+        print(f"\n{'tasks':>6}  {'task_list':>12}  {'bytes':>9}  {'ms':>7}")
+        for size, figures in sizes.items():
+            for name, (answered, ms) in figures.items():
+                print(f"{size:>6}  {name:>12}  {answered:>9,}  {ms:>7.1f}")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -417,7 +417,7 @@ def test_delete_refuses_while_tasks_depend_on_it_and_changes_nothing(chain: Stor
     chain.create("sub-task", parent="3")
     before = snapshot(workspace)
     status, _, err = cli(workspace, "task", "delete", "2", capsys=capsys)
-    assert status == 2 and err.strip() == "board: task 2 is not deleted: #3 waits on it; --force deletes it and drops those links on both sides"
+    assert status == 2 and err.strip() == "board: task 2 is not deleted: #3 waits on it; a person can delete it anyway with --force (those links are dropped on both sides)"
     status, _, err = cli(workspace, "task", "delete", "3", capsys=capsys)
     assert status == 2 and "#4 is its sub-task" in err
     assert snapshot(workspace) == before

@@ -17,7 +17,8 @@ from tests.conftest import REPO
 #: The tools the server serves, by the names agents call them.
 TOOLS = {
     "task_create", "task_list", "task_show", "task_update", "claim", "heartbeat", "release",
-    "toolcall", "reserve", "alerts", "board_prompt", "task_delete", "message",
+    "toolcall", "reserve", "alerts", "board_prompt", "task_delete", "message", "task_restore",
+    "answer", "reservations", "unreserve", "checkpoint", "resume", "agents",
 }
 
 

@@ -94,8 +94,8 @@ def test_a_dependency_from_creation_to_the_dependent_becoming_ready(workspace: P
             # The very JSON the command line prints.
             for task_id in ("1", "2"):
                 assert await ok(client, "task_show", {"id": task_id}) == json.loads(board(workspace, "task", "show", task_id, "--json").stdout)
-            listed = await ok(client, "task_list", {"label": "db"})
-            assert listed == {"tasks": json.loads(board(workspace, "task", "list", "--label", "db", "--json").stdout), "unreadable": []}
+            listed = await ok(client, "task_list", {"label": "db", "full": True})
+            assert listed["tasks"] == json.loads(board(workspace, "task", "list", "--label", "db", "--json").stdout) and listed["unreadable"] == []
             prompt = (await client.call_tool("board_prompt", {})).content[0].text
             assert prompt == board(workspace, "task", "list", "--format", "prompt").stdout.rstrip("\n")
             assert prompt.splitlines()[0] == "[x] #1 Design the schema (2 tool calls)"
@@ -151,7 +151,9 @@ def test_every_refusal_is_the_command_lines_one_line_and_the_server_lives_on(wor
                 assert on_the_command_line.returncode == 2 and board_state(workspace) == before
                 assert says in message and says in on_the_command_line.stderr, (message, on_the_command_line.stderr)
                 if on_the_command_line.stderr.startswith("board: "):  # a refused move, not an argument the parser rejected
-                    assert message == f"Error executing tool {tool}: {on_the_command_line.stderr.removeprefix('board: ').strip()}"
+                    # The same line, but for the options it names: a tool's arguments, not the command line's.
+                    said = on_the_command_line.stderr.removeprefix("board: ").strip().replace("--force", "the dashboard or board's command line, not a tool")
+                    assert message == f"Error executing tool {tool}: {said}"
             assert (await refused(client, "task_update", {"id": "1", "progress": 101})).endswith("progress: Input should be less than or equal to 100")
             assert "Input should be 'low', 'medium', 'high' or 'critical'" in await refused(client, "task_update", {"id": "1", "priority": "urgent"})
             assert "name the agent" in await refused(client, "claim", {})
@@ -334,9 +336,9 @@ def test_every_tool_says_whether_it_reads_only_destroys_or_can_be_repeated(works
             listed = {tool.name: tool.annotations for tool in (await client.list_tools()).tools}
             assert set(listed) == TOOLS and all(hints is not None for hints in listed.values())
             reading = {name for name, hints in listed.items() if hints.read_only_hint}
-            assert reading == {"task_list", "task_show", "board_prompt"}
+            assert reading == {"task_list", "task_show", "board_prompt", "reservations", "resume", "agents"}
             assert {name for name, hints in listed.items() if hints.destructive_hint} == {"task_delete"}
-            assert all(listed[name].idempotent_hint for name in reading | {"heartbeat", "reserve"})
-            assert not any(listed[name].idempotent_hint for name in ("task_create", "claim", "toolcall", "task_delete"))
+            assert all(listed[name].idempotent_hint for name in reading | {"heartbeat", "reserve", "unreserve"})
+            assert not any(listed[name].idempotent_hint for name in ("task_create", "claim", "toolcall", "task_delete", "task_restore", "answer", "checkpoint"))
 
     anyio.run(look)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from board.active_work import entry_for, note_task, read_active, write_active
-from board.errors import BoardError, InvalidTaskFile, TaskNotFound
+from board.errors import BoardError, Command, InvalidTaskFile, TaskNotFound
 from board.model import Task, check_readable_back, task_from_dict, task_to_dict, validate_id
 from board.disk import confine
 from board.disk.atomic import TempFile, fsync_directory, json_line, read_regular, write_atomic
@@ -35,9 +35,9 @@ _LOGGED_VERSION = re.compile(rb'"task":"((?:[^"\\]|\\.)*)","version":(\d+)(?:,"f
 _UNTRACKED = frozenset({"version", "updatedAt"})
 
 
-def removed_refusal(task_id: str) -> str:
+def removed_refusal(task_id: str) -> BoardError:
     """Why a write to a task Claude Code deleted is refused, and what brings it back."""
-    return f"task {task_id} was removed from the list by Claude Code; nothing was changed: 'board task restore {task_id}' brings it back"
+    return BoardError(f"task {task_id} was removed from the list by Claude Code; nothing was changed: ", Command("task restore", (("id", task_id),)), " brings it back")
 
 
 def _checksum(data: bytes) -> str:
@@ -53,7 +53,7 @@ class FileWrites(FileBoard):
         read = self._read_path(path, task_id)
         if read is None:
             if self._removed_by_claude_code(task_id, self.graph.tasks.get(task_id)) is not None:
-                raise BoardError(removed_refusal(task_id))
+                raise removed_refusal(task_id)
             if task_id in self.graph.tasks:
                 self.graph.remove(task_id)
             raise TaskNotFound(task_id)
