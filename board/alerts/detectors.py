@@ -574,7 +574,7 @@ def detect_silent_holders(silent: Iterable[SilentHolder], now: datetime) -> list
         if item.taken_back_at <= now:  # no coordinator took it back when it could have
             action = f"its lease ran out; a coordinator takes #{item.task} back (none has since {when}: run board coordinator, or board run)"
         elif item.stopped:
-            action = f"#{item.task} goes back to the queue at {when} unless {item.agent} resumes it under its lease; board release {item.task} gives it back now"
+            action = f"#{item.task} goes back to the queue at {when} unless {item.agent} resumes it under its lease; board release {item.task} --force gives it back now"
         else:
             action = f"#{item.task} goes back to the queue at {when} unless {item.agent} is heard from; a worker cut off stops its command before then"
         if item.stopped:

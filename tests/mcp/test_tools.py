@@ -278,7 +278,7 @@ def test_a_server_ended_by_sigterm_shows_its_agents_stopped_and_what_becomes_of_
     assert [(a["name"], a["state"], a["task"]) for a in agents] == [("alice", "gone", "1")]
     [held] = [a for a in json.loads(board(workspace, "alerts", "--json").stdout) if a["kind"] == "agent.unreachable"]
     assert "alice stopped while holding #1" in held["message"], held
-    assert "#1 goes back to the queue at" in held["action"] and "board release 1" in held["action"], held
+    assert "#1 goes back to the queue at" in held["action"] and "board release 1 --force" in held["action"], held
 
 
 def test_a_description_too_large_to_read_back_is_refused_and_an_unreadable_task_is_listed(workspace: Path) -> None:
