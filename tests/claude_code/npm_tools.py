@@ -4,6 +4,7 @@ once, pinned, into the user's cache, and reused by every later run."""
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
 import subprocess
@@ -26,6 +27,9 @@ class NpmTool:
     folder: str
     #: The program it puts in ``node_modules/.bin/``.
     command: str
+    #: Whether ``command --version`` prints the version; else the installed package.json says it
+    #: (a program that starts a server or a browser when run bare).
+    says_version: bool = True
 
     def install_dir(self) -> Path:
         cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -36,6 +40,12 @@ class NpmTool:
 
     def works(self) -> bool:
         """Whether the installed program runs and is the pinned version."""
+        if not self.says_version:
+            try:
+                installed = json.loads((self.install_dir() / "node_modules" / self.package / "package.json").read_text())
+            except (OSError, ValueError):
+                return False
+            return self.executable().exists() and installed.get("version") == self.version
         try:
             done = subprocess.run([str(self.executable()), "--version"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
         except (OSError, subprocess.TimeoutExpired):
