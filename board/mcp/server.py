@@ -32,6 +32,7 @@ from board.errors import BoardError, TaskNotFound, to_a_tool
 from board.graph import by_id
 from board.text import shortened
 from board.identity import acting_user, lease_token
+from board.mcp import tool_listing
 from board.mcp.follow import BoardFollower, follow_listen_streams, serve_legacy_subscriptions
 from board.messaging import send_message
 from board.mcp.served import PROMPT_URI, TASK_URI, ServedBoard, checked
@@ -223,6 +224,19 @@ class BoardServer(MCPServer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._arguments = {}
+        #: Tools not registered with the SDK yet, by name: registering one builds its argument
+        #: and answer models and their JSON schemas (about 5 ms each), so it waits for the
+        #: tool's first call, or for a listing the cache does not hold.
+        self._unregistered: dict[str, Callable[..., Any]] = {}
+        self._listing: list[MCPTool] | None = None
+
+    def add_board_tool(self, function: Callable[..., Any]) -> None:
+        self._unregistered[function.__name__] = function
+
+    def _register(self, name: str) -> None:
+        function = self._unregistered.pop(name, None)
+        if function is not None:
+            self.add_tool(function, annotations=TOOL_HINTS[name])
 
     async def run_stdio_async(self) -> None:
         server = self._lowlevel_server
@@ -231,7 +245,15 @@ class BoardServer(MCPServer):
 
     async def list_tools(self) -> list[MCPTool]:
         """Every tool's input schema closed: an argument it does not name is an error, not
-        silently dropped (``progres: 50`` would otherwise change nothing and succeed)."""
+        silently dropped (``progres: 50`` would otherwise change nothing and succeed). The
+        listing comes from ``tool_listing``'s cache when it was made by this very code."""
+        if self._listing is None:
+            self._listing = await tool_listing.cached(self._build_listing)
+        return [tool.model_copy(deep=True) for tool in self._listing]
+
+    async def _build_listing(self) -> list[MCPTool]:
+        for name in list(self._unregistered):
+            self._register(name)
         tools = await super().list_tools()
         for listed in tools:
             listed.input_schema = {**listed.input_schema, "additionalProperties": False}
@@ -239,7 +261,8 @@ class BoardServer(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         if not self._arguments:
-            self._arguments = {tool.name: set(tool.input_schema.get("properties", {})) for tool in await super().list_tools()}
+            self._arguments = {tool.name: set(tool.input_schema.get("properties", {})) for tool in await self.list_tools()}
+        self._register(name)
         takes = self._arguments.get(name) or set()
         unknown = sorted(set(arguments) - takes) if takes else []
         if unknown:
@@ -281,10 +304,14 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
     serve_legacy_subscriptions(server, follower)
 
     def tool() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        """``server.tool`` with the tool's hints (``TOOL_HINTS``, by its function's name)."""
+        """``server.tool`` with the tool's hints (``TOOL_HINTS``, by its function's name), once
+        it is first called or listed (``BoardServer.add_board_tool``)."""
 
         def register(function: Callable[..., Any]) -> Callable[..., Any]:
-            return server.tool(annotations=TOOL_HINTS[function.__name__])(function)
+            if function.__name__ not in TOOL_HINTS:
+                raise KeyError(f"tool {function.__name__} has no hints in TOOL_HINTS")
+            server.add_board_tool(function)
+            return function
 
         return register
 

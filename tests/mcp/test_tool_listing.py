@@ -1,0 +1,68 @@
+"""The tool listing kept between starts: the same listing the SDK makes, made again when the
+code changes, and never trusted when it cannot be read."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import anyio
+import pytest
+
+from board.mcp import tool_listing
+from board.store import Store
+from tests.mcp.connect import TOOLS, board_mcp
+
+
+def _listed(workspace: Path, cache: Path) -> list[dict]:
+    async def listing() -> list[dict]:
+        async with board_mcp(workspace, env={"XDG_CACHE_HOME": str(cache)}) as client:
+            return [tool.model_dump(mode="json", by_alias=True) for tool in (await client.list_tools()).tools]
+
+    return anyio.run(listing)
+
+
+def test_a_second_start_lists_from_the_cache_exactly_what_the_first_made(workspace: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    made = _listed(workspace, cache)
+    [kept] = list((cache / "board").glob("mcp-tools-*.json"))
+    assert {tool["name"] for tool in made} == TOOLS == {tool["name"] for tool in json.loads(kept.read_text())}
+    assert _listed(workspace, cache) == made
+    # A kept listing that is not one (cut short, written by hand) is made again, and rewritten.
+    kept.write_text('[{"name": "task_list"')
+    assert _listed(workspace, cache) == made
+    assert {tool["name"] for tool in json.loads(kept.read_text())} == TOOLS
+
+
+def test_the_cache_is_used_by_its_key_and_the_key_follows_the_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    built = []
+
+    async def build() -> list:
+        from mcp.types import Tool
+
+        built.append(1)
+        return [Tool(name="only", input_schema={"type": "object"})]
+
+    assert [t.name for t in anyio.run(tool_listing.cached, build)] == ["only"]
+    assert [t.name for t in anyio.run(tool_listing.cached, build)] == ["only"] and built == [1]  # kept
+
+    code = tmp_path / "code"
+    (code / "inner").mkdir(parents=True)
+    module = code / "inner" / "module.py"
+    module.write_text("x = 1\n")
+    first = tool_listing.code_key([code])
+    assert tool_listing.code_key([code]) == first
+    module.write_text("x = 22\n")
+    assert tool_listing.code_key([code]) != first
+    os.utime(module, ns=(1, 1))
+    changed = tool_listing.code_key([code])
+    os.utime(module, ns=(2, 2))
+    assert tool_listing.code_key([code]) != changed
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    Store.open(tmp_path / "ws", create=True)
+    return tmp_path / "ws"
