@@ -55,7 +55,7 @@ def code_key(packages: list[Path] | None = None) -> str:
 
 def _modules(folder: Path) -> list[tuple[str, int, int]]:
     """Each Python module under ``folder``: its path, size and change time."""
-    found = []
+    found: list[tuple[str, int, int]] = []
     try:
         entries = list(os.scandir(folder))
     except OSError:
