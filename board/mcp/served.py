@@ -90,7 +90,8 @@ class ServedBoard:
     """One board served to MCP clients: the store, the lock every call takes, the agents."""
 
     def __init__(self, workspace: Path) -> None:
-        self.store = Store.open(workspace, actor=acting_user())
+        # Read on the first call, not before the client's handshake: a start answers at once.
+        self.store = Store.open(workspace, actor=acting_user(), whole=False)
         self.agents = AgentActivity(self.store.agent_records)
         #: Tools run in worker threads and the follower in another: the store is one index.
         self.lock = threading.Lock()

@@ -5,7 +5,7 @@ Start-up: spawn to the ``initialize`` handshake done and ``tools/list`` answered
 --starts runs, interleaved, for (a) ``board mcp``, (b) Backlog.md's ``backlog mcp start`` (pinned
 npm release, installed once into the user's cache as the tests install their npm tools) and (c) a
 bare server: a Python process importing the SDK modules board's server imports and serving one
-trivial tool. Board's own share is (a) - (c); the target is at most 50 ms. Listing: through one
+trivial tool. Board's own share is (a) - (c), the median of each round's difference; the target is at most 50 ms. Listing: through one
 open connection per server, the bytes of the whole answer (JSON-RPC result) and the p50 / p95
 of --calls calls, interleaved, of board's default ``task_list`` and Backlog.md's list tool on
 the same --tasks tasks (subjects of 40 characters), and board's ``task_list`` with every task
@@ -229,13 +229,15 @@ def main() -> None:
 
         times = anyio.run(start_ups, chosen, args.starts)
         median = {name: statistics.median(runs) for name, runs in times.items()}
-        share = median["board"] - median["bare SDK"]
+        # Each round starts every server once, so a round's difference shares that moment's
+        # load: the median of the differences is steadier than the difference of the medians.
+        share = statistics.median(b - s for b, s in zip(times["board"], times["bare SDK"]))
         print(f"start-up: spawn to initialize done and tools/list answered, median of {args.starts} ({args.tasks:,} tasks)")
         print(f"{'server':>22}  {'median ms':>9}  {'min ms':>7}  {'max ms':>7}")
         for name in ("board", "Backlog.md", "bare SDK"):
             if name in times:
                 print(f"{name:>22}  {ms(median[name]):>9}  {ms(min(times[name])):>7}  {ms(max(times[name])):>7}")
-        print(f"{'board own (board-bare)':>22}  {ms(share):>9}  (target <= 50 ms)")
+        print(f"{'board own (board-bare)':>22}  {ms(share):>9}  (median of the rounds' differences; target <= 50 ms)")
         if "Backlog.md" in median:
             print(f"board / Backlog.md {median['board'] / median['Backlog.md']:.2f}x, board's own share / Backlog.md {share / median['Backlog.md']:.2f}x")
 
