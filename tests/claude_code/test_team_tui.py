@@ -194,8 +194,17 @@ def test_when_the_leads_session_ends_its_in_process_teammates_are_gone_too(claud
         def states() -> dict[str, str]:
             return {row["name"]: row["state"] for row in agents(hooked, env)["agents"]}
 
-        explain = lambda: f"{tmux.screen('claude')}\n{states()}\n{hook_log(hooked)}"  # noqa: E731
-        wait_until(lambda: api.script_spent and states() == {"team-lead": "idle", "ben": "idle"}, "the lead and ben idle", explain=explain)
+        def at_rest() -> bool:
+            """Both idle, and the lead's turns all ended: ben's end reaches the lead as a
+            message it answers in one more turn, after ben shows idle. A /exit typed during
+            that turn is not run."""
+            if not api.script_spent or len(api.served(MAIN)) <= len(lead) or states() != {"team-lead": "idle", "ben": "idle"}:
+                return False
+            rows = {row["name"]: row for row in agents(hooked, env)["agents"]}
+            return {field: rows["team-lead"]["tokens"][field] for field in ("input", "output", "cacheWrite", "cacheRead")} == tokens_of(api.served(MAIN))
+
+        explain = lambda: f"{tmux.screen('claude')}\n{states()}\nlead served {len(api.served(MAIN))}\n{hook_log(hooked)}"  # noqa: E731
+        wait_until(at_rest, "the lead and ben idle, the lead's answer to ben's end read", explain=explain)
         tmux.type("claude", "/exit")
         # The session ended: its in-process teammate ended with it.
         wait_until(lambda: states() == {"team-lead": "gone", "ben": "gone"}, "the lead and ben gone", explain=explain)
