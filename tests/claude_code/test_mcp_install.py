@@ -9,15 +9,18 @@ import subprocess
 from pathlib import Path
 
 from tests.claude_code.client import Claude, board
+from tests.claude_code.fake_api import FakeAnthropic
 
 
 def _mcp_list(claude: Claude, project: Path) -> str:
-    # A PATH with node and the system's tools, but not this installation's scripts.
+    # A PATH with node and the system's tools, but not this installation's scripts; an API that
+    # answers (with none, the listing waits about 18 s for Anthropic's servers first).
     path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p and not Path(p, "board").exists())
-    done = subprocess.run(
-        [str(claude.executable), "mcp", "list"], cwd=project, env=claude.environment(PATH=path),
-        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    with FakeAnthropic([]) as api:
+        done = subprocess.run(
+            [str(claude.executable), "mcp", "list"], cwd=project, env=claude.environment(PATH=path, ANTHROPIC_BASE_URL=api.url),
+            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
     return done.stdout + done.stderr
 
 
