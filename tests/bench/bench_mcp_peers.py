@@ -22,7 +22,6 @@ import json
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,11 +32,13 @@ from pathlib import Path
 import anyio
 from mcp import Client, StdioServerParameters
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.bench.peers import backlog_program, make_backlog  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
 #: The installed entry point, as a client starts it; ``python -m board`` when there is none.
 BOARD = [str(Path(PYTHON).with_name("board"))] if Path(PYTHON).with_name("board").exists() else [PYTHON, "-m", "board"]
-BACKLOG_PACKAGE, BACKLOG_VERSION = "backlog.md", "1.52.0"
 SUBJECT = "Write the parser for the module no. {:05d}"
 
 #: What board's server imports from the SDK (``board/mcp/server.py``, ``served.py``, ``follow.py``)
@@ -83,39 +84,6 @@ def make_board(workspace: Path, tasks: int) -> Path:
         store.create(SUBJECT.format(n + 1))
     store.close()
     return workspace
-
-
-def backlog_program() -> tuple[Path | None, str]:
-    """Backlog.md's ``backlog``, installed now if not yet; or None and why not."""
-    sys.path.insert(0, str(REPO / "tests" / "claude_code"))
-    from npm_tools import NpmTool, Unavailable
-
-    try:
-        return NpmTool(BACKLOG_PACKAGE, BACKLOG_VERSION, "backlog-md", "backlog").ensure_installed(), ""
-    except Unavailable as why:
-        return None, str(why)
-
-
-def make_backlog(project: Path, tasks: int, program: Path) -> Path:
-    """The same tasks as a Backlog.md project: ``backlog init`` (files only, no git), then task
-    files as ``backlog task create`` writes them (front matter and name), written directly."""
-    project.mkdir(parents=True)
-    done = subprocess.run(
-        [str(program), "init", "bench", "--defaults", "--integration-mode", "none", "--no-git"],
-        check=False, cwd=project, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120,
-    )  # fmt: skip
-    if done.returncode != 0 or not (project / "backlog" / "config.yml").exists():
-        raise SystemExit(f"backlog init failed: {done.stderr.strip() or done.stdout.strip()}")
-    folder = project / "backlog" / "tasks"
-    folder.mkdir(parents=True, exist_ok=True)
-    created = time.strftime("%Y-%m-%d %H:%M")
-    for n in range(1, tasks + 1):
-        title = SUBJECT.format(n)
-        (folder / f"task-{n} - {title.replace(' ', '-')}.md").write_text(
-            f"---\nid: TASK-{n}\ntitle: {title}\nstatus: To Do\nassignee: []\ncreated_date: '{created}'\n"
-            f"labels: []\ndependencies: []\nordinal: {n * 1000}\n---\n\n"
-        )
-    return project
 
 
 def servers(workspace: Path, backlog: Path | None, program: Path | None) -> dict[str, StdioServerParameters]:
@@ -224,7 +192,7 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(dir=args.dir, prefix="bench-mcp-peers-"))
     try:
         workspace = make_board(root / "board", args.tasks)
-        backlog = make_backlog(root / "backlog", args.tasks, program) if program is not None else None
+        backlog = make_backlog(root / "backlog", args.tasks, program, SUBJECT) if program is not None else None
         chosen = servers(workspace, backlog, program)
 
         times = anyio.run(start_ups, chosen, args.starts)
