@@ -5,11 +5,15 @@ teammate's idle message alike) must not be taken for that earlier turn."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from pathlib import Path
 
 from board.claude.hooks.handler import _wait_for_last_message, ends_with_message
+from tests.hooks.delivery import wait_until
+from tests.hooks.test_hook_events import fire
+from tests.hooks.test_team_events import agents_json
 
 
 def entry(kind: str, content: object) -> str:
@@ -63,3 +67,24 @@ def test_a_stop_whose_message_never_comes_goes_on_after_a_bounded_wait(tmp_path:
     _wait_for_last_message(transcript, "All steps done.")
     assert time.monotonic() - began < 30  # bounded (2 s), even on a loaded machine
     _wait_for_last_message(tmp_path / "missing.jsonl", "All steps done.")  # no transcript: no wait
+
+
+def assistant(text: str, message_id: str, input_tokens: int) -> str:
+    usage = {"input_tokens": input_tokens, "output_tokens": 7, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    message = {"id": message_id, "role": "assistant", "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": text}], "usage": usage}
+    return json.dumps({"type": "assistant", "requestId": f"req_{message_id}", "timestamp": "2026-01-01T00:00:00.000Z", "message": message}) + "\n"
+
+
+def test_a_turn_written_only_after_its_stop_is_still_counted(hooked: Path, tmp_path: Path) -> None:
+    """Claude Code can write a turn (a teammate's message and the answer to it) after that turn's
+    Stop hook has run, and no later event need come: the Stop's own look finds the earlier turn,
+    which ended with the same words, so a second look must follow once the transcript grows."""
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(entry("user", "start the team") + assistant("All steps done.", "msg_1", 100))
+    stopped = fire(hooked, "Stop", env={"BOARD_AGENT": "lead"}, transcript_path=str(transcript), last_assistant_message="All steps done.")
+    assert (stopped.returncode, stopped.stderr) == (0, "")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BOARD_", "CLAUDE_"))}
+    assert agents_json(hooked, env)["agents"][0]["tokens"]["input"] == 100
+    with transcript.open("a") as handle:
+        handle.write(TEAMMATE_MESSAGE + assistant("All steps done.", "msg_2", 20))
+    wait_until(lambda: agents_json(hooked, env)["agents"][0]["tokens"]["input"] == 120, what="the turn written after its Stop counted", timeout=30)

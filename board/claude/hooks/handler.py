@@ -198,7 +198,9 @@ def _with_transcript(handle: Handler, *, final: bool) -> Handler:
     return both
 
 
-def read_session_transcript(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str, str], now: datetime, *, final: bool) -> None:
+def read_session_transcript(board: HookBoard, payload: Mapping[str, Any], environ: Mapping[str, str], now: datetime, *, final: bool, again: bool = False) -> None:
+    """Read what is new in the transcript of the session (or sub-agent) the event is about.
+    A turn's end is looked at twice: now, and ``again`` a little later (``second_look``)."""
     key = "agent_transcript_path" if payload.get("hook_event_name") == "SubagentStop" else "transcript_path"
     transcript = payload.get(key)
     if not isinstance(transcript, str) or not transcript:
@@ -206,13 +208,19 @@ def read_session_transcript(board: HookBoard, payload: Mapping[str, Any], enviro
     from board.claude.hooks.agents import agent_name
     from board.claude.transcripts import read_transcript
 
-    _wait_for_last_message(Path(transcript), payload.get("last_assistant_message"))
+    ends_a_turn = payload.get("hook_event_name") in ("Stop", "SubagentStop")
+    if ends_a_turn and not again:
+        _wait_for_last_message(Path(transcript), payload.get("last_assistant_message"))
     agent, task = attribute(board, payload, environ)
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     # Calls a session made before it named itself were logged under the name made from it.
     earlier = [agent_name(f"claude-{session[:8]}")] if session else []
     read_transcript(board.state_dir, Path(transcript), agent=agent, task=task, session=session, now=_iso(now), other_agents=earlier, final=final, wait=LOCK_WAIT_SECONDS)
     _note_model_spent(board, agent, now)
+    if ends_a_turn and not again:
+        from board.claude.hooks.second_look import start_second_look
+
+        start_second_look(payload, environ, Path(transcript))
 
 
 def _note_model_spent(board: HookBoard, agent: str, now: datetime) -> None:
