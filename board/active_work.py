@@ -13,6 +13,9 @@ lock, and agents on one machine claim at the same moment. Readers take no lock: 
 are replaced whole by a fold, and each names its generation, so a reader that read across a
 fold reads again.
 
+The same journalled files keep a second index, of sub-tasks' parents (``PARENTS``), so that a
+command about one task finds its sub-tasks without reading every task file.
+
 Standard library only, for the hook's sake.
 """
 
@@ -37,6 +40,22 @@ FILE_NAME = "active.json"
 #: The changes since ``active.json`` was last written whole, a line each.
 JOURNAL_NAME = "active.journal"
 LOCK_NAME = ".active.lock"
+
+
+class IndexFiles:
+    """The three files of one journalled index: its snapshot, its journal, its lock. Work in
+    progress is one such index (``ACTIVE``); the parents of sub-tasks another (``PARENTS``)."""
+
+    def __init__(self, snapshot: str, journal: str, lock: str) -> None:
+        self.snapshot, self.journal, self.lock = snapshot, journal, lock
+
+
+ACTIVE = IndexFiles(FILE_NAME, JOURNAL_NAME, LOCK_NAME)
+#: task id -> {"parent": its parent's id} for every task with a parent, so that a command about
+#: one task finds its sub-tasks without reading the board. Unlike ``ACTIVE`` it is trusted only
+#: once a reader of the whole board wrote it whole (``write_index``): a change noted while it
+#: is missing is not noted at all.
+PARENTS = IndexFiles("parents.json", "parents.journal", ".parents.lock")
 #: A journal this long is folded into ``active.json`` by the writer that finds it so.
 FOLD_BYTES = 32 * 1024
 #: How often a reader starts again when a fold happened as it read (it then sees the next one).
@@ -47,12 +66,12 @@ READ_ATTEMPTS = 5
 # than the writing.
 
 
-def active_path(state_dir: Path | str) -> str:
-    return os.path.join(state_dir, FILE_NAME)
+def active_path(state_dir: Path | str, files: IndexFiles = ACTIVE) -> str:
+    return os.path.join(state_dir, files.snapshot)
 
 
-def journal_path(state_dir: Path | str) -> str:
-    return os.path.join(state_dir, JOURNAL_NAME)
+def journal_path(state_dir: Path | str, files: IndexFiles = ACTIVE) -> str:
+    return os.path.join(state_dir, files.journal)
 
 
 def read_active(state_dir: Path) -> dict[str, dict[str, Any]]:
@@ -60,7 +79,18 @@ def read_active(state_dir: Path) -> dict[str, dict[str, Any]]:
     return _read(state_dir)[1]
 
 
-def _read(state_dir: Path) -> tuple[int, dict[str, dict[str, Any]]]:
+def read_parents(state_dir: Path) -> dict[str, str] | None:
+    """task id -> its parent's id, for every task with one; None when no whole reader wrote the
+    index yet (or it cannot be read)."""
+    if _snapshot_generation(state_dir, PARENTS) is None:
+        return None  # never written whole (a journal alone holds only some of the parents)
+    generation, entries = _read(state_dir, PARENTS)
+    if generation == 0:
+        return None
+    return {task_id: entry["parent"] for task_id, entry in entries.items() if isinstance(entry.get("parent"), str)}
+
+
+def _read(state_dir: Path, files: IndexFiles = ACTIVE) -> tuple[int, dict[str, dict[str, Any]]]:
     """The index's generation and what it holds now.
 
     ``active.json`` holds the index as of its generation; ``active.journal`` starts by naming
@@ -70,9 +100,9 @@ def _read(state_dir: Path) -> tuple[int, dict[str, dict[str, Any]]]:
     tasks: dict[str, dict[str, Any]] = {}
     lines: list[bytes] = []
     for _ in range(READ_ATTEMPTS):
-        generation, tasks = _read_snapshot(state_dir)
+        generation, tasks = _read_snapshot(state_dir, files)
         try:
-            with open(journal_path(state_dir), "rb", opener=confine.opener) as handle:
+            with open(journal_path(state_dir, files), "rb", opener=confine.opener) as handle:
                 journal = handle.read(1024 * 1024)
         except OSError:
             return generation, tasks
@@ -97,9 +127,9 @@ def _reconciled(generation: int, tasks: dict[str, dict[str, Any]], lines: list[b
     return max(generation, journal_generation or 0), tasks
 
 
-def _read_snapshot(state_dir: Path) -> tuple[int, dict[str, dict[str, Any]]]:
+def _read_snapshot(state_dir: Path, files: IndexFiles = ACTIVE) -> tuple[int, dict[str, dict[str, Any]]]:
     try:
-        with open(active_path(state_dir), "rb", opener=confine.opener) as handle:
+        with open(active_path(state_dir, files), "rb", opener=confine.opener) as handle:
             data = json_bounds.loads(handle.read(1024 * 1024))
     except (OSError, ValueError):
         return 0, {}
@@ -112,11 +142,11 @@ def _read_snapshot(state_dir: Path) -> tuple[int, dict[str, dict[str, Any]]]:
     return generation if isinstance(generation, int) else 0, {str(k): v for k, v in tasks.items() if isinstance(v, dict)}
 
 
-def _snapshot_generation(state_dir: Path) -> int | None:
+def _snapshot_generation(state_dir: Path, files: IndexFiles = ACTIVE) -> int | None:
     """``active.json``'s generation from its first bytes (``_write`` puts it first), without
     reading the index: None when it is missing or not one ``_write`` wrote."""
     try:
-        with open(active_path(state_dir), "rb", opener=confine.opener) as handle:
+        with open(active_path(state_dir, files), "rb", opener=confine.opener) as handle:
             start = handle.read(64)
     except OSError:
         return None
@@ -159,9 +189,9 @@ def entry_for(status: str, owner: str, files: Iterable[str]) -> dict[str, Any] |
 
 
 @contextmanager
-def _writing(state_dir: Path) -> Iterator[None]:
+def _writing(state_dir: Path, files: IndexFiles = ACTIVE) -> Iterator[None]:
     """Hold the index's lock: one writer at a time, on this machine."""
-    fd = confine.open_file(os.path.join(state_dir, LOCK_NAME), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    fd = confine.open_file(os.path.join(state_dir, files.lock), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -169,38 +199,45 @@ def _writing(state_dir: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
-def write_active(state_dir: Path, tasks: Mapping[str, dict[str, Any]], *, lock: bool = True) -> None:
+def write_active(state_dir: Path, tasks: Mapping[str, dict[str, Any]], *, lock: bool = True, files: IndexFiles = ACTIVE) -> None:
     """Replace the index whole (a rebuild from the whole board). ``lock=False`` only for a
     board no one else can see yet (an export being put together)."""
     if not lock:
-        _write(state_dir, tasks, _read(state_dir)[0] + 1)
+        _write(state_dir, tasks, _read(state_dir, files)[0] + 1, files)
         return
-    with _writing(state_dir):
-        _write(state_dir, tasks, _read(state_dir)[0] + 1)
+    with _writing(state_dir, files):
+        _write(state_dir, tasks, _read(state_dir, files)[0] + 1, files)
 
 
-def _write(state_dir: Path, tasks: Mapping[str, dict[str, Any]], generation: int) -> None:
+def write_parents(state_dir: Path, parents: Mapping[str, str]) -> None:
+    """Replace the index of sub-tasks' parents whole, from the whole board."""
+    write_active(state_dir, {task_id: {"parent": parent} for task_id, parent in parents.items()}, files=PARENTS)
+
+
+def _write(state_dir: Path, tasks: Mapping[str, dict[str, Any]], generation: int, files: IndexFiles = ACTIVE) -> None:
     """A new generation: the index whole, then an empty journal that follows it."""
     data = json.dumps({"generation": generation, "tasks": dict(sorted(tasks.items()))}, ensure_ascii=False, separators=(",", ":"))
-    replace_file(active_path(state_dir), data.encode("utf-8"))
-    replace_file(journal_path(state_dir), _header(generation))
+    replace_file(active_path(state_dir, files), data.encode("utf-8"))
+    replace_file(journal_path(state_dir, files), _header(generation))
 
 
 def _header(generation: int) -> bytes:
     return json.dumps({"generation": generation}).encode() + b"\n"
 
 
-def note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None) -> None:
+def note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None, *, files: IndexFiles = ACTIVE) -> None:
     """Set (or, with None, drop) one task's entry: one line appended to the journal, whatever
     the size of the index (agents claiming together on one machine each wait only for that);
     the writer that finds the journal long folds it into ``active.json``."""
     line = json.dumps({"task": task_id, "entry": entry}, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
-    with _writing(state_dir):
+    with _writing(state_dir, files):
         try:
-            fd = confine.open_file(journal_path(state_dir), os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+            fd = confine.open_file(journal_path(state_dir, files), os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
         except FileNotFoundError:
             # No journal yet (a new board, or one written before journals): start one after
-            # the index as it stands.
+            # the index as it stands; an index trusted only once written whole waits for that.
+            if files is PARENTS:
+                return
             generation, tasks = _read_snapshot(state_dir)
             _fold(tasks, [line])
             _write(state_dir, tasks, generation + 1)
@@ -208,12 +245,12 @@ def note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None) -> No
         try:
             size = os.fstat(fd).st_size
             header = os.pread(fd, 64, 0).split(b"\n", 1)[0]
-            if _generation_of(header) != _snapshot_generation(state_dir):
+            if _generation_of(header) != _snapshot_generation(state_dir, files):
                 # Left unmatched (see _read): readers would skip this line and a later fold
                 # would drop it. Start a matched pair that holds it.
-                generation, tasks = _read(state_dir)
+                generation, tasks = _read(state_dir, files)
                 _fold(tasks, [line])
-                _write(state_dir, tasks, generation + 1)
+                _write(state_dir, tasks, generation + 1, files)
                 return
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 line = b"\n" + line  # after a line a full disk cut short, not glued to it
@@ -223,8 +260,8 @@ def note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None) -> No
         finally:
             os.close(fd)
         if size > FOLD_BYTES:
-            generation, tasks = _read(state_dir)
-            _write(state_dir, tasks, generation + 1)
+            generation, tasks = _read(state_dir, files)
+            _write(state_dir, tasks, generation + 1, files)
 
 
 def replace_file(path: Path | str, data: bytes) -> None:

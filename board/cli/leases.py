@@ -73,7 +73,7 @@ def cmd_claim(args: argparse.Namespace) -> int:
 
 
 def cmd_heartbeat(args: argparse.Namespace) -> int:
-    store = open_store(args)
+    store = open_store(args, whole=False)  # renews what the agent holds, read alone
     renewed = store.heartbeat(args.agent, lease_seconds=args.lease)
     from board.agent_heard import note_agent
 

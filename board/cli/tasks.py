@@ -13,7 +13,7 @@ from board.cli.arguments import add_budget_options, budget_change, label, number
 from board.cli.output import print_json, print_task
 from board.errors import BoardError
 from board.identity import acting_user, lease_token
-from board.present import SORTS, blocker_list, prompt, select_tasks, shown_task, table, task_json, tokens_text
+from board.present import SORTS, blocker_list, prompt, select_tasks, shown_task, table, task_json, task_tokens, tokens_text
 from board.priority import Priority
 from board.status import Status
 
@@ -299,13 +299,16 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     from board.graph import removed_by_claude_code
 
-    store = open_store(args)
+    # The text reads the task, its blockers and its sub-tasks alone; JSON adds what is derived
+    # from the whole board (its wave, its dependents).
+    store = open_store(args, whole=args.json)
     task = store.get(args.id)
-    shown = shown_task(store, task)
-    tokens = shown["tokens"]
     if args.json:
-        print_json(shown)
+        print_json(shown_task(store, task))
         return 0
+    store.read_around(task.id)
+    task = store.get(args.id)
+    tokens = task_tokens(store, task.id)
     graph = store.graph
     lines = [
         f"#{task.id} {task.subject}",

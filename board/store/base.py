@@ -758,17 +758,42 @@ class Store(ABC):
     def heartbeat(self, agent: str, *, lease_seconds: float | None = None) -> list[Task]:
         """Renew every lease ``agent`` holds, each by its own length (or by ``lease_seconds``,
         which becomes the lease's new length); returns the renewed tasks."""
-        self._ensure_whole()
         _check_agent(agent)
+        # A store opened for one command reads only the tasks the board's index of work in
+        # progress says the agent holds; each is read fresh and checked under the lock.
+        held = self._held_by(agent) if self._partial else None
+        if held is None:
+            self._ensure_whole()
         renewed = []
         with self._write_lock():
             self.sync()
-            for task in [t for t in self.graph.tasks.values() if t.lease is not None and t.lease.owner == agent and not removed_by_claude_code(t)]:
-                fresh = self._fresh(task.id)
-                if fresh.lease is None or fresh.lease.owner != agent or fresh.status != Status.IN_PROGRESS:
+            if held is None:
+                held = [t.id for t in self.graph.tasks.values() if t.lease is not None and t.lease.owner == agent and not removed_by_claude_code(t)]
+            for task_id in held:
+                try:
+                    known = self.get(task_id)
+                except BoardError:  # gone, or its file broken: nothing to renew
+                    continue
+                if removed_by_claude_code(known):
+                    continue  # Claude Code deleted it: nobody holds it any more
+                try:
+                    fresh = self._fresh(task_id)
+                except TaskNotFound:
+                    continue
+                if fresh.lease is None or fresh.lease.owner != agent or fresh.status != Status.IN_PROGRESS or removed_by_claude_code(fresh):
                     continue
                 renewed.append(self._commit(fresh, self._renewed(fresh, lease_seconds), "heartbeat", agent))
         return renewed
+
+    def read_around(self, task_id: str) -> None:
+        """Read into the index what the rules need to judge one task (its blockers, its
+        sub-tasks down the tree), from indexes where the store keeps them, else the whole board."""
+        self._ensure_whole()
+
+    def _held_by(self, agent: str) -> list[str] | None:
+        """The tasks ``agent`` holds, from an index kept in step with every write, without
+        reading the board; None where the store keeps no such index."""
+        return None
 
     def renew_lease(self, task_id: str, token: int, *, actor: str | None = None, unexpired: bool = False, lease_seconds: float | None = None) -> Task:
         """Extend one lease by its own length, fenced on the token: ``StaleLease`` once the

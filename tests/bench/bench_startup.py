@@ -6,8 +6,10 @@ the same run (``python -c pass`` and ``python -c 'import json'``, the floor any 
 stands on, and the import of pydantic's core, which checks and writes every task document,
 and, for comparison, of pydantic's models (the task documents are not: see board/document.py));
 fails on nothing.
-Small-board commands run on a board of six tasks; toolcall and
-``task list --ready`` also on boards of 1,000 and 10,000 tasks, to show what grows with the board.
+Small-board commands run on a board of six tasks; the commands about one task (a tool call,
+a heartbeat, a claim refused, a progress update, ``task show``) and ``task list --ready`` also on
+generated boards of 100, 1,000 and 10,000 tasks (``--sizes``), each beside its figure on the
+100-task board: a command about one task should cost the same on a board of any size.
 Boards are made under --dir (default: the current directory), as real boards live there.
 """
 
@@ -59,11 +61,28 @@ def small_board(root: Path) -> Path:
     return root
 
 
+def sized_rows(root: Path, count: int, runs: int) -> dict[str, float]:
+    """The commands about one task, and the ready list, on a generated board of ``count``
+    tasks, where agent ``w`` claimed one task through board (as a worker would)."""
+    big = build_big_board(root / f"board{count}", count)
+    claimed = subprocess.run(board("claim", "--agent", "w", "--lease", "3600"), cwd=big, check=True, capture_output=True, text=True)
+    task_id, token = claimed.stdout.split()[:2]
+    return {
+        "toolcall": median_ms(board("toolcall", task_id, "Edit", "--agent", "w"), runs, big),
+        "heartbeat": median_ms(board("heartbeat", "--agent", "w"), runs, big),
+        "claim, refused: holds one": median_ms(board("claim", "--agent", "w"), runs, big, ok=(2,)),
+        "task update --progress": median_ms(board("task", "update", task_id, "--progress", "5", "--token", token), runs, big),
+        "task show": median_ms(board("task", "show", task_id), runs, big),
+        "task list --ready": median_ms(board("task", "list", "--ready"), runs, big),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer runs, no 10,000-task board")
     parser.add_argument("--dir", default=".", help="where to make the boards (default: current directory)")
     parser.add_argument("--runs", type=int, help="runs per command (default 15, 7 with --quick)")
+    parser.add_argument("--sizes", type=int, nargs="+", help="generated boards' sizes (default 100 1000 10000; 100 1000 with --quick)")
     args = parser.parse_args()
     runs = args.runs or (7 if args.quick else 15)
     root = Path(tempfile.mkdtemp(dir=args.dir, prefix="bench-startup-"))
@@ -86,14 +105,17 @@ def main() -> None:
             ("task show (6 tasks)", median_ms(board("task", "show", "2"), runs, small)),
             ("task list (6 tasks)", median_ms(board("task", "list"), runs, small)),
         ]
-        for count in (1_000,) if args.quick else (1_000, 10_000):
-            big = build_big_board(root / f"board{count}", count)
-            rows.append((f"toolcall ({count:,} tasks)", median_ms(board("toolcall", "1", "Edit"), runs, big)))
-            rows.append((f"task list --ready ({count:,} tasks)", median_ms(board("task", "list", "--ready"), runs, big)))
         floor = rows[1][1]
         print(f"median wall time of {runs} runs each ({PYTHON}, {sys.version.split()[0]})")
         for name, ms in rows:
             print(f"  {name:<42} {ms:8.1f} ms  {ms / floor:5.1f}x import json")
+        sizes = args.sizes or ([100, 1_000] if args.quick else [100, 1_000, 10_000])
+        by_size = {count: sized_rows(root, count, runs) for count in sizes}
+        smallest = by_size[min(sizes)]
+        print(f"generated boards (x: against {min(sizes):,} tasks, same command; load average {os.getloadavg()[0]:.1f})")
+        for count, figures in by_size.items():
+            for name, ms in figures.items():
+                print(f"  {name + f' ({count:,} tasks)':<42} {ms:8.1f} ms  {ms / floor:5.1f}x import json  {ms / smallest[name]:5.2f}x")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -201,6 +201,9 @@ def test_a_task_in_progress_claude_code_deletes_holds_no_lease_and_no_files(task
     store.rescan()
     assert store.tasks["2"].status == Status.IN_PROGRESS and removed_by_claude_code(store.tasks["2"])
     assert store.held_by("worker-1") == [] and store.heartbeat("worker-1") == []
+    # A command's store, which finds the agent's tasks in the index of work in progress (that
+    # still names the deleted one), renews nothing either.
+    assert Store.open(task_list, whole=False).heartbeat("worker-1") == []
     store.refresh_active()
     assert "2" not in read_active(store.state_dir)  # board hook no longer counts it as worked on
     expired = store.clock() + timedelta(seconds=1)

@@ -127,6 +127,34 @@ def test_the_heartbeat_command_keeps_each_lease_length(workspace: Path, capsys) 
     assert lease["seconds"] == 600 and left > timedelta(seconds=500)
 
 
+@files_only("an outside writer edits a task file, and the index of work in progress is lost")
+def test_the_heartbeat_command_renews_what_the_agent_holds_now_and_nothing_else(workspace: Path, capsys) -> None:
+    """It reads only the tasks the board's index of work in progress names for the agent: what
+    another process changed since is read fresh, and an index that lost the agent's entries
+    (deleted, a machine's crash) sends it to the whole board rather than let a lease lapse."""
+    store = Store.open(workspace)
+    for n in range(5):
+        store.create(f"job {n}")
+    claimed = [store.claim("alice", max_held=None) for _ in range(4)]
+    mine = [t.id for t in claimed]
+    theirs = store.claim("bob", max_held=None).id
+    # Another process gives one back: the index of work in progress moves with it.
+    subprocess.run([sys.executable, "-m", "board", "-w", str(workspace), "release", mine[1], "--token", str(claimed[1].lease.token)], check=True, capture_output=True)
+    # An outside writer takes another off her, behind the index's back.
+    path = workspace / ".tasks" / f"task_{mine[3]}.json"
+    document = json.loads(path.read_text())
+    path.write_text(json.dumps({**document, "status": "pending", "owner": "", "lease": None, "version": document["version"] + 1}))
+    before = {t: task_file(workspace, t)["version"] for t in [*mine, theirs]}
+    status, out, _ = cli(workspace, "heartbeat", "--agent", "alice", capsys=capsys)
+    assert (status, out.strip()) == (0, f"renewed 2 lease(s): #{mine[0]}, #{mine[2]}")
+    after = {t: task_file(workspace, t)["version"] for t in [*mine, theirs]}
+    assert after == {**before, mine[0]: before[mine[0]] + 1, mine[2]: before[mine[2]] + 1}
+    (workspace / ".tasks" / "active.json").unlink()
+    (workspace / ".tasks" / "active.journal").unlink()
+    status, out, _ = cli(workspace, "heartbeat", "--agent", "alice", capsys=capsys)
+    assert (status, out.strip()) == (0, f"renewed 2 lease(s): #{mine[0]}, #{mine[2]}")
+
+
 # -- fencing ---------------------------------------------------------------------------------
 
 
@@ -254,6 +282,43 @@ def test_every_output_shows_a_parents_derived_progress(family: Store, workspace:
     # A cancelled sub-task is not work to do: it leaves the mean.
     actions.cancel(family, "3", Who("ann"))
     assert family.graph.progress(family.get("1")) == 50
+
+
+def show_lines(workspace: Path, task_id: str, capsys) -> dict[str, str]:
+    status, out, err = cli(workspace, "task", "show", task_id, capsys=capsys)
+    assert (status, err) == (0, "")
+    return {line.split()[0]: line.split(None, 1)[1] for line in out.splitlines()[1:] if line.startswith("  ")}
+
+
+@files_only("the index of sub-tasks' parents is kept beside the task files, and an outside writer edits one")
+def test_task_show_reads_a_parents_sub_tasks_and_blockers_alone_and_says_what_the_whole_board_would(family: Store, workspace: Path, capsys) -> None:
+    """``task show`` reads the task, its blockers and its sub-tasks down the tree (found through
+    an index of parents the first whole read writes), and says what the whole board says."""
+    family.create("gate")  # 4
+    family.create("release notes", parent="3")  # 5, a grandchild of #1
+    family.add_dependency("1", "4")
+    token = family.claim_task("2", "a").lease.token
+    family.update("2", progress=50, token=token)
+    parents = workspace / ".tasks" / "parents.json"
+    parents.unlink(missing_ok=True)
+    # No index yet: the whole board is read, and the index written for the next command.
+    assert show_lines(workspace, "1", capsys)["progress"] == "25% (from its sub-tasks)"
+    assert json.loads(parents.read_text())["tasks"] == {"2": {"parent": "1"}, "3": {"parent": "1"}, "5": {"parent": "3"}}
+    # Through the index: a sub-task added since (noted as it was written), a grandchild's
+    # progress, a sub-task an outside writer gave another parent (read fresh, no longer one).
+    family.create("changelog", parent="1")  # 6
+    token5 = family.claim_task("5", "b").lease.token
+    family.update("5", progress=80, token=token5)
+    path = workspace / ".tasks" / "task_2.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "parent": "4"}))
+    shown = show_lines(workspace, "1", capsys)
+    whole = Store.open(workspace)
+    parent = whole.get("1")
+    assert whole.graph.progress(parent) == 40  # #3 at 80 (from #5), #6 at 0
+    assert shown["progress"] == "40% (from its sub-tasks)"
+    assert shown["status"] == "pending" and shown["blocked"] == "by #4  (open: #4)"
+    # What that look saw of #2's new parent went into the index.
+    assert show_lines(workspace, "4", capsys)["progress"] == f"{whole.graph.progress(whole.get('4'))}% (from its sub-tasks)" == "50% (from its sub-tasks)"
 
 
 # -- policy marks ----------------------------------------------------------------------------

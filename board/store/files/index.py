@@ -41,7 +41,8 @@ class FileIndex(FileBoard):
         self.graph = self._new_graph()
         self.invalid = {}
         self._file_stamps = {}
-        self.read_files(self.layout.task_files())
+        with self._logs_listed_once():
+            self.read_files(self.layout.task_files())
         self._keep_removed_tasks()
         self._note_planted_folders(ChangeSet())
 
@@ -58,7 +59,8 @@ class FileIndex(FileBoard):
         done = self._unread_at >= len(self._unread)
         if done:
             self._unread, self._unread_at = [], 0
-        result = self.read_files(page)
+        with self._logs_listed_once():
+            result = self.read_files(page)
         if done:
             result.merge(self._keep_removed_tasks())
         return result, done

@@ -8,6 +8,7 @@ methods to ``FileBoard``; ``FileStore`` is all of them together.
 from __future__ import annotations
 
 from abc import abstractmethod
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,8 @@ class FileBoard(Store):
         self._paths: dict[str, tuple[Path, str]] = {}
         #: Each tool-call log read for ``touching_calls``: (inode, bytes read, calls naming files).
         self._touching_logs: dict[Path, tuple[int, int, list[dict[str, Any]]]] = {}
+        #: The tool-call logs' names while a whole read lists them once (``_logs_listed_once``).
+        self._logs_listed: frozenset[str] | None = None
         #: Each task as this store last knew it accounted for by history (its own writes, lines
         #: it read, or first sight): what an outside edit is measured against.
         self._logged: dict[str, Task] = {}
@@ -124,6 +127,10 @@ class FileBoard(Store):
     @abstractmethod
     def _count_logged_calls(self, task: Task) -> Task:
         """The task with the calls its log holds beyond what its file counted (``toolcalls``)."""
+
+    @abstractmethod
+    def _logs_listed_once(self) -> AbstractContextManager[None]:
+        """While many task files are read, the tool-call logs listed once (``toolcalls``)."""
 
     @abstractmethod
     def _prepare(self, old: Task | None, new: Task, op: str, actor: str | None, extra: dict[str, Any] | None = None) -> PreparedWrite:

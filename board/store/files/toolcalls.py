@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -29,15 +30,32 @@ class FileToolCalls(FileBoard):
         counts, and the next write of the task stores them.
         """
         calls = task.tool_calls
+        name = task_log_name(task.id)
+        if self._logs_listed is not None and name not in self._logs_listed:
+            return task
         # The log's name as a string: a board is read through here task by task, most of them
         # with no log, and building a Path (with its id check: the task's id was checked when
         # it was read) cost more than looking for the file.
-        counts = count_unfolded(os.path.join(self._task_logs_dir, task_log_name(task.id)), calls.logged, lambda: calls.model_dump(by_alias=True))
+        counts = count_unfolded(os.path.join(self._task_logs_dir, name), calls.logged, lambda: calls.model_dump(by_alias=True))
         if counts is None:
             return task
         counted = task.model_copy()
         counted.tool_calls = ToolCalls.model_validate(counts)
         return lean(counted)
+
+    @contextmanager
+    def _logs_listed_once(self) -> Iterator[None]:
+        """While many task files are read at once, list the tool-call logs one time rather than
+        look for each task's log (most tasks have none): a log made after the listing holds
+        calls made after this read began, which the next read counts."""
+        try:
+            self._logs_listed = frozenset(os.listdir(self._task_logs_dir))
+        except OSError:
+            self._logs_listed = None
+        try:
+            yield
+        finally:
+            self._logs_listed = None
 
     @cached_property
     def _task_logs_dir(self) -> str:

@@ -16,12 +16,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from board.active_work import entry_for, note_task, read_active, write_active
+from board.active_work import PARENTS, entry_for, note_task, read_active, read_parents, write_active, write_parents
 from board.errors import BoardError, Command, InvalidTaskFile, TaskNotFound
 from board.model import Task, check_readable_back, task_from_dict, task_to_dict, validate_id
 from board.disk import confine
 from board.disk.atomic import TempFile, fsync_directory, json_line, read_regular, write_atomic
-from board.graph import removed_by_claude_code
+from board.graph import MAX_PARENT_DEPTH, id_sort_key, removed_by_claude_code
 from board.status import Status
 from board.store.base import _iso
 from board.store.file_format import ARCHIVE_DIR, pending_note, read_pending_note
@@ -79,12 +79,66 @@ class FileWrites(FileBoard):
         return self._publish(prepared, temp)
 
     def _note_active(self, old: Task | None, new: Task | None) -> None:
-        """Keep ``active.json`` (who works on what, for ``board hook``) in step with a write."""
+        """Keep ``active.json`` (who works on what, for ``board hook``) and the index of
+        sub-tasks' parents in step with a write."""
+        task_id = new.id if new is not None else old.id  # type: ignore[union-attr]
         before = entry_for(old.status, old.owner, old.files) if old is not None else None
         after = entry_for(new.status, new.owner, new.files) if new is not None else None
         if before != after:  # a heartbeat or a progress report changes nothing here
-            task_id = new.id if new is not None else old.id  # type: ignore[union-attr]
             note_task(self.state_dir, task_id, after)
+        parent_before = old.parent if old is not None else None
+        parent_after = new.parent if new is not None else None
+        if parent_before != parent_after:
+            note_task(self.state_dir, task_id, {"parent": parent_after} if parent_after else None, files=PARENTS)
+
+    def read_around(self, task_id: str) -> None:
+        # Sub-tasks from the index of parents (written whole by a reader of the whole board the
+        # first time it is missing); each read fresh, and one whose file names another parent
+        # now is no sub-task (and the index learns its new one). A sub-task an outside writer
+        # made otherwise reaches the index when the coordinator next puts it right.
+        if not self._partial:
+            return
+        parents = read_parents(self.state_dir)
+        if parents is None:
+            self._ensure_whole()
+            self.refresh_parents()
+            return
+        task = self.get(task_id)
+        children: dict[str, list[str]] = {}
+        for child, parent in parents.items():
+            children.setdefault(parent, []).append(child)
+        wanted, level = set(task.blocked_by), [task_id]
+        for _ in range(MAX_PARENT_DEPTH):
+            level = [kid for node in level for kid in children.get(node, ()) if kid not in wanted and kid != task_id]
+            if not level:
+                break
+            wanted.update(level)
+        self.read_files([(other, self._file_of(other)[1]) for other in sorted(wanted, key=id_sort_key)])
+        for other in wanted:
+            moved = self.graph.tasks.get(other)
+            if moved is not None and other in parents and moved.parent != parents[other]:
+                # An outside writer gave it another parent: the index learns it now.
+                note_task(self.state_dir, other, {"parent": moved.parent} if moved.parent else None, files=PARENTS)
+
+    def refresh_parents(self) -> bool:
+        """Rebuild the index of sub-tasks' parents from the whole board when it differs; True
+        if rewritten. Under the board's lock, so that no write's note is lost to it."""
+        self._ensure_whole()
+        with self._write_lock(make_temp=False):
+            self.sync()
+            wanted = {t.id: t.parent for t in self.graph.tasks.values() if t.parent}
+            if read_parents(self.state_dir) == wanted:
+                return False
+            write_parents(self.state_dir, wanted)
+        return True
+
+    def _held_by(self, agent: str) -> list[str] | None:
+        # ``active.json`` holds every task in progress with its owner, the one a claim gives the
+        # lease; what outside writers change there, the coordinator's rebuild puts right. When
+        # it names none for the agent (none held, or the index lost), the whole board is read:
+        # a lease not renewed would be taken back while its holder works.
+        held = [task_id for task_id, entry in read_active(self.state_dir).items() if entry.get("owner") == agent]
+        return sorted(held, key=id_sort_key) or None
 
     def refresh_active(self) -> bool:
         """Rebuild ``active.json`` from the whole board, when it differs (outside writers, such
@@ -94,8 +148,9 @@ class FileWrites(FileBoard):
             t.id: entry for t in self.graph.tasks.values()
             if (entry := entry_for(t.status, t.owner, t.files)) is not None and not removed_by_claude_code(t)  # nobody works on a deleted one
         }
+        parents_rewritten = self.refresh_parents()
         if read_active(self.state_dir) == wanted:
-            return False
+            return parents_rewritten
         with self._write_lock(make_temp=False):
             write_active(self.state_dir, wanted)
         return True
