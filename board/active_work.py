@@ -13,8 +13,9 @@ lock, and agents on one machine claim at the same moment. Readers take no lock: 
 are replaced whole by a fold, and each names its generation, so a reader that read across a
 fold reads again.
 
-The same journalled files keep a second index, of sub-tasks' parents (``PARENTS``), so that a
-command about one task finds its sub-tasks without reading every task file.
+The same journalled files keep two more indexes, so that a command about one task reads only
+what concerns it: the parents of sub-tasks (``PARENTS``, for ``task show``), and the tasks ready
+to be claimed with their place in the claim order (``READY``, for ``claim``).
 
 Standard library only, for the hook's sake.
 """
@@ -46,8 +47,10 @@ class IndexFiles:
     """The three files of one journalled index: its snapshot, its journal, its lock. Work in
     progress is one such index (``ACTIVE``); the parents of sub-tasks another (``PARENTS``)."""
 
-    def __init__(self, snapshot: str, journal: str, lock: str) -> None:
+    def __init__(self, snapshot: str, journal: str, lock: str, *, limit: int = 1024 * 1024) -> None:
         self.snapshot, self.journal, self.lock = snapshot, journal, lock
+        #: The most of the snapshot a reader reads: one longer is not one board wrote.
+        self.limit = limit
 
 
 ACTIVE = IndexFiles(FILE_NAME, JOURNAL_NAME, LOCK_NAME)
@@ -55,7 +58,11 @@ ACTIVE = IndexFiles(FILE_NAME, JOURNAL_NAME, LOCK_NAME)
 #: one task finds its sub-tasks without reading the board. Unlike ``ACTIVE`` it is trusted only
 #: once a reader of the whole board wrote it whole (``write_index``): a change noted while it
 #: is missing is not noted at all.
-PARENTS = IndexFiles("parents.json", "parents.journal", ".parents.lock")
+PARENTS = IndexFiles("parents.json", "parents.journal", ".parents.lock", limit=64 * 1024 * 1024)
+#: task id -> {"rank": its priority's rank, "remaining": its remaining critical path} for every
+#: task ready to be claimed, so that a claim finds the best one without reading the board.
+#: Trusted, like ``PARENTS``, only once written whole; a claim checks every task it takes.
+READY = IndexFiles("ready.json", "ready.journal", ".ready.lock", limit=64 * 1024 * 1024)
 #: A journal this long is folded into ``active.json`` by the writer that finds it so.
 FOLD_BYTES = 32 * 1024
 #: How often a reader starts again when a fold happened as it read (it then sees the next one).
@@ -88,6 +95,30 @@ def read_parents(state_dir: Path) -> dict[str, str] | None:
     if generation == 0:
         return None
     return {task_id: entry["parent"] for task_id, entry in entries.items() if isinstance(entry.get("parent"), str)}
+
+
+def read_ready(state_dir: Path) -> dict[str, dict[str, Any]] | None:
+    """task id -> {"rank", "remaining"} for every task ready to be claimed; None when no whole
+    reader wrote the index yet (or it cannot be read)."""
+    if _snapshot_generation(state_dir, READY) is None:
+        return None
+    generation, entries = _read(state_dir, READY)
+    return entries if generation else None
+
+
+def ready_index_written(state_dir: Path) -> bool:
+    """Whether a reader of the whole board wrote the index of ready tasks (it is kept from then on)."""
+    return _snapshot_generation(state_dir, READY) is not None
+
+
+def write_ready(state_dir: Path, entries: Mapping[str, dict[str, Any]]) -> None:
+    """Replace the index of ready tasks whole, from the whole board."""
+    write_active(state_dir, entries, files=READY)
+
+
+def active_known(state_dir: Path) -> bool:
+    """Whether ``active.json`` is there to be read (an empty index and a lost one read alike)."""
+    return _snapshot_generation(state_dir, ACTIVE) is not None
 
 
 def _read(state_dir: Path, files: IndexFiles = ACTIVE) -> tuple[int, dict[str, dict[str, Any]]]:
@@ -130,7 +161,7 @@ def _reconciled(generation: int, tasks: dict[str, dict[str, Any]], lines: list[b
 def _read_snapshot(state_dir: Path, files: IndexFiles = ACTIVE) -> tuple[int, dict[str, dict[str, Any]]]:
     try:
         with open(active_path(state_dir, files), "rb", opener=confine.opener) as handle:
-            data = json_bounds.loads(handle.read(1024 * 1024))
+            data = json_bounds.loads(handle.read(files.limit))
     except (OSError, ValueError):
         return 0, {}
     if not isinstance(data, dict):
@@ -236,7 +267,7 @@ def note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None, *, fi
         except FileNotFoundError:
             # No journal yet (a new board, or one written before journals): start one after
             # the index as it stands; an index trusted only once written whole waits for that.
-            if files is PARENTS:
+            if files is not ACTIVE:
                 return
             generation, tasks = _read_snapshot(state_dir)
             _fold(tasks, [line])

@@ -14,6 +14,7 @@ from __future__ import annotations
 import heapq
 
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from board.model import PRIORITY_RANK, Task
@@ -85,6 +86,8 @@ class TaskGraph:
         # Ready ids keyed in claim order, valid for one structure version (claims do not change it).
         self._ready_heap: list[tuple[tuple[int, float, tuple[int, int, str]], str]] = []
         self._ready_heap_version = -1
+        #: While a store writes (``recording_ready_moves``): the tasks whose readiness flipped.
+        self._moves: set[str] | None = None
         self.put_many(tasks)
 
     # -- updates ------------------------------------------------------------------------------
@@ -153,6 +156,8 @@ class TaskGraph:
             return
         for blocker in old.blocked_by:
             _unlink(self._dependents, blocker, task_id)
+        if task_id in self._ready and self._moves is not None:
+            self._moves.add(task_id)
         self._ready.discard(task_id)
         self._structure_version += 1
         for dependent in self._dependents.get(task_id, ()):
@@ -164,11 +169,31 @@ class TaskGraph:
     def _refresh_ready(self, task_id: str) -> None:
         task = self.tasks.get(task_id)
         if task is not None and task.status == Status.PENDING and not self.open_blockers(task) and not self.open_children(task_id) and not is_hidden(task) and not removed_by_claude_code(task):
-            if task_id not in self._ready and self._ready_heap_version == self._structure_version:
-                heapq.heappush(self._ready_heap, (self._claim_key(unit_weight)(task_id), task_id))
+            if task_id not in self._ready:
+                if self._ready_heap_version == self._structure_version:
+                    heapq.heappush(self._ready_heap, (self._claim_key(unit_weight)(task_id), task_id))
+                if self._moves is not None:
+                    self._moves.add(task_id)
             self._ready.add(task_id)
-        else:
+        elif task_id in self._ready:
+            if self._moves is not None:
+                self._moves.add(task_id)
             self._ready.discard(task_id)
+
+    @contextmanager
+    def recording_ready_moves(self) -> Iterator[set[str]]:
+        """The tasks whose readiness flips while the block runs (a store's own write), so that
+        the store can tell the board's index of ready tasks."""
+        moves: set[str] = set()
+        self._moves = moves
+        try:
+            yield moves
+        finally:
+            self._moves = None
+
+    def structure_version(self) -> int:
+        """Changes whenever waves, remaining paths or the claim order may have changed."""
+        return self._structure_version
 
     # -- readiness ----------------------------------------------------------------------------
 

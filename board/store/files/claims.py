@@ -5,8 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from board.errors import InvalidTaskFile
-from board.model import Task
+from board.active_work import READY, active_known, note_task, read_active, read_ready, ready_index_written
+from board.errors import BoardError, InvalidTaskFile
+from board.graph import id_sort_key, removed_by_claude_code
+from board.model import PRIORITY_RANK, Task
+from board.status import Status
 from board.store.leases import DEFAULT_LEASE_SECONDS
 from board.disk.atomic import SpecialFile, TempFile, read_bytes_retrying
 from board.store.base import _check_agent
@@ -16,6 +19,19 @@ from board.store.files.state import FileBoard, PreparedWrite
 
 #: Optimistic claims tried before one is made wholly under the lock (see ``Store.claim``).
 OPTIMISTIC_CLAIM_ATTEMPTS = 3
+#: How many of the index's best ready tasks a claim checks before it reads the whole board.
+INDEX_CANDIDATES = 16
+
+
+def _claim_key(task_id: str, entry: dict[str, Any]) -> tuple[int, float, tuple[int, int, str]]:
+    """The claim order (priority, the longest remaining path first, then the id) from an entry
+    of the index of ready tasks; one it cannot read goes last."""
+    rank, remaining = entry.get("rank"), entry.get("remaining")
+    return (
+        rank if type(rank) is int else len(PRIORITY_RANK),
+        -remaining if isinstance(remaining, (int, float)) and not isinstance(remaining, bool) else 0.0,
+        id_sort_key(task_id),
+    )
 
 
 @dataclass
@@ -44,8 +60,14 @@ class FileClaims(FileBoard):
         candidates (``ClaimIntents``) so they work on different tasks. When the check fails a
         few times, the claim is made wholly under the lock.
         """
-        self._ensure_whole()
         _check_agent(agent)
+        if self._partial and self._mirror is None:
+            taken = self._claim_from_index(agent, lease_seconds, max_held, actor)
+            if taken is not None:
+                return taken
+        self._ensure_whole()
+        if self._mirror is None and not ready_index_written(self.state_dir):
+            self.refresh_ready()  # for the claims that come after this one
         for _ in range(OPTIMISTIC_CLAIM_ATTEMPTS):
             attempt = self._prepare_claim(agent, lease_seconds, actor)
             if attempt is None:
@@ -76,6 +98,49 @@ class FileClaims(FileBoard):
                 if not self.graph.is_ready(fresh.id):
                     continue  # changed behind the index's back; pick again
                 return self._claim_locked(fresh, agent, lease_seconds, actor)
+
+    def _claim_from_index(self, agent: str, lease_seconds: float, max_held: int | None, actor: str | None) -> Task | None:
+        """A claim by a store that read nothing yet: the best ready task as the board's index of
+        ready tasks orders them, checked against its file, its blockers' and its sub-tasks'
+        under the lock before it is taken. None when the index cannot say (never written, or
+        none of its first candidates is ready now): the whole board decides, so "nothing is
+        ready" is never said on the index's word."""
+        entries = read_ready(self.state_dir)
+        if not entries or not active_known(self.state_dir):
+            return None
+        order = sorted(entries, key=lambda task_id: _claim_key(task_id, entries[task_id]))
+        with self._write_lock():
+            self.sync()
+            self._check_holding_from_index(agent, max_held)
+            for task_id in order[:INDEX_CANDIDATES]:
+                try:
+                    fresh = self._fresh(task_id)
+                except BoardError:
+                    fresh = None
+                if fresh is not None:
+                    self.read_around(task_id)
+                    if self.graph.is_ready(task_id):
+                        return self._claim_locked(fresh, agent, lease_seconds, actor)
+                # Not ready after all (an outside writer, a write the index missed): out of it.
+                note_task(self.state_dir, task_id, None, files=READY)
+        return None
+
+    def _check_holding_from_index(self, agent: str, max_held: int | None) -> None:
+        """``_check_holding`` on what the index of work in progress names, each task read fresh."""
+        if max_held is None:
+            return
+        held = []
+        for task_id, entry in read_active(self.state_dir).items():
+            if entry.get("owner") != agent:
+                continue
+            try:
+                task = self._fresh(task_id)
+            except BoardError:
+                continue
+            if task.status == Status.IN_PROGRESS and task.owner == agent and not removed_by_claude_code(task):
+                held.append(task)
+        if len(held) >= max_held:
+            raise BoardError(f"agent {agent} already holds {', '.join('#' + t.id for t in sorted(held, key=lambda t: id_sort_key(t.id)))}; finish or release it first")
 
     def _catch_up_for_claim(self, task: Task, agent: str, max_held: int | None) -> list[str]:
         """Under the lock, re-read only what decides the claim: changes to the task itself, to

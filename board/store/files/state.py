@@ -129,6 +129,10 @@ class FileBoard(Store):
         """The task with the calls its log holds beyond what its file counted (``toolcalls``)."""
 
     @abstractmethod
+    def refresh_ready(self) -> bool:
+        """Rebuild the index of ready tasks from the whole board when it differs (``writes``)."""
+
+    @abstractmethod
     def _logs_listed_once(self) -> AbstractContextManager[None]:
         """While many task files are read, the tool-call logs listed once (``toolcalls``)."""
 

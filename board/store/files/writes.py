@@ -16,12 +16,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from board.active_work import PARENTS, entry_for, note_task, read_active, read_parents, write_active, write_parents
+from board.active_work import PARENTS, READY, entry_for, note_task, read_active, read_parents, read_ready, ready_index_written, write_active, write_parents, write_ready
 from board.errors import BoardError, Command, InvalidTaskFile, TaskNotFound
-from board.model import Task, check_readable_back, task_from_dict, task_to_dict, validate_id
+from board.model import PRIORITY_RANK, Task, check_readable_back, task_from_dict, task_to_dict, validate_id
 from board.disk import confine
 from board.disk.atomic import TempFile, fsync_directory, json_line, read_regular, write_atomic
-from board.graph import MAX_PARENT_DEPTH, id_sort_key, removed_by_claude_code
+from board.graph import MAX_PARENT_DEPTH, id_sort_key, removed_by_claude_code, unit_weight
 from board.status import Status
 from board.store.base import _iso
 from board.store.file_format import ARCHIVE_DIR, pending_note, read_pending_note
@@ -91,6 +91,64 @@ class FileWrites(FileBoard):
         if parent_before != parent_after:
             note_task(self.state_dir, task_id, {"parent": parent_after} if parent_after else None, files=PARENTS)
 
+    def _keeps_ready_index(self) -> bool:
+        """Whether claims here go by the index of ready tasks: on board's own folder, once a
+        reader of the whole board wrote it. Not on a Claude Code list, whose tasks Claude Code
+        itself starts and finishes without a word to it."""
+        return self._mirror is None and ready_index_written(self.state_dir)
+
+    def _note_ready(self, old: Task | None, new: Task | None, moves: set[str], version_before: int) -> None:
+        """Tell the board's index of ready tasks what a write changed there (under the lock).
+
+        A store that read the whole board knows which tasks the write made ready or not
+        (``moves``), and each one's remaining path. One that read only the task judges the task
+        alone, once it has read its blockers and sub-tasks: its writes (a claim, a release, a
+        field) move no other task. What neither knows (the remaining path of a task a release
+        made ready again) is left for the coordinator's rebuild to put right."""
+        if not self._keeps_ready_index():
+            return
+        if self._partial:
+            if new is None or (old is not None and (old.status, old.priority, old.blocked_by, old.parent) == (new.status, new.priority, new.blocked_by, new.parent)):
+                return
+            self.read_around(new.id)
+            entry = {"rank": PRIORITY_RANK[new.priority], "remaining": None} if self.graph.is_ready(new.id) else None
+            note_task(self.state_dir, new.id, entry, files=READY)
+            return
+        # Besides the tasks that became ready or stopped being so: the task written, when its
+        # place in the order may have moved, and when the graph's shape changed (a new task, a
+        # link, a task finished), the ready tasks upstream of it, whose remaining paths run
+        # through it.
+        renoted = set(moves)
+        if new is not None and self.graph.is_ready(new.id) and (old is None or (old.priority, old.metadata.get("estimate")) != (new.priority, new.metadata.get("estimate"))):
+            renoted.add(new.id)
+        if new is not None and self.graph.structure_version() != version_before:
+            renoted.update(task_id for task_id in self.graph.ancestors(new.id) if self.graph.is_ready(task_id))
+        for task_id in sorted(renoted, key=id_sort_key):
+            note_task(self.state_dir, task_id, self._ready_entry(task_id) if self.graph.is_ready(task_id) else None, files=READY)
+
+    def _ready_entry(self, task_id: str) -> dict[str, Any]:
+        """A ready task's place in the claim order, as the index of ready tasks keeps it."""
+        task = self.graph.tasks[task_id]
+        # A task nothing waits on (a new one, most often) has its own weight as its remaining
+        # path; only one with dependents needs the whole board's paths.
+        remaining = self.graph.remaining_path().get(task_id, 0.0) if self.graph.dependents(task_id) else unit_weight(task)
+        return {"rank": PRIORITY_RANK[task.priority], "remaining": remaining}
+
+    def refresh_ready(self) -> bool:
+        """Rebuild the index of ready tasks from the whole board when it differs (outside
+        writers, a remaining path that moved); True if rewritten. Under the board's lock, so
+        that no write's note is lost to it."""
+        if self._mirror is not None:
+            return False
+        self._ensure_whole()
+        with self._write_lock(make_temp=False):
+            self.sync()
+            wanted = {task_id: self._ready_entry(task_id) for task_id in self.graph.ready_ids()}
+            if read_ready(self.state_dir) == wanted:
+                return False
+            write_ready(self.state_dir, wanted)
+        return True
+
     def read_around(self, task_id: str) -> None:
         # Sub-tasks from the index of parents (written whole by a reader of the whole board the
         # first time it is missing); each read fresh, and one whose file names another parent
@@ -148,9 +206,9 @@ class FileWrites(FileBoard):
             t.id: entry for t in self.graph.tasks.values()
             if (entry := entry_for(t.status, t.owner, t.files)) is not None and not removed_by_claude_code(t)  # nobody works on a deleted one
         }
-        parents_rewritten = self.refresh_parents()
+        others_rewritten = self.refresh_parents() | self.refresh_ready()
         if read_active(self.state_dir) == wanted:
-            return parents_rewritten
+            return others_rewritten
         with self._write_lock(make_temp=False):
             write_active(self.state_dir, wanted)
         return True
@@ -252,8 +310,12 @@ class FileWrites(FileBoard):
         self._last_rename = self._directory_sync.note_rename()
         self._append_history(line)
         self._pending.clear()
-        self._note_active(self.graph.tasks.get(prepared.task.id), prepared.task)
-        self.graph.put(prepared.task)
+        old = self.graph.tasks.get(prepared.task.id)
+        self._note_active(old, prepared.task)
+        version_before = self.graph.structure_version()
+        with self.graph.recording_ready_moves() as moves:
+            self.graph.put(prepared.task)
+        self._note_ready(old, prepared.task, moves, version_before)
         if prepared.task.status == Status.COMPLETED:
             self._mirror_completed(prepared.task, prepared.data)
         self._note_logged(prepared.task, prepared.record["file"])
@@ -362,7 +424,11 @@ class FileWrites(FileBoard):
             self._mirror.drop(task_id)  # it left the board: no longer kept for Claude Code's deletes
         self._note_active(current, None)
         self._log(task_id, self._next_version(current), actor, "delete", {"status": [str(current.status), None]}, {"forced": True} if forced else None)
-        self.graph.remove(task_id)
+        upstream = self.graph.ancestors(task_id) if self._keeps_ready_index() and not self._partial else set()
+        with self.graph.recording_ready_moves() as moves:
+            self.graph.remove(task_id)
+        # The ready tasks upstream of it lose it from their remaining paths.
+        self._note_ready(current, None, moves | {t for t in upstream if self.graph.is_ready(t)}, self.graph.structure_version())
         self._file_stamps.pop(key, None)
 
     def _read_archived(self, task_id: str) -> Task:

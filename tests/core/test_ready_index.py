@@ -1,0 +1,142 @@
+"""``board claim`` on board's own folder reads only the index of ready tasks and what it takes.
+
+The index (``ready.json`` and its journal) is written whole by the first claim that reads the
+whole board, then kept in step by every write. A claim checks each candidate against its file,
+its blockers' and its sub-tasks' under the lock; what the index cannot vouch for (never
+written, or none of its candidates ready now), the whole board decides. These tests hold the
+claims it makes against what the whole board's claim order says, through writes of every kind,
+outside writers, and claimers in several processes at once.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from board.cli import main
+from board.graph import id_sort_key
+from board.status import Status
+from board.store import Store
+
+NOTHING_READY = 3
+
+
+def claim(workspace: Path, agent: str, capsys: pytest.CaptureFixture[str]) -> tuple[str, int] | None:
+    """``board claim --agent AGENT``: the task taken and its token, or None when nothing is ready."""
+    status = main(["-w", str(workspace), "claim", "--agent", agent])
+    out, err = capsys.readouterr()
+    if status == NOTHING_READY:
+        return None
+    assert (status, err) == (0, ""), err
+    task_id, token, _ = out.split("\t", 2)
+    return task_id, int(token)
+
+
+def best_on_the_whole_board(workspace: Path) -> str | None:
+    """What a claim reading every task file would take."""
+    return Store.open(workspace).graph.best_ready()
+
+
+def index_entries(workspace: Path) -> dict[str, dict]:
+    from board.active_work import read_ready
+
+    entries = read_ready(workspace / ".tasks")
+    assert entries is not None
+    return entries
+
+
+def test_claims_follow_the_claim_order_of_the_whole_board_through_every_kind_of_write(workspace: Path, capsys) -> None:
+    store = Store.open(workspace)
+    # Three chains of different lengths, priorities, a parent with sub-tasks, an estimate.
+    for n in range(1, 4):
+        store.create(f"long chain {n}", blocked_by=[str(n - 1)] if n > 1 else [])
+    store.create("short chain")  # 4
+    store.create("after the short one", blocked_by=["4"])  # 5
+    store.create("urgent", priority="high")  # 6
+    store.create("release")  # 7
+    store.create("code", parent="7")  # 8
+    store.create("docs", parent="7")  # 9
+    store.create("big job", metadata={"estimate": 50})  # 10
+    taken: list[str] = []
+    for step in range(40):
+        wanted = best_on_the_whole_board(workspace)
+        got = claim(workspace, f"agent-{step}", capsys)
+        assert (got[0] if got else None) == wanted, f"step {step}: the index's claim took {got}, the whole board says {wanted}"
+        if got is None:
+            break
+        task_id, token = got
+        taken.append(task_id)
+        writer = Store.open(workspace)  # every other kind of write, by a store that read the whole board
+        if step == 1:
+            writer.release(task_id, token=token)  # back in the queue: the index gets it back
+            continue
+        if step == 2:
+            writer.create("new work below #1", blocked_by=["1"], priority="high")  # 11
+        if step == 3:
+            writer.update("4", priority="critical")
+        if step == 4:
+            writer.delete("9", force=True)
+        writer.set_status(task_id, Status.COMPLETED, token=token)
+    assert sorted(taken, key=id_sort_key)[0] == "1" and len(set(taken)) == len(taken) - 1  # one taken twice: the release
+    assert Store.open(workspace).graph.ready_ids() == set() == set(index_entries(workspace))
+
+
+def test_a_claim_never_says_nothing_is_ready_on_the_indexs_word(workspace: Path, capsys) -> None:
+    """An outside writer completes a blocker in its file: the index knows of no ready task, and
+    the claim asks the whole board, which has one."""
+    store = Store.open(workspace)
+    store.create("first")
+    store.create("second", blocked_by=["1"])
+    assert claim(workspace, "alice", capsys)[0] == "1"
+    assert index_entries(workspace) == {}
+    path = workspace / ".tasks" / "task_1.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "status": "completed", "owner": "", "lease": None}))
+    assert claim(workspace, "bob", capsys)[0] == "2"
+    assert claim(workspace, "carol", capsys) is None
+
+
+def test_a_task_the_index_calls_ready_is_checked_and_a_stale_entry_dropped(workspace: Path, capsys) -> None:
+    store = Store.open(workspace)
+    store.create("urgent", priority="critical")
+    store.create("routine")
+    store.claim("alice")  # the index is written whole; #1 is taken, and #2 is left
+    token = store.get("1").lease.token
+    store.release("1", token=token)
+    assert set(index_entries(workspace)) == {"1", "2"}
+    # An outside writer cancels #1 in its file: the index still says it is the best.
+    path = workspace / ".tasks" / "task_1.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "status": "cancelled"}))
+    assert claim(workspace, "bob", capsys)[0] == "2"
+    assert "1" not in index_entries(workspace)
+
+
+def test_claimers_in_several_processes_take_each_task_once(workspace: Path) -> None:
+    store = Store.open(workspace)
+    for n in range(40):
+        store.create(f"job {n}", priority=("low", "medium", "high")[n % 3])
+    first = store.claim("warm-up").id  # writes the index whole; the claims below go by it
+    script = (
+        "import sys\n"
+        "from board.store import Store\n"
+        "taken = []\n"
+        "while True:\n"
+        "    task = Store.open(sys.argv[1], whole=False).claim(sys.argv[2], max_held=None)\n"
+        "    if task is None:\n"
+        "        break\n"
+        "    taken.append(task.id)\n"
+        "print(' '.join(taken))\n"
+    )
+    claimers = [subprocess.Popen([sys.executable, "-c", script, str(workspace), f"w{n}"], stdout=subprocess.PIPE, text=True) for n in range(4)]
+    try:
+        outputs = [c.communicate(timeout=120)[0] for c in claimers]
+    finally:
+        for c in claimers:
+            c.kill()
+    taken = [task_id for out in outputs for task_id in out.split()]
+    assert sorted(taken, key=id_sort_key) == sorted((str(n) for n in range(1, 41) if str(n) != first), key=id_sort_key)
+    owners = {t.id: t.owner for t in Store.open(workspace).tasks.values()}
+    assert all(owners[task_id].startswith("w") for task_id in taken)
