@@ -91,12 +91,16 @@ def test_a_claim_never_says_nothing_is_ready_on_the_indexs_word(workspace: Path,
     store = Store.open(workspace)
     store.create("first")
     store.create("second", blocked_by=["1"])
+    store.create("third", blocked_by=["1"])
     assert claim(workspace, "alice", capsys)[0] == "1"
     assert index_entries(workspace) == {}
     path = workspace / ".tasks" / "task_1.json"
     path.write_text(json.dumps({**json.loads(path.read_text()), "status": "completed", "owner": "", "lease": None}))
     assert claim(workspace, "bob", capsys)[0] == "2"
-    assert claim(workspace, "carol", capsys) is None
+    # That claim read the whole board, and put the index right from it.
+    assert set(index_entries(workspace)) == {"3"}
+    assert claim(workspace, "carol", capsys)[0] == "3"
+    assert claim(workspace, "dave", capsys) is None
 
 
 def test_a_task_the_index_calls_ready_is_checked_and_a_stale_entry_dropped(workspace: Path, capsys) -> None:

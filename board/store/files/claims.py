@@ -61,13 +61,21 @@ class FileClaims(FileBoard):
         few times, the claim is made wholly under the lock.
         """
         _check_agent(agent)
-        if self._partial and self._mirror is None:
+        from_index = self._partial and self._mirror is None
+        if from_index:
             taken = self._claim_from_index(agent, lease_seconds, max_held, actor)
             if taken is not None:
                 return taken
         self._ensure_whole()
-        if self._mirror is None and not ready_index_written(self.state_dir):
-            self.refresh_ready()  # for the claims that come after this one
+        taken = self._claim_whole(agent, lease_seconds, max_held, actor)
+        if self._mirror is None and (from_index or not ready_index_written(self.state_dir)):
+            # The index could not say (never written, or what it named was taken or stale):
+            # the whole board, read now, puts it right for the claims that come after this one.
+            self.refresh_ready()
+        return taken
+
+    def _claim_whole(self, agent: str, lease_seconds: float, max_held: int | None, actor: str | None) -> Task | None:
+        """The claim by a store that read the whole board."""
         for _ in range(OPTIMISTIC_CLAIM_ATTEMPTS):
             attempt = self._prepare_claim(agent, lease_seconds, actor)
             if attempt is None:
