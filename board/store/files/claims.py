@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from board.active_work import READY, active_known, note_task, read_active, read_ready, ready_index_written
+from board.active_work import READY, active_known, note_task, read_active, read_ready
 from board.errors import BoardError, InvalidTaskFile
 from board.graph import id_sort_key, removed_by_claude_code
 from board.model import PRIORITY_RANK, Task
@@ -68,7 +68,7 @@ class FileClaims(FileBoard):
                 return taken
         self._ensure_whole()
         taken = self._claim_whole(agent, lease_seconds, max_held, actor)
-        if self._mirror is None and (from_index or not ready_index_written(self.state_dir)):
+        if self._mirror is None and (from_index or not self._keeps_ready_index()):
             # The index could not say (never written, or what it named was taken or stale):
             # the whole board, read now, puts it right for the claims that come after this one.
             self.refresh_ready()

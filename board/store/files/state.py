@@ -60,6 +60,8 @@ class FileBoard(Store):
         self._paths: dict[str, tuple[Path, str]] = {}
         #: Each tool-call log read for ``touching_calls``: (inode, bytes read, calls naming files).
         self._touching_logs: dict[Path, tuple[int, int, list[dict[str, Any]]]] = {}
+        #: Whether the index of ready tasks was seen written (``writes._keeps_ready_index``).
+        self._ready_index_seen = False
         #: The tool-call logs' names while a whole read lists them once (``_logs_listed_once``).
         self._logs_listed: frozenset[str] | None = None
         #: Each task as this store last knew it accounted for by history (its own writes, lines
@@ -127,6 +129,10 @@ class FileBoard(Store):
     @abstractmethod
     def _count_logged_calls(self, task: Task) -> Task:
         """The task with the calls its log holds beyond what its file counted (``toolcalls``)."""
+
+    @abstractmethod
+    def _keeps_ready_index(self) -> bool:
+        """Whether claims here go by the index of ready tasks (``writes``)."""
 
     @abstractmethod
     def refresh_ready(self) -> bool:

@@ -94,8 +94,14 @@ class FileWrites(FileBoard):
     def _keeps_ready_index(self) -> bool:
         """Whether claims here go by the index of ready tasks: on board's own folder, once a
         reader of the whole board wrote it. Not on a Claude Code list, whose tasks Claude Code
-        itself starts and finishes without a word to it."""
-        return self._mirror is None and ready_index_written(self.state_dir)
+        itself starts and finishes without a word to it. Once seen, the index is kept for good
+        (a note to one deleted since is dropped by ``note_task``), so a write asks the disk only
+        until then."""
+        if self._mirror is not None:
+            return False
+        if not self._ready_index_seen:
+            self._ready_index_seen = ready_index_written(self.state_dir)
+        return self._ready_index_seen
 
     def _note_ready(self, old: Task | None, new: Task | None, moves: set[str], version_before: int) -> None:
         """Tell the board's index of ready tasks what a write changed there (under the lock).
@@ -147,6 +153,7 @@ class FileWrites(FileBoard):
             if read_ready(self.state_dir) == wanted:
                 return False
             write_ready(self.state_dir, wanted)
+            self._ready_index_seen = True
         return True
 
     def read_around(self, task_id: str) -> None:
