@@ -13,8 +13,9 @@ from board.errors import BoardError
 from board.model import Budget
 from board.prices import merged_prices
 from board.disk.atomic import SpecialFile, read_regular
+from board.store.file_format import SETTINGS_FILE
 
-FILE_NAME = "board.toml"
+FILE_NAME = SETTINGS_FILE
 
 
 class _Section(BaseModel):

@@ -19,6 +19,7 @@ from board.text import shortened
 from board.times import iso
 
 if TYPE_CHECKING:
+    from board.config import BoardSettings
     from board.graph import TaskGraph
     from board.model import Task
     from board.store import Store
@@ -199,13 +200,29 @@ def select_tasks(
     return tasks
 
 
+def board_settings(store: Store) -> BoardSettings | None:
+    """The board's settings, or None when it has no ``board.toml`` and every default holds: a
+    command about one task then does without importing the settings' models (pydantic's, which
+    cost it more than the rest of its work)."""
+    import os
+
+    from board.store.file_format import SETTINGS_FILE
+
+    if not os.path.lexists(store.local_dir / SETTINGS_FILE):
+        return None
+    from board.config import settings_or_defaults
+
+    return settings_or_defaults(store.local_dir)
+
+
 def task_tokens(store: Store, task_id: str) -> dict[str, Any]:
     """The tokens of the messages agents sent while on the task, priced (``board.prices.summary``)."""
     from board.claude.transcripts import read_tokens, task_tokens_path
-    from board.config import settings_or_defaults
-    from board.prices import summary
+    from board.prices import merged_prices, summary
 
-    return summary(read_tokens(task_tokens_path(store.state_dir, task_id)), settings_or_defaults(store.local_dir).model_prices())
+    settings = board_settings(store)
+    prices = settings.model_prices() if settings is not None else merged_prices({})
+    return summary(read_tokens(task_tokens_path(store.state_dir, task_id)), prices)
 
 
 def shown_task(store: Store, task: Task) -> dict[str, Any]:

@@ -35,6 +35,8 @@ CLAUDE_STATE_DIR = ".board"
 TASK_FILE = re.compile(r"task_([A-Za-z0-9][A-Za-z0-9_-]{0,63})\.json")
 CLAUDE_TASK_FILE = re.compile(r"([A-Za-z0-9][A-Za-z0-9_-]{0,63})\.json")
 #: Files of a Claude Code task list beside its tasks: the highest id ever issued, the lock.
+#: The board's settings on this machine (``board.config``), in its local folder.
+SETTINGS_FILE = "board.toml"
 HIGH_WATER_MARK = ".highwatermark"
 LIST_LOCK = ".lock"
 #: In board's own folder (``.tasks/``, or ``.board/`` in a Claude Code list): the change log,
