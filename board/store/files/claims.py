@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 from typing import Any
 
-from board.active_work import READY, active_known, note_task, read_active, read_ready
+from board.active_work import READY, active_known, note_task, read_active, read_parents, read_ready
 from board.errors import BoardError, InvalidTaskFile
 from board.graph import id_sort_key, removed_by_claude_code
 from board.model import PRIORITY_RANK, Task
@@ -70,8 +71,11 @@ class FileClaims(FileBoard):
         taken = self._claim_whole(agent, lease_seconds, max_held, actor)
         if self._mirror is None and (from_index or not self._keeps_ready_index()):
             # The index could not say (never written, or what it named was taken or stale):
-            # the whole board, read now, puts it right for the claims that come after this one.
+            # the whole board, read now, puts it right for the claims that come after this one,
+            # and writes the index of parents they check their candidates' sub-tasks by.
             self.refresh_ready()
+            if read_parents(self.state_dir) is None:
+                self.refresh_parents()
         return taken
 
     def _claim_whole(self, agent: str, lease_seconds: float, max_held: int | None, actor: str | None) -> Task | None:
@@ -116,11 +120,11 @@ class FileClaims(FileBoard):
         entries = read_ready(self.state_dir)
         if not entries or not active_known(self.state_dir):
             return None
-        order = sorted(entries, key=lambda task_id: _claim_key(task_id, entries[task_id]))
+        order = heapq.nsmallest(INDEX_CANDIDATES, entries, key=lambda task_id: _claim_key(task_id, entries[task_id]))
         with self._write_lock():
             self.sync()
             self._check_holding_from_index(agent, max_held)
-            for task_id in order[:INDEX_CANDIDATES]:
+            for task_id in order:
                 try:
                     fresh = self._fresh(task_id)
                 except BoardError:

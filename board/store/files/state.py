@@ -135,6 +135,10 @@ class FileBoard(Store):
         """Whether claims here go by the index of ready tasks (``writes``)."""
 
     @abstractmethod
+    def refresh_parents(self) -> bool:
+        """Rebuild the index of sub-tasks' parents from the whole board when it differs (``writes``)."""
+
+    @abstractmethod
     def refresh_ready(self) -> bool:
         """Rebuild the index of ready tasks from the whole board when it differs (``writes``)."""
 
