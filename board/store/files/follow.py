@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from board.errors import BoardError
 from board.disk.atomic import Stamp, stat_stamp
+from board.disk.watch import LOST, FolderWatch, Unavailable
 from board.store.base import BoardNews, ChangeSet
 
 if TYPE_CHECKING:
@@ -48,11 +49,12 @@ class FileFollower:
         self._reconciled_at = time.monotonic()
         #: Events arrived since the last reconcile.
         self._heard = False
+        #: The inotify watch being read, for a stop to wake.
+        self._watch: FolderWatch | None = None
 
     def batches(self) -> Iterator[BoardNews]:
-        import watchfiles  # only a follower pays for loading the watcher
-
         tasks_dir = self.store.layout.tasks_dir
+        threading.Thread(target=self._wake_on_stop, name="follower-stop", daemon=True).start()
         while not self.stop.is_set():
             if not tasks_dir.is_dir():
                 # The board is gone (deleted, or not made yet): say so, then wait for it.
@@ -62,27 +64,58 @@ class FileFollower:
                 continue
             watched = stat_stamp(tasks_dir)
             try:
-                for changes in watchfiles.watch(
-                    tasks_dir,
-                    watch_filter=None,
-                    debounce=DEBOUNCE_MS,
-                    step=STEP_MS,
-                    rust_timeout=max(1, int(self.every * 1000)),
-                    yield_on_timeout=True,
-                    stop_event=self.stop,
-                    raise_interrupt=False,
-                ):
+                for changed in self._changes(tasks_dir):
                     if self.stop.is_set():
                         return
                     now = stat_stamp(tasks_dir)
                     replaced = now is None or watched is None or now[2] != watched[2]  # another inode
-                    yield self._read([Path(path) for _, path in changes], reconcile=replaced or time.monotonic() - self._reconciled_at >= self.every)
+                    if LOST in changed:
+                        self._full_rescan_at = float("-inf")  # the kernel dropped events: look at everything
+                    reconcile = replaced or LOST in changed or time.monotonic() - self._reconciled_at >= self.every
+                    yield self._read([Path(path) for path in changed if path != LOST], reconcile=reconcile)
                     if replaced:
                         break  # watch the new folder (or wait for one)
             except (FileNotFoundError, OSError, RuntimeError):
                 # The folder vanished under the operating system's watcher: reconcile, start again.
                 yield self._read([], reconcile=True)
                 self.stop.wait(MISSING_POLL_SECONDS)
+
+    def _changes(self, tasks_dir: Path) -> Iterator[set[str]]:
+        """Batches of changed paths under the folder, and an empty one every ``every`` seconds
+        with nothing changed: from inotify, blocking between changes, where Linux offers it;
+        else from watchfiles, which looks every few milliseconds."""
+        try:
+            watch = FolderWatch(tasks_dir)
+        except Unavailable:
+            watch = None
+        if watch is not None:
+            self._watch = watch
+            try:
+                yield from watch.changes(timeout=self.every, debounce=DEBOUNCE_MS / 1000, quiet=STEP_MS / 1000, stop=self.stop)
+            finally:
+                self._watch = None
+                watch.close()
+            return
+        import watchfiles  # only a follower without inotify pays for loading it
+
+        for changes in watchfiles.watch(
+            tasks_dir,
+            watch_filter=None,
+            debounce=DEBOUNCE_MS,
+            step=STEP_MS,
+            rust_timeout=max(1, int(self.every * 1000)),
+            yield_on_timeout=True,
+            stop_event=self.stop,
+            raise_interrupt=False,
+        ):
+            yield {path for _, path in changes}
+
+    def _wake_on_stop(self) -> None:
+        """Blocked until the follower is stopped, then wakes its watch at once."""
+        self.stop.wait()
+        watch = self._watch
+        if watch is not None:
+            watch.wake()
 
     def _read(self, changed: list[Path], *, reconcile: bool) -> BoardNews:
         store, layout = self.store, self.store.layout
