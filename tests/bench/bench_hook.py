@@ -37,8 +37,8 @@ def board_command() -> list[str]:
 def make_board(root: Path, tasks: int) -> tuple[Path, dict[str, str]]:
     workspace = root / f"board-{tasks}"
     store = Store.open(workspace, create=True)
-    for n in range(tasks):
-        store.create(f"task {n}", files=[f"src/module_{n}.py"])
+    for n in range(1, tasks + 1):
+        store.create(f"task {n}", files=[f"src/module_{n}.py"])  # task n's file is module_n
     mine = store.claim_task("1", "worker-1")
     store.claim_task("2", "worker-2")  # another agent's work in progress, for the guard to check
     env = {"BOARD_WORKSPACE": str(workspace), "BOARD_TASK_ID": mine.id, "BOARD_AGENT": "worker-1", "BOARD_LEASE_TOKEN": str(mine.lease.token)}
@@ -59,12 +59,18 @@ def event(workspace: Path, name: str, tool: str, path: str, call: int) -> bytes:
 
 
 def timed(command: list[str], stdin: bytes, env: dict[str, str], cwd: Path) -> float:
+    return run(command, stdin, env, cwd)[0]
+
+
+def run(command: list[str], stdin: bytes, env: dict[str, str], cwd: Path) -> tuple[float, str]:
+    """The wall time of one run, and what it answered (its exit status, stdout and stderr)."""
     started = time.perf_counter()
     done = subprocess.run(command, input=stdin, env=env, cwd=cwd, capture_output=True)
     elapsed = time.perf_counter() - started
     if done.returncode not in (0, 2):
         raise SystemExit(f"{command} exited {done.returncode}: {done.stderr.decode()}")
-    return elapsed
+    said = (done.stdout + done.stderr).decode(errors="replace").strip().splitlines()
+    return elapsed, f"exit {done.returncode}" + (f": {said[0][:70]}" if said else "")
 
 
 def main() -> None:
@@ -78,8 +84,9 @@ def main() -> None:
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("BOARD_")}, **board_env}
     cases = [
         ("PostToolUse Edit (counted on the task)", ("PostToolUse", "Edit", "src/module_1.py")),
-        ("PreToolUse Edit, free file", ("PreToolUse", "Edit", "src/module_1.py")),
-        ("PreToolUse Edit, another agent's file", ("PreToolUse", "Edit", "src/module_2.py")),
+        ("PreToolUse Edit, its own task's file", ("PreToolUse", "Edit", "src/module_1.py")),
+        ("PreToolUse Edit, free file", ("PreToolUse", "Edit", "src/module_3.py")),  # task 3: nobody's yet
+        ("PreToolUse Edit, another agent's file", ("PreToolUse", "Edit", "src/module_2.py")),  # worker-2's task 2
     ]
     hook = board_command()
     yardstick: list[float] = []
@@ -87,15 +94,16 @@ def main() -> None:
     results = []
     for case, (label, (name, tool, path)) in enumerate(cases):
         times = []
-        for run in range(args.runs):
-            stdin = event(workspace, name, tool, path, case * args.runs + run)
-            times.append(timed(hook, stdin, env, workspace))
+        for attempt in range(args.runs):
+            stdin = event(workspace, name, tool, path, case * args.runs + attempt)
+            elapsed, answer = run(hook, stdin, env, workspace)
+            times.append(elapsed)
             yardstick.append(timed(YARDSTICK, stdin, env, workspace))
-        results.append((label, statistics.median(times)))
+        results.append((label, statistics.median(times), answer))
     base = statistics.median(yardstick)
     print(f"  {'python -c json.load(stdin) (yardstick)':60} {base * 1000:6.1f} ms   1.0x")
-    for label, median in results:
-        print(f"  {'board hook: ' + label:60} {median * 1000:6.1f} ms   {median / base:.1f}x")
+    for label, median, answer in results:
+        print(f"  {'board hook: ' + label:60} {median * 1000:6.1f} ms   {median / base:.1f}x   ({answer})")
     calls = Store.open(workspace).get("1").tool_calls.total
     print(f"  calls counted on the task: {calls} (expected {args.runs})")
 
