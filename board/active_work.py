@@ -259,7 +259,27 @@ def _header(generation: int) -> bytes:
 def note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None, *, files: IndexFiles = ACTIVE) -> None:
     """Set (or, with None, drop) one task's entry: one line appended to the journal, whatever
     the size of the index (agents claiming together on one machine each wait only for that);
-    the writer that finds the journal long folds it into ``active.json``."""
+    the writer that finds the journal long folds it into ``active.json``.
+
+    The task's write is done by then, so nothing here may fail it: when the note cannot be made
+    (a link planted in place of a file of the index, a full disk), the index's snapshot is
+    dropped, no reader trusts the index any more, and the next reader of the whole board writes
+    it anew."""
+    try:
+        _note_task(state_dir, task_id, entry, files)
+    except OSError:
+        forget_index(state_dir, files)
+
+
+def forget_index(state_dir: Path, files: IndexFiles = ACTIVE) -> None:
+    """Drop an index's snapshot (a link planted there goes, never what it points to)."""
+    try:
+        confine.unlink(active_path(state_dir, files), missing_ok=True)
+    except OSError:
+        pass  # the board's folder itself is out of reach: its own writes fail louder
+
+
+def _note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None, files: IndexFiles) -> None:
     line = json.dumps({"task": task_id, "entry": entry}, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
     with _writing(state_dir, files):
         try:

@@ -144,3 +144,31 @@ def test_claimers_in_several_processes_take_each_task_once(workspace: Path) -> N
     assert sorted(taken, key=id_sort_key) == sorted((str(n) for n in range(1, 41) if str(n) != first), key=id_sort_key)
     owners = {t.id: t.owner for t in Store.open(workspace).tasks.values()}
     assert all(owners[task_id].startswith("w") for task_id in taken)
+
+
+def test_links_planted_in_place_of_the_indexes_change_nothing_outside_and_fail_no_command(workspace: Path, tmp_path: Path, capsys) -> None:
+    """A co-tenant replaces the indexes' files by links to a file of the user's: every command
+    still does its work and says so, nothing is written through a link, and the indexes come
+    back as files of their own."""
+    store = Store.open(workspace)
+    store.create("first")
+    store.create("second", parent="1")
+    store.create("third")
+    assert claim(workspace, "alice", capsys)[0] == "2"  # writes the index of ready tasks
+    outside = tmp_path / "precious.txt"
+    outside.write_text("the user's own file\n")
+    tasks_dir = workspace / ".tasks"
+    for name in ("ready.journal", "ready.json", "parents.json", "parents.journal", "active.journal"):
+        (tasks_dir / name).unlink(missing_ok=True)
+        (tasks_dir / name).symlink_to(outside)
+    taken = claim(workspace, "bob", capsys)
+    assert taken is not None and taken[0] == "3"
+    assert main(["-w", str(workspace), "task", "show", "1"]) == 0
+    assert main(["-w", str(workspace), "heartbeat", "--agent", "bob"]) == 0
+    assert main(["-w", str(workspace), "task", "update", "3", "--progress", "40", "--token", str(taken[1])]) == 0
+    capsys.readouterr()
+    assert outside.read_text() == "the user's own file\n"
+    assert Store.open(workspace).get("3").progress == 40
+    # A claim that reads the whole board writes the indexes anew, as files of its own.
+    assert claim(workspace, "carol", capsys) is None
+    assert not (tasks_dir / "ready.json").is_symlink() and index_entries(workspace) == {}

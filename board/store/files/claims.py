@@ -73,9 +73,12 @@ class FileClaims(FileBoard):
             # The index could not say (never written, or what it named was taken or stale):
             # the whole board, read now, puts it right for the claims that come after this one,
             # and writes the index of parents they check their candidates' sub-tasks by.
-            self.refresh_ready()
-            if read_parents(self.state_dir) is None:
-                self.refresh_parents()
+            try:
+                self.refresh_ready()
+                if read_parents(self.state_dir) is None:
+                    self.refresh_parents()
+            except OSError:
+                pass  # an index it cannot write (a link planted there): the claim stands all the same
         return taken
 
     def _claim_whole(self, agent: str, lease_seconds: float, max_held: int | None, actor: str | None) -> Task | None:

@@ -166,7 +166,10 @@ class FileWrites(FileBoard):
         parents = read_parents(self.state_dir)
         if parents is None:
             self._ensure_whole()
-            self.refresh_parents()
+            try:
+                self.refresh_parents()
+            except OSError:
+                pass  # an index it cannot write (a link planted there): the whole board answers
             return
         task = self.get(task_id)
         children: dict[str, list[str]] = {}
