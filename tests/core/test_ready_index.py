@@ -167,8 +167,14 @@ def test_links_planted_in_place_of_the_indexes_change_nothing_outside_and_fail_n
     assert main(["-w", str(workspace), "heartbeat", "--agent", "bob"]) == 0
     assert main(["-w", str(workspace), "task", "update", "3", "--progress", "40", "--token", str(taken[1])]) == 0
     capsys.readouterr()
+    for lock in (".ready.lock", ".parents.lock", ".active.lock"):
+        (tasks_dir / lock).unlink(missing_ok=True)
+        (tasks_dir / lock).symlink_to(outside)
+    Store.open(workspace).refresh_active()  # as the coordinator's tick does: it goes on
     assert outside.read_text() == "the user's own file\n"
     assert Store.open(workspace).get("3").progress == 40
+    for lock in (".ready.lock", ".parents.lock", ".active.lock"):
+        (tasks_dir / lock).unlink()
     # A claim that reads the whole board writes the indexes anew, as files of its own.
     assert claim(workspace, "carol", capsys) is None
     assert not (tasks_dir / "ready.json").is_symlink() and index_entries(workspace) == {}

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from board.active_work import PARENTS, READY, entry_for, note_task, read_active, read_parents, read_ready, ready_index_written, write_active, write_parents, write_ready
+from board.active_work import PARENTS, READY, entry_for, forget_index, note_task, read_active, read_parents, read_ready, ready_index_written, write_active, write_parents, write_ready
 from board.errors import BoardError, Command, InvalidTaskFile, TaskNotFound
 from board.model import PRIORITY_RANK, Task, check_readable_back, task_from_dict, task_to_dict, validate_id
 from board.disk import confine
@@ -209,18 +209,29 @@ class FileWrites(FileBoard):
         return sorted(held, key=id_sort_key) or None
 
     def refresh_active(self) -> bool:
-        """Rebuild ``active.json`` from the whole board, when it differs (outside writers, such
-        as Claude Code itself, start and finish tasks without telling it). True if rewritten."""
+        """Rebuild ``active.json`` (and the indexes of parents and ready tasks) from the whole
+        board, when it differs (outside writers, such as Claude Code itself, start and finish
+        tasks without telling it). True if rewritten. An index it cannot write (a link planted
+        in place of one of its files) is dropped, not trusted; the coordinator goes on."""
         self._ensure_whole()
         wanted = {
             t.id: entry for t in self.graph.tasks.values()
             if (entry := entry_for(t.status, t.owner, t.files)) is not None and not removed_by_claude_code(t)  # nobody works on a deleted one
         }
-        others_rewritten = self.refresh_parents() | self.refresh_ready()
+        others_rewritten = False
+        for refresh, files in ((self.refresh_parents, PARENTS), (self.refresh_ready, READY)):
+            try:
+                others_rewritten |= refresh()
+            except OSError:
+                forget_index(self.state_dir, files)
         if read_active(self.state_dir) == wanted:
             return others_rewritten
         with self._write_lock(make_temp=False):
-            write_active(self.state_dir, wanted)
+            try:
+                write_active(self.state_dir, wanted)
+            except OSError:
+                forget_index(self.state_dir)
+                return others_rewritten
         return True
 
     def _prepare(self, old: Task | None, new: Task, op: str, actor: str | None, extra: dict[str, Any] | None = None) -> PreparedWrite:
