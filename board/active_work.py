@@ -89,10 +89,8 @@ def read_active(state_dir: Path) -> dict[str, dict[str, Any]]:
 def read_parents(state_dir: Path) -> dict[str, str] | None:
     """task id -> its parent's id, for every task with one; None when no whole reader wrote the
     index yet (or it cannot be read)."""
-    if _snapshot_generation(state_dir, PARENTS) is None:
-        return None  # never written whole (a journal alone holds only some of the parents)
-    generation, entries = _read(state_dir, PARENTS)
-    if generation == 0:
+    entries = _read_written(state_dir, PARENTS)
+    if entries is None:
         return None
     return {task_id: entry["parent"] for task_id, entry in entries.items() if isinstance(entry.get("parent"), str)}
 
@@ -100,25 +98,27 @@ def read_parents(state_dir: Path) -> dict[str, str] | None:
 def read_ready(state_dir: Path) -> dict[str, dict[str, Any]] | None:
     """task id -> {"rank", "remaining"} for every task ready to be claimed; None when no whole
     reader wrote the index yet (or it cannot be read)."""
-    if _snapshot_generation(state_dir, READY) is None:
+    return _read_written(state_dir, READY)
+
+
+def index_written(state_dir: Path, files: IndexFiles = ACTIVE) -> bool:
+    """Whether the index's snapshot is there to be read: written whole once, by a reader of the
+    whole board, and kept from then on (an empty index and a lost one read alike otherwise)."""
+    return _snapshot_generation(state_dir, files) is not None
+
+
+def _read_written(state_dir: Path, files: IndexFiles) -> dict[str, dict[str, Any]] | None:
+    """An index trusted only once written whole: what it holds, or None before then (a journal
+    alone holds only some of its entries)."""
+    if not index_written(state_dir, files):
         return None
-    generation, entries = _read(state_dir, READY)
+    generation, entries = _read(state_dir, files)
     return entries if generation else None
-
-
-def ready_index_written(state_dir: Path) -> bool:
-    """Whether a reader of the whole board wrote the index of ready tasks (it is kept from then on)."""
-    return _snapshot_generation(state_dir, READY) is not None
 
 
 def write_ready(state_dir: Path, entries: Mapping[str, dict[str, Any]]) -> None:
     """Replace the index of ready tasks whole, from the whole board."""
     write_active(state_dir, entries, files=READY)
-
-
-def active_known(state_dir: Path) -> bool:
-    """Whether ``active.json`` is there to be read (an empty index and a lost one read alike)."""
-    return _snapshot_generation(state_dir, ACTIVE) is not None
 
 
 def _read(state_dir: Path, files: IndexFiles = ACTIVE) -> tuple[int, dict[str, dict[str, Any]]]:

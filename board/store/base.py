@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -153,6 +153,12 @@ def _cycle_through(graph: TaskGraph, edges: list[tuple[str, str]], task_id: str,
         new.setdefault(task, []).append(blocker)
     path = graph.path_between(blocker_id, task_id, also=new)
     return None if path is None else [task_id, *path]
+
+
+def _refuse_if_holding(agent: str, held: Sequence[Task], max_held: int) -> None:
+    """A claim refused: ``agent`` holds ``max_held`` tasks (``held``) already."""
+    if len(held) >= max_held:
+        raise BoardError(f"agent {agent} already holds {', '.join('#' + t.id for t in held)}; finish or release it first")
 
 
 def _check_agent(agent: str) -> None:
@@ -707,9 +713,7 @@ class Store(ABC):
 
     def _check_holding(self, agent: str, max_held: int | None) -> None:
         if max_held is not None:
-            held = self.held_by(agent)
-            if len(held) >= max_held:
-                raise BoardError(f"agent {agent} already holds {', '.join('#' + t.id for t in held)}; finish or release it first")
+            _refuse_if_holding(agent, self.held_by(agent), max_held)
 
     def claim_task(self, task_id: str, agent: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS, actor: str | None = None) -> Task:
         """Give one specific ready task to ``agent``, with a lease it must renew (assignment)."""

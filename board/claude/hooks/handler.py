@@ -251,15 +251,24 @@ def _wait_for_last_message(transcript: Path, last: object) -> None:
     deadline = time.monotonic() + LAST_MESSAGE_WAIT_SECONDS
     while True:
         try:
-            with open(transcript, "rb") as handle:
-                handle.seek(max(0, os.fstat(handle.fileno()).st_size - 256 * 1024))
-                if ends_with_message(handle.read(), last):
-                    return
+            if transcript_ends_with(transcript, last):
+                return
         except OSError:
             return
         if time.monotonic() >= deadline:
             return
         time.sleep(0.02)
+
+
+def transcript_ends_with(transcript: Path, text: str, *, past: int = 0) -> bool:
+    """Whether the transcript is longer than ``past`` bytes and its last turn (read from its
+    last 256 KiB, never from before ``past``) holds an assistant message with ``text``."""
+    with open(transcript, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size <= past:
+            return False
+        handle.seek(max(past, size - 256 * 1024))
+        return ends_with_message(handle.read(), text)
 
 
 def ends_with_message(tail: bytes, text: str) -> bool:

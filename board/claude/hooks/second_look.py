@@ -49,17 +49,13 @@ def start_second_look(payload: Mapping[str, Any], environ: Mapping[str, str], tr
 def wait_for_more(transcript: Path, size_at_stop: int, last: object, *, seconds: float = SECOND_LOOK_SECONDS) -> None:
     """Until the transcript has grown past ``size_at_stop`` and its last turn holds ``last``
     again (the turn's own entries are in), or ``seconds`` pass."""
-    from board.claude.hooks.handler import ends_with_message
+    from board.claude.hooks.handler import transcript_ends_with
 
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
-            with open(transcript, "rb") as handle:
-                size = os.fstat(handle.fileno()).st_size
-                if size > size_at_stop and isinstance(last, str) and last.strip():
-                    handle.seek(max(size_at_stop, size - 256 * 1024))
-                    if ends_with_message(handle.read(), last):
-                        return
+            if isinstance(last, str) and last.strip() and transcript_ends_with(transcript, last, past=size_at_stop):
+                return
         except OSError:
             return
         time.sleep(_POLL_SECONDS)

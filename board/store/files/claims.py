@@ -6,14 +6,14 @@ import heapq
 from dataclasses import dataclass
 from typing import Any
 
-from board.active_work import READY, active_known, note_task, read_active, read_parents, read_ready
+from board.active_work import READY, index_written, note_task, read_parents, read_ready
 from board.errors import BoardError, InvalidTaskFile
 from board.graph import id_sort_key, removed_by_claude_code
 from board.model import PRIORITY_RANK, Task
 from board.status import Status
 from board.store.leases import DEFAULT_LEASE_SECONDS
 from board.disk.atomic import SpecialFile, TempFile, read_bytes_retrying
-from board.store.base import _check_agent
+from board.store.base import _check_agent, _refuse_if_holding
 from board.store.files.writes import _checksum
 from board.store.files.state import FileBoard, PreparedWrite
 
@@ -121,7 +121,7 @@ class FileClaims(FileBoard):
         none of its first candidates is ready now): the whole board decides, so "nothing is
         ready" is never said on the index's word."""
         entries = read_ready(self.state_dir)
-        if not entries or not active_known(self.state_dir):
+        if not entries or not index_written(self.state_dir):
             return None
         order = heapq.nsmallest(INDEX_CANDIDATES, entries, key=lambda task_id: _claim_key(task_id, entries[task_id]))
         with self._write_lock():
@@ -145,17 +145,14 @@ class FileClaims(FileBoard):
         if max_held is None:
             return
         held = []
-        for task_id, entry in read_active(self.state_dir).items():
-            if entry.get("owner") != agent:
-                continue
+        for task_id in self._held_by(agent) or []:
             try:
                 task = self._fresh(task_id)
             except BoardError:
                 continue
             if task.status == Status.IN_PROGRESS and task.owner == agent and not removed_by_claude_code(task):
                 held.append(task)
-        if len(held) >= max_held:
-            raise BoardError(f"agent {agent} already holds {', '.join('#' + t.id for t in sorted(held, key=lambda t: id_sort_key(t.id)))}; finish or release it first")
+        _refuse_if_holding(agent, held, max_held)
 
     def _catch_up_for_claim(self, task: Task, agent: str, max_held: int | None) -> list[str]:
         """Under the lock, re-read only what decides the claim: changes to the task itself, to

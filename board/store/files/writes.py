@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from board.active_work import PARENTS, READY, entry_for, forget_index, note_task, read_active, read_parents, read_ready, ready_index_written, write_active, write_parents, write_ready
+from board.active_work import PARENTS, READY, entry_for, forget_index, note_task, read_active, index_written, read_parents, read_ready, write_active, write_parents, write_ready
 from board.errors import BoardError, Command, InvalidTaskFile, TaskNotFound
 from board.model import PRIORITY_RANK, Task, check_readable_back, task_from_dict, task_to_dict, validate_id
 from board.disk import confine
@@ -100,7 +100,7 @@ class FileWrites(FileBoard):
         if self._mirror is not None:
             return False
         if not self._ready_index_seen:
-            self._ready_index_seen = ready_index_written(self.state_dir)
+            self._ready_index_seen = index_written(self.state_dir, READY)
         return self._ready_index_seen
 
     def _note_ready(self, old: Task | None, new: Task | None, moves: set[str], version_before: int) -> None:
@@ -116,7 +116,9 @@ class FileWrites(FileBoard):
         if self._partial:
             if new is None or (old is not None and (old.status, old.priority, old.blocked_by, old.parent) == (new.status, new.priority, new.blocked_by, new.parent)):
                 return
-            self.read_around(new.id)
+            # Only a pending task can be ready: a claim's own note reads nothing more.
+            if new.status == Status.PENDING:
+                self.read_around(new.id)
             entry = {"rank": PRIORITY_RANK[new.priority], "remaining": None} if self.graph.is_ready(new.id) else None
             note_task(self.state_dir, new.id, entry, files=READY)
             return
