@@ -342,7 +342,7 @@ class Worker:
             except StaleLease:
                 # Finished while the board was out of reach, after which the lease was taken
                 # back: the refused write is in the task's history; the task runs again.
-                self.say(f"#{task.id} {'finished' if ok else 'failed'}, but its lease was taken back while the board was out of reach: the result is in its history as refused, and the task will run again")
+                self.say(f"#{task.id} {'finished' if ok else 'failed'}, but its lease had been taken back meanwhile: the result is in its history as refused, and the task will run again")
                 return
             self.say(f"#{task.id} {'completed' if ok else 'failed: ' + (error or '')}")
         except Fenced as fenced:
@@ -580,6 +580,11 @@ class CommandWorker(Worker):
             try:
                 self.beat((task.id, token))
             except LeaseLost:
+                if exited_at is not None and process.returncode is not None and process.returncode >= 0 and not fence.is_set():
+                    # It had ended on its own (not killed: by the lease watch, or by whoever took
+                    # the task back) before the loss was seen: its result is still reported, to be
+                    # refused and kept in the task's history, not dropped unsaid.
+                    break
                 kill_process_group(process)
                 log.write(b"--- stopped: the lease was taken back\n")
                 raise

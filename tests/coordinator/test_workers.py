@@ -10,6 +10,7 @@ import time
 import pytest
 
 from board.coordinator.simulated import Simulation, SimulatedWorker
+from board.coordinator import workers
 from board.coordinator.workers import CommandWorker, log_path, substitute
 from board.errors import StaleLease
 from board.model import Task
@@ -256,3 +257,44 @@ def test_a_stopped_worker_hands_its_task_back(workspace):
     back = store.get(task.id)
     assert (back.status, back.owner, back.lease) == (Status.PENDING, "", None)
     assert any(r["op"] == "release (worker w stopped)" for r in store.history(task.id))
+
+
+def test_a_command_that_ends_as_its_lease_is_taken_back_leaves_its_result_in_history(workspace, tmp_path, monkeypatch):
+    """The command finishes its work, its lease is taken back while a child of its own still
+    holds its output open, and the worker's next renewal finds the lease gone: the result is
+    still reported (and refused, since the task is another's now), never dropped unsaid."""
+    write_settings(workspace, "[lease]\nseconds = 1\n")
+    store = Store.open(workspace)
+    task = store.create("ends as its lease goes")
+    # The command exits at once. A child it leaves behind holds its output open and, once the
+    # worker has seen the command exit (and reaped it), takes the lease back, as a coordinator
+    # would after an outage. The worker reads that output for a long while, so a renewal comes
+    # meanwhile however loaded the machine.
+    take_back = (
+        "import os, time\n"
+        "from board.store import Store\n"
+        "store = Store.open(os.environ['BOARD_WORKSPACE'])\n"
+        "command = os.getppid()\n"
+        "print('ready', flush=True)\n"
+        "while True:\n"
+        "    try:\n"
+        "        os.kill(command, 0)\n"
+        "    except ProcessLookupError:\n"
+        "        break\n"
+        "    time.sleep(0.01)\n"
+        "task = os.environ['BOARD_TASK_ID']\n"
+        "store.release(task, actor='person', force=True, reason='taken back')\n"
+        "store.claim_task(task, 'other', lease_seconds=60)\n"
+        "time.sleep(30)\n"
+    )
+    script = f"import subprocess, sys; child = subprocess.Popen([sys.executable, '-c', {take_back!r}], stdout=subprocess.PIPE); child.stdout.readline()"
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    monkeypatch.setattr(workers, "OUTPUT_DRAIN_SECONDS", 20.0)
+    worker = CommandWorker(workspace, "w1", [PY, "-c", script])
+    assert worker.heartbeat_every < 1
+    worker.run(max_tasks=1)
+    store.sync()
+    after = store.get(task.id)
+    assert (after.status, after.owner) == (Status.IN_PROGRESS, "other")
+    refused = [r for r in store.history(task.id) if r["op"] == "refused" and r["actor"] == "w1"]
+    assert [r["attempted"] for r in refused] == ["status:completed"], store.history(task.id)
