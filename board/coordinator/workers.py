@@ -580,10 +580,12 @@ class CommandWorker(Worker):
             try:
                 self.beat((task.id, token))
             except LeaseLost:
-                if exited_at is not None and process.returncode is not None and process.returncode >= 0 and not fence.is_set():
+                status = process.poll()
+                if status is not None and status >= 0 and not fence.is_set():
                     # It had ended on its own (not killed: by the lease watch, or by whoever took
-                    # the task back) before the loss was seen: its result is still reported, to be
-                    # refused and kept in the task's history, not dropped unsaid.
+                    # the task back) by the time the loss was seen, perhaps while a renewal waited
+                    # out an outage: its result is still reported, to be refused and kept in the
+                    # task's history, not dropped unsaid.
                     break
                 kill_process_group(process)
                 log.write(b"--- stopped: the lease was taken back\n")
