@@ -154,7 +154,7 @@ def test_a_result_whose_lease_was_taken_back_meanwhile_is_on_record_not_lost(boa
         assert refused["actor"] == "w" and refused["attempted"].startswith("status:completed"), refused
         worker_pid = Store.open(workspace).agent_records.read("w")["pid"]
         assert refused["process"] == f"{os.uname().nodename}:{worker_pid}", refused
-        wait_for(lambda: "its lease was taken back while the board was out of reach" in (workspace / "w.out").read_text(), "the worker to say so")
+        wait_for(lambda: "but its lease had been taken back meanwhile" in (workspace / "w.out").read_text(), "the worker to say so")
     finally:
         end(worker)
 

@@ -50,6 +50,8 @@ class FileToolCalls(FileBoard):
         calls made after this read began, which the next read counts."""
         try:
             self._logs_listed = frozenset(os.listdir(self._task_logs_dir))
+        except FileNotFoundError:  # no task has a log yet
+            self._logs_listed = frozenset()
         except OSError:
             self._logs_listed = None
         try:
