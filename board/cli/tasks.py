@@ -281,11 +281,27 @@ def _print_tasks(store: Store, args: argparse.Namespace, tasks: list[Task], none
 def cmd_list(args: argparse.Namespace) -> int:
     from board.graph import by_id
 
-    store = open_store(args)
-    tasks = _selected(store, args, by_id(store.tasks))
+    # The ready tasks alone are read where the store keeps an index of them; not for JSON,
+    # whose waves and dependents are the whole board's, nor for labels, checked against it.
+    only_ready = args.ready and not args.labels and not args.json and getattr(args, "format", None) != "json"
+    store = open_store(args, whole=not only_ready)
+    tasks = _selected(store, args, _ready_tasks(store) if only_ready else by_id(store.tasks))
     unfiltered = not (args.status or args.owner or args.labels or args.ready)
     _print_tasks(store, args, tasks, "no tasks", every_task=unfiltered)
     return 0
+
+
+def _ready_tasks(store: Store) -> list[Task]:
+    """The ready tasks, in id order, without reading the board where the store keeps an index
+    of them: each candidate is read with its blockers and sub-tasks and judged by the rules, so
+    a task the index holds wrongly is left out (an outside writer's change reaches the index
+    when the coordinator next puts it right)."""
+    from board.graph import by_id, id_sort_key
+
+    candidates = store.read_ready()
+    if candidates is None:
+        return [task for task in by_id(store.tasks) if store.graph.is_ready(task.id)]
+    return [store.graph.tasks[task_id] for task_id in sorted(set(candidates), key=id_sort_key) if store.graph.is_ready(task_id)]
 
 
 def cmd_search(args: argparse.Namespace) -> int:

@@ -789,10 +789,18 @@ class Store(ABC):
                 renewed.append(self._commit(fresh, self._renewed(fresh, lease_seconds), "heartbeat", agent))
         return renewed
 
-    def read_around(self, task_id: str) -> None:
-        """Read into the index what the rules need to judge one task (its blockers, its
-        sub-tasks down the tree), from indexes where the store keeps them, else the whole board."""
+    def read_around(self, *task_ids: str) -> None:
+        """Read into the index the tasks named and what the rules need to judge them (their
+        blockers, their sub-tasks down the tree), from indexes where the store keeps them, else
+        the whole board. A task named that is not on the board is left out."""
         self._ensure_whole()
+
+    def read_ready(self) -> list[str] | None:
+        """Read into the index the tasks an index kept in step with the store's writes holds
+        for ready, with what the rules need to judge them (``read_around``), for a command that
+        lists them without reading the board; their ids, each still to be judged by the rules
+        (the index may hold one no longer ready). None where the store keeps no such index."""
+        return None
 
     def _held_by(self, agent: str) -> list[str] | None:
         """The tasks ``agent`` holds, from an index kept in step with every write, without

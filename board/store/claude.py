@@ -81,6 +81,9 @@ class ClaudeTaskListLayout:
     def task_path(self, task_id: str) -> Path:
         return self.tasks_dir / task_file_name(task_id, claude=True)
 
+    def task_key(self, task_id: str) -> str:
+        return os.path.join(self.tasks_dir, task_file_name(task_id, claude=True))
+
     def task_id_for(self, path: Path) -> str | None:
         return task_id_in(path, self.tasks_dir, self.FILE)
 

@@ -12,7 +12,7 @@ import os
 import re
 import zlib
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from board.model import PRIORITY_RANK, Task, check_readable_back, task_from_dict
 from board.disk import confine
 from board.disk.atomic import TempFile, fsync_directory, json_line, read_regular, write_atomic
 from board.graph import MAX_PARENT_DEPTH, id_sort_key, removed_by_claude_code, unit_weight
+from board.names import ID_PATTERN
 from board.status import Status
 from board.store.base import _iso
 from board.store.file_format import ARCHIVE_DIR, pending_note, read_pending_note
@@ -33,6 +34,9 @@ NOT_COUNTED = 1 << 62
 _LOGGED_VERSION = re.compile(rb'"task":"((?:[^"\\]|\\.)*)","version":(\d+)(?:,"file":"([0-9a-f]+)")?')
 #: Fields that change on every write and would only clutter the history's change lists.
 _UNTRACKED = frozenset({"version", "updatedAt"})
+#: Past this many tasks read at once, the tool-call logs are listed once rather than looked for
+#: task by task (most tasks have none).
+MANY_TASKS = 64
 
 
 def removed_refusal(task_id: str) -> BoardError:
@@ -158,11 +162,12 @@ class FileWrites(FileBoard):
             self._ready_index_seen = True
         return True
 
-    def read_around(self, task_id: str) -> None:
+    def read_around(self, *task_ids: str) -> None:
         # Sub-tasks from the index of parents (written whole by a reader of the whole board the
         # first time it is missing); each read fresh, and one whose file names another parent
         # now is no sub-task (and the index learns its new one). A sub-task an outside writer
-        # made otherwise reaches the index when the coordinator next puts it right.
+        # made otherwise reaches the index when the coordinator next puts it right. Everything
+        # is read in one pass: a listing of thousands of ready tasks reads the index once.
         if not self._partial:
             return
         parents = read_parents(self.state_dir)
@@ -173,22 +178,46 @@ class FileWrites(FileBoard):
             except OSError:
                 pass  # an index it cannot write (a link planted there): the whole board answers
             return
-        task = self.get(task_id)
+        named = [task_id for task_id in dict.fromkeys(task_ids) if task_id not in self.graph.tasks and ID_PATTERN.fullmatch(task_id)]
+        with self._logs_listed_once() if len(named) > MANY_TASKS else nullcontext():
+            self._read_around(named, task_ids, parents)
+
+    def _read_around(self, named: list[str], task_ids: tuple[str, ...], parents: dict[str, str]) -> None:
+        key = self.layout.task_key
+        self.read_files([(task_id, key(task_id)) for task_id in named])
+        found = [task_id for task_id in task_ids if task_id in self.graph.tasks]
         children: dict[str, list[str]] = {}
         for child, parent in parents.items():
             children.setdefault(parent, []).append(child)
-        wanted, level = set(task.blocked_by), [task_id]
+        wanted: set[str] = set()
+        for task_id in found:
+            wanted.update(self.graph.tasks[task_id].blocked_by)
+        level = found
         for _ in range(MAX_PARENT_DEPTH):
-            level = [kid for node in level for kid in children.get(node, ()) if kid not in wanted and kid != task_id]
+            level = [kid for node in level for kid in children.get(node, ()) if kid not in wanted]
             if not level:
                 break
             wanted.update(level)
-        self.read_files([(other, self._file_of(other)[1]) for other in sorted(wanted, key=id_sort_key)])
+        wanted.difference_update(found)
+        wanted = {task_id for task_id in wanted if ID_PATTERN.fullmatch(task_id)}  # the index is a file anyone here may write
+        self.read_files([(other, key(other)) for other in sorted(wanted, key=id_sort_key)])
         for other in wanted:
             moved = self.graph.tasks.get(other)
             if moved is not None and other in parents and moved.parent != parents[other]:
                 # An outside writer gave it another parent: the index learns it now.
                 note_task(self.state_dir, other, {"parent": moved.parent} if moved.parent else None, files=PARENTS)
+
+    def read_ready(self) -> list[str] | None:
+        # What a reader of the whole board wrote and every write since noted (``_note_ready``);
+        # what an outside writer made ready reaches it when the coordinator next puts it right.
+        if not self._keeps_ready_index():
+            return None
+        entries = read_ready(self.state_dir)
+        if entries is None:
+            return None
+        candidates = [task_id for task_id in entries if ID_PATTERN.fullmatch(task_id)]
+        self.read_around(*candidates)
+        return candidates
 
     def refresh_parents(self) -> bool:
         """Rebuild the index of sub-tasks' parents from the whole board when it differs; True
