@@ -12,11 +12,12 @@ from __future__ import annotations
 import errno
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Option:
+# Named tuples, not dataclasses: every command imports this module, and ``dataclasses`` (with
+# ``inspect``) cost a one-task command a tenth of its start.
+class Option(NamedTuple):
     """An option a message names, by the name a tool gives its argument (``add_blocked_by``)."""
 
     name: str
@@ -31,8 +32,7 @@ class Option:
     person_only: bool = False
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     """A command a message tells someone to run, by its words on the command line (``task
     restore``); a tool's name is those words joined by ``_``. Arguments are (name, value) pairs,
     positional on the command line; a value of None is one to fill in (``TEXT``)."""

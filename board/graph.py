@@ -15,7 +15,7 @@ import heapq
 
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from board.model import PRIORITY_RANK, Task
 from board.status import Status
@@ -60,8 +60,7 @@ def unit_weight(task: Task) -> float:
     return 1.0
 
 
-@dataclass(frozen=True)
-class GraphProblem:
+class GraphProblem(NamedTuple):
     """Something in the files on disk that breaks the dependency rules."""
 
     kind: str  # "graph.cycle" | "graph.dangling" | "graph.asymmetric"

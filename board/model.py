@@ -11,9 +11,8 @@ import os
 import re
 import sys
 from copy import deepcopy
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from pydantic_core import ValidationError
 
@@ -47,8 +46,7 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-@dataclass(frozen=True)
-class Seen:
+class Seen(NamedTuple):
     """What a person saw of a task when they pressed a key: a move made on it is refused if any
     of this changed meanwhile (an agent's tool calls and progress in between do not count)."""
 

@@ -24,10 +24,9 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from board.errors import BoardError, GraphError, Option, LeaseHeld, NotReady, StaleLease, TaskNotFound, VersionConflict
 from board.graph import TaskGraph, removed_by_claude_code, sorted_ids
@@ -44,16 +43,30 @@ if TYPE_CHECKING:
 Clock = Callable[[], datetime]
 
 
-@dataclass
+# Plain classes, not dataclasses: every command imports this module, and ``dataclasses`` (with
+# ``inspect``) cost a one-task command a tenth of its start.
 class ChangeSet:
     """What a refresh found: ids whose task changed or vanished, and files that went bad or good."""
 
-    changed: set[str] = field(default_factory=set)
-    removed: set[str] = field(default_factory=set)
-    invalid: set[str] = field(default_factory=set)
+    __slots__ = ("changed", "removed", "invalid")
+
+    def __init__(self, changed: set[str] | None = None, removed: set[str] | None = None, invalid: set[str] | None = None) -> None:
+        self.changed: set[str] = set() if changed is None else changed
+        self.removed: set[str] = set() if removed is None else removed
+        self.invalid: set[str] = set() if invalid is None else invalid
 
     def __bool__(self) -> bool:
         return bool(self.changed or self.removed or self.invalid)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ChangeSet):
+            return NotImplemented
+        return (self.changed, self.removed, self.invalid) == (other.changed, other.removed, other.invalid)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
+
+    def __repr__(self) -> str:
+        return f"ChangeSet(changed={self.changed!r}, removed={self.removed!r}, invalid={self.invalid!r})"
 
     def merge(self, other: ChangeSet) -> None:
         self.changed |= other.changed
@@ -61,25 +74,38 @@ class ChangeSet:
         self.invalid |= other.invalid
 
 
-@dataclass
 class BoardNews:
     """One batch of what happened on a followed board (``Store.follow``), already read into the
     store's index. An empty one says only that time passed."""
 
-    #: What the index took in: tasks changed or gone, stored tasks gone bad or good.
-    changes: ChangeSet = field(default_factory=ChangeSet)
-    #: The tasks the board says were written, whoever wrote them (this process included).
-    named: set[str] = field(default_factory=set)
-    #: What changed beside the tasks, by table: agents, alerts, reservations, checkpoints, tool_calls.
-    side: set[str] = field(default_factory=set)
-    #: The files that changed, for a board kept in files (task files and board's own).
-    paths: set[Path] = field(default_factory=set)
-    #: The whole board was read again (it came back, or was replaced wholesale).
-    whole: bool = False
-    #: Why the board is out of reach (the index stays as it was); None while it is reachable.
-    lost: str | None = None
-    #: It was out of reach and is back; the whole board was read again.
-    back: bool = False
+    def __init__(
+        self, changes: ChangeSet | None = None, named: set[str] | None = None, side: set[str] | None = None, paths: set[Path] | None = None,
+        whole: bool = False, lost: str | None = None, back: bool = False,
+    ) -> None:
+        #: What the index took in: tasks changed or gone, stored tasks gone bad or good.
+        self.changes = ChangeSet() if changes is None else changes
+        #: The tasks the board says were written, whoever wrote them (this process included).
+        self.named: set[str] = set() if named is None else named
+        #: What changed beside the tasks, by table: agents, alerts, reservations, checkpoints, tool_calls.
+        self.side: set[str] = set() if side is None else side
+        #: The files that changed, for a board kept in files (task files and board's own).
+        self.paths: set[Path] = set() if paths is None else paths
+        #: The whole board was read again (it came back, or was replaced wholesale).
+        self.whole = whole
+        #: Why the board is out of reach (the index stays as it was); None while it is reachable.
+        self.lost = lost
+        #: It was out of reach and is back; the whole board was read again.
+        self.back = back
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BoardNews):
+            return NotImplemented
+        return vars(self) == vars(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "BoardNews(" + ", ".join(f"{name}={value!r}" for name, value in vars(self).items()) + ")"
 
 
 class HeldLock(Protocol):
@@ -107,8 +133,7 @@ class HeldLock(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     """A broken file or a broken rule in the files on disk, for ``board check`` and alerts."""
 
     kind: str

@@ -13,7 +13,6 @@ Code later changes the top-level status, its change wins.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Iterator
@@ -90,6 +89,8 @@ def database_state_dir(url: str, environ: Mapping[str, str] = os.environ) -> Pat
     except ValueError:
         name = ""
     name = re.sub(r"[^A-Za-z0-9_-]+", "-", name)[:40].strip("-") or "database"
+    import hashlib  # here: every command imports this module, few name a database's folder
+
     return Path(base) / "board" / f"{name}-{hashlib.sha256(url.encode()).hexdigest()[:12]}"
 
 

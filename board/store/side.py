@@ -22,9 +22,8 @@ and workspace (``board.toml``, git's remembered state, the coordinator's lock, l
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from board.errors import BoardError
 from board.status import FINISHED
@@ -36,8 +35,7 @@ if TYPE_CHECKING:
 MODES = ("write", "read")
 
 
-@dataclass(frozen=True)
-class Reservation:
+class Reservation(NamedTuple):
     path: str
     owner: str
     task: str

@@ -11,6 +11,7 @@ a heartbeat, a claim refused, a progress update, ``task show``) and ``task list 
 generated boards of 100, 1,000 and 10,000 tasks (``--sizes``), each beside its figure on the
 100-task board: a command about one task should cost the same on a board of any size.
 Boards are made under --dir (default: the current directory), as real boards live there.
+With --postgres, the ready list also on the same boards kept in PostgreSQL.
 """
 
 from __future__ import annotations
@@ -34,9 +35,9 @@ PYTHON = sys.executable
 BOARD = [str(Path(PYTHON).with_name("board"))] if Path(PYTHON).with_name("board").exists() else [PYTHON, "-m", "board"]
 
 
-def median_ms(argv: list[str], runs: int, cwd: Path, ok: tuple[int, ...] = (0,)) -> float:
+def median_ms(argv: list[str], runs: int, cwd: Path, ok: tuple[int, ...] = (0,), env: dict[str, str] | None = None) -> float:
     """Median wall time of ``runs`` runs of ``argv`` (after one warm-up run), in milliseconds."""
-    env = {**os.environ, "BOARD_AGENT": "bench"}
+    env = {**os.environ, "BOARD_AGENT": "bench", **(env or {})}
     times = []
     for attempt in range(runs + 1):
         started = time.perf_counter()
@@ -79,12 +80,31 @@ def sized_rows(root: Path, count: int, runs: int) -> dict[str, float]:
     }
 
 
+def database_rows(root: Path, sizes: list[int], runs: int) -> dict[int, dict[str, float]]:
+    """``task list --ready`` on the same generated boards kept in PostgreSQL (a throwaway
+    server of its own, as the tests start), brought in by ``board import``'s code."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from tests.bench.pg_board import fill_database
+    from tests.pg_cluster import PgCluster
+
+    rows = {}
+    with PgCluster.running() as cluster:
+        for count in sizes:
+            url = cluster.create_database(f"bench_{count}")
+            fill_database(url, count)
+            workspace = root / f"database{count}"
+            (workspace / ".tasks").mkdir(parents=True)
+            rows[count] = {"task list --ready (PostgreSQL)": median_ms(board("task", "list", "--ready"), runs, workspace, env={"BOARD_DB": url})}
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer runs, no 10,000-task board")
     parser.add_argument("--dir", default=".", help="where to make the boards (default: current directory)")
     parser.add_argument("--runs", type=int, help="runs per command (default 15, 7 with --quick)")
     parser.add_argument("--sizes", type=int, nargs="+", help="generated boards' sizes (default 100 1000 10000; 100 1000 with --quick)")
+    parser.add_argument("--postgres", action="store_true", help="also the ready list of the same boards kept in PostgreSQL")
     args = parser.parse_args()
     runs = args.runs or (7 if args.quick else 15)
     root = Path(tempfile.mkdtemp(dir=args.dir, prefix="bench-startup-"))
@@ -113,6 +133,9 @@ def main() -> None:
             print(f"  {name:<42} {ms:8.1f} ms  {ms / floor:5.1f}x import json")
         sizes = args.sizes or ([100, 1_000] if args.quick else [100, 1_000, 10_000])
         by_size = {count: sized_rows(root, count, runs) for count in sizes}
+        if args.postgres:
+            for count, figures in database_rows(root, sizes, runs).items():
+                by_size[count].update(figures)
         smallest = by_size[min(sizes)]
         print(f"generated boards (x: against {min(sizes):,} tasks, same command; load average {os.getloadavg()[0]:.1f})")
         for count, figures in by_size.items():

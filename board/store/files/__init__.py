@@ -19,7 +19,6 @@ from board.model import validate_id
 from board.disk import confine
 from board.store.base import BoardNews, Store
 from board.store.files.claims import FileClaims
-from board.store.files.follow import FileFollower
 from board.store.files.index import FileIndex
 from board.store.files.repair import FileRepair
 from board.store.files.side import FileAlertBoard
@@ -33,6 +32,9 @@ class FileStore(FileIndex, FileWrites, FileClaims, FileRepair, FileToolCalls):
     """One board on disk plus this process's index of it."""
 
     def follow(self, *, stop: threading.Event, every: float = 2.0, guard: AbstractContextManager[object] | None = None) -> Iterator[BoardNews]:
+        # Imported here: the folder watch (ctypes, inotify) is for the few processes that follow.
+        from board.store.files.follow import FileFollower
+
         return FileFollower(self, stop=stop, every=every, guard=guard).batches()
 
     def lifetime_lock(self, name: str) -> LifetimeLock:

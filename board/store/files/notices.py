@@ -3,7 +3,6 @@ per notice in ``notified/``, made with O_EXCL, so of the processes telling at on
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from datetime import datetime, timedelta
@@ -19,6 +18,8 @@ class FileNoticeJournal:
         self.folder = state_dir / FOLDER
 
     def take(self, key: str, now: datetime, again_after: timedelta | None) -> bool:
+        import hashlib  # here: every command imports this module, few write a notice
+
         path = self.folder / hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
         confine.make_folders(self.folder)
         if self._make(path, key, now):

@@ -11,7 +11,6 @@ Every write is whole or absent (``write_atomic``); no read follows a link or blo
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -87,6 +86,8 @@ class FileAgentRecords:
 
 def reservation_file(state_dir: Path, path: str) -> Path:
     """The file holding the holders of workspace path ``path``."""
+    import hashlib  # here: every command imports this module, few need the digest
+
     digest = hashlib.sha256(path.encode("utf-8")).hexdigest()[:16]
     return state_dir / RESERVATIONS_DIR / f"{digest}.json"
 

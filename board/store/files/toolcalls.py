@@ -19,6 +19,16 @@ from board.store.files.state import FileBoard
 
 
 
+def counts_of(calls: ToolCalls) -> dict[str, Any]:
+    """``calls.model_dump(by_alias=True)``, written out: pydantic's serializer imports ``uuid``
+    on first use, which cost a ``board toolcall`` more than its own write."""
+    return {
+        **(calls.__pydantic_extra__ or {}),
+        "total": calls.total, "ok": calls.ok, "failed": calls.failed, "consecutiveFailures": calls.consecutive_failures,
+        "lastTool": calls.last_tool, "lastAt": calls.last_at, "logged": calls.logged,
+    }
+
+
 class FileToolCalls(FileBoard):
     """The tool-call side of ``FileStore``."""
 
@@ -36,7 +46,7 @@ class FileToolCalls(FileBoard):
         # The log's name as a string: a board is read through here task by task, most of them
         # with no log, and building a Path (with its id check: the task's id was checked when
         # it was read) cost more than looking for the file.
-        counts = count_unfolded(os.path.join(self._task_logs_dir, name), calls.logged, lambda: calls.model_dump(by_alias=True))
+        counts = count_unfolded(os.path.join(self._task_logs_dir, name), calls.logged, lambda: counts_of(calls))
         if counts is None:
             return task
         counted = task.model_copy()
