@@ -254,6 +254,14 @@ def format_age(seconds: float) -> str:
     return f"{seconds // 86400}d"
 
 
+def age_reads_the_same_for(seconds: float) -> float:
+    """How many seconds more ``format_age`` goes on reading as it does at ``seconds``: a view
+    that shows many ages redraws them when the first of them moves, not every second."""
+    seconds = max(0.0, seconds)
+    step = 1 if seconds < 60 else 60 if seconds < 3600 else 3600 if seconds < 48 * 3600 else 86400
+    return (int(seconds) // step + 1) * step - seconds
+
+
 def relative_time(moment: datetime, now: datetime) -> str:
     """How far ``moment`` is from ``now``, either way: "25s ago", or "in 25s" for one ahead
     (a lease's expiry, a clock a little ahead of this one)."""

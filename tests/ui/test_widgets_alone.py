@@ -71,3 +71,33 @@ async def test_a_column_and_the_alerts_panel_have_their_look_outside_the_dashboa
         mark = segment_with(list(listing.render_line(0)), SEVERITY_MARK[Severity.ERROR])
         assert mark.style.color is not None and mark.style.color.triplet == theme_colour(app, "error")
         assert mark.style.bold
+
+
+async def test_alert_ages_move_on_as_the_clock_does_though_the_panel_skips_seconds_that_change_nothing() -> None:
+    """Once a second the dashboard hands the panel the same alerts: an age in seconds moves each
+    time, one in minutes only at its minute's end, and each reads right whenever it is looked at."""
+    from datetime import timedelta
+
+    fresh = Alert(key="a", kind="lease.expiring", severity=Severity.WARNING, message="fresh", action="-", since=FIXED_NOW - timedelta(seconds=59.5))
+    old = Alert(key="b", kind="lease.expiring", severity=Severity.WARNING, message="old", action="-", since=FIXED_NOW - timedelta(minutes=5, seconds=0.5))
+    app = App()
+    async with app.run_test(size=(120, 30)) as pilot:
+        panel = AlertsPanel()
+        await app.mount(panel)
+        alerts = [fresh, old]
+
+        def ages_at(seconds: float) -> list[str]:
+            panel.show_alerts(alerts, FIXED_NOW + timedelta(seconds=seconds))
+            listing = panel.query_one(AlertList)
+            texts = [str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
+            return [next(word for word in text.split() if word[:-1].isdigit() and word[-1] in "smhd") for text in texts]
+
+        await pilot.pause()
+        assert ages_at(0) == ["59s", "5m"]
+        assert ages_at(0.4) == ["59s", "5m"]
+        assert ages_at(0.6) == ["1m", "5m"]
+        assert ages_at(30) == ["1m", "5m"]
+        assert ages_at(59.4) == ["1m", "5m"]
+        assert ages_at(59.6) == ["1m", "6m"]
+        assert ages_at(60.6) == ["2m", "6m"]
+        assert ages_at(30) == ["1m", "5m"]  # a clock set back reads right too

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -15,6 +15,7 @@ from textual.widgets.option_list import Option
 
 from board.alerts import Alert, Severity
 from board.ui.board_alerts import AlertGroup, main_task, panel_rows
+from board.present import age_reads_the_same_for
 from board.ui.card import format_age
 from board.ui.widgets.component_styles import PANEL_FRAME, component_style
 from board.text import printable
@@ -113,6 +114,9 @@ class AlertsPanel(Vertical):
         #: The alerts list, open groups and ages last shown (``_show_rows`` skips a repeat).
         self._last_seen: tuple[object, ...] | None = None
         self._last_alerts: list[Alert] | None = None  # held, so its identity means the same list
+        self._last_expanded: frozenset[str] | None = None
+        #: From when until when every age shown reads as it did when last worked out (None: unknown).
+        self._ages_read: tuple[datetime, datetime] | None = None
         self.expanded: set[str] = set()
         self.now: datetime | None = None
         self.border_title = "Alerts"
@@ -150,12 +154,20 @@ class AlertsPanel(Vertical):
         except NoMatches:  # the app is closing: alerts read just before it closed arrive too late
             return
         # Once a second only the clock moves: the same alerts, the same groups open. Then only
-        # the ages can read differently, and they are cheap to compare.
-        ages = tuple(format_age(alert.age(self.now).total_seconds()) if self.now is not None and alert.since is not None else "" for alert in self.alerts)
-        seen = (frozenset(self.expanded), ages)
-        if self.alerts is self._last_alerts and seen == self._last_seen and listing.option_count:
+        # the ages can read differently, and none does before the first of them moves on (an
+        # age in minutes reads the same for a minute): until then there is nothing to do.
+        expanded = frozenset(self.expanded)
+        same = self.alerts is self._last_alerts and listing.option_count and expanded == self._last_expanded
+        if same and self.now is not None and self._ages_read is not None and self._ages_read[0] <= self.now < self._ages_read[1]:
             return
-        self._last_alerts, self._last_seen = self.alerts, seen
+        ages = tuple(format_age(alert.age(self.now).total_seconds()) if self.now is not None and alert.since is not None else "" for alert in self.alerts)
+        if self.now is not None:
+            stay = [age_reads_the_same_for(alert.age(self.now).total_seconds()) for alert in self.alerts if alert.since is not None]
+            self._ages_read = (self.now, self.now + timedelta(seconds=min(stay))) if stay else None
+        seen = (expanded, ages)
+        if same and seen == self._last_seen:
+            return
+        self._last_alerts, self._last_seen, self._last_expanded = self.alerts, seen, expanded
         current = listing.highlighted_option.id if listing.highlighted_option is not None else None
         self.rows = panel_rows(self.alerts, self.expanded)
         texts = [self._row_text(row) for row in self.rows]
