@@ -94,3 +94,17 @@ def test_hostile_entries_in_the_index_read_nothing_outside_the_board(workspace: 
         for hostile in ("../../task_x", "../task_x", "x/../../y", "", "2\n"):
             lines.write(json.dumps({"task": hostile, "entry": {"rank": 0, "remaining": 1}}) + "\n")
     assert [row.split()[0] for row in listed(workspace, capsys).splitlines()[1:]] == ["2"]
+
+
+def test_a_ready_task_whose_file_breaks_is_named_on_stderr_and_the_rest_listed(workspace: Path, capsys, backend: str) -> None:
+    if backend != "files":
+        pytest.skip("about files, not PostgreSQL: a task file broken by hand")
+    store = Store.open(workspace)
+    for subject in ("one", "two", "three"):
+        store.create(subject)
+    store.claim("warm-up")  # writes the index whole: #2 and #3 are ready
+    (workspace / ".tasks" / "task_2.json").write_text('{"id": "2", "subject": ')
+    assert main(["-w", str(workspace), "task", "list", "--ready"]) == 0
+    out, err = capsys.readouterr()
+    assert [row.split()[0] for row in out.splitlines()[1:]] == ["3"]
+    assert err.count("\n") == 1 and "cannot read" in err and "task_2.json" in err
