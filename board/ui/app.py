@@ -20,6 +20,7 @@ from pathlib import Path
 
 from textual import on, work
 from textual.app import App, ComposeResult
+from textual.driver import Driver
 from textual.binding import Binding
 from textual.message import Message
 from textual.containers import Horizontal, Vertical
@@ -202,6 +203,16 @@ class BoardApp(AgentKeys, App[None]):
             wanted = DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
         self.theme = wanted
         self._theme_chosen = True  # from here on a change of theme is the person's
+
+    def get_driver_class(self) -> type[Driver]:
+        """textual's driver, but in a Linux terminal one whose input thread sleeps until a key
+        comes (``board.ui.terminal_driver``): an idle dashboard's CPU."""
+        from textual.drivers.linux_driver import LinuxDriver
+
+        from board.ui.terminal_driver import QuietLinuxDriver
+
+        driver = super().get_driver_class()
+        return QuietLinuxDriver if driver is LinuxDriver else driver
 
     def compose(self) -> ComposeResult:
         yield BoardHeader(id="header")

@@ -1,0 +1,99 @@
+"""The dashboard in a real terminal (a pty): its input thread sleeps until a key comes, keys and
+a lone Escape still work, and q still quits at once (``board.ui.terminal_driver``)."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+from board.store import Store
+from tests.conftest import REPO
+
+
+class Terminal:
+    """A dashboard on a pty of 160×45, and everything it drew."""
+
+    def __init__(self, workspace: Path, home: Path) -> None:
+        self.primary, secondary = pty.openpty()
+        fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 45, 160, 0, 0))
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "board", "ui"], stdin=secondary, stdout=secondary, stderr=secondary,
+            env={**os.environ, "PYTHONPATH": str(REPO), "TERM": "xterm-256color", "XDG_CONFIG_HOME": str(home)},
+            cwd=workspace, start_new_session=True,
+        )
+        os.close(secondary)
+        self.shown = b""
+
+    def read(self, until, timeout: float, what: str) -> None:
+        deadline = time.monotonic() + timeout
+        while not until():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}; the terminal showed {self.shown[-2000:]!r}")
+            if select.select([self.primary], [], [], 0.05)[0]:
+                try:
+                    self.shown += os.read(self.primary, 65536)
+                except OSError:  # the dashboard closed the terminal's other end
+                    return
+
+    def pump(self, seconds: float) -> None:
+        """Take in what it draws for ``seconds`` (a terminal nobody reads would block it)."""
+        end = time.monotonic() + seconds
+        self.read(lambda: time.monotonic() >= end, seconds + 60, "time to pass")
+
+    def drawn_since(self, mark: int) -> bytes:
+        return self.shown[mark:]
+
+    def wakes_by_thread(self) -> dict[str, int]:
+        """Each thread's voluntary context switches so far (each time it slept and woke)."""
+        found = {}
+        for thread in Path(f"/proc/{self.process.pid}/task").iterdir():
+            try:
+                status = (thread / "status").read_text()
+            except OSError:
+                continue  # ended meanwhile
+            found[thread.name] = int(next(line.split()[1] for line in status.splitlines() if line.startswith("voluntary_ctxt_switches")))
+        return found
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        os.close(self.primary)
+
+
+def test_an_idle_dashboard_has_no_thread_that_polls_and_its_keys_still_work(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    store = Store.open(workspace, create=True)
+    store.create("First task on the board")
+    store.create("Second task on the board")
+    terminal = Terminal(workspace, tmp_path / "config")
+    try:
+        terminal.read(lambda: b"Quit" in terminal.shown and b"#2" in terminal.shown, 60, "the board on screen")
+        terminal.pump(1.0)
+        before = terminal.wakes_by_thread()
+        terminal.pump(3.0)
+        after = terminal.wakes_by_thread()
+        woken = {thread: after[thread] - before.get(thread, 0) for thread in after}
+        # textual's own input thread wakes ten times a second (30 here); the app's clock once a
+        # second. A thread that woke 15 times in 3 s polls.
+        assert max(woken.values()) < 15, f"a thread woke {max(woken.values())} times in 3 idle seconds: {woken}"
+
+        mark = len(terminal.shown)
+        os.write(terminal.primary, b"\r")  # enter: the selected task's details
+        terminal.read(lambda: b"status" in terminal.drawn_since(mark) and b"priority" in terminal.drawn_since(mark), 30, "the details to open")
+        mark = len(terminal.shown)
+        os.write(terminal.primary, b"\x1b")  # a lone Escape: known as the key only once its wait is over
+        terminal.read(lambda: b"Ready" in terminal.drawn_since(mark), 30, "escape to close the details")
+        os.write(terminal.primary, b"q")  # a stop the input thread missed would hang here for good
+        terminal.read(lambda: terminal.process.poll() is not None, 30, "q to quit")
+        assert terminal.process.wait(timeout=10) == 0
+    finally:
+        terminal.close()
