@@ -120,6 +120,10 @@ class FileClaims(FileBoard):
         under the lock before it is taken. None when the index cannot say (never written, or
         none of its first candidates is ready now): the whole board decides, so "nothing is
         ready" is never said on the index's word."""
+        # An agent that holds enough already is refused before the index of ready tasks is
+        # read (its size grows with the board); the check under the lock below stays the one
+        # that counts.
+        self._check_holding_from_index(agent, max_held)
         entries = read_ready(self.state_dir)
         if not entries or not index_written(self.state_dir):
             return None
