@@ -294,7 +294,7 @@ def parse_task(raw: bytes, source: str | os.PathLike[str], *, limit: int | None 
     ``limit=None`` for a document a database kept, whose text form spaces out what was written
     within the limit."""
     if limit is not None and len(raw) > limit:
-        raise InvalidTaskFile(str(source), f"file is {len(raw):,} bytes; the limit is {MAX_FILE_BYTES:,}")
+        raise InvalidTaskFile(str(source), f"file is {len(raw):,} bytes; the limit is {limit:,}")
     try:
         # pydantic's own JSON parser is several times faster than json.loads + validate;
         # on any failure, redo it the slow way for a message that names the problem.

@@ -33,6 +33,13 @@ def as_the_whole_board_shows_it(workspace: Path, show=table) -> str:
     return show(ready, whole.graph) if ready or show is prompt else "no tasks"
 
 
+def three_tasks_the_first_claimed(workspace: Path) -> None:
+    store = Store.open(workspace)
+    for subject in ("one", "two", "three"):
+        store.create(subject)
+    store.claim("warm-up")  # writes the index whole: #2 and #3 are ready
+
+
 def finish(store: Store, task_id: str, status: Status = Status.COMPLETED) -> None:
     if store.get(task_id).status == Status.PENDING and status == Status.COMPLETED:
         store.set_status(task_id, Status.IN_PROGRESS, owner="someone", force=True)
@@ -70,10 +77,7 @@ def test_the_ready_list_is_the_whole_boards_through_every_kind_of_write(workspac
 def test_a_task_an_outside_writer_took_out_of_the_queue_is_not_listed(workspace: Path, capsys, backend: str) -> None:
     if backend != "files":
         pytest.skip("about files, not PostgreSQL: a task file written by hand")
-    store = Store.open(workspace)
-    for subject in ("one", "two", "three"):
-        store.create(subject)
-    store.claim("warm-up")  # writes the index whole: #2 and #3 are ready
+    three_tasks_the_first_claimed(workspace)
     path = workspace / ".tasks" / "task_2.json"
     path.write_text(json.dumps({**json.loads(path.read_text()), "status": "cancelled"}))
     rows = listed(workspace, capsys).splitlines()[1:]
@@ -99,10 +103,7 @@ def test_hostile_entries_in_the_index_read_nothing_outside_the_board(workspace: 
 def test_a_ready_task_whose_file_breaks_is_named_on_stderr_and_the_rest_listed(workspace: Path, capsys, backend: str) -> None:
     if backend != "files":
         pytest.skip("about files, not PostgreSQL: a task file broken by hand")
-    store = Store.open(workspace)
-    for subject in ("one", "two", "three"):
-        store.create(subject)
-    store.claim("warm-up")  # writes the index whole: #2 and #3 are ready
+    three_tasks_the_first_claimed(workspace)
     (workspace / ".tasks" / "task_2.json").write_text('{"id": "2", "subject": ')
     assert main(["-w", str(workspace), "task", "list", "--ready"]) == 0
     out, err = capsys.readouterr()

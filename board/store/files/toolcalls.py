@@ -20,12 +20,11 @@ from board.store.files.state import FileBoard
 
 
 def counts_of(calls: ToolCalls) -> dict[str, Any]:
-    """``calls.model_dump(by_alias=True)``, written out: pydantic's serializer imports ``uuid``
-    on first use, which cost a ``board toolcall`` more than its own write."""
+    """``calls.model_dump(by_alias=True)``, field by field: pydantic's serializer imports
+    ``uuid`` on first use, which cost a ``board toolcall`` more than its own write."""
     return {
         **(calls.__pydantic_extra__ or {}),
-        "total": calls.total, "ok": calls.ok, "failed": calls.failed, "consecutiveFailures": calls.consecutive_failures,
-        "lastTool": calls.last_tool, "lastAt": calls.last_at, "logged": calls.logged,
+        **{field.alias or name: getattr(calls, name) for name, field in ToolCalls.model_fields.items()},
     }
 
 
