@@ -30,7 +30,6 @@ sys.path.insert(0, str(ROOT))
 
 from board.store.postgres.store import PostgresStore  # noqa: E402
 from tests.bench.bench_ui import OPEN_SCRIPT, TimedApp, latency as file_latency, next_frame_after, summary, wait_until  # noqa: E402
-from tests.bench.big_board import build_big_board  # noqa: E402
 from tests.bench.pg_board import fill_database  # noqa: E402
 from tests.pg_cluster import PgCluster  # noqa: E402
 
@@ -61,20 +60,26 @@ async def database_latency(workspace: Path, url: str, rounds: int) -> None:
     print(summary(f"database write -> frame ({len(app.graph):,} tasks)", samples))
 
 
-def open_database_board(workspace: Path, url: str) -> None:
-    env = {**os.environ, "BOARD_DB": url}
-    runs = []
+def open_database_board(workspace: Path, url: str, files: Path) -> None:
+    """The database board opened in a fresh process, alternating with the same tasks as files."""
+    with_database = {**os.environ, "BOARD_DB": url}
+    with_files = {key: value for key, value in os.environ.items() if key != "BOARD_DB"}
+    runs: dict[str, list[dict]] = {"database": [], "files": []}
     for _ in range(3):
-        done = subprocess.run([sys.executable, "-c", OPEN_SCRIPT, str(workspace), str(ROOT)], capture_output=True, text=True, env=env, timeout=600)
-        if done.returncode != 0:
-            raise SystemExit(done.stderr)
-        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
-    best = min(runs, key=lambda r: r["first_frame"])
-    print(
-        f"open a {best['tasks']:,}-task database board (best of 3): first frame {best['first_frame']:.2f} s, "
-        f"first cards {best['first_cards']:.2f} s, fully read {min(r['loaded'] for r in runs):.2f} s, "
-        f"peak RSS {min(r['rss_mb'] for r in runs):.0f} MB"
-    )
+        for name, where, env in (("database", workspace, with_database), ("files", files, with_files)):
+            done = subprocess.run([sys.executable, "-c", OPEN_SCRIPT, str(where), str(ROOT)], capture_output=True, text=True, env=env, timeout=600)
+            if done.returncode != 0:
+                raise SystemExit(done.stderr)
+            runs[name].append(json.loads(done.stdout.strip().splitlines()[-1]))
+    for name in ("database", "files"):
+        best = min(runs[name], key=lambda r: r["first_frame"])
+        print(
+            f"open a {best['tasks']:,}-task {name} board (best of 3): first frame {best['first_frame']:.2f} s, "
+            f"first cards {best['first_cards']:.2f} s, fully read {min(r['loaded'] for r in runs[name]):.2f} s, "
+            f"peak RSS {min(r['rss_mb'] for r in runs[name]):.0f} MB"
+        )
+    ratio = min(r["loaded"] for r in runs["database"]) / min(r["loaded"] for r in runs["files"])
+    print(f"fully read: database / files {ratio:.2f}x")
 
 
 MEMORY_SCRIPT = r"""
@@ -133,7 +138,8 @@ def main() -> None:
         for count in args.tasks:
             url = cluster.create_database(f"bench_{count}")
             started = time.perf_counter()
-            fill_database(url, count)
+            files = Path(scratch) / f"files{count}"
+            fill_database(url, count, keep_files=files)
             print(f"{count:,} tasks copied into the database in {time.perf_counter() - started:.1f} s")
             workspace = Path(scratch) / f"ws{count}"
             workspace.mkdir()
@@ -142,13 +148,12 @@ def main() -> None:
                 if args.which in ("latency", "all") and count <= 10_000:
                     asyncio.run(database_latency(workspace, url, args.rounds))
                 if args.which in ("open", "all"):
-                    open_database_board(workspace, url)
+                    open_database_board(workspace, url, files)
                 if args.which in ("memory", "all"):
                     database_memory(workspace, url, cluster)
             finally:
                 del os.environ["BOARD_DB"]
             if args.which in ("latency", "all") and count <= 10_000:
-                files = build_big_board(Path(scratch) / f"files{count}", count)
                 asyncio.run(file_latency(files, args.rounds))
 
 

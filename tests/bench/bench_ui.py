@@ -6,6 +6,9 @@
 - open: a 10,000-task board in a fresh process: first frame, first cards, fully read, peak RSS.
 - update: one task update on the 10,000-task board: time in ``apply_tasks`` plus the next frame.
 - scroll: scroll a column of ~2,000 cards card by card; time per frame.
+- claude [N ...]: the same generated board as board's own files and as a Claude Code task
+  list, each opened in a fresh process, alternating: fully read and peak RSS, and their ratio
+  (default 30,000 and 100,000 tasks).
 
 Headless (``App.run_test``), so "frame" means the compositor rendered the update; a real
 terminal adds the time to write the escape codes.
@@ -180,6 +183,42 @@ def open_board(workspace: Path) -> None:
     )
 
 
+def as_claude_list(workspace: Path, list_dir: Path) -> Path:
+    """The tasks of ``workspace``'s board written out as a Claude Code task list, as Claude Code
+    and board together leave one (board's fields under ``metadata.board``)."""
+    from board.store.file_format import to_claude
+
+    list_dir.mkdir(parents=True)
+    for path in (workspace / ".tasks").glob("task_*.json"):
+        doc = json.loads(path.read_bytes())
+        (list_dir / f"{doc['id']}.json").write_text(json.dumps(to_claude(doc), ensure_ascii=False, indent=2) + "\n")
+    (list_dir / ".highwatermark").write_text(str(len(list(list_dir.glob("*.json")))))
+    return list_dir
+
+
+def claude_list_memory(scratch: Path, sizes: list[int]) -> None:
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    for count in sizes:
+        own = build_big_board(scratch / f"own{count}", count)
+        listed = as_claude_list(own, scratch / f"claude{count}")
+        runs: dict[str, list[dict]] = {"board's own files": [], "a Claude Code list": []}
+        for run in range(4):
+            for name, where in zip(runs, (own, listed)):
+                out = subprocess.run([sys.executable, "-c", OPEN_SCRIPT, str(where), str(ROOT)], capture_output=True, text=True, check=True, env=env)
+                if run:  # the first round writes the bytecode
+                    runs[name].append(json.loads(out.stdout.strip().splitlines()[-1]))
+        for name, results in runs.items():
+            print(
+                f"{count:,} tasks as {name} (best of 3): fully read {min(r['loaded'] for r in results):.2f} s, "
+                f"peak RSS {min(r['rss_mb'] for r in results):.0f} MB ({results[0]['tasks']:,} tasks shown)"
+            )
+        own_runs, list_runs = runs.values()
+        print(
+            f"{count:,} tasks, Claude Code list / own files: peak RSS {min(r['rss_mb'] for r in list_runs) / min(r['rss_mb'] for r in own_runs):.2f}x, "
+            f"fully read {min(r['loaded'] for r in list_runs) / min(r['loaded'] for r in own_runs):.2f}x"
+        )
+
+
 # -- update -------------------------------------------------------------------------------------
 
 
@@ -236,6 +275,9 @@ def main() -> None:
     which = sys.argv[1] if len(sys.argv) > 1 else "all"
     random.seed(1)
     with tempfile.TemporaryDirectory() as tmp:
+        if which == "claude":
+            claude_list_memory(Path(tmp), [int(n) for n in sys.argv[2:]] or [30_000, 100_000])
+            return
         sample = Path(tmp) / "sample"
         shutil.copytree(ROOT / "sample_workspace", sample)
         big = build_big_board(Path(tmp) / "big", 10_000)

@@ -16,11 +16,15 @@ from board.store.postgres.transfer import import_board
 from tests.bench.big_board import build_big_board
 
 
-def fill_database(url: str, count: int, *, seed: int = 7) -> None:
-    """Migrate the database at ``url`` and import a ``count``-task board into it."""
+def fill_database(url: str, count: int, *, seed: int = 7, keep_files: Path | None = None) -> None:
+    """Migrate the database at ``url`` and import a ``count``-task board into it; with
+    ``keep_files``, the same board stays there as files, to compare the two stores."""
     with connect(url, autocommit=True) as conn:
         migrate(conn)
-    with tempfile.TemporaryDirectory() as scratch:
-        import_board(url, build_big_board(Path(scratch) / "board", count, seed=seed))
+    if keep_files is not None:
+        import_board(url, build_big_board(keep_files, count, seed=seed))
+    else:
+        with tempfile.TemporaryDirectory() as scratch:
+            import_board(url, build_big_board(Path(scratch) / "board", count, seed=seed))
     with connect(url, autocommit=True) as conn:
         conn.execute("analyze")

@@ -282,3 +282,40 @@ def test_the_fields_board_keeps_in_metadata_are_the_task_models_own() -> None:
 
     model = {field.alias or name for name, field in Task.model_fields.items()}
     assert BOARD_FIELDS == model - set(CLAUDE_FIELDS)
+
+
+def test_a_claude_code_list_held_in_memory_costs_what_boards_own_files_cost(tmp_path: Path) -> None:
+    """A dashboard holds every task of a list: one read from a Claude Code list must be as small
+    as the same task read from board's own files (shared field sets, ids, empty values)."""
+    import gc
+    import tracemalloc
+
+    from board.store.file_format import to_claude
+
+    # Written here, not by a store: a store's own reads would leave the strings cached.
+    own, listed = tmp_path / "own", tmp_path / "list"
+    (own / ".tasks").mkdir(parents=True)
+    listed.mkdir()
+    for n in range(1, 301):
+        doc = {
+            "id": str(n), "subject": f"task {n}", "description": f"what to do for part {n} of the work", "status": "pending",
+            "blockedBy": [str(n - 1)] if n > 1 else [], "blocks": [str(n + 1)] if n < 300 else [], "labels": ["api"] if n % 3 == 0 else [],
+        }
+        (own / ".tasks" / f"task_{n}.json").write_text(json.dumps(doc, indent=2))
+        (listed / f"{n}.json").write_text(json.dumps(to_claude(doc), indent=2))
+
+    def held(workspace: Path) -> tuple[Store, int]:
+        gc.collect()
+        tracemalloc.start()
+        try:
+            store = Store.open(workspace)
+            gc.collect()
+            return store, tracemalloc.get_traced_memory()[0]
+        finally:
+            tracemalloc.stop()
+
+    own_store, own_bytes = held(own)
+    list_store, list_bytes = held(listed)
+    assert isinstance(list_store.layout, ClaudeTaskListLayout) and len(list_store.tasks) == len(own_store.tasks) == 300
+    assert list_store.tasks["7"] == own_store.tasks["7"]
+    assert list_bytes <= 1.1 * own_bytes, f"{list_bytes / 300:.0f} bytes a task from the list, {own_bytes / 300:.0f} from board's own files"
