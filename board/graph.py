@@ -373,7 +373,13 @@ class TaskGraph:
         last = max(wave.values(), default=-1) + 1
         for tid in self.tasks:
             wave.setdefault(tid, last)
+        self._cache["stuck"] = (self._structure_version, frozenset(tid for tid, count in indegree.items() if count))
         return wave
+
+    def stuck_ids(self) -> frozenset[str]:
+        """The tasks the waves never reach: in a dependency cycle, or waiting on one."""
+        self.waves()
+        return self._cache["stuck"][1]  # type: ignore[return-value]
 
     def remaining_path(self, weight: Weight = unit_weight) -> dict[str, float]:
         """For each task, the work on the longest chain from it through its dependents.

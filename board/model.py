@@ -289,10 +289,11 @@ def draft_of(document: _D) -> _D:
     return copy
 
 
-def parse_task(raw: bytes, source: str | os.PathLike[str], *, limit: int | None = MAX_FILE_BYTES) -> Task:
+def parse_task(raw: bytes, source: str | os.PathLike[str], *, limit: int | None = MAX_FILE_BYTES, compact: bool = True) -> Task:
     """Parse one task file; every failure is an InvalidTaskFile naming the file and the field.
     ``limit=None`` for a document a database kept, whose text form spaces out what was written
-    within the limit."""
+    within the limit. ``compact``: made as small in memory as it can be (``lean``), for a task
+    an index will hold; a task read once and let go (an import) is spared the work."""
     if limit is not None and len(raw) > limit:
         raise InvalidTaskFile(str(source), f"file is {len(raw):,} bytes; the limit is {limit:,}")
     try:
@@ -306,7 +307,7 @@ def parse_task(raw: bytes, source: str | os.PathLike[str], *, limit: int | None 
             raise InvalidTaskFile(str(source), TooDeep().args[0])
         if task.id.isdigit() and _wrote_integer_id(raw, task):
             task.integer_ids = True
-        return lean(task)
+        return lean(task) if compact else task
     source = str(source)
     try:
         data = json_bounds.loads(raw.decode("utf-8"))
@@ -319,7 +320,7 @@ def parse_task(raw: bytes, source: str | os.PathLike[str], *, limit: int | None 
     task = task_from_dict(data, source)
     if isinstance(data.get("id"), int) and not isinstance(data.get("id"), bool):
         task.integer_ids = True
-    return lean(task)
+    return lean(task) if compact else task
 
 
 #: The empty list and metadata every task read without any shares (see ``lean``).

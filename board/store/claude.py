@@ -90,7 +90,7 @@ class ClaudeTaskListLayout:
     def task_files(self) -> Iterator[tuple[str, str]]:
         return task_files_in(self.tasks_dir, self.FILE)
 
-    def decode(self, raw: bytes, path: Path | str, task_id: str | None = None) -> Task:
+    def decode(self, raw: bytes, path: Path | str, task_id: str | None = None, *, compact: bool = True) -> Task:
         if len(raw) > MAX_FILE_BYTES:
             raise InvalidTaskFile(str(path), f"file is {len(raw):,} bytes; the limit is {MAX_FILE_BYTES:,}")
         try:
@@ -104,7 +104,7 @@ class ClaudeTaskListLayout:
         if expected is not None and task.id != expected:
             raise InvalidTaskFile(str(path), f"id {task.id!r} does not match the file name (expected {expected!r})")
         # As small in memory as a task of board's own files (``lean``): a dashboard holds them all.
-        return lean(task)
+        return lean(task) if compact else task
 
     def encode(self, task: Task) -> bytes:
         return (json.dumps(to_claude(task), ensure_ascii=False, indent=2) + "\n").encode("utf-8")

@@ -62,7 +62,8 @@ class Layout(BoardPlace, Protocol):
     #: (id, path) of every task file. Paths are strings: listing a 10,000-task board is on the
     #: path of every load and rescan, and ``Path`` objects cost more than the rest of it.
     def task_files(self) -> Iterator[tuple[str, str]]: ...
-    def decode(self, raw: bytes, path: Path | str, task_id: str | None = None) -> Task: ...
+    #: ``compact``: made small in memory (``board.model.lean``), for a task an index will hold.
+    def decode(self, raw: bytes, path: Path | str, task_id: str | None = None, *, compact: bool = True) -> Task: ...
     def encode(self, task: Task) -> bytes: ...
     def lock(self) -> AbstractContextManager[object]: ...
     def next_id(self, existing: set[str]) -> str: ...
@@ -102,8 +103,8 @@ class TasksDirLayout:
         """(id, path) of every task file, from one directory listing."""
         return task_files_in(self.tasks_dir, self._FILE)
 
-    def decode(self, raw: bytes, path: Path | str, task_id: str | None = None) -> Task:
-        task = parse_task(raw, path)
+    def decode(self, raw: bytes, path: Path | str, task_id: str | None = None, *, compact: bool = True) -> Task:
+        task = parse_task(raw, path, compact=compact)
         expected = task_id or self.task_id_for(Path(path))
         if expected is not None and task.id != expected:
             raise InvalidTaskFile(str(path), f"id {task.id!r} does not match the file name (expected {expected!r})")

@@ -173,6 +173,37 @@ def test_a_cycle_imported_from_files_is_ranked_as_the_rules_rank_it_and_writes_k
     assert_columns_match_the_rules(board_url)
 
 
+def claim_columns_stored(url: str) -> dict[str, tuple[bool, float, int | None]]:
+    with connect(url, autocommit=True) as conn:
+        return {task_id: (ready, value, wave) for task_id, ready, value, wave in conn.execute("select id, ready, remaining, stuck_wave from board.tasks")}
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_an_imported_board_comes_with_the_claim_columns_the_database_gives_it(board_url: str, tmp_path: Path, seed: int) -> None:
+    """Import works the columns out in Python for the whole board at once: they must be what the
+    database's own rebuild makes of the same rows, on a board with every kind of task (hidden,
+    sub-tasks, estimates, finished, a blocker with no task, a cycle)."""
+    from board.store import Store
+
+    files = Store.open(tmp_path / "files", create=True)
+    random_writes(files, random.Random(seed), 150)
+    for doc in cyclic_docs():
+        renamed = {**doc, "id": f"9{doc['id']}", "blockedBy": [f"9{b}" for b in doc.get("blockedBy", [])], "blocks": [f"9{b}" for b in doc.get("blocks", [])]}
+        full = {"subject": f"task {renamed['id']}", "status": "pending", **renamed}
+        (tmp_path / "files" / ".tasks" / f"task_{renamed['id']}.json").write_text(json.dumps(full))
+    with connect(board_url, autocommit=True) as listener:
+        listener.execute("listen board_tasks")
+        import_board(board_url, tmp_path / "files")
+        heard = [note.payload for note in listener.notifies(timeout=0.5, stop_after=50)]
+    assert heard == ["*"]  # once, for the whole board: not once per task
+    imported = claim_columns_stored(board_url)
+    assert len(imported) == len(files.graph.tasks) + 7 and any(wave is not None for _, _, wave in imported.values())
+    assert_columns_match_the_rules(board_url)
+    with connect(board_url, autocommit=True) as conn:
+        conn.execute("select board.rebuild_claim_order()")
+    assert claim_columns_stored(board_url) == imported
+
+
 def test_writes_on_a_board_with_a_cycle_keep_the_columns_as_the_rules_have_them(board_url: str, tmp_path: Path) -> None:
     write_file_board(tmp_path / "files", cyclic_docs())
     import_board(board_url, tmp_path / "files")

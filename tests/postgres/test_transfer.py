@@ -124,7 +124,8 @@ def rich(tmp_path: Path) -> Path:
     seed_001_write(workspace, {"id": 2, "subject": "repository", "status": "pending", "blockedBy": [1], "blocks": [], "owner": ""})
     store = FileStore.open(workspace)
     store.update("1", description="the tables", actor="carol")
-    store.create("api", blocked_by=["2"], metadata={"zeta": 1, "alpha": 2}, actor="carol")
+    # Metadata alone out of jsonb's order, down to an object in a list.
+    store.create("api", blocked_by=["2"], metadata={"zeta": 1, "alpha": 2, "area": {"zone": 1, "ab": [{"second": 2, "first": 1}]}}, actor="carol")
     for subject in ("docs", "benchmarks", "spike"):
         store.create(subject, actor="carol")
     # #3 edited by hand (an editor), then by board: history says what the editor changed.

@@ -89,7 +89,7 @@ class FileIndex(FileBoard):
         result = ChangeSet()
         fresh: list[Task] = []
         tasks = self.graph.tasks
-        with _collection_paused():
+        with collection_paused():
             for task_id, key in files:
                 try:
                     read = read_bytes_retrying(key)
@@ -321,7 +321,7 @@ def _marked_removed(task: Task) -> Task:
 
 
 @contextmanager
-def _collection_paused() -> Iterator[None]:
+def collection_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while building many objects that all stay alive.
 
     Loading 10,000 tasks otherwise triggers dozens of collections that each walk every object

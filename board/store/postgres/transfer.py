@@ -49,6 +49,7 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,8 @@ from typing import Any
 from board.active_work import FILE_NAME as ACTIVE_FILE, JOURNAL_NAME as ACTIVE_JOURNAL, entry_for, write_active
 from board.agent_record import AgentRecord
 from board.errors import BoardError, InvalidTaskFile
-from board.model import Lease, PolicyMark, Task, ToolCalls, lean, task_from_dict, task_to_dict, with_integer_ids
+from board.graph import TaskGraph, is_hidden, unit_weight
+from board.model import Lease, PolicyMark, Task, ToolCalls, task_from_dict, task_to_dict, with_integer_ids
 from board.names import ID_PATTERN, ID_RULE
 from board.priority import PRIORITY_RANK
 from board.store.side import Reservation
@@ -65,9 +67,10 @@ from board.store.file_format import ARCHIVE_DIR, HISTORY, PENDING_HISTORY, looks
 from board.store.files.side import (
     AGENTS_DIR, ALERTS_FILE, CHECKPOINTS_DIR, RESERVATIONS_DIR, FileAgentRecords, FileReservationBook, alerts_document, read_holders,
 )
+from board.store.files.index import collection_paused
 from board.store.layout import Layout, TasksDirLayout, detect_layout
 from board.store.postgres.connect import connect, redact
-from board.store.postgres.migrations import CLAIM_ORDER_DEFERRED, HISTORY_AS_GIVEN, check_schema
+from board.store.postgres.migrations import CLAIM_ORDER_DEFERRED, HISTORY_AS_GIVEN, NOTIFY_AFTER_COMMIT, TASK_CHANNEL, check_schema
 from board.store.postgres.side import NO_ACQUISITION_TIME, reservation_from_row
 from board.store.postgres.store import WRITE_LOCK_KEY
 from board.toolcall_log import AGENT_LOG_SUFFIX, TASK_LOGS, fold_tail
@@ -225,12 +228,22 @@ class Imported:
 
     #: As the file store's readers see it: the calls its log holds beyond its counts folded in.
     task: Task
-    #: Its document as the file store writes it (integer ids as integers).
-    doc: dict[str, Any]
     #: The file's own counts, when its log held calls they did not count yet.
     file_tool_calls: dict[str, Any] | None = None
     #: When it was deleted (deleted tasks only).
     deleted_at: datetime | None = None
+
+    @cached_property
+    def doc(self) -> dict[str, Any]:
+        """Its document as the file store writes it (integer ids as integers)."""
+        return _document(self.task)
+
+    def doc_text(self) -> str:
+        """The same document as JSON text, for the database (which parses it into jsonb): the
+        serializer's own, which writes what ``json.dumps`` of ``doc`` would, several times faster."""
+        if self.task.integer_ids:
+            return json.dumps(self.doc, ensure_ascii=False)
+        return self.task.model_dump_json(by_alias=True)
 
 
 @dataclass
@@ -301,13 +314,13 @@ def read_file_board(directory: Path | str) -> FileBoard:
         raise BoardError(f"the board of {directory} is kept in the database {redact(url)} ([store] url in its board.toml), not in files; nothing was imported")
     board = FileBoard(directory, layout)
     broken: list[str] = []
-    with _locked(layout):
+    with _locked(layout), collection_paused():
         logs = _read_call_logs(layout.state_dir / TASK_LOGS, board, broken)
         _read_side_state(layout.state_dir, board, broken)
         board.history = _read_history(layout, broken)
         deleted_at = {str(item.record.get("task")): item.at for item in board.history if item.record.get("op") == "delete"}
         for task_id, key in sorted(layout.task_files(), key=lambda pair: _id_order(pair[0])):
-            task = _read_task(layout, Path(key), task_id, broken)
+            task = _read_task(layout, key, task_id, broken)
             if task is not None:
                 board.tasks.append(_imported(task, logs.get(task_id)))
         archive = layout.state_dir / ARCHIVE_DIR
@@ -355,7 +368,7 @@ def _listing(folder: Path, broken: list[str]) -> list[str]:
         return []
 
 
-def _read_bytes(path: Path, broken: list[str], *, limit: int | None) -> bytes | None:
+def _read_bytes(path: Path | str, broken: list[str], *, limit: int | None) -> bytes | None:
     try:
         return read_regular(path, limit)
     except FileNotFoundError:
@@ -365,12 +378,12 @@ def _read_bytes(path: Path, broken: list[str], *, limit: int | None) -> bytes | 
         return None
 
 
-def _read_task(layout: Layout, path: Path, task_id: str, broken: list[str]) -> Task | None:
+def _read_task(layout: Layout, path: Path | str, task_id: str, broken: list[str]) -> Task | None:
     raw = _read_bytes(path, broken, limit=1024 * 1024)
     if raw is None:
         return None
     try:
-        return layout.decode(raw, path, task_id)
+        return layout.decode(raw, path, task_id, compact=False)  # read once, written, let go
     except InvalidTaskFile as error:
         broken.append(str(error))
         return None
@@ -379,7 +392,7 @@ def _read_task(layout: Layout, path: Path, task_id: str, broken: list[str]) -> T
 def _imported(task: Task, log: bytes | None, deleted_at: datetime | None = None) -> Imported:
     counted = _counted(task, log)
     own = task.tool_calls.model_dump(mode="json", by_alias=True) if counted is not task else None
-    return Imported(counted, _document(counted), own, deleted_at)
+    return Imported(counted, own, deleted_at)
 
 
 def _document(task: Task) -> dict[str, Any]:
@@ -581,7 +594,7 @@ def _counted(task: Task, log: bytes | None) -> Task:
         return task
     counted = task.model_copy()
     counted.tool_calls = ToolCalls.model_validate(counts)
-    return lean(counted)
+    return counted
 
 
 def _note_claude_deleted_blockers(board: FileBoard, ids: set[str]) -> None:
@@ -614,10 +627,12 @@ def import_board(url: str, directory: Path | str, *, replace: bool = False) -> d
     import psycopg
 
     sources: dict[str, list[str]] = {}
+    layout: Layout | None = None
     try:
         check_schema(conn)
         source = read_file_board(directory)
-        with conn.transaction():
+        layout = source.layout
+        with conn.transaction(), collection_paused():  # every task read stays alive to the end
             conn.execute("set local timezone = 'UTC'")
             # Every writer of the board waits until this transaction ends (claims too).
             conn.execute("select pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
@@ -636,7 +651,7 @@ def import_board(url: str, directory: Path | str, *, replace: bool = False) -> d
             conn.execute("delete from board.meta where key like %s", (IMPORTED_PREFIX + "%",))
             imported = _write_board(conn, source, sources, alerts_replaced=held["alerts"] > 0)
     except psycopg.Error as error:
-        raise BoardError(f"the database refused {_refused_row(error, sources)}: {_first_line(error)}; nothing was imported") from None
+        raise BoardError(f"the database refused {_refused_row(error, sources, layout)}: {_first_line(error)}; nothing was imported") from None
     finally:
         conn.close()
     return {
@@ -679,39 +694,42 @@ def _write_board(conn: Any, source: FileBoard, sources: dict[str, list[str]], *,
     orders: list[tuple[str, dict[str, Any]]] = []
     layout = source.layout
 
+    ready, remaining, stuck_waves = claim_columns([item.task for item in source.tasks])
+
     def task_rows() -> Iterator[tuple[Any, ...]]:
         for item in source.tasks:
             task = item.task
-            sources["tasks"].append(str(layout.task_path(task.id)))
+            sources["tasks"].append(task.id)
             lease = task.lease
             yield (
-                task.id, json.dumps(item.doc, ensure_ascii=False), str(task.status), task.owner, PRIORITY_RANK[task.priority], task.version,
+                task.id, item.doc_text(), str(task.status), task.owner, PRIORITY_RANK[task.priority], task.version,
                 lease.owner if lease else None, lease.token if lease else None, lease.expires_at if lease else None, task.updated_at,
                 True,  # the document is the rules' own (``_document``): claims may write it in SQL
+                task.id in ready, remaining[task.id], stuck_waves.get(task.id),
             )
             _note_file_form("task", item, orders)
 
     def edge_rows() -> Iterator[tuple[str, str]]:
         for item in source.tasks:
             for blocker in item.task.blocked_by:
-                sources["task_edges"].append(f"{layout.task_path(item.task.id)} (blockedBy #{blocker})")
+                sources["task_edges"].append(f"{item.task.id}\0{blocker}")
                 yield item.task.id, blocker
 
     def archive_rows() -> Iterator[tuple[Any, ...]]:
         for item in source.archived:
             sources["archive"].append(f"{layout.state_dir / ARCHIVE_DIR / layout.task_path(item.task.id).name}")
-            yield item.task.id, json.dumps(item.doc, ensure_ascii=False), item.deleted_at
+            yield item.task.id, item.doc_text(), item.deleted_at
             _note_file_form("archive", item, orders)
 
     for table in ("tasks", "task_edges", "history", "tool_calls", "archive", "agents", "reservations", "checkpoints", "alerts"):
         sources[table] = []
-    # The claim columns (migration 3) once for the whole board, not row by row as the tasks and
-    # edges arrive.
-    conn.execute("select set_config(%s, 'on', true)", (CLAIM_ORDER_DEFERRED,))
-    _copy(conn, "tasks (id, doc, status, owner, priority, version, lease_owner, lease_token, lease_expires_at, updated_at, normal)", task_rows())
+    # The claim columns (migration 3) come with the rows, worked out for the whole board at
+    # once (``claim_columns``), not by the triggers row by row as the tasks and edges arrive.
+    # Listeners hear once that everything changed, not of each of thousands of tasks.
+    conn.execute("select set_config(%s, 'on', true), set_config(%s, 'on', true)", (CLAIM_ORDER_DEFERRED, NOTIFY_AFTER_COMMIT))
+    _copy(conn, "tasks (id, doc, status, owner, priority, version, lease_owner, lease_token, lease_expires_at, updated_at, normal, ready, remaining, stuck_wave)", task_rows())
     _copy(conn, "task_edges (task_id, blocker_id)", edge_rows())
-    conn.execute("select set_config(%s, 'off', true)", (CLAIM_ORDER_DEFERRED,))
-    conn.execute("select board.rebuild_claim_order()")
+    conn.execute("select set_config(%s, 'off', true), set_config(%s, 'off', true), pg_notify(%s, '*')", (CLAIM_ORDER_DEFERRED, NOTIFY_AFTER_COMMIT, TASK_CHANNEL))
     # The history as the files have it, line for line, even where a line's time is before its
     # task's last (written by hand, or by machines whose clocks differ).
     conn.execute("select set_config(%s, 'on', true)", (HISTORY_AS_GIVEN,))
@@ -791,6 +809,25 @@ def _write_board(conn: Any, source: FileBoard, sources: dict[str, list[str]], *,
     }
 
 
+def claim_columns(tasks: list[Task]) -> tuple[set[str], dict[str, float], dict[str, int]]:
+    """The claim columns of every task of a board about to be written whole, as
+    ``board.rebuild_claim_order()`` would make them: the ready tasks (``board.task_readiness``:
+    a blocker with no row holds its task back), each task's remaining path, and the wave of each
+    task the waves never reach. The rules' index works out waves and paths as the database's do
+    (``tests/postgres/test_claim_order.py`` holds the two together)."""
+    graph = TaskGraph(tasks)
+    by_id = graph.tasks
+    open_children = {task.parent for task in tasks if task.parent is not None and task.status not in ("completed", "cancelled")}
+    ready = {
+        task.id for task in tasks
+        if task.status == "pending" and not is_hidden(task) and task.id not in open_children
+        and all(by_id[b].status == "completed" if b in by_id else False for b in task.blocked_by)
+    }
+    waves = graph.waves()
+    stuck = {task_id: waves[task_id] for task_id in graph.stuck_ids()}
+    return ready, graph.remaining_path(unit_weight), stuck
+
+
 def _alert_key(index: int) -> str:
     """An alert's row key: its place in the order given (``DatabaseAlertBoard``)."""
     return f"{index:06d}"
@@ -807,14 +844,34 @@ def _note_file_form(kind: str, item: Imported, orders: list[tuple[str, dict[str,
     """Record what export needs to write the task's file back as it was: the key orders jsonb
     loses, and the file's own counts when its log held calls they did not count."""
     recorded: dict[str, Any] = {}
-    found = key_orders(item.doc, _task_in_board_order(_jsonb_order(item.doc)))
+    found = [] if _keeps_its_key_orders(item.task) else key_orders(item.doc, _task_in_board_order(_jsonb_order(item.doc)))
     if found:
         recorded["orders"] = found
     if item.file_tool_calls is not None:
         recorded["toolCalls"] = item.file_tool_calls
-        recorded["counted"] = item.doc["toolCalls"]
+        recorded["counted"] = item.task.tool_calls.model_dump(mode="json", by_alias=True)
     if recorded:
         orders.append((f"{IMPORTED_PREFIX}{kind}/{item.task.id}", {"version": item.task.version, **recorded}))
+
+
+def _keeps_its_key_orders(task: Task) -> bool:
+    """Whether export writes the task's document back key for key as it is without a recorded
+    order (the common case, and much cheaper to tell than ``key_orders``): its own objects and
+    its sub-documents are ordered by board whatever jsonb does to them, unless they hold fields
+    board does not know, and every free object (the metadata) has its keys in jsonb's order."""
+    parts = (task, task.tool_calls, task.lease, task.policy, task.budget, task.policy.budget if task.policy else None)
+    return not any(part is not None and part.__pydantic_extra__ for part in parts) and _in_jsonb_order(task.metadata)
+
+
+def _in_jsonb_order(value: Any) -> bool:
+    if isinstance(value, dict):
+        keys = list(value)
+        if len(keys) > 1 and keys != sorted(keys, key=_jsonb_key):
+            return False
+        return all(_in_jsonb_order(item) for item in value.values() if isinstance(item, (dict, list)))
+    if isinstance(value, list):
+        return all(_in_jsonb_order(item) for item in value if isinstance(item, (dict, list)))
+    return True
 
 
 def _version(record: dict[str, Any]) -> int | None:
@@ -846,15 +903,22 @@ def _copy(conn: Any, target: str, rows: Iterable[tuple[Any, ...]]) -> None:
             copy.write_row(row)
 
 
-def _refused_row(error: Exception, sources: dict[str, list[str]]) -> str:
-    """What the database refused, named by its file (and line) when a copy says which row."""
+def _refused_row(error: Exception, sources: dict[str, list[str]], layout: Layout | None = None) -> str:
+    """What the database refused, named by its file (and line) when a copy says which row.
+    (Tasks and their edges are noted by id, and named by their file only here.)"""
     context = getattr(getattr(error, "diag", None), "context", None) or ""
     found = re.search(r"COPY (\w+), line (\d+)", context)
     if found:
         rows = sources.get(found[1], [])
         number = int(found[2]) - 1
         if 0 <= number < len(rows):
-            return rows[number]
+            row = rows[number]
+            if layout is not None and found[1] == "tasks":
+                return str(layout.task_path(row))
+            if layout is not None and found[1] == "task_edges":
+                task_id, blocker = row.split("\0")
+                return f"{layout.task_path(task_id)} (blockedBy #{blocker})"
+            return row
     return "the board"
 
 
