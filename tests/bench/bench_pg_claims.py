@@ -1,7 +1,8 @@
 """Claims per second on a PostgreSQL board, by many OS processes at once, beside the file store.
 
 Run: python tests/bench/bench_pg_claims.py [--procs 4 16 64] [--tasks 20000] [--seconds 20]
-     [--backends socket tcp files] [--chains 20] [--complete] [--no-floor] [--quick] [--dir DIR]
+     [--backends socket tcp files] [--chains 20] [--complete] [--no-floor] [--no-pgqueuer]
+     [--pgqueuer-driver asyncpg|psycopg] [--quick] [--dir DIR]
 
 Prints figures; fails on nothing. A throwaway PostgreSQL server (``tests/pg_cluster.py``: fsync
 on, ``synchronous_commit`` on) holds each board; ``socket`` connects over its Unix socket, ``tcp``
@@ -23,8 +24,24 @@ caller. CPU is per claim: the claiming processes', and their PostgreSQL backends
 /proc). Last, two floors measured in the same run, by as many connections: one-row inserts,
 each its own durable commit; and the least a claim can be, one ``UPDATE ... FOR UPDATE SKIP
 LOCKED`` of a bare queue table, each its own durable commit, from Python processes and from
-pgbench's C client (when pgbench is installed): what this machine allows any claim. The load
-average is printed before and after: on a shared machine the figures follow it.
+pgbench's C client (when pgbench is installed): what this machine allows any claim.
+
+Then a peer, on the same server: pgqueuer (``peers.pgqueuer_program``: pinned, from PyPI, in its
+own venv in the cache), a PostgreSQL job queue built on the same ``FOR UPDATE SKIP LOCKED``, so
+board's claim is seen beside a queue people use and not only beside the floors. For each
+--procs count: a fresh database set up by ``pgq install``, more jobs than can be taken put in
+with ``Queries.enqueue``, then as many OS processes of the venv's python, released together for
+the same --seconds, each a worker as pgqueuer's QueueManager is one: per job
+``Queries.dequeue(batch_size=1)`` and then ``Queries.log_jobs`` marking it successful (the job
+leaves the queue for its log), over the Unix socket as board's ``socket`` runs, by asyncpg
+(pgqueuer's first driver) or psycopg (board's; --pgqueuer-driver). A job picked twice (in
+pgqueuer's log, or handed to two workers) counts as a duplicate. Its rate is printed beside
+board's socket rate and the bare statement's (from Python), with board / pgqueuer and board /
+bare. pgqueuer's rate counts two commits a job (the pick, the finish): board's like it only with
+--complete, where a claim and its completion are one cycle. --no-pgqueuer skips it; when
+pgqueuer cannot be installed the run says why and goes on without it.
+
+The load average is printed before and after: on a shared machine the figures follow it.
 """
 
 from __future__ import annotations
@@ -469,6 +486,228 @@ def bench_claim_next_alone(cluster: Any, processes: int, seconds: float) -> floa
         cluster.drop_database(name)
 
 
+# -- a peer: pgqueuer's own dequeue ----------------------------------------------------------------
+
+#: Run by the pgqueuer venv's python (``peers.pgqueuer_program``), as ``enqueue URL DRIVER JOBS
+#: WEIGHTS`` (jobs through ``Queries.enqueue`` in batches) or ``work URL DRIVER`` (one worker: says
+#: ``ready``, waits for ``go START SECONDS`` on stdin, then dequeues and finishes jobs until
+#: START + SECONDS on the monotonic clock, and prints what it did as JSON). Only pgqueuer's public
+#: API: per job ``Queries.dequeue(batch_size=1)`` and then ``Queries.log_jobs`` with the job as
+#: ``successful``, the call QueueManager's status-log buffer makes for each finished job (with
+#: ``batch_size=1`` it flushes every job): the job leaves the queue table for the log table.
+PGQUEUER_WORKER = r"""
+import asyncio, json, os, random, resource, sys, time, uuid
+from datetime import timedelta
+
+from pgqueuer import Queries
+from pgqueuer.queries import EntrypointExecutionParameter
+
+ENTRYPOINT = "bench"
+
+
+async def connect(url, driver):
+    if driver == "asyncpg":
+        import asyncpg
+        from pgqueuer.db import AsyncpgDriver
+
+        connection = await asyncpg.connect(url)
+        return connection, AsyncpgDriver(connection)
+    import psycopg
+    from pgqueuer.db import PsycopgDriver
+
+    connection = await psycopg.AsyncConnection.connect(url, autocommit=True)
+    return connection, PsycopgDriver(connection)
+
+
+def backend_cpu(pid):
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rpartition(")")[2].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def enqueue(url, driver, jobs, weights):
+    connection, db = await connect(url, driver)
+    queries = Queries(db)
+    rng = random.Random(7)
+    priorities = rng.choices(range(len(weights)), weights, k=jobs)  # larger runs first in pgqueuer
+    batch = 5000
+    for first in range(0, jobs, batch):
+        numbers = range(first, min(first + batch, jobs))
+        await queries.enqueue(
+            [ENTRYPOINT] * len(numbers),
+            [json.dumps({"subject": f"task {n}", "description": "x" * 400}).encode() for n in numbers],
+            [priorities[n] for n in numbers],
+        )
+    settings = queries.qbe.settings
+    print(json.dumps({"queue_table": settings.queue_table, "log_table": settings.queue_table_log}))
+    await connection.close()
+
+
+async def work(url, driver):
+    connection, db = await connect(url, driver)
+    queries = Queries(db)
+    entrypoints = {ENTRYPOINT: EntrypointExecutionParameter(concurrency_limit=0)}
+    manager = uuid.uuid4()
+    heartbeat_timeout = timedelta(seconds=30)  # QueueManager.run's default
+    backend = (await db.fetch("select pg_backend_pid() as pid"))[0]["pid"]
+    print("ready", flush=True)
+    _, start, seconds = sys.stdin.readline().split()
+    deadline = float(start) + float(seconds)
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    server_before = backend_cpu(backend)
+    ids, errors, empty = [], [], 0
+    last = time.monotonic()
+    while time.monotonic() < deadline:
+        try:
+            jobs = await queries.dequeue(
+                batch_size=1, entrypoints=entrypoints, queue_manager_id=manager,
+                global_concurrency_limit=None, heartbeat_timeout=heartbeat_timeout,
+            )
+            if not jobs:
+                empty += 1
+                await asyncio.sleep(0.001)
+                continue
+            for job in jobs:
+                await queries.log_jobs([(job, "successful", None)])
+                ids.append(job.id)
+            last = time.monotonic()
+        except Exception as error:
+            errors.append(f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}")
+            if len(errors) > 20:
+                break
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    server_after = backend_cpu(backend)
+    print(json.dumps({
+        "ids": ids, "last": last, "empty": empty, "errors": errors,
+        "cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
+        "server_cpu": None if server_before is None or server_after is None else server_after - server_before,
+    }), flush=True)
+    await connection.close()
+
+
+if sys.argv[1] == "enqueue":
+    asyncio.run(enqueue(sys.argv[2], sys.argv[3], int(sys.argv[4]), json.loads(sys.argv[5])))
+else:
+    asyncio.run(work(sys.argv[2], sys.argv[3]))
+"""
+
+
+class PeerRun(NamedTuple):
+    processes: int
+    jobs: int  # dequeued and finished
+    rate: float
+    duplicates: int  # jobs picked twice (in pgqueuer's log, or handed to two workers)
+    unfinished: int  # jobs left picked, or handed out and not logged as successful
+    ran_dry: bool  # some dequeue found nothing: the figure undercounts
+    errors: list[str]
+    cpu_ms: float  # CPU of the workers per job
+    server_cpu_ms: float | None  # CPU of their PostgreSQL backends per job
+    seconds: float
+
+
+def bench_pgqueuer(cluster: Any, python: Path, folder: Path, processes: int, seconds: float, driver: str) -> PeerRun:
+    """pgqueuer's dequeue-and-finish by ``processes`` OS processes over the socket, on a fresh
+    database that ``pgq install`` set up and ``Queries.enqueue`` filled with more jobs than they
+    can take in ``seconds``; released together, as board's claimers are."""
+    import psycopg
+
+    script = folder / "pgqueuer_worker.py"
+    script.write_text(PGQUEUER_WORKER)
+    name = "board_bench_pgqueuer"
+    url = _fresh_database(cluster, name)
+    installed = subprocess.run([str(python.parent / "pgq"), "--pg-dsn", url, "install"], capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    if installed.returncode != 0:
+        raise RuntimeError(f"pgq install failed: {installed.stderr.strip()[-300:]}")
+    # The same mix of priorities as the board's tasks; pgqueuer takes the largest first.
+    weights = [weight for _, weight in reversed(PRIORITIES)]
+    jobs = max(20_000, int(seconds * 6000))
+    filled = subprocess.run(
+        [str(python), str(script), "enqueue", url, driver, str(jobs), json.dumps(weights)],
+        capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    if filled.returncode != 0:
+        raise RuntimeError(f"enqueueing pgqueuer jobs failed: {filled.stderr.strip()[-300:]}")
+    tables = json.loads(filled.stdout.strip().splitlines()[-1])
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("vacuum analyze")  # as the board's template and the bare queue get
+
+    workers: list[subprocess.Popen[str]] = []
+    logs = [open(folder / f"pgqueuer_worker_{i}.log", "w+") for i in range(processes)]
+    try:
+        for log in logs:
+            workers.append(subprocess.Popen(
+                [str(python), str(script), "work", url, driver],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
+            ))  # fmt: skip
+        for worker, log in zip(workers, logs):
+            assert worker.stdout is not None
+            if worker.stdout.readline().strip() != "ready":
+                worker.wait(timeout=60)
+                log.seek(0)
+                raise RuntimeError(f"a pgqueuer worker did not start: {log.read().strip()[-300:]}")
+        released = time.monotonic()
+        for worker in workers:
+            assert worker.stdin is not None
+            worker.stdin.write(f"go {released} {seconds}\n")
+            worker.stdin.flush()
+        reports = []
+        for worker, log in zip(workers, logs):
+            out, _ = worker.communicate(timeout=seconds + 120)
+            if worker.returncode != 0 or not out.strip():
+                log.seek(0)
+                raise RuntimeError(f"a pgqueuer worker failed: {log.read().strip()[-300:]}")
+            reports.append(json.loads(out.strip().splitlines()[-1]))
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()  # by its pid
+                worker.wait()
+        for log in logs:
+            log.close()
+
+    given = Counter(job_id for report in reports for job_id in report["ids"])
+    log_table, queue_table = tables["log_table"], tables["queue_table"]
+    with psycopg.connect(url, autocommit=True) as conn:
+
+        def count(query: str) -> int:
+            row = conn.execute(query).fetchone()
+            return int(row[0]) if row else 0
+
+        picked_twice = count(f"select count(*) from (select job_id from \"{log_table}\" where status = 'picked' group by job_id having count(*) > 1) twice")
+        left_picked = count(f"select count(*) from \"{queue_table}\" where status = 'picked'")
+        finished = count(f"select count(distinct job_id) from \"{log_table}\" where status = 'successful'")
+    cluster.drop_database(name)
+    done = sum(given.values())
+    elapsed = max(max((report["last"] for report in reports), default=released) - released, 1e-9)
+    server = [report["server_cpu"] for report in reports]
+    return PeerRun(
+        processes=processes, jobs=done, rate=done / elapsed,
+        duplicates=picked_twice + sum(count - 1 for count in given.values()),
+        unfinished=left_picked + abs(len(given) - finished),
+        ran_dry=any(report["empty"] for report in reports), errors=[e for report in reports for e in report["errors"]],
+        cpu_ms=sum(report["cpu"] for report in reports) * 1000 / max(done, 1),
+        server_cpu_ms=None if None in server else sum(server) * 1000 / max(done, 1), seconds=elapsed,
+    )  # fmt: skip
+
+
+def _ratio(board: float | None, other: float | None) -> str:
+    return f"{board / other:5.2f}" if board and other else "    -"
+
+
+def _peer_row(run: PeerRun, board: float | None, bare: float | None) -> str:
+    server = f"{run.server_cpu_ms:6.2f}" if run.server_cpu_ms is not None else "     -"
+    board_text = f"{board:8.0f}" if board is not None else "       -"
+    bare_text = f"{bare:8.0f}" if bare is not None else "       -"
+    return (
+        f"  {run.processes:4d}  {run.jobs:7d}  {run.rate:8.0f}  {run.duplicates:3d}  {run.unfinished:4d}  {run.cpu_ms:6.2f}  {server}"
+        f"  {board_text}  {bare_text}  {_ratio(board, run.rate):>14}  {_ratio(board, bare):>10}"
+        + ("  RAN DRY: jobs were short" if run.ran_dry else "")
+        + (f"  ERRORS {len(run.errors)}: {run.errors[0]}" if run.errors else "")
+    )
+
+
 # -- main -----------------------------------------------------------------------------------------
 
 
@@ -491,6 +730,11 @@ def main() -> None:
     parser.add_argument("--chains", type=int, default=CHAINS, help=f"dependency chains of {CHAIN_LENGTH} tasks on each board (default {CHAINS})")
     parser.add_argument("--complete", action="store_true", help="complete each task before the next claim (max_held=1)")
     parser.add_argument("--no-floor", action="store_true", help="skip the bare-commit baseline")
+    parser.add_argument("--no-pgqueuer", action="store_true", help="skip the pgqueuer comparison")
+    parser.add_argument(
+        "--pgqueuer-driver", choices=("asyncpg", "psycopg"), default="asyncpg",
+        help="how pgqueuer's workers reach PostgreSQL (default asyncpg, its first choice; psycopg is board's)",
+    )  # fmt: skip
     parser.add_argument("--quick", action="store_true", help="smaller, shorter runs")
     parser.add_argument("--dir", default=".", help="where to make the file boards and workspaces (default: current directory)")
     args = parser.parse_args()
@@ -499,8 +743,10 @@ def main() -> None:
 
     import psycopg
 
+    from tests.bench.peers import PGQUEUER_VERSION, pgqueuer_program
     from tests.pg_cluster import PgCluster
 
+    pgqueuer, pgqueuer_why = (None, "skipped (--no-pgqueuer)") if args.no_pgqueuer else pgqueuer_program()
     docs = board_docs(tasks, args.chains)
     blocked = sum(1 for doc in docs if doc["blockedBy"])
     base = Path(tempfile.mkdtemp(dir=args.dir, prefix="board-bench-pg-"))
@@ -508,6 +754,8 @@ def main() -> None:
     print(f"  {'complete each task before the next claim (max_held=1)' if args.complete else 'claims only (max_held=None); chain links completed to free the next'}")
     runs: list[Run] = []
     floors: dict[int, float] = {}
+    bare: dict[int, tuple[float, float | None]] = {}
+    peer_runs: list[PeerRun] = []
     try:
         with PgCluster.running() as cluster:
             with psycopg.connect(cluster.socket_url("postgres"), autocommit=True) as conn:
@@ -548,11 +796,31 @@ def main() -> None:
                     alone = {processes: bench_claim_next_alone(cluster, processes, 3.0 if args.quick else 5.0) for processes in args.procs}
                     print("\n  board's claim with no Python: board.claim_next and its notification, by pgbench's C client:")
                     print("  " + "   ".join(f"{p} processes " + (f"{rate:,.0f}/s" if rate is not None else "failed") for p, rate in alone.items()))
+            if pgqueuer is None:
+                if not args.no_pgqueuer:
+                    print(f"\n  pgqueuer not measured: {pgqueuer_why}")
+            else:
+                board_rates = {r.processes: r.rate for r in runs if r.backend == "socket"}
+                print(f"\n  pgqueuer {PGQUEUER_VERSION} ({args.pgqueuer_driver}) over the socket, each job Queries.dequeue(batch_size=1) then")
+                print("  Queries.log_jobs (successful), as its QueueManager: two commits a job; board's rate is of "
+                      + ("claim-and-complete cycles" if args.complete else "claims alone (one commit each)"))
+                print(f"  {'procs':>4}  {'jobs':>7}  {'jobs/s':>8}  dup  left  CPU ms  server  {'board/s':>8}  {'bare/s':>8}  board/pgqueuer  board/bare")
+                for processes in args.procs:
+                    try:
+                        peer = bench_pgqueuer(cluster, pgqueuer, base, processes, seconds, args.pgqueuer_driver)
+                    except (RuntimeError, subprocess.SubprocessError) as error:  # a peer's failure is not board's
+                        print(f"  {processes:4d}  pgqueuer failed: {error}", flush=True)
+                        continue
+                    peer_runs.append(peer)
+                    print(_peer_row(peer, board_rates.get(processes), bare[processes][0] if processes in bare else None), flush=True)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     print(f"\n  load average at the end: {os.getloadavg()[0]:.1f} (1 min), {os.getloadavg()[1]:.1f} (5 min)")
     bad = [r for r in runs if r.duplicates or r.lost or r.errors]
     print("\n  0 duplicates, 0 lost in every run" if not bad else f"\n  {len(bad)} runs with duplicates, lost claims or errors")
+    bad_peer = [r for r in peer_runs if r.duplicates or r.unfinished or r.errors or r.ran_dry]
+    if bad_peer:
+        print(f"  pgqueuer: {len(bad_peer)} runs with jobs taken twice, left unfinished, errors, or a queue that ran dry")
     target = [r for r in runs if r.processes == 16 and r.backend in ("socket", "tcp")]
     if target:
         print("  target >= 5,000 claims/s at 16 processes: " + ", ".join(f"{r.backend} {r.rate:,.0f}" for r in target))

@@ -1,6 +1,8 @@
 """The peers the benchmarks measure board beside, installed once, pinned, into the user's cache
 (``~/.cache/board-tests/``, as the tests install their npm tools), and their boards written
-directly in each one's own format: Backlog.md (npm) and kanban-tui (PyPI, in its own venv)."""
+directly in each one's own format: Backlog.md (npm) and kanban-tui (PyPI, in its own venv).
+pgqueuer (PyPI, in its own venv) is the PostgreSQL job queue the claims benchmark measures
+board's claim beside; it has no board, only its own queue tables."""
 
 from __future__ import annotations
 
@@ -14,6 +16,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 BACKLOG_PACKAGE, BACKLOG_VERSION = "backlog.md", "1.52.0"
 KANBAN_TUI_PACKAGE, KANBAN_TUI_VERSION = "kanban-tui", "0.21.2"
+PGQUEUER_PACKAGE, PGQUEUER_VERSION = "pgqueuer", "1.6.0"
+#: Both drivers pgqueuer speaks to PostgreSQL through, as wheels that bring their own client
+#: code (no libpq from the system): asyncpg, its first choice, and psycopg, board's own driver.
+PGQUEUER_DRIVERS = ("asyncpg", "psycopg[binary]")
 #: A pip install from the registry on a slow connection.
 INSTALL_TIMEOUT = 600
 
@@ -57,6 +63,28 @@ def make_backlog(project: Path, tasks: int, program: Path, subject: str, status:
     return project
 
 
+def _install_venv(venv: Path, requirements: list[str], works: Callable[[], bool]) -> str:
+    """``requirements`` installed with pip into a new venv at ``venv``, unless ``works()``
+    already says the one there is good; "" when it works now, else why not."""
+    if works():
+        return ""
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        made = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True, text=True, timeout=120)
+        if made.returncode != 0:
+            return f"python -m venv failed: {made.stderr.strip()[-200:]}"
+        done = subprocess.run(
+            [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", *requirements],
+            capture_output=True, text=True, timeout=INSTALL_TIMEOUT, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return f"installing {' '.join(requirements)} took over {INSTALL_TIMEOUT} s"
+    if done.returncode != 0 or not works():
+        last = (done.stderr.strip().splitlines() or ["installed, but it does not run"])[-1]
+        return f"cannot install {' '.join(requirements)} with pip: {last}"
+    return ""
+
+
 def kanban_tui_program() -> tuple[Path | None, str]:
     """kanban-tui's ``ktui``, installed now if not yet into its own venv in the cache; or None
     and why not."""
@@ -64,29 +92,37 @@ def kanban_tui_program() -> tuple[Path | None, str]:
     program = venv / "bin" / "ktui"
 
     def works() -> bool:
+        if not program.exists():
+            return False
         try:
             done = subprocess.run([str(program), "--version"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
         except (OSError, subprocess.TimeoutExpired):
             return False
         return done.returncode == 0 and KANBAN_TUI_VERSION in done.stdout
 
-    if program.exists() and works():
-        return program, ""
-    venv.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        made = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True, text=True, timeout=120)
-        if made.returncode != 0:
-            return None, f"python -m venv failed: {made.stderr.strip()[-200:]}"
-        done = subprocess.run(
-            [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", f"{KANBAN_TUI_PACKAGE}=={KANBAN_TUI_VERSION}"],
-            capture_output=True, text=True, timeout=INSTALL_TIMEOUT, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-    except subprocess.TimeoutExpired:
-        return None, f"installing {KANBAN_TUI_PACKAGE}=={KANBAN_TUI_VERSION} took over {INSTALL_TIMEOUT} s"
-    if done.returncode != 0 or not works():
-        last = (done.stderr.strip().splitlines() or ["installed, but 'ktui --version' fails"])[-1]
-        return None, f"cannot install {KANBAN_TUI_PACKAGE}=={KANBAN_TUI_VERSION} with pip: {last}"
-    return program, ""
+    why = _install_venv(venv, [f"{KANBAN_TUI_PACKAGE}=={KANBAN_TUI_VERSION}"], works)
+    return (None, why) if why else (program, "")
+
+
+def pgqueuer_program() -> tuple[Path | None, str]:
+    """The python of a venv in the cache holding pgqueuer and both its drivers (installed now if
+    not yet), which runs the claims benchmark's pgqueuer workers; or None and why not. A venv of
+    its own keeps pgqueuer's dependencies (pydantic, typer, its drivers) out of board's."""
+    venv = cache_dir() / f"pgqueuer-{PGQUEUER_VERSION}"
+    python = venv / "bin" / "python"
+
+    def works() -> bool:
+        if not python.exists():
+            return False
+        probe = "import asyncpg, psycopg, pgqueuer; from pgqueuer import Queries; print(pgqueuer.__version__)"
+        try:
+            done = subprocess.run([str(python), "-c", probe], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        return done.returncode == 0 and done.stdout.strip() == PGQUEUER_VERSION
+
+    why = _install_venv(venv, [f"{PGQUEUER_PACKAGE}=={PGQUEUER_VERSION}", *PGQUEUER_DRIVERS], works)
+    return (None, why) if why else (python, "")
 
 
 def kanban_tui_env(folder: Path) -> dict[str, str]:
