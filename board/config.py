@@ -146,6 +146,14 @@ class StoreSettings(_Section):
     url: str | None = None
 
 
+class WebSettings(_Section):
+    """``board web``: the token a browser must bring (default: a new one each start, printed in
+    the address it prints). Kept here, it survives restarts; anyone who can read this file can
+    use the board through the server."""
+
+    token: str | None = Field(default=None, min_length=16, max_length=200, pattern=r"^[A-Za-z0-9_\-.~]+$")
+
+
 class PriceSettings(_Section):
     """A model's price in dollars per million tokens (``[prices."model-name"]``); a field left
     out keeps board's default for the model (``board.prices.DEFAULT_PRICES``)."""
@@ -167,6 +175,7 @@ class BoardSettings(_Section):
     ui: UiSettings = Field(default_factory=UiSettings)
     hooks: HookSettings = Field(default_factory=HookSettings)
     notify: NotifySettings = Field(default_factory=NotifySettings)
+    web: WebSettings = Field(default_factory=WebSettings)
     prices: dict[str, PriceSettings] = Field(default_factory=dict)
 
     def model_prices(self) -> dict[str, tuple[float, float, float, float]]:

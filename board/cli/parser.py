@@ -20,7 +20,7 @@ from board import __version__
 #: Which module of ``board.cli`` registers each command (tests/core/test_startup.py checks
 #: this against what the modules register).
 COMMANDS = {
-    "ui": "dashboard",
+    "ui": "dashboard", "web": "web",
     "init": "tasks", "task": "tasks", "answer": "tasks", "undo": "tasks", "check": "tasks",
     "import": "transfer", "export": "transfer",
     "claim": "leases", "heartbeat": "leases", "release": "leases", "toolcall": "leases",

@@ -206,13 +206,20 @@ class BoardApp(AgentKeys, App[None]):
 
     def get_driver_class(self) -> type[Driver]:
         """textual's driver, but in a Linux terminal one whose input thread sleeps until a key
-        comes (``board.ui.terminal_driver``): an idle dashboard's CPU."""
+        comes (``board.ui.terminal_driver``): an idle dashboard's CPU; served to a browser
+        (``board web``), one that also ends with its server (``board.ui.web_driver``)."""
         from textual.drivers.linux_driver import LinuxDriver
 
-        from board.ui.terminal_driver import QuietLinuxDriver
-
         driver = super().get_driver_class()
-        return QuietLinuxDriver if driver is LinuxDriver else driver
+        if driver is LinuxDriver:
+            from board.ui.terminal_driver import QuietLinuxDriver
+
+            return QuietLinuxDriver
+        if (driver.__module__, driver.__name__) == ("textual.drivers.web_driver", "WebDriver"):
+            from board.ui.web_driver import QuietWebDriver
+
+            return QuietWebDriver
+        return driver
 
     def compose(self) -> ComposeResult:
         yield BoardHeader(id="header")
@@ -687,6 +694,7 @@ class BoardApp(AgentKeys, App[None]):
         if self._panels_hidden_by_user is None:
             self.query_one("#side").set_class(narrow, "hidden")
         self.query_one(KeyFooter).fit(width, compact=narrow)
+        self.kanban.fit_to_width(width)
 
     def action_filter(self) -> None:
         from board.ui.screens.filter import FilterScreen

@@ -1,4 +1,5 @@
-"""The kanban board: five lane columns side by side, one cursor, keys to move it."""
+"""The kanban board: five lane columns side by side (one at a time on a narrow screen), one
+cursor, keys to move it."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from textual.containers import Horizontal
 
 from board.ui.card import CardView
 from board.ui.lanes import Lane, Lanes
+from board.ui.widgets.key_footer import ONE_LANE_BELOW  # noqa: F401  (the width the footer wraps below)
 from board.ui.widgets.task_column import TaskColumn
 
 
@@ -21,6 +23,7 @@ class KanbanBoard(Horizontal, can_focus=True):
     | up / k, down / j | previous / next card in the column |
     | left / h, right / l | the nearest card in the next non-empty column |
     | home / end, pgup / pgdn | first / last card, a page up / down |
+    | [ / ] | the lane before / after (one lane at a time, on a narrow screen) |
     """
 
     BINDINGS = [
@@ -32,6 +35,9 @@ class KanbanBoard(Horizontal, can_focus=True):
         Binding("end", "edge(1)", "Last card", show=False, id="board.last"),
         Binding("pageup", "page(-1)", "Page up", show=False, id="board.page_up"),
         Binding("pagedown", "page(1)", "Page down", show=False, id="board.page_down"),
+        # In the footer (to tap, in a phone's browser) only while one lane shows (check_action).
+        Binding("[", "lane(-1)", "◀ Lane", id="board.lane_before"),
+        Binding("]", "lane(1)", "Lane ▶", id="board.lane_after"),
     ]
     DEFAULT_CSS = """
     KanbanBoard { height: 1fr; width: 1fr; }
@@ -53,6 +59,8 @@ class KanbanBoard(Horizontal, can_focus=True):
         self.select_task = select
         self.columns = {lane: TaskColumn(lane, view, id=f"lane-{lane.name.lower().replace('_', '-')}") for lane in Lane}
         self._lane = Lane.READY
+        #: Whether the screen is too narrow for five lanes: only ``_lane``'s shows.
+        self.one_lane = False
 
     def compose(self) -> ComposeResult:
         yield from self.columns.values()
@@ -89,8 +97,36 @@ class KanbanBoard(Horizontal, can_focus=True):
     def reveal_selection(self) -> None:
         placed = self.lanes.lane_index(self.view.selected) if self.view.selected else None
         if placed is not None:
-            self._lane = placed[0]
+            self._set_lane(placed[0])
             self.columns[placed[0]].scroll_to_card(placed[1])
+
+    def fit_to_width(self, width: int) -> None:
+        """Five lanes, or on a screen narrower than ``ONE_LANE_BELOW`` the current one alone."""
+        one_lane = width < ONE_LANE_BELOW
+        if one_lane != self.one_lane:
+            self.one_lane = one_lane
+            self.refresh_bindings()
+        self._show_lanes_that_fit()
+
+    def _show_lanes_that_fit(self) -> None:
+        for lane, column in self.columns.items():
+            column.display = not self.one_lane or lane == self._lane
+
+    def _set_lane(self, lane: Lane) -> None:
+        if lane != self._lane:
+            self._lane = lane
+            if self.one_lane:
+                self._show_lanes_that_fit()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.one_lane if action == "lane" else True
+
+    def action_lane(self, step: int) -> None:
+        """The lane before or after this one, empty or not, its first card on screen selected."""
+        lane = Lane((self._lane + step) % len(Lane))
+        self._set_lane(lane)
+        if self.lanes.ids[lane]:
+            self._select(lane, self.columns[lane].first_visible_card())
 
     def on_focus(self) -> None:
         self._set_focus_look(True)
@@ -116,7 +152,7 @@ class KanbanBoard(Horizontal, can_focus=True):
         if not ids:
             return
         index = max(0, min(index, len(ids) - 1))
-        self._lane = lane
+        self._set_lane(lane)
         self.columns[lane].scroll_to_card(index)
         self.select_task(ids[index])
 

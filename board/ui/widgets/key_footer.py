@@ -18,6 +18,11 @@ from textual.widgets._footer import FooterKey
 
 #: Actions whose keys are always shown, however narrow the footer.
 ALWAYS_SHOWN = frozenset({"help", "quit", "back"})
+#: Below this many columns (a phone's browser, a split pane) the board shows one lane at a time
+#: (five lanes in 45 columns would leave each a few letters of its cards) and the keys may take
+#: several rows, up to a sixth of the screen (on a phone they are tapped, not typed).
+ONE_LANE_BELOW = 80
+NARROW_ROWS = 8
 
 
 class KeyFooter(Footer):
@@ -73,9 +78,17 @@ class KeyFooter(Footer):
         self._fit_keys(width)
 
     def _fit_keys(self, width: int) -> None:
-        """Hide keys from the right until the rest fit; help and quit always show."""
+        """Hide keys from the right until the rest fit; help and quit always show. On a narrow
+        screen (a phone's browser, where a key is tapped, not typed) the keys first take up to
+        ``NARROW_ROWS`` rows."""
         palette: Binding | None = getattr(self, "_palette_binding", None)
+        if width < ONE_LANE_BELOW and self._fit_in_rows(width - 1):
+            self._show_palette_key(False)  # ctrl+p still opens it; the room goes to the keys
+            return
+        self._show_palette_key(True)
         room = width - (self._width(palette) + 2 if palette is not None else 0)
+        self.styles.layout = "horizontal"
+        self.styles.height = 1
         shown = [binding for _, binding in self._keys]
         while shown and sum(self._width(binding) for binding in shown) > room:
             optional = [n for n, binding in enumerate(shown) if binding.action not in ALWAYS_SHOWN]
@@ -85,6 +98,31 @@ class KeyFooter(Footer):
         for key, binding in self._keys:
             key.display = any(binding is kept for kept in shown)
         self.styles.grid_size_columns = max(1, len(shown))
+
+    def _fit_in_rows(self, room: int) -> bool:
+        """Every key, in a grid of the fewest rows (at most ``NARROW_ROWS``) whose columns fit
+        in ``room`` cells; False when they do not."""
+        # A key in a grid cell: its key and description with a cell of padding around each.
+        widths = [len(self.app.get_key_display(binding)) + len(binding.description) + 4 for _, binding in self._keys]
+        most_rows = max(2, min(NARROW_ROWS, self.app.size.height // 6))
+        for columns in range(len(widths), 0, -1):
+            rows = -(-len(widths) // columns)
+            if rows > most_rows:
+                return False
+            column_widths = [max(widths[first::columns]) for first in range(columns)]
+            if sum(column_widths) <= room:
+                for key, _ in self._keys:
+                    key.display = True
+                self.styles.layout = "grid"
+                self.styles.grid_size_columns = columns
+                self.styles.grid_columns = " ".join(map(str, column_widths))
+                self.styles.height = rows
+                return True
+        return False
+
+    def _show_palette_key(self, show: bool) -> None:
+        for key in self.query(".-command-palette"):
+            key.display = show
 
     def _width(self, binding: Binding) -> int:
         """Cells one key takes: its key, its description, their padding and the gap after it."""
