@@ -26,6 +26,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp_jinja2
 from aiohttp import web
@@ -150,7 +151,19 @@ class BoardWebServer(Server):
         kept = request.cookies.get(COOKIE)
         if kept is None or not hmac.compare_digest(kept.encode(), self.token.encode()):
             return web.Response(status=401, text="board web: this board needs its token: open the address the server printed when it started\n")
+        origin = request.headers.get("Origin")
+        if origin is not None and not self._same_origin(origin, request):
+            # A page of another site driving a visitor's session (its cookie is not sent there
+            # by today's browsers, SameSite=Strict; an older one might).
+            return web.Response(status=403, text="board web: a page of another site may not use this board\n")
         return await handler(request)
+
+    def _same_origin(self, origin: str, request: web.Request) -> bool:
+        allowed = {f"{request.scheme}://{request.host}"}
+        if self.given_public_url:
+            public = urlsplit(self.given_public_url)
+            allowed.add(f"{public.scheme}://{public.netloc}")
+        return origin.rstrip("/") in allowed
 
     @aiohttp_jinja2.template("app_index.html")
     async def handle_index(self, request: web.Request) -> dict[str, Any]:

@@ -284,3 +284,43 @@ def test_a_browser_closed_mid_session_leaves_no_dashboard_behind(sample: Path, s
     wait_for(lambda: gone(dashboard), f"the dashboard (pid {dashboard}) to end with its browser")
     assert server.process.poll() is None  # the server serves on
     server.log_matches(rf"session \w+ ended: dashboard pid {dashboard} exited")
+
+
+def test_a_page_of_another_site_cannot_use_a_visitors_session(sample: Path, serve) -> None:
+    server = serve(sample)
+    browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+    browser.open(server.local(f"/?token={server.token}"), timeout=10).close()  # the visitor's cookie
+    elsewhere = urllib.request.Request(server.local("/ws"), headers={"Origin": "http://evil.example"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        browser.open(elsewhere, timeout=10)
+    assert refused.value.code == 403
+    here = urllib.request.Request(server.local("/"), headers={"Origin": server.local("").rstrip("/")})
+    with browser.open(here, timeout=10) as page:
+        assert page.status == 200
+
+
+def test_a_board_in_postgresql_is_served_and_driven_alike(sample: Path, pg_url: str, serve, pages, monkeypatch) -> None:
+    from board.store.postgres.connect import connect
+    from board.store.postgres.migrations import migrate
+    from board.store.postgres.store import PostgresStore
+    from board.store.postgres.transfer import import_board
+
+    with connect(pg_url, autocommit=True) as conn:
+        migrate(conn)
+    import_board(pg_url, sample)
+    workspace = sample.parent / "elsewhere"
+    workspace.mkdir()
+    monkeypatch.setenv("BOARD_DB", pg_url)
+    server = serve(workspace)
+    page = pages(server.address)
+    page.sees("Benchmark the JSON")
+    page.type("s")
+
+    def started() -> bool:
+        store = PostgresStore.open(workspace, url=pg_url, whole=False)
+        try:
+            return store.get("32").status == "in_progress"
+        finally:
+            store.close()
+
+    wait_for(started, "#32 started in the database")
