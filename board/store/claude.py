@@ -22,7 +22,7 @@ from typing import Any
 
 from board import json_bounds
 from board.errors import BoardError, InvalidTaskFile
-from board.model import MAX_FILE_BYTES, Task, lean, task_from_dict, task_to_dict
+from board.model import MAX_FILE_BYTES, Task, lean, share_fields_sets, task_from_dict, task_to_dict
 from board.disk import confine
 from board.disk.atomic import read_regular, write_atomic
 from board.store.file_format import CLAUDE_STATE_DIR, CLAUDE_TASK_FILE, HIGH_WATER_MARK, LIST_LOCK, from_claude, next_integer_id, task_file_name, task_files_in, task_id_in
@@ -104,7 +104,7 @@ class ClaudeTaskListLayout:
         if expected is not None and task.id != expected:
             raise InvalidTaskFile(str(path), f"id {task.id!r} does not match the file name (expected {expected!r})")
         # As small in memory as a task of board's own files (``lean``): a dashboard holds them all.
-        return lean(task) if compact else task
+        return lean(task) if compact else share_fields_sets(task)
 
     def encode(self, task: Task) -> bytes:
         return (json.dumps(to_claude(task), ensure_ascii=False, indent=2) + "\n").encode("utf-8")

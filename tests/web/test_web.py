@@ -215,8 +215,10 @@ def test_a_person_starts_a_task_from_the_browser_and_a_second_browser_sees_it(sa
     first.type(Keys.ESCAPE, "s")
     wait_for(lambda: on_disk(sample, "32")["status"] == "in_progress", "#32 started on disk")
     second.sees("4 in progress")  # live, in the other session
-    first.type("/", "docker", Keys.ENTER)
-    first.sees("filter: docker")
+    first.type("/")
+    first.sees("status:ready  priority:high")  # the filter's prompt, ready for the words
+    first.type("dockerfile", Keys.ENTER)
+    first.sees("filter: dockerfile")
     save_screenshot(first, "desktop", tmp_path)
     assert len(server.dashboard_pids(2)) == 2  # a dashboard of its own for each browser
 

@@ -58,7 +58,7 @@ from board.active_work import FILE_NAME as ACTIVE_FILE, JOURNAL_NAME as ACTIVE_J
 from board.agent_record import AgentRecord
 from board.errors import BoardError, InvalidTaskFile
 from board.graph import TaskGraph, is_hidden, unit_weight
-from board.model import Lease, PolicyMark, Task, ToolCalls, task_from_dict, task_to_dict, with_integer_ids
+from board.model import Lease, PolicyMark, Task, ToolCalls, share_fields_sets, task_from_dict, task_to_dict, with_integer_ids
 from board.names import ID_PATTERN, ID_RULE
 from board.priority import PRIORITY_RANK
 from board.store.side import Reservation
@@ -594,7 +594,7 @@ def _counted(task: Task, log: bytes | None) -> Task:
         return task
     counted = task.model_copy()
     counted.tool_calls = ToolCalls.model_validate(counts)
-    return counted
+    return share_fields_sets(counted)
 
 
 def _note_claude_deleted_blockers(board: FileBoard, ids: set[str]) -> None:
