@@ -26,6 +26,24 @@ from textual.drivers.linux_driver import LinuxDriver
 SEQUENCE_LOOK_SECONDS = 0.1
 
 
+def input_wait(parser: XTermParser) -> float | None:
+    """How long an input thread may sleep: for ever (None) unless a half-typed sequence waits
+    on its timeout."""
+    due = parser._timeout_time
+    if due is None:
+        return None
+    return min(SEQUENCE_LOOK_SECONDS, max(0.0, due - get_time()))
+
+
+def wake(pipe: tuple[int, int] | None) -> None:
+    """Wake an input thread that sleeps on ``pipe``'s read end, to stop."""
+    if pipe is not None:
+        try:
+            os.write(pipe[1], b"x")
+        except OSError:
+            pass
+
+
 class QuietLinuxDriver(LinuxDriver):
     """``LinuxDriver`` whose input thread blocks until a key, a stop, or a sequence's timeout."""
 
@@ -38,10 +56,7 @@ class QuietLinuxDriver(LinuxDriver):
         # tenth of a second; this one is woken through the pipe first.
         if self._wake_pipe is not None and not self.exit_event.is_set():
             self._stop_reading = True
-            try:
-                os.write(self._wake_pipe[1], b"x")
-            except OSError:
-                pass
+            wake(self._wake_pipe)
         super().disable_input()
 
     def close(self) -> None:
@@ -88,16 +103,9 @@ class QuietLinuxDriver(LinuxDriver):
             for event in tick():
                 self.process_message(event)
 
-        def timeout() -> float | None:
-            """None (block) unless a half-typed sequence waits on its timeout."""
-            due = parser._timeout_time
-            if due is None:
-                return None
-            return min(SEQUENCE_LOOK_SECONDS, max(0.0, due - get_time()))
-
         try:
             while not self.exit_event.is_set() and not self._stop_reading:
-                process_selector_events(selector.select(timeout()))
+                process_selector_events(selector.select(input_wait(parser)))
             selector.unregister(self.fileno)
             process_selector_events(selector.select(0), final=True)
         finally:

@@ -20,12 +20,11 @@ from typing import Any
 
 from textual import messages
 from textual._parser import ParseError
-from textual._time import get_time
 from textual._xterm_parser import XTermParser
 from textual.drivers._byte_stream import ByteStream
 from textual.drivers.web_driver import WebDriver, _ExitInput
 
-from board.ui.terminal_driver import SEQUENCE_LOOK_SECONDS
+from board.ui.terminal_driver import input_wait, wake
 
 
 class QuietWebDriver(WebDriver):
@@ -56,11 +55,7 @@ class QuietWebDriver(WebDriver):
             self._app.post_message(messages.ExitApp())
 
     def stop_application_mode(self) -> None:
-        if self._wake_pipe is not None:
-            try:
-                os.write(self._wake_pipe[1], b"x")
-            except OSError:
-                pass
+        wake(self._wake_pipe)
         super().stop_application_mode()
 
     def run_input_thread(self) -> None:
@@ -75,15 +70,9 @@ class QuietWebDriver(WebDriver):
         decode = getincrementaldecoder("utf-8")().decode
         packets = ByteStream()
 
-        def timeout() -> float | None:
-            due = parser._timeout_time
-            if due is None:
-                return None
-            return min(SEQUENCE_LOOK_SECONDS, max(0.0, due - get_time()))
-
         try:
             while not self.exit_event.is_set():
-                ready = {key.fd for key, _mask in selector.select(timeout())}
+                ready = {key.fd for key, _mask in selector.select(input_wait(parser))}
                 if wake_read in ready:
                     break
                 if stdin in ready:
