@@ -66,3 +66,17 @@ async def test_a_wide_screen_shows_every_lane_and_no_lane_keys(sample: Path) -> 
         await pilot.resize_terminal(140, 40)
         await pilot.pause()
         assert shown_lanes(app) == list(Lane)
+
+
+async def test_on_a_narrow_screen_a_tasks_details_take_the_whole_width(sample: Path) -> None:
+    app = make_app(sample)
+    async with app.run_test(size=(52, 56)) as pilot:
+        await settled(pilot)
+        await pilot.press("enter")
+        await pilot.pause()
+        main, side = app.screen.query_one("#detail-main"), app.screen.query_one("#detail-side")
+        assert main.region.width >= 48 and side.region.width >= 48  # one above the other
+        assert side.region.y >= main.region.bottom
+        await pilot.resize_terminal(140, 40)
+        await pilot.pause()
+        assert side.region.x >= main.region.right  # side by side again

@@ -8,7 +8,7 @@ from datetime import datetime
 from rich.style import Style
 from rich.table import Table
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.color import Color, ColorParseError
@@ -26,7 +26,7 @@ from board.ui.card import money, progress_bar
 from board.ui.lanes import display_state
 from board.ui.messages import AgentsShown, AlertsShown, LogsShown, TasksShown
 from board.ui.session import BoardSession, TaskLogs
-from board.ui.widgets.key_footer import KeyFooter
+from board.ui.widgets.key_footer import ONE_LANE_BELOW, KeyFooter
 from board.ui.widgets.alerts_panel import SEVERITY_MARK
 from board.text import printable
 
@@ -70,6 +70,10 @@ class DetailScreen(Screen[bool]):
     #detail-deps:focus { border: round $primary; }
     #detail-toolcalls { height: 1fr; border: round $panel-lighten-2; padding: 0 1; overflow-y: auto; }
     #detail-messages { height: 1fr; border: round $panel-lighten-2; border-title-color: $foreground; border-title-style: bold; padding: 0 1; overflow-y: auto; }
+    /* A narrow screen (a phone): the side panels go below the fields, each at the full width. */
+    DetailScreen.-narrow #detail-body { layout: vertical; }
+    DetailScreen.-narrow #detail-main { width: 1fr; height: 2fr; }
+    DetailScreen.-narrow #detail-side { width: 1fr; min-width: 0; height: 1fr; }
     """
 
     class TaskShown(Message):
@@ -99,11 +103,15 @@ class DetailScreen(Screen[bool]):
         yield KeyFooter()
 
     def on_mount(self) -> None:
+        self.set_class(self.app.size.width < ONE_LANE_BELOW, "-narrow")
         self.show_task(self.task_id)
         self.query_one("#detail-deps", OptionList).focus()
         # Text coloured in code (``_theme_colour``) keeps the colour it was built with: build it
         # again in a theme chosen while this view is open (t, or the palette).
         self.app.theme_changed_signal.subscribe(self, self._build_again)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.width < ONE_LANE_BELOW, "-narrow")
 
     # -- content ------------------------------------------------------------------------------
 
