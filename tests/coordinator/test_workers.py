@@ -296,5 +296,8 @@ def test_a_command_that_ends_as_its_lease_is_taken_back_leaves_its_result_in_his
     store.sync()
     after = store.get(task.id)
     assert (after.status, after.owner) == (Status.IN_PROGRESS, "other")
-    refused = [r for r in store.history(task.id) if r["op"] == "refused" and r["actor"] == "w1"]
-    assert [r["attempted"] for r in refused] == ["status:completed"], store.history(task.id)
+    refused = [r["attempted"] for r in store.history(task.id) if r["op"] == "refused" and r["actor"] == "w1"]
+    # The result, refused once; a renewal made after the take-back and before the command was
+    # seen to end is refused too, and kept (whether one comes depends on the machine's pace).
+    assert refused.count("status:completed") == 1 and set(refused) <= {"status:completed", "heartbeat"}, store.history(task.id)
+    assert refused[-1] == "status:completed"
