@@ -46,10 +46,10 @@ class QuietWebDriver(WebDriver):
         try:
             return os.write(self.fileno, data)
         except OSError:  # EPIPE and the like: nobody reads the other end any more
-            self._end("the server stopped reading")
+            self._end()
             return len(data)
 
-    def _end(self, why: str) -> None:
+    def _end(self) -> None:
         if not self._gone:
             self._gone = True
             self._app.post_message(messages.ExitApp())
@@ -78,7 +78,7 @@ class QuietWebDriver(WebDriver):
                 if stdin in ready:
                     data = os.read(stdin, 4096)
                     if not data:
-                        self._end("the server closed the connection")
+                        self._end()  # the server closed the connection
                         break
                     for packet_type, payload in packets.feed(data):
                         if packet_type == "D":
@@ -91,7 +91,7 @@ class QuietWebDriver(WebDriver):
         except _ExitInput:
             pass
         except (OSError, ParseError):
-            self._end("the connection to the server broke")
+            self._end()  # the connection to the server broke
         finally:
             selector.close()
             pipe, self._wake_pipe = self._wake_pipe, None

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import ipaddress
 import secrets
 import signal
 import sys
@@ -42,13 +41,6 @@ TEMPLATES = Path(__file__).parent / "templates"
 
 def new_token() -> str:
     return secrets.token_urlsafe(24)
-
-
-def is_loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"
 
 
 class DashboardProcess(AppService):
@@ -93,7 +85,6 @@ class BoardWebServer(Server):
 
     def __init__(self, argv: list[str], *, title: str, host: str, port: int, token: str, public_url: str | None = None, log: Callable[[str], None]) -> None:
         super().__init__(" ".join(argv), host=host, port=port, title=title, public_url=public_url, templates_path=TEMPLATES)
-        self.templates_path = TEMPLATES
         self.argv = argv
         self.token = token
         self.given_public_url = public_url

@@ -821,7 +821,7 @@ def claim_columns(tasks: list[Task]) -> tuple[set[str], dict[str, float], dict[s
     ready = {
         task.id for task in tasks
         if task.status == "pending" and not is_hidden(task) and task.id not in open_children
-        and all(by_id[b].status == "completed" if b in by_id else False for b in task.blocked_by)
+        and all(b in by_id and by_id[b].status == "completed" for b in task.blocked_by)
     }
     waves = graph.waves()
     stuck = {task_id: waves[task_id] for task_id in graph.stuck_ids()}

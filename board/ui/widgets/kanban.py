@@ -11,7 +11,7 @@ from textual.containers import Horizontal
 
 from board.ui.card import CardView
 from board.ui.lanes import Lane, Lanes
-from board.ui.widgets.key_footer import ONE_LANE_BELOW  # noqa: F401  (the width the footer wraps below)
+from board.ui.widgets.key_footer import ONE_LANE_BELOW
 from board.ui.widgets.task_column import TaskColumn
 
 
