@@ -84,6 +84,18 @@ class GitSettings(_Section):
     timeout_seconds: float = Field(default=5.0, gt=0)
 
 
+class WorktreeSettings(_Section):
+    """A git worktree per task (``board run --worktrees``)."""
+
+    #: Every ``board run`` of this board runs each task's command in the task's worktree.
+    enabled: bool = False
+    #: The branch worktrees start from and merge into; empty: the one checked out at the run's start.
+    base: str = ""
+    #: ``auto``: the coordinator merges each completed task's branch, in dependency order;
+    #: ``manual``: a person does (``board merge ID``, or ``m`` in a task's details).
+    merge: Literal["manual", "auto"] = "manual"
+
+
 class AlertSettings(_Section):
     #: ``agent.failing`` once an agent's task has this many failed tool calls in a row.
     failing_after: int = Field(default=3, ge=1)
@@ -171,6 +183,7 @@ class BoardSettings(_Section):
     policies: PolicySettings = Field(default_factory=PolicySettings)
     budget: BudgetSettings = Field(default_factory=BudgetSettings)
     git: GitSettings = Field(default_factory=GitSettings)
+    worktrees: WorktreeSettings = Field(default_factory=WorktreeSettings)
     alerts: AlertSettings = Field(default_factory=AlertSettings)
     ui: UiSettings = Field(default_factory=UiSettings)
     hooks: HookSettings = Field(default_factory=HookSettings)

@@ -29,6 +29,7 @@ from board.graph import GraphProblem, cancelled_blockers, id_sort_key, sorted_id
 from board.model import Task
 from board.reservations import Reservation
 from board.status import ACTIVE, Status
+from board.worktrees.record import read_record
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,12 @@ def declared_files(task: Task) -> set[str]:
     return found
 
 
+def changed_in_worktree(task: Task) -> tuple[str, ...]:
+    """The files the task's own worktree changed, not yet merged (``board.worktrees``)."""
+    record = read_record(task.metadata) if task.metadata else None
+    return record.changes.paths if record is not None and not record.merged else ()
+
+
 def touches_by_task(touches: Iterable[Touch]) -> dict[str, list[Touch]]:
     grouped: dict[str, list[Touch]] = defaultdict(list)
     for touch in touches:
@@ -110,6 +117,8 @@ def held_files(tasks: Mapping[str, Task], touches: Iterable[Touch], reservations
     holders: dict[str, set[str]] = defaultdict(set)
     for task_id in active:
         for path in declared_files(tasks[task_id]):
+            holders[path].add(task_id)
+        for path in changed_in_worktree(tasks[task_id]):
             holders[path].add(task_id)
     for touch in touches:
         if touch.task in active:
@@ -165,6 +174,31 @@ def detect_file_conflicts(tasks: Mapping[str, Task], touches: Sequence[Touch]) -
                 tasks=group,
                 agents=_owners(owned, group),
                 files=tuple(paths),
+            )
+        )
+    return alerts
+
+
+def detect_merge_conflicts(tasks: Mapping[str, Task]) -> list[Alert]:
+    """``merge.conflict``: a task's branch could not be merged into its base (``board merge``
+    found both changed the same lines) and is not merged yet."""
+    alerts = []
+    for task in tasks.values():
+        record = read_record(task.metadata) if task.metadata else None
+        if record is None or record.conflict is None or record.merged:
+            continue
+        others = record.conflict.tasks
+        alerts.append(
+            Alert(
+                key=f"merge.conflict:{task.id}",
+                kind="merge.conflict",
+                severity=Severity.WARNING,
+                message=f"#{task.id} cannot be merged into {record.base}: both changed {list_files(list(record.conflict.files))}"
+                + (f" (so did {_and(['#' + t for t in others])})" if others else ""),
+                action=f"board merge {task.id} --send-back gives it to an agent to resolve; or in {record.path}: git merge {record.base}, fix, commit, then board merge {task.id}",
+                tasks=(task.id,),
+                agents=(task.owner,) if task.owner else (),
+                files=record.conflict.files,
             )
         )
     return alerts

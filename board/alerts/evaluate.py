@@ -34,6 +34,7 @@ from board.alerts.detectors import (
     detect_external_changes,
     detect_failing_agents,
     detect_file_conflicts,
+    detect_merge_conflicts,
     detect_force_push,
     detect_graph_problems,
     detect_idle_with_task,
@@ -128,6 +129,7 @@ def detect_all(inputs: AlertInputs, *, now: datetime, settings: BoardSettings) -
     holdings = held_files(tasks, inputs.touches, inputs.reservations)
     found = [
         *detect_file_conflicts(tasks, inputs.touches),
+        *detect_merge_conflicts(inputs.tasks),
         *detect_reservation_conflicts(inputs.reservations, inputs.touches),
         *detect_write_conflicts(inputs.history, now, timedelta(seconds=settings.alerts.write_conflict_seconds)),
         *detect_upstream_drift(inputs.git, tasks, holdings),

@@ -34,6 +34,7 @@ KINDS: dict[str, Severity] = {
     "conflict.files": Severity.WARNING,
     "conflict.reservation": Severity.ERROR,
     "conflict.write": Severity.INFO,
+    "merge.conflict": Severity.WARNING,
     "drift.upstream": Severity.WARNING,
     "drift.force_push": Severity.ERROR,
     "drift.dirty": Severity.WARNING,

@@ -36,7 +36,9 @@ def _worker_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--time-scale", type=float, default=1.0, metavar="F", help="wall seconds per second of a task's metadata.estimate (simulated)")
     parser.add_argument("--timeout", type=seconds, metavar="SEC", help="kill a task's command after SEC seconds and fail the task")
     add_budget_options(parser, "each task it starts (unless the task has a budget of its own)")
-    parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- ARGV", help="command per task; {id} {subject} {description} {workspace} are substituted, no shell")
+    parser.add_argument("--worktrees", action="store_true", help="run each task's command in the task's own git worktree, on branch board/<id>-<slug> ([worktrees] enabled in board.toml does the same)")
+    parser.add_argument("--base", metavar="BRANCH", help="with --worktrees: the branch they start from and merge into (default: the one checked out now)")
+    parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- ARGV", help="command per task; {id} {subject} {description} {workspace} {worktree} are substituted, no shell")
 
 
 def _command(args: argparse.Namespace) -> list[str]:
@@ -65,9 +67,33 @@ def _worker_args(args: argparse.Namespace, command: list[str]) -> list[str]:
         out += ["--budget-tokens", str(args.budget_tokens)]
     if args.budget_usd is not None:
         out += ["--budget-usd", repr(args.budget_usd)]
+    if args.worktree_base is not None:
+        out += ["--worktrees", "--base", args.worktree_base]
     if command:
         out += ["--", *command]
     return out
+
+
+def _worktree_base(args: argparse.Namespace) -> str | None:
+    """The branch each task's worktree starts from, when tasks run in worktrees (None: they
+    run in the workspace), checked once before any worker starts."""
+    from board.config import settings_or_defaults
+    from board.store import Store
+    from board.worktrees import git_work
+
+    settings = settings_or_defaults(Store.open(args.workspace, whole=False).local_dir).worktrees
+    if not (args.worktrees or settings.enabled):
+        if args.base:
+            raise BoardError("--base goes with --worktrees")
+        return None
+    if args.simulate:
+        raise BoardError("--worktrees runs each task's command in its worktree: give a command, not --simulate")
+    workspace = Path(args.workspace).resolve()
+    git_work.repository(workspace)
+    base = args.base or settings.base or git_work.checked_out_branch(workspace)
+    if not git_work.branch_exists(workspace, base):
+        raise BoardError(f"no branch '{shortened(base)}' in this repository: give --base an existing branch")
+    return base
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -113,7 +139,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         simulation = Simulation(seed=args.seed, fail_rate=args.fail_rate, toolcall_fail_rate=args.toolcall_fail_rate, min_seconds=low, max_seconds=max(low, high), time_scale=args.time_scale, min_steps=max(0, args.steps[0]), max_steps=max(0, args.steps[1]))
         worker = SimulatedWorker(args.workspace, name, simulation, **common)
     else:
-        worker = CommandWorker(args.workspace, name, command, timeout=args.timeout, **common)
+        worker = CommandWorker(args.workspace, name, command, timeout=args.timeout, worktree_base=_worktree_base(args), **common)
     worker.install_signal_handlers()
     return worker.run(max_tasks=args.max_tasks)
 
@@ -177,10 +203,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise BoardError("give either --no-wait or --answer-timeout, not both")
     workspace = Path(args.workspace).resolve()
     store = Store.open(workspace)  # no board there is one clear error, and nothing gets created
+    args.worktree_base = _worktree_base(args)
     output = None if args.verbose else _run_log(store.local_dir)
     supervisor = Supervisor(workspace, workers=args.workers, worker_args=_worker_args(args, command), child_output=output)
     try:
         supervisor.say(f"running {args.workers} {'simulated ' if args.simulate else ''}worker(s) on {workspace} (Ctrl-C stops; logs in .tasks/logs/)")
+        if args.worktree_base is not None:
+            supervisor.say(f"each task runs in its own worktree under .board-worktrees/, on a branch from {args.worktree_base}")
         supervisor.start()
         answers_until = None if args.no_wait else time.monotonic() + args.answer_timeout if args.answer_timeout else math.inf
         progress = supervisor.wait_until_settled(events=args.events, answers_until=answers_until)

@@ -45,7 +45,7 @@ from board.disk.atomic import open_regular
 from board.coordinator.processes import die_with_parent, end_commands_of, kill_process_group
 
 #: Placeholders a command template may use; each is replaced inside its own argument only.
-PLACEHOLDERS = ("id", "subject", "description", "workspace")
+PLACEHOLDERS = ("id", "subject", "description", "workspace", "worktree")
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 #: How long output is still read after a command exited (its children may keep the pipes open).
 OUTPUT_DRAIN_SECONDS = 0.5
@@ -68,13 +68,13 @@ class Fenced(LeaseLost):
     task's command before the lease could run out, so the task never runs in two places."""
 
 
-def substitute(template: Sequence[str], task: Task, workspace: Path) -> list[str]:
+def substitute(template: Sequence[str], task: Task, workspace: Path, worktree: Path | None = None) -> list[str]:
     """The argv for one task: each placeholder replaced within its own argument, in one pass.
 
     One pass matters: a subject containing ``{id}`` stays literal text, and text from the task
     never becomes more arguments, because no shell ever sees it.
     """
-    values = {"id": task.id, "subject": task.subject, "description": task.description, "workspace": str(workspace)}
+    values = {"id": task.id, "subject": task.subject, "description": task.description, "workspace": str(workspace), "worktree": str(worktree or workspace)}
     return [_PLACEHOLDER.sub(lambda m: values[m.group(1)], part) for part in template]
 
 
@@ -468,17 +468,25 @@ class Worker:
 
 
 class CommandWorker(Worker):
-    """Runs ``template`` (argv with ``{id}``, ``{subject}``, ``{description}``, ``{workspace}``)
-    for each task, without a shell, and judges the task by the exit status."""
+    """Runs ``template`` (argv with ``{id}``, ``{subject}``, ``{description}``, ``{workspace}``,
+    ``{worktree}``) for each task, without a shell, and judges the task by the exit status.
+
+    With ``worktree_base``, each task's command runs in the task's own git worktree, made from
+    that branch (``board.worktrees``): what it changed is measured onto the task as it works,
+    and what it left uncommitted when it succeeds is committed on the task's branch.
+    """
 
     kind = "command"
 
-    def __init__(self, workspace: Path | str, name: str, template: Sequence[str], *, timeout: float | None = None, **kwargs: Any) -> None:
+    def __init__(self, workspace: Path | str, name: str, template: Sequence[str], *, timeout: float | None = None, worktree_base: str | None = None, **kwargs: Any) -> None:
         super().__init__(workspace, name, **kwargs)
         if not template:
             raise BoardError("a command worker needs a command: put it after '--', e.g. board run -- python agent.py {id}")
         self.template = list(template)
         self.timeout = timeout
+        self.worktree_base = worktree_base
+        #: The task whose worktree the running command works in.
+        self._in_worktree: str | None = None
 
     def environment(self, task: Task, token: int) -> dict[str, str]:
         env = dict(os.environ)
@@ -491,17 +499,25 @@ class CommandWorker(Worker):
         return env
 
     def perform(self, task: Task, token: int) -> tuple[bool, str | None] | None:
-        argv = substitute(self.template, task, self.workspace)
         path = log_path(self.store.local_dir, task.id)
         confine.make_folders(path.parent)
         with os.fdopen(open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND), "ab") as log:
-            log.write(f"--- {utcnow().isoformat()} {self.name} runs #{task.id} (token {token}): {argv!r}\n".encode())
+            folder, env = self.workspace, self.environment(task, token)
+            if self.worktree_base is not None:
+                try:
+                    folder = self._worktree_for(task)
+                except BoardError as error:
+                    log.write(f"--- no worktree for #{task.id}: {error}\n".encode())
+                    return False, f"no worktree: {error}"
+                env["BOARD_WORKTREE"] = str(folder)
+            argv = substitute(self.template, task, self.workspace, folder)
+            log.write(f"--- {utcnow().isoformat()} {self.name} runs #{task.id} (token {token}) in {folder}: {argv!r}\n".encode())
             log.flush()
             try:
                 process = subprocess.Popen(
                     argv,
-                    cwd=self.workspace,
-                    env=self.environment(task, token),
+                    cwd=folder,
+                    env=env,
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
@@ -512,9 +528,48 @@ class CommandWorker(Worker):
                 log.write(f"--- could not start: {error}\n".encode())
                 return False, f"could not start {argv[0]!r}: {error.strerror or error}"
             try:
-                return self._supervise(process, task, token, log)
+                outcome = self._supervise(process, task, token, log)
             finally:
                 kill_process_group(process)
+            if self._in_worktree is not None:
+                self._settle_worktree(task, outcome, log)
+            return outcome
+
+    def _worktree_for(self, task: Task) -> Path:
+        """The task's worktree (made now, or left by its last attempt), and its record on the task."""
+        from board.worktrees import git_work, on_board
+
+        fresh = self.reachable(lambda: self.store.get(task.id))
+        record = self.reachable(lambda: on_board.open_for(self.store, fresh, self.worktree_base or None, actor=self.name))
+        self._in_worktree = task.id
+        return git_work.task_folder(self.workspace, record)
+
+    def _settle_worktree(self, task: Task, outcome: tuple[bool, str | None] | None, log: IO[bytes]) -> None:
+        """A command that succeeded has what it left uncommitted committed on the task's branch
+        (the branch is what gets merged); either way, what it changed goes on the task."""
+        from board.worktrees import git_work, on_board
+
+        self._in_worktree = None
+        try:
+            record = on_board.record_of(self.reachable(lambda: self.store.get(task.id)))
+            if record is None:
+                return
+            if outcome is not None and outcome[0] and git_work.commit_leftovers(self.workspace, record, f"#{task.id} {task.subject}\n\nLeft uncommitted by its command; committed by board's worker {self.name}."):
+                log.write(f"--- committed what #{task.id}'s command left uncommitted on {record.branch}\n".encode())
+            self.reachable(lambda: on_board.note_changes(self.store, task.id, actor=self.name))
+        except BoardError as error:
+            log.write(f"--- #{task.id}'s worktree: {error}\n".encode())
+
+    def beat(self, current: tuple[str, int] | None) -> None:
+        due = time.monotonic() - self._last_heartbeat >= self.heartbeat_every
+        super().beat(current)
+        if due and current is not None and current[0] == self._in_worktree:
+            from board.worktrees import on_board
+
+            try:
+                on_board.note_changes(self.store, current[0], actor=self.name)
+            except BoardError:
+                pass  # measured again at the next beat, and when the command ends
 
     def _supervise(self, process: subprocess.Popen[bytes], task: Task, token: int, log: IO[bytes]) -> tuple[bool, str | None] | None:
         """Copy output to the log, keep the lease, enforce the timeout, read the exit status."""

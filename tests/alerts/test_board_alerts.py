@@ -185,7 +185,7 @@ def test_every_kind_of_the_spec_has_a_severity() -> None:
         "conflict.files", "conflict.reservation", "conflict.write", "drift.upstream", "drift.force_push",
         "drift.dirty", "drift.external_change", "lease.expired", "graph.cycle", "graph.dangling",
         "graph.asymmetric", "file.invalid", "agent.failing", "agent.idle_with_task", "human.waiting", "hooks.broken",
-        "budget.near", "budget.over", "agent.unreachable",
+        "budget.near", "budget.over", "agent.unreachable", "merge.conflict",
     }  # fmt: skip
 
 

@@ -38,6 +38,7 @@ from pydantic_core import SchemaSerializer
 
 from board import json_bounds
 from board.active_work import entry_for, note_task, read_active, write_active
+from board.worktrees.record import worked_files
 from board.document import datetime_schema
 from board.errors import BoardError, InvalidTaskFile, TaskNotFound
 from board.graph import MAX_PARENT_DEPTH, cancelled_blockers, id_sort_key
@@ -960,7 +961,7 @@ class PostgresStore(Store):
         """Rebuild this machine's ``active.json`` (who works on what, which ``board hook`` reads
         without a database connection) from the whole board; True if rewritten."""
         self._ensure_whole()
-        wanted = {t.id: entry for t in self.graph.tasks.values() if (entry := entry_for(t.status, t.owner, t.files)) is not None}
+        wanted = {t.id: entry for t in self.graph.tasks.values() if (entry := entry_for(t.status, t.owner, worked_files(t.files, t.metadata))) is not None}
         if read_active(self.state_dir) == wanted:
             return False
         write_active(self.state_dir, wanted)
@@ -1041,4 +1042,4 @@ class PostgresStore(Store):
         """Keep this machine's ``active.json`` in step with the writes just committed here."""
         for task_id in task_ids:
             task = self.graph.tasks.get(task_id)
-            note_task(self.state_dir, task_id, entry_for(task.status, task.owner, task.files) if task is not None else None)
+            note_task(self.state_dir, task_id, entry_for(task.status, task.owner, worked_files(task.files, task.metadata)) if task is not None else None)

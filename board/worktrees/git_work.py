@@ -1,0 +1,345 @@
+"""The git work of a task's worktree: make it (or find it again), measure what it changed
+against its base, show the diff, commit what an agent left uncommitted, and remove it.
+
+Every call is ``git`` with an argument list (no shell), in the repository of the workspace.
+Nothing here deletes work: a worktree with uncommitted changes is removed only when forced,
+and a branch only once its commits are in the base.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from board.errors import BoardError
+from board.gitstate import GitUnavailable, _git
+from board.worktrees.place import WORKTREES_DIR, branch_name, folder_name
+from board.worktrees.record import LISTED_FILES, Changes, FileChange, WorktreeRecord
+
+#: git calls that write (a checkout, a merge) may take longer than a status read.
+WRITE_TIMEOUT = 120.0
+READ_TIMEOUT = 30.0
+#: ``board diff`` shows at most this much of a diff (the file list stays whole).
+DIFF_LIMIT = 4 * 1024 * 1024
+#: Files git ignores anyway, and board's own folders: never counted as a task's change.
+_NOT_CHANGES = (".tasks/", WORKTREES_DIR + "/")
+#: Who commits for board when the repository names nobody (a fresh CI machine).
+_FALLBACK_IDENTITY = ("-c", "user.name=board", "-c", "user.email=board@localhost")
+
+
+class WorktreeError(BoardError):
+    """A worktree could not be made, merged or removed; the one line says why and what to do."""
+
+
+def git(directory: Path, *args: str, timeout: float = READ_TIMEOUT, ok: tuple[int, ...] = (0,)) -> str:
+    """``git -C directory args...``'s output; WorktreeError with git's own first line otherwise."""
+    try:
+        done = _git(directory, args, timeout)
+    except GitUnavailable as error:
+        raise WorktreeError(f"git {args[0]} did not run: {error}") from None
+    if done.returncode not in ok:
+        said = (done.stderr.strip() or done.stdout.strip() or f"exit status {done.returncode}").splitlines()[0]
+        raise WorktreeError(f"git {args[0]} failed: {said}")
+    return done.stdout
+
+
+def git_status(directory: Path, *args: str, timeout: float = READ_TIMEOUT) -> tuple[int, str]:
+    """(exit status, output) of a git command whose status is an answer (``merge-base --is-ancestor``)."""
+    try:
+        done = _git(directory, args, timeout)
+    except GitUnavailable as error:
+        raise WorktreeError(f"git {args[0]} did not run: {error}") from None
+    return done.returncode, done.stdout
+
+
+@dataclass(frozen=True)
+class Repository:
+    """The repository a workspace is in: its top folder, and the workspace's folder inside it
+    (``""``, or ``sub/`` when the workspace is a folder of the repository)."""
+
+    top: Path
+    prefix: str
+
+
+def repository(workspace: Path) -> Repository:
+    try:
+        lines = git(workspace, "rev-parse", "--show-toplevel", "--show-prefix").split("\n")
+    except WorktreeError:
+        raise WorktreeError(f"{workspace} is not in a git repository: worktrees need one (git init, and a first commit)") from None
+    return Repository(Path(lines[0]), lines[1] if len(lines) > 1 else "")
+
+
+def checked_out_branch(workspace: Path) -> str:
+    """The branch checked out in the workspace: the base of the run's worktrees."""
+    code, out = git_status(workspace, "symbolic-ref", "--quiet", "--short", "HEAD")
+    if code != 0 or not out.strip():
+        raise WorktreeError("the workspace has no branch checked out (a detached HEAD): check one out, or give --base BRANCH")
+    return out.strip()
+
+
+def commit_of(directory: Path, revision: str) -> str:
+    code, out = git_status(directory, "rev-parse", "--verify", "--quiet", revision + "^{commit}")
+    if code != 0 or not out.strip():
+        raise WorktreeError(f"'{revision}' is not a branch or commit of this repository")
+    return out.strip()
+
+
+def branch_exists(directory: Path, branch: str) -> bool:
+    return git_status(directory, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")[0] == 0
+
+
+def is_ancestor(directory: Path, ancestor: str, descendant: str) -> bool:
+    code, _ = git_status(directory, "merge-base", "--is-ancestor", ancestor, descendant)
+    if code not in (0, 1):
+        raise WorktreeError(f"git could not compare {ancestor[:12]} and {descendant[:12]}")
+    return code == 0
+
+
+def registered(workspace: Path) -> dict[Path, str | None]:
+    """Every worktree git knows of this repository: its folder and its branch (None: detached)."""
+    found: dict[Path, str | None] = {}
+    folder: Path | None = None
+    for line in git(workspace, "worktree", "list", "--porcelain").splitlines():
+        if line.startswith("worktree "):
+            folder = Path(line[len("worktree ") :])
+            found[folder] = None
+        elif line.startswith("branch refs/heads/") and folder is not None:
+            found[folder] = line[len("branch refs/heads/") :]
+    return found
+
+
+def worktrees_folder(workspace: Path) -> Path:
+    """``<workspace>/.board-worktrees``, made if missing, with the ``.gitignore`` that keeps
+    it out of the project's status. A link planted in its place is refused: git would make the
+    task's checkout wherever it points."""
+    folder = workspace / WORKTREES_DIR
+    try:
+        os.mkdir(folder, 0o755)
+    except FileExistsError:
+        pass
+    except OSError as error:
+        raise WorktreeError(f"cannot make {folder}: {error.strerror}") from None
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode):
+        raise WorktreeError(f"{folder} is not a folder (a link or a file is in its place): remove it, board keeps worktrees there")
+    if info.st_uid != os.getuid():
+        raise WorktreeError(f"{folder} belongs to another user: remove it, board keeps worktrees there")
+    ignore = folder / ".gitignore"
+    if not os.path.lexists(ignore):
+        fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "w") as handle:
+            handle.write("# board's worktrees, one per task: never part of the project\n*\n")
+    return folder
+
+
+def task_folder(workspace: Path, record: WorktreeRecord) -> Path:
+    """Where a task's command runs: the workspace's own folder inside the task's worktree."""
+    prefix = repository(workspace).prefix
+    return workspace / record.path / prefix if prefix else workspace / record.path
+
+
+def make(workspace: Path, task_id: str, subject: str, base: str, *, record: WorktreeRecord | None = None) -> WorktreeRecord:
+    """The task's worktree, made on its branch from ``base``, or found again: a worker killed
+    mid-task leaves it (and its commits) for the next attempt. A record kept on the task names
+    the branch and folder it had, whatever the task is called now."""
+    repo = repository(workspace)
+    folder = worktrees_folder(workspace)
+    branch = record.branch if record else branch_name(task_id, subject)
+    path = record.path if record else f"{WORKTREES_DIR}/{folder_name(task_id, subject)}"
+    base = record.base if record else base
+    checkout = workspace / path
+    if checkout.parent != folder or os.path.islink(checkout):
+        raise WorktreeError(f"#{task_id}'s worktree {path} is not a folder of {WORKTREES_DIR}/: board will not use it")
+    known = {folder_path.resolve(): on for folder_path, on in registered(workspace).items()}
+    if checkout.resolve() in known:
+        if known[checkout.resolve()] != branch:
+            raise WorktreeError(f"{path} is a worktree of another branch than {branch}: remove it (git worktree remove {path})")
+        return record or WorktreeRecord(branch=branch, base=base, path=path, made_from=commit_of(workspace, base))
+    if os.path.lexists(checkout):
+        raise WorktreeError(f"{path} is in the way of #{task_id}'s worktree and is not one: move it away")
+    git(workspace, "worktree", "prune")  # a worktree whose folder was deleted by hand
+    has_branch = branch_exists(workspace, branch)
+    made_from = record.made_from if record and record.made_from else commit_of(workspace, base)
+    if has_branch:
+        git(workspace, "worktree", "add", "--quiet", str(checkout), branch, timeout=WRITE_TIMEOUT)
+    else:
+        git(workspace, "worktree", "add", "--quiet", "-b", branch, str(checkout), made_from, timeout=WRITE_TIMEOUT)
+    _bring_local_settings(workspace, checkout / repo.prefix if repo.prefix else checkout)
+    return record or WorktreeRecord(branch=branch, base=base, path=path, made_from=made_from)
+
+
+def _bring_local_settings(workspace: Path, copy: Path) -> None:
+    """Claude Code started in the worktree reads the project's settings from the worktree:
+    committed ones are there already; ``settings.local.json`` (where ``board hooks install``
+    may put the hooks) is not committed, so the worktree gets a copy of it."""
+    source = workspace / ".claude" / "settings.local.json"
+    target = copy / ".claude" / "settings.local.json"
+    try:
+        if not stat.S_ISREG(os.lstat(source).st_mode) or os.path.lexists(target):
+            return
+        data = source.read_bytes()
+        target.parent.mkdir(exist_ok=True)
+        if os.path.islink(target.parent):
+            return
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+    except OSError:
+        return
+
+
+def exists(workspace: Path, record: WorktreeRecord) -> bool:
+    checkout = workspace / record.path
+    return checkout.is_dir() and not checkout.is_symlink() and (checkout / ".git").is_file()
+
+
+def _fork_point(checkout: Path, record: WorktreeRecord) -> str:
+    """Where the task's own work begins: the commit its worktree was made at (which holds the
+    work of blockers not yet merged), unless the base has since caught up past it (the base
+    merged in to settle a conflict): then the newest commit the branch shares with the base."""
+    code, out = git_status(checkout, "merge-base", record.base, "HEAD")
+    shared = out.strip() if code == 0 else ""
+    if record.made_from and (not shared or is_ancestor(checkout, shared, record.made_from)) and is_ancestor(checkout, record.made_from, "HEAD"):
+        return record.made_from
+    if shared:
+        return shared
+    raise WorktreeError(f"the base {record.base} of {record.branch} is gone, and board did not note where the branch began")
+
+
+def bring_in(workspace: Path, record: WorktreeRecord, branches: list[str]) -> tuple[WorktreeRecord, list[str]]:
+    """Merge ``branches`` (the unmerged work of the tasks this one waits for) into a new
+    worktree, so the task starts from what it depends on; a branch that conflicts is left out.
+    The record, now made from the result, and what was left out."""
+    checkout = workspace / record.path
+    left_out = []
+    for branch in branches:
+        code, _ = git_status(checkout, *identity(checkout), "merge", "--quiet", "--no-edit", "--no-verify", branch, timeout=WRITE_TIMEOUT)
+        if code != 0:
+            git_status(checkout, "merge", "--abort")
+            left_out.append(branch)
+    return replace(record, made_from=commit_of(checkout, "HEAD")), left_out
+
+
+def _workspace_paths(paths: list[str], prefix: str) -> list[str]:
+    inside = [p[len(prefix) :] for p in paths if p.startswith(prefix)] if prefix else paths
+    return [p for p in inside if p and not p.startswith(_NOT_CHANGES)]
+
+
+def _untracked(checkout: Path) -> list[str]:
+    return [p for p in git(checkout, "ls-files", "--others", "--exclude-standard", "-z").split("\0") if p]
+
+
+def _lines_of(path: Path) -> int | None:
+    """Lines of a new file, or None for a binary one (as git's numstat says ``-``)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return 0
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return 0
+        data = handle.read(DIFF_LIMIT)
+    if b"\0" in data[:8192]:
+        return None
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+def measure(workspace: Path, record: WorktreeRecord) -> Changes:
+    """What the task changed against its base: committed, uncommitted and new files in its
+    worktree; once the worktree is gone, what its branch holds that the base does not."""
+    prefix = repository(workspace).prefix
+    checkout = workspace / record.path
+    if exists(workspace, record):
+        numstat = git(checkout, "diff", "--numstat", "-z", "--no-renames", _fork_point(checkout, record))
+        untracked = _untracked(checkout)
+    else:
+        numstat = git(workspace, "diff", "--numstat", "-z", "--no-renames", f"{record.base}...{record.branch}")
+        untracked = []
+    counted: dict[str, FileChange] = {}
+    for entry in numstat.split("\0"):
+        parts = entry.split("\t", 2)
+        if len(parts) != 3:
+            continue
+        added, removed, path = parts
+        binary = added == "-"
+        counted[path] = FileChange(path, 0 if binary else int(added), 0 if binary else int(removed), binary)
+    for path in untracked:
+        lines = _lines_of(checkout / path)
+        counted[path] = FileChange(path, lines or 0, 0, lines is None)
+    changes = sorted((replace(c, path=c.path[len(prefix) :]) for c in counted.values() if _workspace_paths([c.path], prefix)), key=lambda c: c.path)
+    return Changes(
+        files=len(changes),
+        added=sum(c.added for c in changes),
+        removed=sum(c.removed for c in changes),
+        listed=tuple(changes[:LISTED_FILES]),
+    )
+
+
+def diff_text(workspace: Path, record: WorktreeRecord) -> str:
+    """The task's whole diff against its base (new files included), as ``git diff`` prints it."""
+    checkout = workspace / record.path
+    if not exists(workspace, record):
+        return git(workspace, "diff", "--no-color", "--no-renames", f"{record.base}...{record.branch}")[:DIFF_LIMIT]
+    text = git(checkout, "diff", "--no-color", "--no-renames", _fork_point(checkout, record))
+    for path in _untracked(checkout):
+        if len(text) >= DIFF_LIMIT:
+            break
+        if path.startswith(_NOT_CHANGES):
+            continue
+        text += git(checkout, "diff", "--no-color", "--no-index", "--", "/dev/null", path, ok=(0, 1))
+    return text[:DIFF_LIMIT]
+
+
+def identity(directory: Path) -> tuple[str, ...]:
+    """``-c user.name=board ...`` when the repository names no one to commit as, else nothing."""
+    code, out = git_status(directory, "config", "user.email")
+    return () if code == 0 and out.strip() else _FALLBACK_IDENTITY
+
+
+def dirty(checkout: Path) -> list[str]:
+    """Files with uncommitted changes (untracked ones included) in a checkout."""
+    out = git(checkout, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+    paths, entries = [], out.split("\0")
+    index = 0
+    while index < len(entries):
+        entry = entries[index]
+        index += 1
+        if len(entry) < 4:
+            continue
+        paths.append(entry[3:])
+        if entry[0] in "RC":
+            index += 1  # the original name of a rename follows
+    return paths
+
+
+def commit_leftovers(workspace: Path, record: WorktreeRecord, message: str) -> bool:
+    """Commit what the agent left uncommitted in the task's worktree (its branch is what gets
+    merged); True when there was something."""
+    checkout = workspace / record.path
+    if not exists(workspace, record) or not dirty(checkout):
+        return False
+    git(checkout, "add", "--all", timeout=WRITE_TIMEOUT)
+    git(checkout, *identity(checkout), "commit", "--quiet", "--no-verify", "-m", message, timeout=WRITE_TIMEOUT)
+    return True
+
+
+def remove(workspace: Path, record: WorktreeRecord, *, force: bool = False) -> list[str]:
+    """Remove the task's worktree, and its branch when the base holds every commit of it.
+    Refused for a worktree with uncommitted changes unless ``force``. What was done, in words."""
+    done: list[str] = []
+    checkout = workspace / record.path
+    if exists(workspace, record):
+        changed = dirty(checkout)
+        if changed and not force:
+            raise WorktreeError(f"{record.path} has uncommitted changes ({', '.join(changed[:3])}{'…' if len(changed) > 3 else ''}): commit them there, or remove it with --force")
+        git(workspace, "worktree", "remove", *(("--force",) if force else ()), str(checkout), timeout=WRITE_TIMEOUT)
+        done.append(f"removed {record.path}")
+    if branch_exists(workspace, record.branch):
+        if branch_exists(workspace, record.base) and is_ancestor(workspace, record.branch, record.base):
+            git(workspace, "branch", "--quiet", "-D", record.branch)
+            done.append(f"deleted {record.branch} (its commits are in {record.base})")
+        else:
+            done.append(f"kept {record.branch}: it holds commits {record.base} does not")
+    return done

@@ -1,0 +1,180 @@
+"""A task's worktree as the board keeps it: made (or found again) for the task, its changes
+measured into the task's record, merged, sent back on a conflict, removed.
+
+The record lives in the task's metadata (``record.py``) and is written through the store like
+any other field, so every reader sees it; the status of a task only ever moves through
+``board.actions``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+
+from board.errors import BoardError
+from board.model import Task
+from board.status import Status
+from board.store import Store
+from board.times import iso
+from board.worktrees import git_work
+from board.worktrees.merge import MergeConflict, Merged, merge
+from board.worktrees.record import KEY, Conflict, WorktreeRecord, read_record
+
+#: Metadata of a task made to settle another's merge conflict: the other task's id.
+RESOLVES = "resolvesMergeOf"
+
+
+def workspace_of(store: Store) -> Path:
+    return store.layout.workspace
+
+
+def record_of(task: Task) -> WorktreeRecord | None:
+    return read_record(task.metadata)
+
+
+def write_record(store: Store, task_id: str, record: WorktreeRecord | None, *, actor: str) -> Task:
+    """Put ``record`` on the task (None: take it off)."""
+
+    def change(task: Task) -> None:
+        metadata = dict(task.metadata)
+        if record is None:
+            metadata.pop(KEY, None)
+        else:
+            metadata[KEY] = record.to_json()
+        task.metadata = metadata
+
+    return store.mutate(task_id, change, op="update", actor=actor)
+
+
+def open_for(store: Store, task: Task, base: str | None, *, actor: str) -> WorktreeRecord:
+    """The task's worktree, made from ``base`` (the branch checked out in the workspace when
+    None) or found again from its record, and the record on the task."""
+    workspace = workspace_of(store)
+    record = record_of(task)
+    if record is not None and record.merged:
+        record = None  # merged and removed: a task run again starts a new branch
+    made = git_work.make(workspace, task.id, task.subject, base or git_work.checked_out_branch(workspace), record=record)
+    if record is None:
+        made, _ = git_work.bring_in(workspace, made, unmerged_blockers(store, task))
+    if record is None or record.path != made.path:
+        write_record(store, task.id, made, actor=actor)
+    return made
+
+
+def unmerged_blockers(store: Store, task: Task) -> list[str]:
+    """The branches of the tasks ``task`` waits for whose work is not in the base yet."""
+    branches = []
+    for blocker in task.blocked_by:
+        found = store.tasks.get(blocker)
+        record = record_of(found) if found is not None else None
+        if record is not None and not record.merged and git_work.branch_exists(workspace_of(store), record.branch):
+            branches.append(record.branch)
+    return branches
+
+
+def note_changes(store: Store, task_id: str, *, actor: str) -> WorktreeRecord | None:
+    """Measure what the task changed and put it on its record when it differs."""
+    task = store.get(task_id)
+    record = record_of(task)
+    if record is None or record.merged:
+        return record
+    changes = git_work.measure(workspace_of(store), record)
+    if changes == record.changes:
+        return record
+    fresh = WorktreeRecord(record.branch, record.base, record.path, record.made_from, changes, record.merged, record.conflict)
+    write_record(store, task_id, fresh, actor=actor)
+    return fresh
+
+
+def needed_record(task: Task) -> WorktreeRecord:
+    record = record_of(task)
+    if record is None:
+        raise BoardError(f"task #{task.id} has no worktree (board worktree {task.id} makes one)")
+    return record
+
+
+def other_tasks_changing(tasks: Mapping[str, Task], task_id: str, files: tuple[str, ...]) -> tuple[str, ...]:
+    """Tasks other than ``task_id`` whose worktree changed any of ``files`` (merged or not)."""
+    wanted = set(files)
+    found = []
+    for other in tasks.values():
+        record = record_of(other) if other.id != task_id else None
+        if record is not None and wanted & set(record.changes.paths):
+            found.append(other.id)
+    return tuple(sorted(found))
+
+
+def merge_task(store: Store, task_id: str, *, actor: str, now: datetime) -> Merged:
+    """Merge a completed task's branch into its base, then remove its worktree and branch. On a
+    conflict nothing changes in git; the task's record names the files and the other tasks
+    that changed them (the ``merge.conflict`` alert reads it), and MergeConflict is raised."""
+    task = store.get(task_id)
+    record = needed_record(task)
+    if record.merged:
+        raise BoardError(f"task #{task_id} was merged already (as {record.merged[:12]})")
+    if task.status != Status.COMPLETED:
+        raise BoardError(f"task #{task_id} is {task.status}: only a completed task is merged (its work may not be finished)")
+    workspace = workspace_of(store)
+    git_work.commit_leftovers(workspace, record, f"#{task.id} {task.subject}\n\nLeft uncommitted in its worktree; committed by board before merging.")
+    record = note_changes(store, task_id, actor=actor) or record  # what it merges, kept once the branch is gone
+    try:
+        merged = merge(workspace, record, f"Merge #{task.id} {task.subject} ({record.branch})")
+    except MergeConflict as conflict:
+        store.sync()
+        others = other_tasks_changing(store.tasks, task_id, conflict.files)
+        noted = Conflict(conflict.files, others, iso(now))
+        write_record(store, task_id, WorktreeRecord(record.branch, record.base, record.path, record.made_from, record.changes, None, noted), actor=actor)
+        raise MergeConflict(
+            f"#{task_id} conflicts with {record.base} in {', '.join(conflict.files)}"
+            + (f" (also changed by {', '.join('#' + t for t in others)})" if others else "")
+            + f": nothing was merged; board merge {task_id} --send-back gives it to an agent to resolve",
+            conflict.files,
+        ) from None
+    done = WorktreeRecord(record.branch, record.base, record.path, record.made_from, record.changes, merged.commit, None)
+    write_record(store, task_id, done, actor=actor)
+    resolved = task.metadata.get(RESOLVES)
+    if isinstance(resolved, str) and resolved in store.tasks:
+        original = record_of(store.tasks[resolved])
+        if original is not None and original.branch == record.branch:
+            write_record(store, resolved, WorktreeRecord(original.branch, original.base, original.path, original.made_from, original.changes, merged.commit, None), actor=actor)
+    try:
+        git_work.remove(workspace, record)
+    except git_work.WorktreeError:
+        pass  # merged; a worktree changed since stays for its owner to look at (board check lists it)
+    return merged
+
+
+def send_back(store: Store, task_id: str, *, actor: str) -> Task:
+    """A task to settle a conflicted task's merge, for the next agent: it works in the
+    conflicted task's worktree, on its branch, with the conflict told in its description and
+    the conflicted task as its parent. Merging it merges the branch (and marks both merged)."""
+    task = store.get(task_id)
+    record = needed_record(task)
+    if record.conflict is None:
+        raise BoardError(f"task #{task_id} has no merge conflict to send back (board merge {task_id} finds one)")
+    for other in store.tasks.values():
+        if other.metadata.get(RESOLVES) == task_id and other.status not in (Status.COMPLETED, Status.CANCELLED):
+            raise BoardError(f"#{other.id} already resolves #{task_id}'s conflict ({other.status})")
+    shared = WorktreeRecord(record.branch, record.base, record.path, record.made_from, record.changes, None, None)
+    return store.create(
+        f"Resolve the merge conflict of #{task.id} with {record.base}",
+        description=resolution_description(task, record),
+        parent=task.id,
+        files=list(record.conflict.files),
+        labels=list(task.labels),
+        priority="high",
+        metadata={KEY: shared.to_json(), RESOLVES: task.id},
+        actor=actor,
+    )
+
+
+def resolution_description(task: Task, record: WorktreeRecord) -> str:
+    conflict = record.conflict
+    files = ", ".join(conflict.files) if conflict else "(see board diff)"
+    others = f" They were also changed by {', '.join('#' + t for t in conflict.tasks)}." if conflict and conflict.tasks else ""
+    return (
+        f"#{task.id} ({task.subject}) cannot be merged into {record.base}: both changed {files}.{others}\n"
+        f"Work in #{task.id}'s worktree on branch {record.branch}: run `git merge {record.base}`, resolve the conflicts "
+        "keeping what both sides meant, and commit. board merges the branch once this task is completed."
+    )

@@ -1,0 +1,70 @@
+"""Where a task's worktree lives, what its branch is called, and which workspace file a path
+inside one names. Standard library only: ``board hook`` maps every edited path through here.
+
+Worktrees live in ``<workspace>/.board-worktrees/<id>-<slug>/``, a folder whose own
+``.gitignore`` ignores everything in it, so the workspace's ``git status`` never lists them and
+no file of the project is changed to say so. A worktree checks out the whole repository: when
+the workspace is a folder inside the repository, the task's copy of the workspace is that same
+folder inside the worktree.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+#: The folder, inside the workspace, that holds every task's worktree.
+WORKTREES_DIR = ".board-worktrees"
+#: Every branch board makes starts with this.
+BRANCH_PREFIX = "board/"
+_SLUG_LENGTH = 40
+
+
+def slug(subject: str) -> str:
+    """``Add the login page!`` -> ``add-the-login-page``: letters and digits, dashes between."""
+    words = re.findall(r"[a-z0-9]+", subject.lower())
+    text = "-".join(words)[:_SLUG_LENGTH].strip("-")
+    return text or "task"
+
+
+def folder_name(task_id: str, subject: str) -> str:
+    return f"{task_id}-{slug(subject)}"
+
+
+def branch_name(task_id: str, subject: str) -> str:
+    """``board/12-add-the-login-page``."""
+    return BRANCH_PREFIX + folder_name(task_id, subject)
+
+
+def repository_root(start: str) -> str | None:
+    """The nearest folder from ``start`` upward that holds ``.git`` (a folder, or the file of a
+    worktree), found without running git."""
+    here = os.path.realpath(start)
+    while True:
+        if os.path.lexists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def inside_worktree(root: str, relative: str) -> str | None:
+    """A workspace-relative path that lies inside a task's worktree
+    (``.board-worktrees/12-add-login/src/a.py``), as the workspace file it stands for
+    (``src/a.py``); None when it is not in a worktree, or is a part of the worktree outside the
+    workspace's own folder. ``root`` is the workspace's real path."""
+    if not relative.startswith(WORKTREES_DIR + "/"):
+        return None
+    _, _, rest = relative.partition("/")
+    name, _, inner = rest.partition("/")
+    if not name or not inner:
+        return None
+    repository = repository_root(root)
+    if repository is None:
+        return None
+    prefix = os.path.relpath(root, repository)
+    if prefix == ".":
+        return inner
+    prefix += "/"
+    return inner[len(prefix) :] if inner.startswith(prefix) and len(inner) > len(prefix) else None

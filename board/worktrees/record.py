@@ -1,0 +1,138 @@
+"""What a task's ``metadata.worktree`` says: its branch, its base, where its worktree is, what it
+changed, and whether it was merged or conflicted.
+
+The record is kept on the task, so every reader of the board (the dashboard, another machine of
+a database board, an alert detector) sees a task's changes without running git. Agents can
+write metadata too: a record is read defensively, and a malformed one reads as no record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+#: The key of the record in a task's metadata.
+KEY = "worktree"
+#: At most this many changed files are listed on a task (the counts stay whole).
+LISTED_FILES = 500
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str
+    added: int
+    removed: int
+    #: A binary file: git counts no lines.
+    binary: bool = False
+
+
+@dataclass(frozen=True)
+class Changes:
+    files: int = 0
+    added: int = 0
+    removed: int = 0
+    listed: tuple[FileChange, ...] = ()
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return tuple(change.path for change in self.listed)
+
+    def summary(self) -> str:
+        """``3 files +40 −2``, or ``no changes``."""
+        if not self.files:
+            return "no changes"
+        return f"{self.files} file{'s' if self.files != 1 else ''} +{self.added} −{self.removed}"
+
+
+@dataclass(frozen=True)
+class Conflict:
+    files: tuple[str, ...]
+    #: Other tasks that changed those files.
+    tasks: tuple[str, ...] = ()
+    at: str = ""
+
+
+@dataclass(frozen=True)
+class WorktreeRecord:
+    branch: str
+    base: str
+    #: The workspace's path of the worktree (``.board-worktrees/12-add-login``).
+    path: str
+    #: The commit of the base the branch was made from.
+    made_from: str = ""
+    changes: Changes = field(default_factory=Changes)
+    #: The commit the branch was merged as, once merged.
+    merged: str | None = None
+    conflict: Conflict | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        value: dict[str, Any] = {"branch": self.branch, "base": self.base, "path": self.path, "from": self.made_from}
+        value["changes"] = {
+            "files": self.changes.files,
+            "added": self.changes.added,
+            "removed": self.changes.removed,
+            "list": [[c.path, c.added, c.removed] if not c.binary else [c.path, None, None] for c in self.changes.listed],
+        }
+        if self.merged:
+            value["merged"] = self.merged
+        if self.conflict is not None:
+            value["conflict"] = {"files": list(self.conflict.files), "tasks": list(self.conflict.tasks), "at": self.conflict.at}
+        return value
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value and len(value) <= 4096 and "\0" not in value else None
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53 else 0
+
+
+def _changes(value: object) -> Changes:
+    if not isinstance(value, Mapping):
+        return Changes()
+    listed = []
+    raw = value.get("list")
+    for entry in raw[:LISTED_FILES] if isinstance(raw, list) else ():
+        if isinstance(entry, list) and len(entry) == 3 and _text(entry[0]):
+            binary = entry[1] is None
+            listed.append(FileChange(entry[0], _count(entry[1]), _count(entry[2]), binary))
+    return Changes(_count(value.get("files")), _count(value.get("added")), _count(value.get("removed")), tuple(listed))
+
+
+def _conflict(value: object) -> Conflict | None:
+    if not isinstance(value, Mapping):
+        return None
+    files = tuple(f for f in value.get("files") or () if _text(f)) if isinstance(value.get("files"), list) else ()
+    tasks = tuple(t for t in value.get("tasks") or () if _text(t)) if isinstance(value.get("tasks"), list) else ()
+    return Conflict(files, tasks, _text(value.get("at")) or "") if files else None
+
+
+def read_record(metadata: Mapping[str, Any]) -> WorktreeRecord | None:
+    """A task's worktree record, or None when it has none (or a malformed one)."""
+    value = metadata.get(KEY) if isinstance(metadata, Mapping) else None
+    if not isinstance(value, Mapping):
+        return None
+    branch, base, path = _text(value.get("branch")), _text(value.get("base")), _text(value.get("path"))
+    if branch is None or base is None or path is None:
+        return None
+    return WorktreeRecord(
+        branch=branch,
+        base=base,
+        path=path,
+        made_from=_text(value.get("from")) or "",
+        changes=_changes(value.get("changes")),
+        merged=_text(value.get("merged")),
+        conflict=_conflict(value.get("conflict")),
+    )
+
+
+def worked_files(files: list[str], metadata: Mapping[str, Any]) -> list[str]:
+    """The files a task holds: those it declared, then those its worktree changed (what the
+    guard, reservations and the ``conflict.files`` alert hold it to)."""
+    record = read_record(metadata)
+    if record is None or record.merged or not record.changes.listed:
+        return files
+    declared = set(files)
+    return files + [path for path in record.changes.paths if path not in declared]

@@ -1,0 +1,255 @@
+"""A git worktree per task: ``board run --worktrees`` with real commands that change and commit
+files in real repositories, ``board diff``, ``board merge`` (clean, conflicting, refused), the
+next attempt of a killed worker, and links planted where the worktrees go."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from board.store import Store
+from board.workspace_files import workspace_file
+from tests.conftest import LONG
+from tests.coordinator.helpers import REPO, board_cli
+
+pytestmark = LONG
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
+
+
+def board(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([sys.executable, "-m", "board", "-w", str(repo), *args], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(REPO)), timeout=180)
+    if check and done.returncode != 0:
+        raise AssertionError(f"board {' '.join(args)} exited {done.returncode}: {done.stderr}")
+    return done
+
+
+def make_repository(path: Path, files: dict[str, str]) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    git(path, "config", "user.name", "Person")
+    git(path, "config", "user.email", "person@example.com")
+    for name, text in files.items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_text(text)
+    git(path, "add", "--all")
+    git(path, "commit", "-q", "-m", "start")
+    return path
+
+
+def agent(tmp_path: Path, script: str) -> Path:
+    """A stand-in for a coding agent: a shell script run once per task in its worktree."""
+    path = tmp_path / "agent.sh"
+    path.write_text("#!/bin/sh\nset -e\n" + script)
+    path.chmod(0o755)
+    return path
+
+
+def task_json(repo: Path, task_id: str) -> dict:
+    return json.loads(board(repo, "task", "show", task_id, "--json").stdout)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    repo = make_repository(tmp_path / "project", {"app.py": "def main():\n    return 1\n", "README": "project\n", "lib/util.py": "X = 1\n"})
+    board(repo, "init")
+    return repo
+
+
+def test_two_tasks_on_different_files_run_in_their_own_worktrees_and_merge_cleanly(repo: Path, tmp_path: Path) -> None:
+    board(repo, "task", "create", "Change the app")
+    board(repo, "task", "create", "Change the util")
+    script = agent(
+        tmp_path,
+        'test "$PWD" = "$BOARD_WORKTREE"\n'
+        'case "$BOARD_TASK_ID" in\n'
+        '  1) printf "def main():\\n    return 2\\n" > app.py; git commit -qam "app returns 2" ;;\n'
+        '  2) echo "Y = 2" >> lib/util.py; echo "new" > lib/new.py ;;\n'  # left uncommitted: board commits it
+        "esac\n",
+    )
+    done = board(repo, "run", "--worktrees", "--workers", "2", "--", str(script))
+    assert "each task runs in its own worktree" in done.stderr + done.stdout
+    one, two = task_json(repo, "1"), task_json(repo, "2")
+    assert (one["status"], two["status"]) == ("completed", "completed")
+    assert one["metadata"]["worktree"]["branch"] == "board/1-change-the-app"
+    assert one["metadata"]["worktree"]["changes"] == {"files": 1, "added": 1, "removed": 1, "list": [["app.py", 1, 1]]}
+    assert two["metadata"]["worktree"]["changes"]["list"] == [["lib/new.py", 1, 0], ["lib/util.py", 1, 0]]
+    # The workspace itself was never touched, and git does not list the worktrees.
+    assert (repo / "app.py").read_text() == "def main():\n    return 1\n"
+    assert all(line.startswith("?? .tasks/") for line in git(repo, "status", "--porcelain", "--untracked-files=all").splitlines())
+    # What was left uncommitted is on the task's branch.
+    assert "lib/new.py" in git(repo, "show", "--name-only", "--format=", "board/2-change-the-util")
+    assert "+Y = 2" in board(repo, "diff", "2").stdout
+    assert board(repo, "diff", "2", "--stat").stdout.splitlines()[-1] == "#2 on board/2-change-the-util: 2 files +2 −0 against main"
+
+    first = board(repo, "merge", "1").stdout
+    assert "fast-forward" in first
+    second = board(repo, "merge", "2").stdout
+    assert "merge commit" in second  # main moved on since #2 began
+    assert (repo / "app.py").read_text() == "def main():\n    return 2\n"
+    assert (repo / "lib" / "util.py").read_text() == "X = 1\nY = 2\n"
+    assert git(repo, "branch", "--list", "board/*") == ""
+    assert not (repo / ".board-worktrees" / "1-change-the-app").exists()
+    assert task_json(repo, "2")["metadata"]["worktree"]["merged"] == git(repo, "rev-parse", "main").strip()
+    # A merged task's diff is what its merge brought in.
+    assert "+Y = 2" in board(repo, "diff", "2").stdout
+
+
+def test_two_tasks_changing_the_same_lines_conflict_change_nothing_and_go_back_to_an_agent(repo: Path, tmp_path: Path) -> None:
+    board(repo, "task", "create", "Return two")
+    board(repo, "task", "create", "Return three")
+    script = agent(
+        tmp_path,
+        'case "$BOARD_TASK_ID" in\n'
+        '  1) printf "def main():\\n    return 2\\n" > app.py ;;\n'
+        '  2) printf "def main():\\n    return 3\\n" > app.py ;;\n'
+        # The task that settles the conflict: merge the base and keep both meanings.
+        '  *) git merge -q main || true; printf "def main():\\n    return 2 + 3\\n" > app.py; git commit -qam "both" ;;\n'
+        "esac\n",
+    )
+    board(repo, "run", "--worktrees", "--workers", "2", "--", str(script))
+    board(repo, "merge", "1")
+    main_before, tree_before = git(repo, "rev-parse", "main"), (repo / "app.py").read_text()
+    branch_before = git(repo, "rev-parse", "board/2-return-three")
+
+    refused = board(repo, "merge", "2", check=False)
+    assert refused.returncode == 1
+    assert refused.stderr.count("\n") == 1
+    assert "#2 conflicts with main in app.py (also changed by #1): nothing was merged" in refused.stderr
+    assert git(repo, "rev-parse", "main") == main_before and (repo / "app.py").read_text() == tree_before
+    assert git(repo, "rev-parse", "board/2-return-three") == branch_before
+    assert (repo / ".board-worktrees" / "2-return-three").is_dir()
+    assert task_json(repo, "2")["metadata"]["worktree"]["conflict"]["files"] == ["app.py"]
+
+    alerts = json.loads(board(repo, "alerts", "--json").stdout)
+    conflict = [a for a in alerts if a["kind"] == "merge.conflict"]
+    assert conflict and conflict[0]["tasks"] == ["2"] and "board merge 2 --send-back" in conflict[0]["action"]
+
+    sent = board(repo, "merge", "2", "--send-back").stdout
+    assert sent.startswith("#3 Resolve the merge conflict of #2 with main")
+    resolver = task_json(repo, "3")
+    assert resolver["parent"] == "2" and resolver["files"] == ["app.py"] and "git merge main" in resolver["description"]
+    board(repo, "run", "--worktrees", "--workers", "1", "--", str(script))
+    assert task_json(repo, "3")["status"] == "completed"
+    board(repo, "merge", "3")
+    assert (repo / "app.py").read_text() == "def main():\n    return 2 + 3\n"
+    assert task_json(repo, "2")["metadata"]["worktree"]["merged"] == git(repo, "rev-parse", "main").strip()
+    assert not [a for a in json.loads(board(repo, "alerts", "--json").stdout) if a["kind"] == "merge.conflict"]
+
+
+def test_a_task_starts_from_the_unmerged_work_of_the_tasks_it_waits_for(repo: Path, tmp_path: Path) -> None:
+    board(repo, "task", "create", "Write the util")
+    board(repo, "task", "create", "Use the util", "--blocked-by", "1")
+    script = agent(
+        tmp_path,
+        'case "$BOARD_TASK_ID" in\n'
+        '  1) echo "def helper(): return 7" >> lib/util.py ;;\n'
+        '  2) grep -q helper lib/util.py; echo "from lib.util import helper" >> app.py ;;\n'
+        "esac\n",
+    )
+    board(repo, "run", "--worktrees", "--workers", "1", "--", str(script))
+    assert task_json(repo, "2")["status"] == "completed"  # it found #1's helper in its worktree
+    # Its own change is what it shows, not its blocker's.
+    assert task_json(repo, "2")["metadata"]["worktree"]["changes"]["list"] == [["app.py", 1, 0]]
+    board(repo, "merge", "1")
+    board(repo, "merge", "2")
+    assert "helper" in (repo / "lib" / "util.py").read_text() and "import helper" in (repo / "app.py").read_text()
+
+
+def test_a_worker_killed_mid_task_leaves_its_worktree_and_commits_to_the_next_attempt(repo: Path, tmp_path: Path) -> None:
+    (repo / ".tasks" / "board.toml").write_text("[lease]\nseconds = 1\nclock_skew_seconds = 0\n")
+    board(repo, "task", "create", "Two steps")
+    marker = tmp_path / "first-step-done"
+    script = agent(
+        tmp_path,
+        f'if [ ! -e "{marker}" ]; then echo one > step1; git add step1; git commit -qm "step 1"; touch "{marker}"; sleep 600; fi\n'
+        "echo two > step2\n",
+    )
+    worker = board_cli(repo, "worker", "--worktrees", "--base", "main", "--name", "first", "--", str(script), start_new_session=True)
+    from tests.coordinator.helpers import wait_for
+
+    wait_for(lambda: marker.exists(), timeout=60, what="the first attempt's commit")
+    os.killpg(worker.pid, signal.SIGKILL)
+    worker.wait()
+    board(repo, "run", "--worktrees", "--workers", "1", "--", str(script))
+    assert task_json(repo, "1")["status"] == "completed"
+    log = git(repo, "log", "--format=%s", "board/1-two-steps")
+    assert log.splitlines()[:2] == ["#1 Two steps", "step 1"]  # the same branch, both attempts' work
+    assert task_json(repo, "1")["metadata"]["worktree"]["path"] == ".board-worktrees/1-two-steps"
+
+
+def test_merge_is_refused_when_the_checked_out_base_has_uncommitted_changes_it_would_touch(repo: Path, tmp_path: Path) -> None:
+    board(repo, "task", "create", "Change the app")
+    board(repo, "run", "--worktrees", "--workers", "1", "--", str(agent(tmp_path, "echo '# more' >> app.py\n")))
+    (repo / "app.py").write_text("mine, not committed\n")
+    (repo / "README").write_text("also mine\n")
+    refused = board(repo, "merge", "1", check=False)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+    assert "main is checked out in" in refused.stderr and "uncommitted changes to app.py" in refused.stderr
+    assert (repo / "app.py").read_text() == "mine, not committed\n"
+    assert git(repo, "log", "--format=%s", "main").splitlines() == ["start"]
+    (repo / "app.py").write_text("def main():\n    return 1\n")  # put back: only README stays changed
+    board(repo, "merge", "1")
+    assert (repo / "app.py").read_text().endswith("# more\n")
+    assert (repo / "README").read_text() == "also mine\n"  # a file the merge leaves alone keeps its change
+
+
+def test_a_workspace_inside_a_repository_gets_its_own_folder_in_each_worktree(tmp_path: Path) -> None:
+    top = make_repository(tmp_path / "mono", {"service/app.py": "A = 1\n", "other/b.py": "B = 1\n"})
+    workspace = top / "service"
+    board(workspace, "init")
+    board(workspace, "task", "create", "Change A")
+    board(workspace, "run", "--worktrees", "--workers", "1", "--", str(agent(tmp_path, 'test -e app.py; echo "A = 2" > app.py; echo x >> ../other/b.py\n')))
+    changes = task_json(workspace, "1")["metadata"]["worktree"]["changes"]
+    assert [entry[0] for entry in changes["list"]] == ["app.py"]  # the other folder is not the board's
+    # The hook's path for a file in the worktree is the workspace's file.
+    inside = workspace / ".board-worktrees" / "1-change-a" / "service" / "app.py"
+    assert workspace_file(workspace, str(inside)) == "app.py"
+    assert workspace_file(workspace, str(workspace / ".board-worktrees" / "1-change-a" / "other" / "b.py")) is None
+
+
+def test_a_link_planted_where_the_worktrees_go_is_refused_and_nothing_is_written_through_it(repo: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (repo / ".board-worktrees").symlink_to(elsewhere)
+    board(repo, "task", "create", "Anything")
+    refused = board(repo, "worktree", "1", check=False)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+    assert "is not a folder (a link or a file is in its place)" in refused.stderr
+    assert list(elsewhere.iterdir()) == []
+    assert git(repo, "branch", "--list", "board/*") == ""
+    assert "worktree" not in task_json(repo, "1")["metadata"]
+
+
+def test_bad_requests_are_one_line_and_change_nothing(repo: Path) -> None:
+    board(repo, "task", "create", "Not started")
+    for args, says in (
+        (("diff", "1"), "task #1 has no worktree"),
+        (("merge", "1"), "task #1 has no worktree"),
+        (("merge", "9"), "9"),
+        (("worktree", "1", "--base", "nope"), "'nope' is not a branch or commit"),
+        (("run", "--worktrees", "--base", "nope", "--", "true"), "no branch 'nope'"),
+        (("run", "--worktrees", "--simulate"), "give a command, not --simulate"),
+    ):
+        done = board(repo, *args, check=False)
+        assert done.returncode == 2, (args, done.stderr)
+        assert done.stderr.count("\n") == 1 and says in done.stderr, (args, done.stderr)
+    board(repo, "worktree", "1")
+    made = task_json(repo, "1")["metadata"]["worktree"]
+    refused = board(repo, "merge", "1", check=False)
+    assert refused.returncode == 2 and "task #1 is pending: only a completed task is merged" in refused.stderr
+    (repo / made["path"] / "scratch.txt").write_text("unsaved")
+    kept = board(repo, "worktree", "1", "--remove", check=False)
+    assert kept.returncode == 2 and "has uncommitted changes (scratch.txt)" in kept.stderr
+    assert (repo / made["path"] / "scratch.txt").exists()
+    assert "removed" in board(repo, "worktree", "1", "--remove", "--force").stdout
+    assert git(repo, "branch", "--list", "board/*") == ""
+    assert Store.open(repo).get("1").metadata == {}
