@@ -75,11 +75,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
             print(f"{'bin' if change.binary else '+' + str(change.added):>6} {'' if change.binary else '−' + str(change.removed):>6}  {change.path}")
         print(f"#{task.id} on {record.branch}: {changes.summary()} against {record.base}")
         return 0
-    if record.merged:
-        text = git_work.git(workspace, "show", "--no-color", "--format=", "-m", "--first-parent", record.merged)
-    else:
-        text = git_work.diff_text(workspace, record)
-    sys.stdout.write(text)
+    sys.stdout.write(git_work.task_diff(workspace, record))
     return 0
 
 

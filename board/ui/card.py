@@ -17,6 +17,7 @@ from board.budgets import Spend
 from board.graph import TaskGraph, removed_by_claude_code
 from board.model import Priority, Task, by_policy
 from board.present import format_age, progress_bar
+from board.worktrees.record import read_record
 from board.status import Status
 from board.text import printable
 
@@ -149,6 +150,15 @@ def card_lines(task: Task, view: CardView, width: int, styles: Mapping[str, Styl
     spent = view.spend.get(task.id)
     if spent is not None:
         tail.append(f" {money(spent.usd) if spent.usd else tokens_short(spent.tokens)}", styles["muted"])
+    worked = read_record(task.metadata) if task.metadata else None
+    if worked is not None:
+        # What its worktree changed; merged, or in conflict with its base.
+        if worked.merged:
+            tail.append(" ⎇✓", styles["muted"])
+        elif worked.conflict is not None:
+            tail.append(f" ⎇✗{len(worked.conflict.files)}", styles["failures"])
+        elif worked.changes.files:
+            tail.append(f" ⎇{worked.changes.files} +{worked.changes.added}−{worked.changes.removed}", styles["muted"])
     open_deps = len(view.graph.open_blockers(task)) if task.status == Status.PENDING else 0
     if open_deps:
         tail.append(f" ⧗{open_deps}", styles["waiting-deps"])

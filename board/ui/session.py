@@ -242,6 +242,18 @@ class BoardSession:
         with self.lock:
             return BoardRead([operation(self.store)])
 
+    def diff_of(self, task_id: str) -> tuple[str, str]:
+        """(a title, the diff) of a task's worktree against its base: ``board diff ID``."""
+        from board.worktrees import git_work, on_board
+
+        task = self.graph.tasks.get(task_id)
+        if task is None:
+            raise BoardError(f"#{task_id} is no longer on the board")
+        record = on_board.needed_record(task)
+        state = f"merged as {record.merged[:12]}" if record.merged else record.changes.summary()
+        title = f"#{task.id} {task.subject} · {record.branch} against {record.base} · {state}"
+        return title, git_work.task_diff(self.store.layout.workspace, record)
+
     def send_message(self, team_name: str, name: str, text: str) -> None:
         """Append ``text`` to a team member's inbox, from the person at the keyboard."""
         team = next((t for t in self.teams if t.name == team_name), None)

@@ -292,6 +292,14 @@ def diff_text(workspace: Path, record: WorktreeRecord) -> str:
     return text[:DIFF_LIMIT]
 
 
+def task_diff(workspace: Path, record: WorktreeRecord) -> str:
+    """What ``board diff`` shows: the work not yet merged, or once merged what its merge brought
+    into the base."""
+    if record.merged:
+        return git(workspace, "show", "--no-color", "--format=", "-m", "--first-parent", record.merged)[:DIFF_LIMIT]
+    return diff_text(workspace, record)
+
+
 def identity(directory: Path) -> tuple[str, ...]:
     """``-c user.name=board ...`` when the repository names no one to commit as, else nothing."""
     code, out = git_status(directory, "config", "user.email")

@@ -29,8 +29,13 @@ from board.ui.session import BoardSession, TaskLogs
 from board.ui.widgets.key_footer import ONE_LANE_BELOW, KeyFooter
 from board.ui.widgets.alerts_panel import SEVERITY_MARK
 from board.text import printable
+from board.identity import local_user
+from board.store import Store
+from board.worktrees.record import KEY as WORKTREE_KEY, read_record
 
 RECENT_TOOL_CALLS = 15
+#: Changed files listed in the fields; the diff (d) has them all.
+CHANGED_FILES_SHOWN = 20
 HISTORY_LINES = 40
 
 
@@ -44,6 +49,8 @@ class DetailScreen(Screen[bool]):
     | escape / q | back to the board |
     | g | back to the board, in the graph view |
     | enter on a dependency | show that task |
+    | d | the task's diff against its base (a task with a worktree) |
+    | M | merge a completed task's branch into its base, after a confirmation |
     | s p r c a | act on this task, as on the board |
 
     Dismissed with whether the board is to show the graph. The task shown is the board's
@@ -55,6 +62,8 @@ class DetailScreen(Screen[bool]):
         # Overrides the board's g, which would switch the view hidden under this screen.
         Binding("g", "show_in_graph", "Graph", id="detail.graph", tooltip="back to the board, in the graph view, on this task"),
         Binding("tab", "focus_next", "Next pane", show=False, id="detail.next"),
+        Binding("d", "show_diff", "Diff", id="detail.diff", tooltip="what this task changed in its worktree"),
+        Binding("M", "merge", "Merge", id="detail.merge", tooltip="merge this completed task's branch into its base"),
     ]
     DEFAULT_CSS = """
     DetailScreen { layout: vertical; }
@@ -183,6 +192,7 @@ class DetailScreen(Screen[bool]):
             ("parent", f"#{task.parent}" if task.parent else "—"),
             ("children", ", ".join(f"#{c.id}" for c in session.graph.children(task.id)) or "—"),
             ("files", printable(", ".join(task.files)) or "—"),
+            *_worktree_rows(task),
             ("labels", printable(", ".join(task.labels)) or "—"),
             ("wave", str(session.lanes.waves.get(task.id, "—"))),
             ("created", _when(task.created_at, now)),
@@ -190,7 +200,7 @@ class DetailScreen(Screen[bool]):
             ("started", _when(task.started_at, now)),
             ("completed", _when(task.completed_at, now)),
             ("version", str(task.version)),
-            ("metadata", printable(json.dumps(task.metadata, ensure_ascii=False)) if task.metadata else "—"),
+            ("metadata", printable(json.dumps({k: v for k, v in task.metadata.items() if k != WORKTREE_KEY}, ensure_ascii=False)) if set(task.metadata) - {WORKTREE_KEY} else "—"),
         ]
         extra = task.model_extra or {}
         rows += [(key, json.dumps(value, ensure_ascii=False)) for key, value in sorted(extra.items())]
@@ -201,6 +211,7 @@ class DetailScreen(Screen[bool]):
         self._render_messages(task)
         self.query_one("#detail-description", Markdown).update(printable(task.description, multiline=True) or "*No description.*")
         self._render_dependencies(task)
+        self.refresh_bindings()  # d and M follow the task's worktree
 
     def _render_alerts(self) -> None:
         """The alerts naming this task, worst first: kind, severity, since when, message, what to do."""
@@ -342,11 +353,70 @@ class DetailScreen(Screen[bool]):
             recent.append("none recorded\n", style="dim")
         self.query_one("#detail-toolcalls", Static).update(recent)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """d and M show for a task with a worktree; M for a completed one not merged, on a
+        board that may be written."""
+        if action not in ("show_diff", "merge"):
+            return True
+        task = self.session.graph.tasks.get(self.task_id)
+        record = read_record(task.metadata) if task is not None else None
+        if record is None:
+            return False
+        if action == "merge":
+            return not getattr(self.app, "readonly", True) and not record.merged and task is not None and task.status == Status.COMPLETED
+        return True
+
+    def action_show_diff(self) -> None:
+        from board.ui.screens.diff import DiffScreen
+
+        self.app.push_screen(DiffScreen(self.task_id, self.session))
+
+    def action_merge(self) -> None:
+        from board.ui.screens.confirm import ConfirmScreen
+        from board.worktrees.on_board import merge_task
+
+        task = self.session.graph.tasks.get(self.task_id)
+        record = read_record(task.metadata) if task is not None else None
+        if task is None or record is None or not self.check_action("merge", ()):
+            return
+        person = local_user()
+        task_id = task.id
+
+        def merge(store: Store) -> Task:
+            merge_task(store, task_id, actor=person, now=self.session.now())
+            return store.get(task_id)
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.app.write(task_id, "merge", merge)  # type: ignore[attr-defined]
+
+        detail = f"{record.changes.summary()} on {record.branch}. Its worktree and branch are removed once merged; on a conflict nothing changes."
+        self.app.push_screen(ConfirmScreen(printable(f"Merge #{task_id} into {record.base}?"), printable(detail), confirm_label="Merge"), confirmed)
+
     def action_back(self) -> None:
         self.dismiss(False)
 
     def action_show_in_graph(self) -> None:
         self.dismiss(True)
+
+
+def _worktree_rows(task: Task) -> list[tuple[str, str]]:
+    """The task's worktree, and the files it changed with lines added and removed."""
+    record = read_record(task.metadata)
+    if record is None:
+        return []
+    if record.merged:
+        state = f"merged into {record.base} as {record.merged[:12]}"
+    elif record.conflict is not None:
+        state = f"conflicts with {record.base} in {', '.join(record.conflict.files)}"
+    else:
+        state = f"{record.path}, from {record.base}"
+    rows = [("worktree", printable(f"{record.branch}: {state}; d shows the diff")), ("changed", record.changes.summary())]
+    for change in record.changes.listed[:CHANGED_FILES_SHOWN]:
+        rows.append(("", printable(f"{'binary' if change.binary else f'+{change.added} −{change.removed}':>12}  {change.path}")))
+    if record.changes.files > CHANGED_FILES_SHOWN:
+        rows.append(("", f"… and {record.changes.files - CHANGED_FILES_SHOWN} more (d)"))
+    return rows
 
 
 def _spend_line(spent: Spend | None) -> str:
