@@ -18,6 +18,11 @@ from board.cli.output import print_json
 from board.errors import BoardError
 from board.text import shortened
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from board.coordinator.run import Supervisor
+    from board.store import Store
+
 #: Position of these commands in --help.
 ORDER = 30
 
@@ -224,9 +229,28 @@ def cmd_run(args: argparse.Namespace) -> int:
         supervisor.stop()
         if output is not None:
             output.close()
+    if args.worktree_base is not None:
+        _merge_what_is_left(store, supervisor)
     for line in final_summary(supervisor.progress()):
         print(line)
     return 0 if progress.all_done else 1
+
+
+def _merge_what_is_left(store: Store, supervisor: Supervisor) -> None:
+    """With ``[worktrees] merge = "auto"``, what completed after the coordinator's last tick is
+    merged before the run ends."""
+    from board.config import settings_or_defaults
+    from board.model import utcnow
+    from board.worktrees.on_board import merge_completed
+
+    if settings_or_defaults(store.local_dir).worktrees.merge != "auto":
+        return
+    store.sync()
+    merged: list[str] = []
+    refused: list[str] = []
+    merge_completed(store, utcnow(), actor="board run", merged=merged, refused=refused)
+    for line in merged + refused:
+        supervisor.say(line)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -20,6 +20,8 @@ from board.status import Status
 # Building the parser must not load the store or pydantic (every command pays for what is
 # imported here): handlers import them when they run.
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from board import actions
     from board.model import Task
     from board.store import Store
@@ -74,6 +76,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     update = add_command(task_commands, "update", "change a task")
     update.add_argument("id", type=task_id, help="the task to change")
     update.add_argument("--status", choices=[s.value for s in Status], help="move it (the transition rules apply)")
+    update.add_argument("--worktree", choices=("keep", "remove"), help="with --status cancelled: what to do with its worktree, if it has one (as for task delete)")
     update.add_argument("--owner", help="who works on it")
     update.add_argument("--progress", type=progress_value, help="0-100")
     update.add_argument("--subject", help="a new subject")
@@ -125,6 +128,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     delete.add_argument("id", type=task_id, help="the task to archive")
     delete.add_argument("--token", type=int, help="your lease token, if you hold the task")
     delete.add_argument("--force", action="store_true", help="delete it even though tasks wait on it or are its sub-tasks (those links are dropped on both sides), or an agent holds it under a live lease")
+    delete.add_argument("--worktree", choices=("keep", "remove"), help="what to do with its worktree, if it has one (default keep; remove refuses one with uncommitted changes, and keeps a branch with unmerged commits)")
     delete.set_defaults(handler=cmd_delete)
 
     restore = add_command(task_commands, "restore", "bring a deleted task back from the archive")
@@ -202,10 +206,31 @@ def cmd_update(args: argparse.Namespace) -> int:
         remove_blocked_by=args.remove_blocked_by, remove_blocks=args.remove_blocks, budget=budget_change(args),
     )
     # JSON shows what is derived from the board; plain fields alone concern the task alone.
+    if args.worktree and args.status != Status.CANCELLED:
+        raise BoardError("--worktree goes with --status cancelled (or task delete)")
     store = open_store(args, whole=args.json or change.touches_board())
+    ending = _worktree_choice(store, args.id, args.worktree) if args.status == Status.CANCELLED else None
     task = actions.update_task(store, args.id, change, who(args, args.id))
-    print_task(args, store, task, f"#{task.id} {task.status} (version {task.version})")
+    print_task(args, store, task, f"#{task.id} {task.status} (version {task.version})" + (ending() if ending else ""))
     return 0
+
+
+def _worktree_choice(store: Store, task_id: str, choice: str | None) -> Callable[[], str] | None:
+    """For a task about to end (cancelled, deleted) that has a worktree: what becomes of it,
+    checked before the task moves (a worktree that cannot be removed refuses the command), done
+    after; None for a task without one."""
+    from board.worktrees import git_work, on_board
+
+    record = on_board.record_of(store.get(task_id))
+    if record is None or record.merged:
+        return None
+    workspace = on_board.workspace_of(store)
+    if choice != "remove":
+        return lambda: f"; its worktree {record.path} is kept (board worktree {task_id} --remove removes it)"
+    changed = git_work.dirty(workspace / record.path) if git_work.exists(workspace, record) else []
+    if changed:
+        raise BoardError(f"#{task_id}'s worktree {record.path} has uncommitted changes ({', '.join(changed[:3])}): nothing was done; commit them there, or keep it (--worktree keep)")
+    return lambda: "; " + "; ".join(git_work.remove(workspace, record))
 
 
 def cmd_answer(args: argparse.Namespace) -> int:
@@ -230,8 +255,9 @@ def cmd_delete(args: argparse.Namespace) -> int:
     from board import actions
 
     store = open_store(args)
+    ending = _worktree_choice(store, args.id, args.worktree)
     task = actions.delete(store, args.id, who(args, args.id))
-    print_task(args, store, task, f"deleted #{task.id} ({task.subject}); 'board task restore {task.id}' brings it back")
+    print_task(args, store, task, f"deleted #{task.id} ({task.subject}); 'board task restore {task.id}' brings it back" + (ending() if ending else ""))
     return 0
 
 
@@ -385,6 +411,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         from board.claude.hooks.install import broken_hook_problems
 
         problems = [*problems, *broken_hook_problems(store.layout.workspace)]
+        if (store.layout.workspace / ".board-worktrees").is_dir():
+            from board.worktrees.on_board import worktree_problems
+
+            problems = [*problems, *worktree_problems(store)]
     if args.json:
         print_json([p.as_dict() for p in problems])
     else:

@@ -5,7 +5,8 @@ A tick, in order:
 1. reclaims in-progress tasks whose lease ran out (back to ``pending``, owner cleared; history
    says whose lease expired and when; the next claim gets a newer fencing token, so the silent
    holder's late writes are refused),
-2. fires the seed 002 policies that ``board.toml`` turned on,
+2. fires the seed 002 policies that ``board.toml`` turned on, and with ``[worktrees] merge =
+   "auto"`` merges completed tasks' branches into their base, in dependency order,
 3. assigns ready tasks to idle agents (registered, heartbeat fresh, not stopped, holding fewer
    than ``coordinator.max_tasks_per_agent``) in claim order: priority, then longest remaining
    critical path, then id,
@@ -76,6 +77,8 @@ class TickReport:
     reclaimed: list[Reclaim] = field(default_factory=list)
     policies: list[PolicyDecision] = field(default_factory=list)
     assigned: list[Assignment] = field(default_factory=list)
+    #: Completed tasks whose branch was merged (``[worktrees] merge = "auto"``), as lines.
+    merged: list[str] = field(default_factory=list)
     #: Assignments the store refused (the task or agent changed under us), with why.
     refused: list[str] = field(default_factory=list)
     agent_states: dict[str, AgentState] = field(default_factory=dict)
@@ -86,7 +89,7 @@ class TickReport:
 
     @property
     def changed_anything(self) -> bool:
-        return bool(self.reclaimed or self.policies or self.assigned)
+        return bool(self.reclaimed or self.policies or self.assigned or self.merged)
 
     @property
     def stale_agents(self) -> list[str]:
@@ -96,6 +99,7 @@ class TickReport:
         """One line per action, for the coordinator's log."""
         out = [f"reclaimed #{r.task}: {r.reason}" for r in self.reclaimed]
         out += [f"#{p.task} -> {p.status}: {p.reason}" for p in self.policies]
+        out += self.merged
         out += [f"assigned #{a.task} to {a.agent} (token {a.token})" for a in self.assigned]
         out += [f"not assigned: {why}" for why in self.refused]
         return out
@@ -141,6 +145,11 @@ def tick(
         report.policies.append(decision)
         if checkpoints:
             _checkpoint(store, report, decision.task, f"policy {decision.policy}", decision.reason)
+
+    if settings.worktrees.merge == "auto":
+        from board.worktrees.on_board import merge_completed
+
+        merge_completed(store, now, actor=COORDINATOR, merged=report.merged, refused=report.refused)
 
     report.agent_states = {a.name: agent_state(a, now, settings.agent_stale_after) for a in sorted(agents, key=lambda a: id_sort_key(a.name))}
     silent = _silent_agents(agents, report.reclaimed)

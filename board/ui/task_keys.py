@@ -31,6 +31,7 @@ from board import actions
 from board.agents import AgentState, agent_state
 from board.errors import BoardError, os_error_line
 from board.model import Seen, Task, by_policy
+from board.worktrees.record import read_record
 from board.status import Status
 from board.store import Store
 from board.text import printable
@@ -182,7 +183,11 @@ class TaskKeys(KeysHost):
             if yes:
                 self._act(task, "cancel", lambda store, who: actions.cancel(store, task.id, who))
 
-        self.push_screen(ConfirmScreen(f"Cancel #{task.id}?", printable(task.subject), confirm_label="Cancel task"), confirmed)
+        detail = printable(task.subject)
+        worktree = read_record(task.metadata)
+        if worktree is not None and not worktree.merged:
+            detail += printable(f"\nIts worktree {worktree.path} and branch {worktree.branch} are kept: board worktree {task.id} --remove removes them.")
+        self.push_screen(ConfirmScreen(f"Cancel #{task.id}?", detail, confirm_label="Cancel task"), confirmed)
 
     def action_undo_policy(self) -> None:
         task = self._target()

@@ -13,9 +13,11 @@ from datetime import datetime
 from pathlib import Path
 
 from board.errors import BoardError
+from board.graph import id_sort_key
 from board.model import Task
 from board.status import Status
 from board.store import Store
+from board.store.base import Problem
 from board.times import iso
 from board.worktrees import git_work
 from board.worktrees.merge import MergeConflict, Merged, merge
@@ -169,6 +171,38 @@ def send_back(store: Store, task_id: str, *, actor: str) -> Task:
     )
 
 
+def merge_completed(store: Store, now: datetime, *, actor: str, merged: list[str], refused: list[str]) -> None:
+    """Merge every completed task's branch whose blockers' branches are merged (dependency
+    order), for ``[worktrees] merge = "auto"``. A conflict is noted on its task (its alert
+    says what to do) and not tried again; a merge the base's checkout refuses waits."""
+    waiting = {
+        task.id: record
+        for task in store.tasks.values()
+        if task.status == Status.COMPLETED and (record := record_of(task)) is not None and not record.merged and record.conflict is None
+    }
+    waves = store.graph.waves() if waiting else {}
+    for task_id in sorted(waiting, key=lambda i: (waves.get(i, 0), id_sort_key(i))):
+        task = store.tasks[task_id]
+        if any(blocker in waiting or _unmerged(store, blocker) for blocker in task.blocked_by):
+            continue  # its blockers' work goes in first
+        try:
+            done = merge_task(store, task_id, actor=actor, now=now)
+        except MergeConflict as conflict:
+            refused.append(str(conflict))
+            continue
+        except BoardError as error:
+            refused.append(f"merge #{task_id}: {error}")
+            continue
+        waiting.pop(task_id)
+        merged.append(f"merged #{task_id} ({done.how}, {done.commit[:12]})")
+
+
+def _unmerged(store: Store, task_id: str) -> bool:
+    found = store.tasks.get(task_id)
+    record = record_of(found) if found is not None else None
+    return record is not None and not record.merged
+
+
 def resolution_description(task: Task, record: WorktreeRecord) -> str:
     conflict = record.conflict
     files = ", ".join(conflict.files) if conflict else "(see board diff)"
@@ -178,3 +212,30 @@ def resolution_description(task: Task, record: WorktreeRecord) -> str:
         f"Work in #{task.id}'s worktree on branch {record.branch}: run `git merge {record.base}`, resolve the conflicts "
         "keeping what both sides meant, and commit. board merges the branch once this task is completed."
     )
+
+
+def worktree_problems(store: Store) -> list[Problem]:
+    """``board check``'s problems with worktrees: a folder of ``.board-worktrees/`` no task's
+    record names (left by a task deleted, or made by hand), and a task whose worktree vanished
+    while its work is not merged."""
+    from board.worktrees.place import WORKTREES_DIR
+
+    workspace = workspace_of(store)
+    folder = workspace / WORKTREES_DIR
+    named: dict[str, str] = {}
+    problems = []
+    for task in store.tasks.values():
+        record = record_of(task)
+        if record is None or record.merged:
+            continue
+        named[record.path] = task.id
+        if not git_work.exists(workspace, record) and task.status not in (Status.COMPLETED, Status.CANCELLED):
+            kept = "its branch keeps its commits" if git_work.branch_exists(workspace, record.branch) else "its branch is gone too"
+            problems.append(Problem("worktree.vanished", f"#{task.id}", f"its worktree {record.path} is gone ({kept}); its next run makes it again from {record.branch if 'keeps' in kept else record.base}"))
+    if folder.is_dir() and not folder.is_symlink():
+        for entry in sorted(folder.iterdir()):
+            path = f"{WORKTREES_DIR}/{entry.name}"
+            if entry.name.startswith(".") or path in named:
+                continue
+            problems.append(Problem("worktree.orphan", path, f"no task's worktree: remove it with git worktree remove {path} (look at its changes first: git -C {path} status)"))
+    return problems

@@ -253,3 +253,52 @@ def test_bad_requests_are_one_line_and_change_nothing(repo: Path) -> None:
     assert "removed" in board(repo, "worktree", "1", "--remove", "--force").stdout
     assert git(repo, "branch", "--list", "board/*") == ""
     assert Store.open(repo).get("1").metadata == {}
+
+
+def test_ending_a_task_keeps_its_worktree_unless_asked_and_never_drops_uncommitted_work(repo: Path) -> None:
+    board(repo, "task", "create", "Cancelled")
+    board(repo, "task", "create", "Deleted")
+    for task_id in ("1", "2"):
+        board(repo, "worktree", task_id)
+    cancelled = board(repo, "task", "update", "1", "--status", "cancelled").stdout
+    assert "its worktree .board-worktrees/1-cancelled is kept (board worktree 1 --remove removes it)" in cancelled
+    assert (repo / ".board-worktrees" / "1-cancelled").is_dir()
+    (repo / ".board-worktrees" / "2-deleted" / "draft.txt").write_text("half done")
+    refused = board(repo, "task", "delete", "2", "--worktree", "remove", check=False)
+    assert refused.returncode == 2 and "has uncommitted changes (draft.txt): nothing was done" in refused.stderr
+    assert task_json(repo, "2")["status"] == "pending" and (repo / ".board-worktrees" / "2-deleted" / "draft.txt").exists()
+    (repo / ".board-worktrees" / "2-deleted" / "draft.txt").unlink()
+    deleted = board(repo, "task", "delete", "2", "--worktree", "remove").stdout
+    assert "removed .board-worktrees/2-deleted; deleted board/2-deleted" in deleted
+    assert not (repo / ".board-worktrees" / "2-deleted").exists()
+    # board check names what is left without a task, and a task whose worktree vanished.
+    board(repo, "task", "create", "Vanishing")
+    board(repo, "worktree", "3")
+    git(repo, "worktree", "remove", "--force", ".board-worktrees/3-vanishing")
+    (repo / ".board-worktrees" / "made-by-hand").mkdir()
+    checked = board(repo, "check", check=False)
+    assert checked.returncode == 1
+    assert "#3: its worktree .board-worktrees/3-vanishing is gone (its branch keeps its commits)" in checked.stdout
+    assert ".board-worktrees/made-by-hand: no task's worktree" in checked.stdout
+
+
+def test_with_automatic_merges_completed_tasks_go_into_the_base_in_dependency_order(repo: Path, tmp_path: Path) -> None:
+    (repo / ".tasks" / "board.toml").write_text('[worktrees]\nenabled = true\nmerge = "auto"\n')
+    board(repo, "task", "create", "Base layer")
+    board(repo, "task", "create", "On top", "--blocked-by", "1")
+    board(repo, "task", "create", "Clash with the base layer")
+    script = agent(
+        tmp_path,
+        'case "$BOARD_TASK_ID" in\n'
+        '  1) echo "LAYER = 1" > lib/util.py; git commit -qam "layer" ;;\n'
+        '  2) echo "TOP = LAYER" >> lib/util.py ;;\n'
+        '  3) echo "LAYER = 3" > lib/util.py ;;\n'
+        "esac\n",
+    )
+    board(repo, "run", "--workers", "1", "--", str(script))  # worktrees from board.toml
+    # Whatever completed after the coordinator's last tick is merged before the run ends.
+    assert "TOP = LAYER" in (repo / "lib" / "util.py").read_text()
+    order = git(repo, "log", "--format=%s", "--first-parent", "main").splitlines()
+    assert order.index("#2 On top") < order.index("layer")  # #1 went in before #2
+    three = task_json(repo, "3")["metadata"]["worktree"]
+    assert "merged" not in three and three["conflict"]["files"] == ["lib/util.py"]
