@@ -128,6 +128,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     demo.add_argument("--seed", type=int, default=2, help="seed of the simulated agents' choices (the same seed, the same run)")
     demo.add_argument("--pace", type=seconds, default=1.0, metavar="F", help="scale every simulated task's length (0.2 = five times faster)")
     demo.add_argument("--keep", action="store_true", help="keep the temp workspace afterwards (its path is printed)")
+    demo.add_argument("--worktrees", action="store_true", help="a small git repository instead: simulated agents commit real changes, each task in its own worktree, so every card has a diff to read and merge")
     demo.set_defaults(handler=cmd_demo, no_json="it opens the dashboard")
 
 
@@ -262,9 +263,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
     run_dashboard = None if args.no_ui else _dashboard()
     if run_dashboard is None and not args.no_ui:
         print("the dashboard is not part of this build: showing the run as text instead (board demo --no-ui)")
-    workspace = prepare_demo_workspace()
-    # A pace a person can follow: a task takes 5-14 s, the board settles in a minute or two.
-    worker_args = ["--simulate", "--seed", str(args.seed), "--fail-rate", "0.08", "--toolcall-fail-rate", "0.1", "--task-seconds", str(5 * args.pace), str(14 * args.pace)]
+    if args.worktrees:
+        from board.coordinator.worktree_demo import agent_command, prepare_worktree_demo
+
+        workspace = prepare_worktree_demo()
+        os.environ["BOARD_DEMO_PACE"] = str(args.pace)  # the simulated agents' pace, for the workers' commands
+        worker_args = ["--worktrees", "--base", "main", "--", *agent_command()]
+    else:
+        workspace = prepare_demo_workspace()
+        # A pace a person can follow: a task takes 5-14 s, the board settles in a minute or two.
+        worker_args = ["--simulate", "--seed", str(args.seed), "--fail-rate", "0.08", "--toolcall-fail-rate", "0.1", "--task-seconds", str(5 * args.pace), str(14 * args.pace)]
     output = _run_log(Store.open(workspace, whole=False).local_dir)
     supervisor = Supervisor(workspace, workers=args.workers, worker_args=worker_args, name_prefix="sim", child_output=output)
     print(f"demo board: {workspace}", flush=True)

@@ -302,3 +302,22 @@ def test_with_automatic_merges_completed_tasks_go_into_the_base_in_dependency_or
     assert order.index("#2 On top") < order.index("layer")  # #1 went in before #2
     three = task_json(repo, "3")["metadata"]["worktree"]
     assert "merged" not in three and three["conflict"]["files"] == ["lib/util.py"]
+
+
+def test_the_worktree_demo_leaves_a_diff_on_every_card_and_one_conflict_to_resolve(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "board", "demo", "--worktrees", "--no-ui", "--pace", "0.02", "--keep"],
+        capture_output=True, text=True, timeout=180, env=dict(os.environ, PYTHONPATH=str(REPO), TMPDIR=str(tmp_path)),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    repo = Path(done.stdout.strip().splitlines()[-1].removeprefix("kept the demo board in "))
+    assert repo.is_relative_to(tmp_path)
+    tasks = json.loads(board(repo, "task", "list", "--json").stdout)
+    assert [t["status"] for t in tasks] == ["completed"] * 5
+    for task in tasks:
+        assert task_json(repo, task["id"])["metadata"]["worktree"]["changes"]["files"] == 1
+    for task_id in ("1", "3", "2", "4"):
+        board(repo, "merge", task_id)
+    assert board(repo, "merge", "5", check=False).returncode == 1  # French and the exclamation mark clash
+    run = subprocess.run([sys.executable, "app.py", "Ann"], cwd=repo, capture_output=True, text=True, check=True)
+    assert run.stdout == "Hello, Ann!\n"
