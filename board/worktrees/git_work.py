@@ -172,22 +172,24 @@ def make(workspace: Path, task_id: str, subject: str, base: str, *, record: Work
 
 def _bring_local_settings(workspace: Path, copy: Path) -> None:
     """Claude Code started in the worktree reads the project's settings from the worktree:
-    committed ones are there already; ``settings.local.json`` (where ``board hooks install``
-    may put the hooks) is not committed, so the worktree gets a copy of it."""
-    source = workspace / ".claude" / "settings.local.json"
-    target = copy / ".claude" / "settings.local.json"
-    try:
-        if not stat.S_ISREG(os.lstat(source).st_mode) or os.path.lexists(target):
-            return
-        data = source.read_bytes()
-        target.parent.mkdir(exist_ok=True)
-        if os.path.islink(target.parent):
-            return
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-    except OSError:
-        return
+    committed ones are there already; ones not committed (``board hooks install`` writes
+    ``.claude/settings.json`` or ``settings.local.json``) are copied in, so the hooks count and
+    guard the task's calls there too."""
+    for name in ("settings.json", "settings.local.json"):
+        source = workspace / ".claude" / name
+        target = copy / ".claude" / name
+        try:
+            if not stat.S_ISREG(os.lstat(source).st_mode) or os.path.lexists(target):
+                continue
+            data = source.read_bytes()
+            if os.path.islink(target.parent):
+                continue
+            target.parent.mkdir(exist_ok=True)
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+        except OSError:
+            continue
 
 
 def exists(workspace: Path, record: WorktreeRecord) -> bool:
