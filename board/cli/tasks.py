@@ -20,8 +20,6 @@ from board.status import Status
 # Building the parser must not load the store or pydantic (every command pays for what is
 # imported here): handlers import them when they run.
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from board import actions
     from board.model import Task
     from board.store import Store
@@ -198,6 +196,7 @@ def cmd_create(args: argparse.Namespace) -> int:
 
 def cmd_update(args: argparse.Namespace) -> int:
     from board import actions
+    from board.worktrees.on_board import worktree_ending
 
     change = actions.TaskChange(
         status=args.status, owner=args.owner, progress=args.progress, subject=args.subject, description=args.description,
@@ -209,28 +208,11 @@ def cmd_update(args: argparse.Namespace) -> int:
     if args.worktree and args.status != Status.CANCELLED:
         raise BoardError("--worktree goes with --status cancelled (or task delete)")
     store = open_store(args, whole=args.json or change.touches_board())
-    ending = _worktree_choice(store, args.id, args.worktree) if args.status == Status.CANCELLED else None
+    ending = worktree_ending(store, args.id, args.worktree) if args.status == Status.CANCELLED else None
     task = actions.update_task(store, args.id, change, who(args, args.id))
     print_task(args, store, task, f"#{task.id} {task.status} (version {task.version})" + (ending() if ending else ""))
     return 0
 
-
-def _worktree_choice(store: Store, task_id: str, choice: str | None) -> Callable[[], str] | None:
-    """For a task about to end (cancelled, deleted) that has a worktree: what becomes of it,
-    checked before the task moves (a worktree that cannot be removed refuses the command), done
-    after; None for a task without one."""
-    from board.worktrees import git_work, on_board
-
-    record = on_board.record_of(store.get(task_id))
-    if record is None or record.merged:
-        return None
-    workspace = on_board.workspace_of(store)
-    if choice != "remove":
-        return lambda: f"; its worktree {record.path} is kept (board worktree {task_id} --remove removes it)"
-    changed = git_work.dirty(workspace / record.path) if git_work.exists(workspace, record) else []
-    if changed:
-        raise BoardError(f"#{task_id}'s worktree {record.path} has uncommitted changes ({', '.join(changed[:3])}): nothing was done; commit them there, or keep it (--worktree keep)")
-    return lambda: "; " + "; ".join(git_work.remove(workspace, record))
 
 
 def cmd_answer(args: argparse.Namespace) -> int:
@@ -253,9 +235,10 @@ def cmd_undo(args: argparse.Namespace) -> int:
 
 def cmd_delete(args: argparse.Namespace) -> int:
     from board import actions
+    from board.worktrees.on_board import worktree_ending
 
     store = open_store(args)
-    ending = _worktree_choice(store, args.id, args.worktree)
+    ending = worktree_ending(store, args.id, args.worktree)
     task = actions.delete(store, args.id, who(args, args.id))
     print_task(args, store, task, f"deleted #{task.id} ({task.subject}); 'board task restore {task.id}' brings it back" + (ending() if ending else ""))
     return 0

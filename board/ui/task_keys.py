@@ -183,11 +183,34 @@ class TaskKeys(KeysHost):
             if yes:
                 self._act(task, "cancel", lambda store, who: actions.cancel(store, task.id, who))
 
-        detail = printable(task.subject)
         worktree = read_record(task.metadata)
         if worktree is not None and not worktree.merged:
-            detail += printable(f"\nIts worktree {worktree.path} and branch {worktree.branch} are kept: board worktree {task.id} --remove removes them.")
-        self.push_screen(ConfirmScreen(f"Cancel #{task.id}?", detail, confirm_label="Cancel task"), confirmed)
+            self._cancel_with_worktree(task, worktree.path)
+            return
+        self.push_screen(ConfirmScreen(f"Cancel #{task.id}?", printable(task.subject), confirm_label="Cancel task"), confirmed)
+
+    def _cancel_with_worktree(self, task: Task, path: str) -> None:
+        """Cancel a task that has a worktree, asking what becomes of it: kept (its branch and
+        commits stay for later), or removed (refused, with nothing done, over uncommitted work)."""
+        from board.ui.screens.choice import ChoiceScreen
+        from board.worktrees.on_board import worktree_ending
+
+        def chosen(choice: str | None) -> None:
+            if choice is None:
+                return
+
+            def cancel(store: Store, who: actions.Who) -> Task:
+                ending = worktree_ending(store, task.id, choice)
+                cancelled = actions.cancel(store, task.id, who)
+                if ending is not None:
+                    ending()
+                return cancelled
+
+            self._act(task, "cancel", cancel)
+
+        detail = printable(f"{task.subject}\n\nIts worktree {path} holds its work. Remove it too? (A branch with commits not in its base is kept either way.)", multiline=True)
+        choices: list[tuple[str, str, str | None]] = [("Cancel, keep worktree", "y", "keep"), ("Cancel, remove worktree", "x", "remove"), ("Keep the task", "n", None)]
+        self.push_screen(ChoiceScreen(f"Cancel #{task.id}?", detail, choices), chosen)
 
     def action_undo_policy(self) -> None:
         task = self._target()

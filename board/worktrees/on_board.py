@@ -8,7 +8,7 @@ any other field, so every reader sees it; the status of a task only ever moves t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 
@@ -212,6 +212,22 @@ def resolution_description(task: Task, record: WorktreeRecord) -> str:
         f"Work in #{task.id}'s worktree on branch {record.branch}: run `git merge {record.base}`, resolve the conflicts "
         "keeping what both sides meant, and commit. board merges the branch once this task is completed."
     )
+
+
+def worktree_ending(store: Store, task_id: str, choice: str | None) -> Callable[[], str] | None:
+    """For a task about to end (cancelled, deleted) that has a worktree: what becomes of it,
+    checked before the task moves (a worktree that cannot be removed refuses the command), done
+    after; None for a task without one."""
+    record = record_of(store.get(task_id))
+    if record is None or record.merged:
+        return None
+    workspace = workspace_of(store)
+    if choice != "remove":
+        return lambda: f"; its worktree {record.path} is kept (board worktree {task_id} --remove removes it)"
+    changed = git_work.dirty(workspace / record.path) if git_work.exists(workspace, record) else []
+    if changed:
+        raise BoardError(f"#{task_id}'s worktree {record.path} has uncommitted changes ({', '.join(changed[:3])}): nothing was done; commit them there, or keep it (--worktree keep)")
+    return lambda: "; " + "; ".join(git_work.remove(workspace, record))
 
 
 def worktree_problems(store: Store) -> list[Problem]:

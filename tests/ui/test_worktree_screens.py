@@ -84,3 +84,55 @@ async def test_merging_from_the_details_asks_first_then_merges(worked: Path) -> 
         await wait_for(pilot, lambda: git(worked, "rev-parse", "main") != before, message="main to take the merge")
     assert (worked / "util.py").read_text() == "X = 1\nY = 2\n"
     assert Store.open(worked).get("1").metadata["worktree"]["merged"] == git(worked, "rev-parse", "main").strip()
+
+
+async def test_cancelling_a_task_with_a_worktree_asks_what_becomes_of_it(worked: Path) -> None:
+    folder = worked / ".board-worktrees" / "1-add-y-to-util"
+    app = make_app(worked)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        from tests.ui.test_plain_text import screen_text
+
+        await pilot.press("c")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "Cancel, keep worktree (y)" in text and "Cancel, remove worktree (x)" in text and "Keep the task (n)" in text
+        await pilot.press("x")  # uncommitted work in it: refused, nothing done
+        await wait_for(pilot, lambda: any("has uncommitted changes (" in n.message for n in app._notifications), message="the refusal")
+        assert Store.open(worked).get("1").status == "pending" and (folder / "report.py").exists()
+        git(folder, "add", "--all")
+        git(folder, "commit", "-q", "-m", "Y")
+        await pilot.press("c")
+        await pilot.pause()
+        await pilot.press("x")
+        await wait_for(pilot, lambda: Store.open(worked).get("1").status == "cancelled", message="the cancel")
+    assert not folder.exists()
+    assert git(worked, "branch", "--list", "board/*").strip() == "board/1-add-y-to-util"  # its commit is not in main: kept
+
+
+async def test_a_conflicted_task_is_sent_back_from_its_details(worked: Path) -> None:
+    store = Store.open(worked)
+    store.set_status("1", "in_progress", owner="worker-1", actor="worker-1", lease_seconds=60)
+    store.set_status("1", "completed", actor="worker-1", force=True)
+    store.close()
+    (worked / "util.py").write_text("X = 1\nY = 3\n")  # main changes the same line meanwhile
+    git(worked, "commit", "-q", "-am", "Y is 3")
+    from board.errors import BoardError
+    from board.model import utcnow
+
+    with pytest.raises(BoardError):
+        on_board.merge_task(Store.open(worked), "1", actor="person", now=utcnow())
+    app = make_app(worked)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        from tests.ui.test_plain_text import screen_text
+
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "conflicts with main in util.py" in screen_text(app) and "B Send back" in screen_text(app)
+        await pilot.press("B")
+        await pilot.pause()
+        await pilot.press("y")
+        await wait_for(pilot, lambda: "2" in Store.open(worked).tasks, message="the resolving task")
+    made = Store.open(worked).get("2")
+    assert made.parent == "1" and made.files == ["util.py"] and "git merge main" in made.description

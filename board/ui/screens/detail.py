@@ -51,6 +51,7 @@ class DetailScreen(Screen[bool]):
     | enter on a dependency | show that task |
     | d | the task's diff against its base (a task with a worktree) |
     | M | merge a completed task's branch into its base, after a confirmation |
+    | B | after a merge conflict: a task for an agent to resolve it, after a confirmation |
     | s p r c a | act on this task, as on the board |
 
     Dismissed with whether the board is to show the graph. The task shown is the board's
@@ -64,6 +65,7 @@ class DetailScreen(Screen[bool]):
         Binding("tab", "focus_next", "Next pane", show=False, id="detail.next"),
         Binding("d", "show_diff", "Diff", id="detail.diff", tooltip="what this task changed in its worktree"),
         Binding("M", "merge", "Merge", id="detail.merge", tooltip="merge this completed task's branch into its base"),
+        Binding("B", "send_back", "Send back", id="detail.send_back", tooltip="a task for an agent to resolve this task's merge conflict"),
     ]
     DEFAULT_CSS = """
     DetailScreen { layout: vertical; }
@@ -354,16 +356,19 @@ class DetailScreen(Screen[bool]):
         self.query_one("#detail-toolcalls", Static).update(recent)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """d and M show for a task with a worktree; M for a completed one not merged, on a
-        board that may be written."""
-        if action not in ("show_diff", "merge"):
+        """d, M and B show for a task with a worktree: M for a completed one not merged, B for
+        one whose merge conflicted, on a board that may be written."""
+        if action not in ("show_diff", "merge", "send_back"):
             return True
         task = self.session.graph.tasks.get(self.task_id)
         record = read_record(task.metadata) if task is not None else None
         if record is None:
             return False
+        writable = not getattr(self.app, "readonly", True) and not record.merged
         if action == "merge":
-            return not getattr(self.app, "readonly", True) and not record.merged and task is not None and task.status == Status.COMPLETED
+            return writable and task is not None and task.status == Status.COMPLETED
+        if action == "send_back":
+            return writable and record.conflict is not None
         return True
 
     def action_show_diff(self) -> None:
@@ -392,6 +397,24 @@ class DetailScreen(Screen[bool]):
 
         detail = f"{record.changes.summary()} on {record.branch}. Its worktree and branch are removed once merged; on a conflict nothing changes."
         self.app.push_screen(ConfirmScreen(printable(f"Merge #{task_id} into {record.base}?"), printable(detail), confirm_label="Merge"), confirmed)
+
+    def action_send_back(self) -> None:
+        from board.ui.screens.confirm import ConfirmScreen
+        from board.worktrees.on_board import send_back
+
+        task = self.session.graph.tasks.get(self.task_id)
+        record = read_record(task.metadata) if task is not None else None
+        if task is None or record is None or record.conflict is None or not self.check_action("send_back", ()):
+            return
+        person = local_user()
+        task_id = task.id
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.app.write(task_id, "send back", lambda store: send_back(store, task_id, actor=person))  # type: ignore[attr-defined]
+
+        detail = f"A new task, for the next agent, to merge {record.base} into {record.branch} in #{task_id}'s worktree and resolve {', '.join(record.conflict.files)}. Merging it merges #{task_id}."
+        self.app.push_screen(ConfirmScreen(printable(f"Send #{task_id}'s conflict back to an agent?"), printable(detail), confirm_label="Send back"), confirmed)
 
     def action_back(self) -> None:
         self.dismiss(False)
