@@ -28,6 +28,7 @@ COMMANDS = {
     "checkpoint": "checkpoints", "resume": "checkpoints",
     "alerts": "alerts", "reserve": "alerts", "reservations": "alerts", "unreserve": "alerts",
     "graph": "graph",
+    "plan": "plan",
     "run": "run", "worker": "run", "coordinator": "run", "demo": "run",
     "mcp": "mcp",
     "hooks": "hooks", "hook": "hooks",
