@@ -66,7 +66,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     plan = read_plan(args)
     assert isinstance(plan, Plan)
-    store = open_store(args)
+    # The plan is read and checked first, so a refused one leaves no board made either.
+    store = open_store(args, create=not args.dry_run)
     report = import_plan(store, plan, actor=acting_user(), dry_run=args.dry_run, prune=args.prune)
     if args.json:
         print_json(report.as_json())

@@ -131,12 +131,17 @@ def plan_of(task: Task) -> dict[str, Any] | None:
 def import_plan(store: Store, plan: Plan, *, actor: str, dry_run: bool = False, prune: bool = False) -> ImportReport:
     """Compare ``plan`` with the board and, unless ``dry_run``, write it: all of it, or nothing
     when any part is refused."""
+    # Checked first without the lock, so a refused plan (or a dry run) leaves every file of the
+    # board as it was; then again under it, against the board as it is when written.
+    store.sync()
+    report = _compare(store, plan, prune=prune)
+    if dry_run:
+        return report
     with store.transaction():
         report = _compare(store, plan, prune=prune)
-        report.dry_run = dry_run
-        if not dry_run:
-            _write(store, plan, report, actor)
-            _graph_of(store, report)
+        report.dry_run = False
+        _write(store, plan, report, actor)
+        _graph_of(store, report)
         return report
 
 
@@ -193,9 +198,7 @@ def _document(p: Planned, ids: dict[str, str], plan: Plan) -> dict[str, Any]:
     task = p.task
     mark: dict[str, Any] = {"source": plan.source, "key": task.key}
     metadata = dict(p.existing.metadata) if p.existing is not None else {}
-    if plan.kind == "markdown":
-        mark["line"] = task.extra.get("line")
-    else:
+    if plan.kind != "markdown":
         mark["id"] = task.foreign_id
         metadata[plan.kind] = task.extra
     metadata[PLAN_KEY] = mark

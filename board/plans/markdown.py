@@ -272,7 +272,7 @@ def _give_keys(nodes: list[_Node], source: str) -> None:
 def _task(node: _Node, roots: list[_Node], every: list[_Node], source: str) -> PlanTask:
     task = PlanTask(
         key=node.key, subject=node.title, parent=node.parent.key if node.parent is not None else None,
-        status=node.status, where=f"{source}:{node.line}", extra={"line": node.line},
+        status=node.status, where=f"{source}:{node.line}",
     )
     task.description = _text(node.text)
     for name, value, line in node.fields:
