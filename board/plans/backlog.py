@@ -81,8 +81,13 @@ def _task(fields: dict[str, Any], body: str, where: str, *, done: bool) -> PlanT
     status_word = str(fields.get("status", ""))
     status = Status.COMPLETED if done or status_word.strip().lower() in DONE_WORDS else Status.PENDING
     described = _DESCRIPTION.search(body) or _DESCRIPTION_SECTION.search(body)
-    description = described.group(1).strip() if described else body.strip()
-    rest = (body[: described.start()] + body[described.end():]).strip() if described else ""
+    if described:
+        description = described.group(1).strip()
+        rest = (body[: described.start()] + body[described.end():]).strip()
+    else:
+        # No description section: text before the first section is one; the sections are kept.
+        first = re.search(r"^## ", body, re.MULTILINE)
+        description, rest = (body[: first.start()].strip(), body[first.start():].strip()) if first else (body.strip(), "")
     rest = re.sub(r"^## Description\s*$", "", rest, flags=re.MULTILINE).strip()
     extra = {name: value for name, value in fields.items() if name not in _OWN_FIELDS}
     if rest:

@@ -49,6 +49,6 @@ def tasks_by_subject(workspace: Path) -> dict[str, Any]:
 
 
 def board_files(workspace: Path) -> dict[str, bytes]:
-    """Every task file and the history, to compare before and after a command that must change nothing."""
+    """Every task file and the history (not logs, nor the record of an agent that called), to compare before and after a command that must change nothing."""
     folder = workspace / ".tasks"
-    return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file() and "logs" not in path.parts}
+    return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file() and not {"logs", "agents"} & set(path.parts)}
