@@ -29,6 +29,7 @@ COMMANDS = {
     "alerts": "alerts", "reserve": "alerts", "reservations": "alerts", "unreserve": "alerts",
     "graph": "graph",
     "worktree": "worktrees", "diff": "worktrees", "merge": "worktrees",
+    "plan": "plan",
     "run": "run", "worker": "run", "coordinator": "run", "demo": "run",
     "mcp": "mcp",
     "hooks": "hooks", "hook": "hooks",

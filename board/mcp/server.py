@@ -81,7 +81,7 @@ TASK = Field(description="the task's id")
 
 # What the tools answer (the output schemas): ``board.mcp.shapes``.
 from board.mcp.shapes import (  # noqa: E402
-    Agents, Alerts, Checkpointed, Claimed, Listing, Renewed, Reservations, Resumed, Sent, ShownTask, TaskDocument, Unreserved,
+    Agents, Alerts, Checkpointed, Claimed, Listing, PlanImported, Renewed, Reservations, Resumed, Sent, ShownTask, TaskDocument, Unreserved,
 )
 from board.mcp.paging import cursor_after, resumed_at  # noqa: E402
 
@@ -210,6 +210,7 @@ TOOL_HINTS = {
     "checkpoint": _hints(),  # reads git and the task's files
     "resume": _hints(reads_only=True, idempotent=True),
     "agents": _hints(reads_only=True, idempotent=True, world=True),  # Claude Code's team files
+    "plan_import": _hints(idempotent=True),  # the same plan again changes nothing more
 }
 
 
@@ -673,6 +674,30 @@ def build_server(board: ServedBoard, follower: BoardFollower) -> BoardServer:
             return agents_json(*board_roster(store, store.clock()))  # type: ignore[return-value]
 
         return board.call(None, roster)
+
+    @tool()
+    def plan_import(
+        text: Annotated[str, Field(description="the plan in markdown: headings or list items are tasks, nested items their sub-tasks; lines like 'after: 2', 'needs: \"Set up the database\"', 'labels: api, db', 'priority: high' give dependencies and fields")],
+        source: Annotated[str, Field(description="the plan's name on the board: importing the same name again updates the tasks it made instead of making new ones")] = "plan.md",
+        dry_run: Annotated[bool, Field(description="only show what it would create and update, the waves and the critical path; change nothing")] = False,
+        prune: Annotated[bool, Field(description="cancel the tasks this plan made earlier that it no longer has (else they are only reported)")] = False,
+        agent: Annotated[str | None, AGENT] = None,
+    ) -> PlanImported:
+        """Put a markdown plan on the board as tasks, in one call (board plan import): call it
+        with dry_run first to see the tasks, waves and critical path, then without. A refused
+        plan (a cycle, a reference to no task, a title written twice) is an error naming its
+        line, and nothing is written."""
+        from board.plans.importing import import_plan
+        from board.plans.markdown import parse_markdown
+
+        def put(store: Store, name: str | None) -> PlanImported:
+            if not source.strip() or "\n" in source:
+                raise BoardError("source is one line naming the plan, e.g. plan.md")
+            plan = parse_markdown(text, source.strip())
+            report = import_plan(store, plan, actor=name or acting_user(), dry_run=dry_run, prune=prune)
+            return report.as_json()  # type: ignore[return-value]
+
+        return board.call(agent, put)
 
     @server.resource(PROMPT_URI, name="prompt", title="The board, for an agent's context", mime_type="text/plain")
     def prompt_resource() -> str:

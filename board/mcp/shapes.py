@@ -215,3 +215,36 @@ class Sent(TypedDict):
     to: str
     inbox: str
     message: dict[str, Any]
+
+
+class PlannedTask(TypedDict):
+    #: Its id on the board; None for a task a dry run would make.
+    id: str | None
+    key: str
+    subject: str
+    where: str
+
+
+class NamedTask(TypedDict):
+    id: str | None
+    subject: str
+
+
+@with_config(OPEN)
+class PlanImported(TypedDict):
+    """What ``plan_import`` made, changed and left (``board plan import --json``)."""
+
+    source: str
+    dryRun: bool
+    created: list[PlannedTask]
+    updated: list[dict[str, Any]]
+    unchanged: list[PlannedTask]
+    #: Tasks of this plan it no longer has: reported, cancelled only with prune.
+    removed: list[dict[str, Any]]
+    pruned: list[str]
+    completed: list[str]
+    left: list[dict[str, Any]]
+    #: Each wave's tasks, in the order they can run: a task's blockers and sub-tasks come first.
+    waves: list[list[NamedTask]]
+    criticalPath: list[NamedTask]
+    skipped: list[str]

@@ -353,8 +353,15 @@ class Store(ABC):
         task_id: str | None = None,
         actor: str | None = None,
         budget: Mapping[str, Any] | None = None,
+        status: Status | str = Status.PENDING,
     ) -> Task:
+        """Make a task. ``status`` may be completed or cancelled for work already done or
+        dropped elsewhere (a plan or another board brought over): it is recorded as made so,
+        with no invented start or work in its history."""
         self._ensure_whole()
+        status = _status(status)
+        if status not in (Status.PENDING, Status.COMPLETED, Status.CANCELLED):
+            raise BoardError(f"a task is made pending, completed or cancelled, not {status}")
         limits = with_limits(None, checked_budget(budget)) if budget is not None else None
         blocked_by = [validate_id(b) for b in blocked_by]
         blocks = [validate_id(b) for b in blocks]
@@ -392,11 +399,14 @@ class Store(ABC):
                     "owner": owner,
                     "metadata": metadata or {},
                     "budget": limits.model_dump() if limits is not None else None,
+                    "status": str(status),
                 },
                 f"new task '{shortened(str(subject))}'",
             )
             # A board whose files give ids as integers (seed 001's) gets integer ids from board too.
             task.integer_ids = task.id.isdigit() and any(t.integer_ids for t in self.graph.tasks.values())
+            if status == Status.COMPLETED:
+                task.completed_at, task.progress = self.clock(), 100
             created = self._commit(None, task, "create", actor)
             self._note_id_issued(created.id)
             for blocker in blocked_by:

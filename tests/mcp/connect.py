@@ -18,7 +18,7 @@ from tests.conftest import REPO
 TOOLS = {
     "task_create", "task_list", "task_show", "task_update", "claim", "heartbeat", "release",
     "toolcall", "reserve", "alerts", "board_prompt", "task_delete", "message", "task_restore",
-    "answer", "reservations", "unreserve", "checkpoint", "resume", "agents",
+    "answer", "reservations", "unreserve", "checkpoint", "resume", "agents", "plan_import",
 }
 
 

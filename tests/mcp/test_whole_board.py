@@ -125,6 +125,8 @@ def test_every_tool_declares_what_it_answers_and_its_answer_matches(workspace: P
         ("message", {"to": "ben", "text": "Schema is done"}),
         ("task_delete", {"id": "3"}),
         ("task_restore", {"id": "3"}),
+        ("plan_import", {"text": "- Tables\n- Indexes\n  after: 1\n", "dry_run": True}),
+        ("plan_import", {"text": "- Tables\n- Indexes\n  after: 1\n"}),
     ]
     assert {tool for tool, _ in calls} == TOOLS
 
