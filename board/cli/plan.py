@@ -57,6 +57,18 @@ def read_plan(args: argparse.Namespace) -> object:
     return taskmaster.read_taskmaster(path, args.tag)
 
 
+def _no_board_yet(args: argparse.Namespace) -> bool:
+    """No board in the workspace's files, and none named in a database."""
+    import os
+    from pathlib import Path
+
+    from board.store.layout import detect_layout
+
+    if getattr(args, "db", None) or os.environ.get("BOARD_DB") or getattr(args, "claude", None):
+        return False
+    return not detect_layout(Path(args.workspace).expanduser().resolve()).exists()
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     from board.cli.output import print_json
     from board.cli.tasks import open_store
@@ -67,8 +79,17 @@ def cmd_import(args: argparse.Namespace) -> int:
     plan = read_plan(args)
     assert isinstance(plan, Plan)
     # The plan is read and checked first, so a refused one leaves no board made either.
-    store = open_store(args, create=not args.dry_run)
-    report = import_plan(store, plan, actor=acting_user(), dry_run=args.dry_run, prune=args.prune)
+    if args.dry_run and _no_board_yet(args):
+        # A dry run before the first import: what it would make on the empty board it makes.
+        import tempfile
+
+        from board.store import Store
+
+        with tempfile.TemporaryDirectory(prefix="board-plan-") as empty:
+            report = import_plan(Store.open(empty, create=True), plan, actor=acting_user(), dry_run=True, prune=args.prune)
+    else:
+        store = open_store(args, create=not args.dry_run)
+        report = import_plan(store, plan, actor=acting_user(), dry_run=args.dry_run, prune=args.prune)
     if args.json:
         print_json(report.as_json())
     else:

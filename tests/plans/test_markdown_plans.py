@@ -103,6 +103,15 @@ def test_a_dry_run_shows_the_tasks_waves_and_critical_path_and_changes_nothing(w
     assert board_files(workspace) == before
 
 
+def test_a_dry_run_before_there_is_a_board_shows_the_plan_and_makes_no_board(tmp_path: Path) -> None:
+    folder = tmp_path / "fresh"
+    folder.mkdir()
+    write(folder, HEADINGS)
+    shown = ok(folder, "plan", "import", "plan.md", "--dry-run")
+    assert "7 tasks: 7 would create" in shown and "critical path (5 tasks)" in shown
+    assert sorted(p.name for p in folder.iterdir()) == ["plan.md"]  # no .tasks/ made
+
+
 def test_headings_become_tasks_with_their_items_as_sub_tasks_and_their_fields(workspace: Path) -> None:
     write(workspace, HEADINGS)
     report = ok_json(workspace, "plan", "import", "plan.md")
