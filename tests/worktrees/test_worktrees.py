@@ -15,7 +15,7 @@ import pytest
 
 from board.store import Store
 from board.workspace_files import workspace_file
-from tests.conftest import LONG
+from tests.conftest import BOTH_BACKENDS, LONG, board_kept_in
 from tests.coordinator.helpers import REPO, board_cli
 
 pytestmark = LONG
@@ -58,12 +58,17 @@ def task_json(repo: Path, task_id: str) -> dict:
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
+def repo(tmp_path: Path, backend: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A git repository with a board: in its files, or (for tests marked BOTH_BACKENDS) in
+    PostgreSQL, named by ``BOARD_DB`` for every command the test runs."""
     repo = make_repository(tmp_path / "project", {"app.py": "def main():\n    return 1\n", "README": "project\n", "lib/util.py": "X = 1\n"})
-    board(repo, "init")
+    board_kept_in(backend, request, monkeypatch)
+    (repo / ".tasks").mkdir()
+    Store.open(repo, create=True).close()
     return repo
 
 
+@BOTH_BACKENDS
 def test_two_tasks_on_different_files_run_in_their_own_worktrees_and_merge_cleanly(repo: Path, tmp_path: Path) -> None:
     board(repo, "task", "create", "Change the app")
     board(repo, "task", "create", "Change the util")
@@ -103,6 +108,7 @@ def test_two_tasks_on_different_files_run_in_their_own_worktrees_and_merge_clean
     assert "+Y = 2" in board(repo, "diff", "2").stdout
 
 
+@BOTH_BACKENDS
 def test_two_tasks_changing_the_same_lines_conflict_change_nothing_and_go_back_to_an_agent(repo: Path, tmp_path: Path) -> None:
     board(repo, "task", "create", "Return two")
     board(repo, "task", "create", "Return three")
@@ -321,3 +327,20 @@ def test_the_worktree_demo_leaves_a_diff_on_every_card_and_one_conflict_to_resol
     assert board(repo, "merge", "5", check=False).returncode == 1  # French and the exclamation mark clash
     run = subprocess.run([sys.executable, "app.py", "Ann"], cwd=repo, capture_output=True, text=True, check=True)
     assert run.stdout == "Hello, Ann!\n"
+
+
+def test_the_files_a_worktree_changed_count_for_conflicts_and_the_guard_as_declared_ones_do(repo: Path) -> None:
+    from board.active_work import read_active
+    from board.worktrees import on_board
+
+    store = Store.open(repo)
+    mine = store.claim_task(store.create("Change the app quietly").id, "alice")
+    store.claim_task(store.create("Declares the app", files=["app.py"]).id, "bob")
+    record = on_board.open_for(store, mine, "main", actor="alice")
+    assert not [a for a in json.loads(board(repo, "alerts", "--json").stdout) if a["kind"] == "conflict.files"]
+    (repo / record.path / "app.py").write_text("changed\n")  # never declared, never reported
+    on_board.note_changes(store, mine.id, actor="alice")
+    conflicts = [a for a in json.loads(board(repo, "alerts", "--json").stdout) if a["kind"] == "conflict.files"]
+    assert len(conflicts) == 1 and conflicts[0]["tasks"] == ["1", "2"] and conflicts[0]["files"] == ["app.py"]
+    # What the guard reads (this machine's index of tasks in progress) holds it too.
+    assert read_active(store.state_dir)[mine.id]["files"] == ["app.py"]
