@@ -8,8 +8,11 @@ and a branch only once its commits are in the base.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -128,10 +131,25 @@ def worktrees_folder(workspace: Path) -> Path:
         raise WorktreeError(f"{folder} belongs to another user: remove it, board keeps worktrees there")
     ignore = folder / ".gitignore"
     if not os.path.lexists(ignore):
-        fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        try:
+            fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        except FileExistsError:
+            return folder  # another worker made it at the same moment
         with os.fdopen(fd, "w") as handle:
             handle.write("# board's worktrees, one per task: never part of the project\n*\n")
     return folder
+
+
+@contextmanager
+def making_worktrees(folder: Path) -> Iterator[None]:
+    """One worktree made at a time in a repository: two ``git worktree add`` at once (workers
+    starting tasks together) fight over git's locks, and one of them fails."""
+    fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def task_folder(workspace: Path, record: WorktreeRecord) -> Path:
@@ -146,6 +164,11 @@ def make(workspace: Path, task_id: str, subject: str, base: str, *, record: Work
     the branch and folder it had, whatever the task is called now."""
     repo = repository(workspace)
     folder = worktrees_folder(workspace)
+    with making_worktrees(folder):
+        return _make(workspace, repo, folder, task_id, subject, base, record)
+
+
+def _make(workspace: Path, repo: Repository, folder: Path, task_id: str, subject: str, base: str, record: WorktreeRecord | None) -> WorktreeRecord:
     branch = record.branch if record else branch_name(task_id, subject)
     path = record.path if record else f"{WORKTREES_DIR}/{folder_name(task_id, subject)}"
     base = record.base if record else base
@@ -344,7 +367,8 @@ def remove(workspace: Path, record: WorktreeRecord, *, force: bool = False) -> l
         changed = dirty(checkout)
         if changed and not force:
             raise WorktreeError(f"{record.path} has uncommitted changes ({', '.join(changed[:3])}{'…' if len(changed) > 3 else ''}): commit them there, or remove it with --force")
-        git(workspace, "worktree", "remove", *(("--force",) if force else ()), str(checkout), timeout=WRITE_TIMEOUT)
+        with making_worktrees(workspace / WORKTREES_DIR):
+            git(workspace, "worktree", "remove", *(("--force",) if force else ()), str(checkout), timeout=WRITE_TIMEOUT)
         done.append(f"removed {record.path}")
     if branch_exists(workspace, record.branch):
         if branch_exists(workspace, record.base) and is_ancestor(workspace, record.branch, record.base):

@@ -344,3 +344,17 @@ def test_the_files_a_worktree_changed_count_for_conflicts_and_the_guard_as_decla
     assert len(conflicts) == 1 and conflicts[0]["tasks"] == ["1", "2"] and conflicts[0]["files"] == ["app.py"]
     # What the guard reads (this machine's index of tasks in progress) holds it too.
     assert read_active(store.state_dir)[mine.id]["files"] == ["app.py"]
+
+
+def test_many_workers_starting_at_once_each_get_their_worktree(tmp_path: Path) -> None:
+    """Workers starting tasks together make worktrees at the same moment: git's own files must
+    not be read half made (``failed to read .git/worktrees/…/commondir``) by another's make."""
+    script = agent(tmp_path, 'echo "$BOARD_TASK_ID" > "task-$BOARD_TASK_ID.txt"\n')
+    for attempt in range(3):
+        repo = make_repository(tmp_path / f"project-{attempt}", {"README": "x\n"})
+        board(repo, "init")
+        for number in range(8):
+            board(repo, "task", "create", f"Task {number}")
+        done = board(repo, "run", "--worktrees", "--workers", "8", "--", str(script), check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert len(git(repo, "branch", "--list", "board/*").split()) == 8
