@@ -357,4 +357,4 @@ def test_many_workers_starting_at_once_each_get_their_worktree(tmp_path: Path) -
             board(repo, "task", "create", f"Task {number}")
         done = board(repo, "run", "--worktrees", "--workers", "8", "--", str(script), check=False)
         assert done.returncode == 0, done.stdout + done.stderr
-        assert len(git(repo, "branch", "--list", "board/*").split()) == 8
+        assert len(git(repo, "branch", "--list", "board/*").splitlines()) == 8
