@@ -252,8 +252,32 @@ def _workspace_paths(paths: list[str], prefix: str) -> list[str]:
     return [p for p in inside if p and not p.startswith(_NOT_CHANGES)]
 
 
-def _untracked(checkout: Path) -> list[str]:
+#: Claude Code's settings files board copies into a worktree when the workspace has them
+#: uncommitted (``_bring_local_settings``): never the task's work.
+COPIED_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
+
+
+def _copied_here(checkout: Path, untracked: list[str]) -> set[str]:
+    """The settings files board copied into this checkout, as repository paths (untracked)."""
+    prefix = _prefix_of(checkout)
+    return {prefix + name for name in COPIED_SETTINGS} & set(untracked)
+
+
+def _prefix_of(checkout: Path) -> str:
+    """The workspace's folder inside the repository, for a checkout of it (``""`` or ``sub/``)."""
+    workspace = checkout.parent.parent  # <workspace>/.board-worktrees/<name>
+    return repository(workspace).prefix
+
+
+def _all_untracked(checkout: Path) -> list[str]:
     return [p for p in git(checkout, "ls-files", "--others", "--exclude-standard", "-z").split("\0") if p]
+
+
+def _untracked(checkout: Path) -> list[str]:
+    """New files in the checkout, those board copied in left out."""
+    found = _all_untracked(checkout)
+    copied = _copied_here(checkout, found)
+    return [p for p in found if p not in copied]
 
 
 def _lines_of(path: Path) -> int | None:
@@ -331,8 +355,9 @@ def identity(directory: Path) -> tuple[str, ...]:
     return () if code == 0 and out.strip() else _FALLBACK_IDENTITY
 
 
-def dirty(checkout: Path) -> list[str]:
-    """Files with uncommitted changes (untracked ones included) in a checkout."""
+def dirty(checkout: Path, *, worktree: bool = False) -> list[str]:
+    """Files with uncommitted changes (untracked ones included) in a checkout; in a task's
+    ``worktree``, the settings board copied in do not count."""
     out = git(checkout, "status", "--porcelain=v1", "-z", "--untracked-files=all")
     paths, entries = [], out.split("\0")
     index = 0
@@ -344,6 +369,9 @@ def dirty(checkout: Path) -> list[str]:
         paths.append(entry[3:])
         if entry[0] in "RC":
             index += 1  # the original name of a rename follows
+    if worktree:
+        copied = _copied_here(checkout, _all_untracked(checkout)) if paths else set()
+        paths = [p for p in paths if p not in copied]
     return paths
 
 
@@ -351,9 +379,10 @@ def commit_leftovers(workspace: Path, record: WorktreeRecord, message: str) -> b
     """Commit what the agent left uncommitted in the task's worktree (its branch is what gets
     merged); True when there was something."""
     checkout = workspace / record.path
-    if not exists(workspace, record) or not dirty(checkout):
+    if not exists(workspace, record) or not dirty(checkout, worktree=True):
         return False
-    git(checkout, "add", "--all", timeout=WRITE_TIMEOUT)
+    left_out = [f":(exclude,literal){path}" for path in sorted(_copied_here(checkout, _all_untracked(checkout)))]
+    git(checkout, "add", "--all", "--", ":/", *left_out, timeout=WRITE_TIMEOUT)
     git(checkout, *identity(checkout), "commit", "--quiet", "--no-verify", "-m", message, timeout=WRITE_TIMEOUT)
     return True
 
@@ -364,11 +393,13 @@ def remove(workspace: Path, record: WorktreeRecord, *, force: bool = False) -> l
     done: list[str] = []
     checkout = workspace / record.path
     if exists(workspace, record):
-        changed = dirty(checkout)
+        changed = dirty(checkout, worktree=True)
         if changed and not force:
             raise WorktreeError(f"{record.path} has uncommitted changes ({', '.join(changed[:3])}{'…' if len(changed) > 3 else ''}): commit them there, or remove it with --force")
         with making_worktrees(workspace / WORKTREES_DIR):
-            git(workspace, "worktree", "remove", *(("--force",) if force else ()), str(checkout), timeout=WRITE_TIMEOUT)
+            # Checked above: what git would call untracked here is only the settings board
+            # copied in (or, with --force, work the person chose to drop).
+            git(workspace, "worktree", "remove", "--force", str(checkout), timeout=WRITE_TIMEOUT)
         done.append(f"removed {record.path}")
     if branch_exists(workspace, record.branch):
         if branch_exists(workspace, record.base) and is_ancestor(workspace, record.branch, record.base):

@@ -224,7 +224,7 @@ def worktree_ending(store: Store, task_id: str, choice: str | None) -> Callable[
     workspace = workspace_of(store)
     if choice != "remove":
         return lambda: f"; its worktree {record.path} is kept (board worktree {task_id} --remove removes it)"
-    changed = git_work.dirty(workspace / record.path) if git_work.exists(workspace, record) else []
+    changed = git_work.dirty(workspace / record.path, worktree=True) if git_work.exists(workspace, record) else []
     if changed:
         raise BoardError(f"#{task_id}'s worktree {record.path} has uncommitted changes ({', '.join(changed[:3])}): nothing was done; commit them there, or keep it (--worktree keep)")
     return lambda: "; " + "; ".join(git_work.remove(workspace, record))

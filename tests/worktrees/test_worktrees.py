@@ -358,3 +358,19 @@ def test_many_workers_starting_at_once_each_get_their_worktree(tmp_path: Path) -
         done = board(repo, "run", "--worktrees", "--workers", "8", "--", str(script), check=False)
         assert done.returncode == 0, done.stdout + done.stderr
         assert len(git(repo, "branch", "--list", "board/*").splitlines()) == 8
+
+
+def test_claude_code_settings_copied_into_a_worktree_are_never_part_of_its_work(repo: Path, tmp_path: Path) -> None:
+    """``board hooks install`` leaves ``.claude/settings.json`` uncommitted in the workspace;
+    each worktree gets a copy, which must not show as a change, be committed on the task's
+    branch, nor stop the merge (the workspace's own copy is in the way of a branch holding it)."""
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text('{"hooks": {}}\n')
+    board(repo, "task", "create", "Change the app")
+    board(repo, "run", "--worktrees", "--workers", "1", "--", str(agent(tmp_path, "test -f .claude/settings.json; echo '# more' >> app.py\n")))
+    assert task_json(repo, "1")["metadata"]["worktree"]["changes"]["list"] == [["app.py", 1, 0]]
+    assert git(repo, "show", "--name-only", "--format=", "board/1-change-the-app").split() == ["app.py"]
+    assert "settings.json" not in board(repo, "diff", "1").stdout
+    board(repo, "merge", "1")
+    assert not (repo / ".board-worktrees" / "1-change-the-app").exists()  # removed once merged
+    assert (repo / ".claude" / "settings.json").read_text() == '{"hooks": {}}\n'
