@@ -96,6 +96,10 @@ def _worktree_base(args: argparse.Namespace) -> str | None:
     workspace = Path(args.workspace).resolve()
     git_work.repository(workspace)
     base = args.base or settings.base or git_work.checked_out_branch(workspace)
+    from board.worktrees.record import branch_name_problem
+
+    if branch_name_problem(base):
+        raise BoardError(str(branch_name_problem(base)))
     if not git_work.branch_exists(workspace, base):
         raise BoardError(f"no branch '{shortened(base)}' in this repository: give --base an existing branch")
     return base

@@ -19,7 +19,7 @@ from pathlib import Path
 from board.errors import BoardError
 from board.gitstate import GitUnavailable, _git
 from board.worktrees.place import WORKTREES_DIR, branch_name, folder_name
-from board.worktrees.record import LISTED_FILES, Changes, FileChange, WorktreeRecord
+from board.worktrees.record import LISTED_FILES, Changes, FileChange, WorktreeRecord, branch_name_problem
 
 #: git calls that write (a checkout, a merge) may take longer than a status read.
 WRITE_TIMEOUT = 120.0
@@ -83,6 +83,8 @@ def checked_out_branch(workspace: Path) -> str:
 
 
 def commit_of(directory: Path, revision: str) -> str:
+    if revision.startswith("-"):
+        raise WorktreeError(f"'{revision[:60]}' is not a branch or commit of this repository")
     code, out = git_status(directory, "rev-parse", "--verify", "--quiet", revision + "^{commit}")
     if code != 0 or not out.strip():
         raise WorktreeError(f"'{revision}' is not a branch or commit of this repository")
@@ -163,6 +165,9 @@ def make(workspace: Path, task_id: str, subject: str, base: str, *, record: Work
     mid-task leaves it (and its commits) for the next attempt. A record kept on the task names
     the branch and folder it had, whatever the task is called now."""
     repo = repository(workspace)
+    problem = branch_name_problem(base)
+    if problem is not None:
+        raise WorktreeError(problem)
     folder = worktrees_folder(workspace)
     with making_worktrees(folder):
         return _make(workspace, repo, folder, task_id, subject, base, record)

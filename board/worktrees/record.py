@@ -8,9 +8,12 @@ write metadata too: a record is read defensively, and a malformed one reads as n
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from board.worktrees.place import BRANCH_PREFIX, WORKTREES_DIR
 
 #: The key of the record in a task's metadata.
 KEY = "worktree"
@@ -109,21 +112,40 @@ def _conflict(value: object) -> Conflict | None:
     return Conflict(files, tasks, _text(value.get("at")) or "") if files else None
 
 
+#: What board ever writes there: anything else is not a record of board's (an agent may write
+#: metadata), and would send git to another folder, branch or option.
+_PATH = re.compile(re.escape(WORKTREES_DIR) + r"/[A-Za-z0-9_][A-Za-z0-9_.-]{0,200}")
+_BRANCH = re.compile(re.escape(BRANCH_PREFIX) + r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,200}")
+_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def branch_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a base branch (an option, a range, a control character), or None."""
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_./+-]{0,200}", name) or ".." in name or name.endswith((".", "/", ".lock")) or "//" in name:
+        return f"'{name[:60]}' is not a branch name board uses (letters, digits, '_', '.', '/', '+', '-'; not starting with '-')"
+    return None
+
+
 def read_record(metadata: Mapping[str, Any]) -> WorktreeRecord | None:
-    """A task's worktree record, or None when it has none (or a malformed one)."""
+    """A task's worktree record, or None when it has none (or one board did not write)."""
     value = metadata.get(KEY) if isinstance(metadata, Mapping) else None
     if not isinstance(value, Mapping):
         return None
     branch, base, path = _text(value.get("branch")), _text(value.get("base")), _text(value.get("path"))
     if branch is None or base is None or path is None:
         return None
+    if not _BRANCH.fullmatch(branch) or ".." in branch or not _PATH.fullmatch(path) or ".." in path or branch_name_problem(base):
+        return None
+    made_from, merged = _text(value.get("from")) or "", _text(value.get("merged"))
+    if (made_from and not _COMMIT.fullmatch(made_from)) or (merged is not None and not _COMMIT.fullmatch(merged)):
+        return None
     return WorktreeRecord(
         branch=branch,
         base=base,
         path=path,
-        made_from=_text(value.get("from")) or "",
+        made_from=made_from,
         changes=_changes(value.get("changes")),
-        merged=_text(value.get("merged")),
+        merged=merged,
         conflict=_conflict(value.get("conflict")),
     )
 

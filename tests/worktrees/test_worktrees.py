@@ -374,3 +374,27 @@ def test_claude_code_settings_copied_into_a_worktree_are_never_part_of_its_work(
     board(repo, "merge", "1")
     assert not (repo / ".board-worktrees" / "1-change-the-app").exists()  # removed once merged
     assert (repo / ".claude" / "settings.json").read_text() == '{"hooks": {}}\n'
+
+
+def test_a_worktree_record_an_agent_forged_sends_git_nowhere(repo: Path, tmp_path: Path) -> None:
+    """An agent can write any metadata: a record naming a folder outside .board-worktrees/, the
+    base branch as the task's branch, or an option, is no record at all."""
+    outside = tmp_path / "precious"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("mine")
+    git(repo, "branch", "release")
+    store = Store.open(repo)
+    for forged in (
+        {"branch": "main", "base": "release", "path": ".board-worktrees/x", "from": ""},
+        {"branch": "board/1-x", "base": "main", "path": "../precious", "from": ""},
+        {"branch": "board/1-x", "base": "--output=/tmp/owned", "path": ".board-worktrees/1-x", "from": ""},
+        {"branch": "board/1-x", "base": "main", "path": ".board-worktrees/1-x", "from": "HEAD~1; rm -rf /"},
+    ):
+        task = store.create("Forged", metadata={"worktree": forged})
+        for args in (("diff", task.id), ("merge", task.id), ("worktree", task.id, "--remove", "--force")):
+            done = board(repo, *args, check=False)
+            assert done.returncode == 2 and "has no worktree" in done.stderr, (forged, args, done.stderr)
+    assert (outside / "keep.txt").read_text() == "mine"
+    assert git(repo, "branch", "--list", "main", "release").split() == ["*", "main", "release"]
+    refused = board(repo, "run", "--worktrees", "--base=-x", "--", "true", check=False)
+    assert refused.returncode == 2 and "not a branch name" in refused.stderr
