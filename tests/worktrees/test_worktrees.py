@@ -292,22 +292,24 @@ def test_with_automatic_merges_completed_tasks_go_into_the_base_in_dependency_or
     (repo / ".tasks" / "board.toml").write_text('[worktrees]\nenabled = true\nmerge = "auto"\n')
     board(repo, "task", "create", "Base layer")
     board(repo, "task", "create", "On top", "--blocked-by", "1")
-    board(repo, "task", "create", "Clash with the base layer")
+    board(repo, "task", "create", "Independent")
     script = agent(
         tmp_path,
         'case "$BOARD_TASK_ID" in\n'
-        '  1) echo "LAYER = 1" > lib/util.py; git commit -qam "layer" ;;\n'
+        # Meanwhile a person commits another value on main: #1 cannot be merged.
+        '  1) echo "LAYER = 1" > lib/util.py; cd "$BOARD_WORKSPACE"; echo "LAYER = 0" > lib/util.py; git commit -qam "a person"; cd - ;;\n'
         '  2) echo "TOP = LAYER" >> lib/util.py ;;\n'
-        '  3) echo "LAYER = 3" > lib/util.py ;;\n'
+        '  3) echo "more" >> README ;;\n'
         "esac\n",
     )
     board(repo, "run", "--workers", "1", "--", str(script))  # worktrees from board.toml
-    # Whatever completed after the coordinator's last tick is merged before the run ends.
-    assert "TOP = LAYER" in (repo / "lib" / "util.py").read_text()
-    order = git(repo, "log", "--format=%s", "--first-parent", "main").splitlines()
-    assert order.index("#2 On top") < order.index("layer")  # #1 went in before #2
-    three = task_json(repo, "3")["metadata"]["worktree"]
-    assert "merged" not in three and three["conflict"]["files"] == ["lib/util.py"]
+    one, two, three = (task_json(repo, i)["metadata"]["worktree"] for i in ("1", "2", "3"))
+    assert one["conflict"]["files"] == ["lib/util.py"] and "merged" not in one
+    # #2 waits on #1: its merge is not even tried while #1 is not merged.
+    assert "merged" not in two and "conflict" not in two
+    assert three["merged"] and (repo / "README").read_text() == "project\nmore\n"
+    assert (repo / "lib" / "util.py").read_text() == "LAYER = 0\n"
+    assert [t["status"] for t in json.loads(board(repo, "task", "list", "--json").stdout)] == ["completed"] * 3
 
 
 def test_the_worktree_demo_leaves_a_diff_on_every_card_and_one_conflict_to_resolve(tmp_path: Path) -> None:
