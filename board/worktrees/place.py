@@ -17,6 +17,9 @@ import re
 WORKTREES_DIR = ".board-worktrees"
 #: Every branch board makes starts with this.
 BRANCH_PREFIX = "board/"
+#: What a task's record may name (``record.py``): a folder of WORKTREES_DIR, a board/ branch.
+RECORD_PATH = re.escape(WORKTREES_DIR) + r"/[A-Za-z0-9_][A-Za-z0-9_.-]{0,200}"
+RECORD_BRANCH = re.escape(BRANCH_PREFIX) + r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,200}"
 _SLUG_LENGTH = 40
 
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from board.worktrees.place import BRANCH_PREFIX, WORKTREES_DIR
+from board.worktrees.place import RECORD_BRANCH, RECORD_PATH
 
 #: The key of the record in a task's metadata.
 KEY = "worktree"
@@ -114,8 +114,8 @@ def _conflict(value: object) -> Conflict | None:
 
 #: What board ever writes there: anything else is not a record of board's (an agent may write
 #: metadata), and would send git to another folder, branch or option.
-_PATH = re.compile(re.escape(WORKTREES_DIR) + r"/[A-Za-z0-9_][A-Za-z0-9_.-]{0,200}")
-_BRANCH = re.compile(re.escape(BRANCH_PREFIX) + r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,200}")
+_PATH = re.compile(RECORD_PATH)
+_BRANCH = re.compile(RECORD_BRANCH)
 _COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
@@ -149,12 +149,3 @@ def read_record(metadata: Mapping[str, Any]) -> WorktreeRecord | None:
         conflict=_conflict(value.get("conflict")),
     )
 
-
-def worked_files(files: list[str], metadata: Mapping[str, Any]) -> list[str]:
-    """The files a task holds: those it declared, then those its worktree changed (what the
-    guard, reservations and the ``conflict.files`` alert hold it to)."""
-    record = read_record(metadata)
-    if record is None or record.merged or not record.changes.listed:
-        return files
-    declared = set(files)
-    return files + [path for path in record.changes.paths if path not in declared]

@@ -54,8 +54,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from board.active_work import FILE_NAME as ACTIVE_FILE, JOURNAL_NAME as ACTIVE_JOURNAL, entry_for, write_active
-from board.worktrees.record import worked_files
+from board.active_work import FILE_NAME as ACTIVE_FILE, JOURNAL_NAME as ACTIVE_JOURNAL, entry_for, write_active, held_files
 from board.agent_record import AgentRecord
 from board.errors import BoardError, InvalidTaskFile
 from board.graph import TaskGraph, is_hidden, unit_weight
@@ -1038,7 +1037,7 @@ def _export_into(conn: Any, url: str, staging: Path, layout: TasksDirLayout) -> 
         for task_id, doc in conn.execute("select id, doc from board.tasks"):
             task = _task_to_export(task_id, doc, "task", meta, joined, f"{where}#tasks/{task_id}")
             _write_file(staging / layout.task_path(task.id).name, layout.encode(task))
-            entry = entry_for(str(task.status), task.owner, worked_files(task.files, task.metadata))
+            entry = entry_for(str(task.status), task.owner, held_files(task.files, task.metadata))
             if entry is not None:
                 active[task.id] = entry
             tasks += 1
