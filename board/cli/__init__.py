@@ -54,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # ('board init' makes a board where it is asked to).
         from pathlib import Path
 
-        from board.store.layout import find_board
+        from board.store.file_format import find_board
 
         args.workspace = "." if getattr(args, "command", None) == "init" else str(find_board(Path.cwd()))
     if getattr(args, "db", None):

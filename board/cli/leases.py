@@ -7,8 +7,6 @@ import argparse
 
 from board.cli.parser import add_command
 from board.cli.arguments import add_budget_options, agent_name, budget_change, positive_int, seconds_within, task_id
-from board.cli.output import print_json, print_task
-from board.cli.tasks import open_store, who
 from board.identity import lease_token
 from board.store import DEFAULT_LEASE_SECONDS
 
@@ -55,6 +53,8 @@ def cmd_claim(args: argparse.Namespace) -> int:
     # A database board picks the task itself: the claim reads no other task, unless --json
     # asks for what is derived from the whole board (its wave, its dependents).
     from board import actions
+    from board.cli.output import print_json, print_task
+    from board.cli.tasks import open_store
 
     store = open_store(args, whole=args.json)
     task = actions.claim(store, args.agent, lease_seconds=args.lease, max_held=args.max, budget=budget_change(args))
@@ -73,6 +73,9 @@ def cmd_claim(args: argparse.Namespace) -> int:
 
 
 def cmd_heartbeat(args: argparse.Namespace) -> int:
+    from board.cli.output import print_json
+    from board.cli.tasks import open_store
+
     store = open_store(args, whole=False)  # renews what the agent holds, read alone
     renewed = store.heartbeat(args.agent, lease_seconds=args.lease)
     from board.agent_heard import note_agent
@@ -87,6 +90,8 @@ def cmd_heartbeat(args: argparse.Namespace) -> int:
 
 def cmd_release(args: argparse.Namespace) -> int:
     from board import actions
+    from board.cli.output import print_task
+    from board.cli.tasks import open_store, who
 
     store = open_store(args, whole=args.json)  # JSON shows what is derived from the whole board
     task = actions.release(store, args.id, who(args, args.id))
@@ -95,6 +100,13 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 
 def cmd_toolcall(args: argparse.Namespace) -> int:
+    from board.cli.toolcall_in_files import record_in_files
+
+    if record_in_files(args):
+        return 0
+    from board.cli.output import print_task
+    from board.cli.tasks import open_store
+
     store = open_store(args, whole=args.json)  # JSON shows what is derived from the whole board
     task = store.record_toolcall(args.id, args.tool, ok=not args.failed, ms=args.ms, files=args.files, agent=args.agent, token=lease_token(args.token, args.id))
     if args.agent and store.agent_records.read(args.agent) is None:

@@ -145,15 +145,3 @@ def detect_layout(location: Path) -> Layout:
         return ClaudeTaskListLayout(location)
     return TasksDirLayout(location)
 
-
-def find_board(start: Path) -> Path:
-    """The workspace whose board ``start`` is in, found upward as git finds ``.git``: ``start``
-    when it holds ``.tasks/`` or is a Claude Code task list, else the nearest parent holding
-    ``.tasks/``; else ``start`` itself, so that the error names where the person is."""
-    start = start.resolve()
-    if looks_like_claude_list(start):
-        return start
-    for directory in (start, *start.parents):
-        if (directory / TASKS_DIR).is_dir():
-            return directory
-    return start

@@ -99,7 +99,7 @@ def test_commands_skip_pydantics_plugin_search_and_keep_its_loader_whole() -> No
 @pytest.mark.parametrize(
     "argv",
     [
-        ["toolcall", "1", "Edit", "--agent", "a1"],
+        ["toolcall", "1", "Edit", "--agent", "a-new-one"],  # first heard of: the store makes its record
         ["heartbeat", "--agent", "a1"],
         ["task", "update", "2", "--progress", "5"],
         ["task", "list"],
@@ -115,6 +115,24 @@ def test_the_commands_scripts_run_often_load_pydantics_core_but_not_its_models(w
     loaded = modules_after(code)
     assert "board.model" in loaded and "pydantic_core" in loaded  # it did read and write tasks
     assert "pydantic.main" not in loaded and "pydantic" not in loaded
+
+
+def test_a_tool_call_on_a_board_in_files_loads_neither_pydantic_nor_the_store(workspace: Path) -> None:
+    """``board toolcall`` is what a script runs after every step of an agent: on a board in
+    files it reads the task's file and appends to its log as ``board hook`` does."""
+    for command in (["task", "create", "first"], ["claim", "--agent", "a1"], ["toolcall", "1", "Read", "--agent", "a1", "--failed"]):
+        assert run_board(workspace, *command).returncode == 0
+    code = f"import os\nos.chdir({str(workspace)!r})\nfrom board.cli import main\nassert main(['toolcall', '1', 'Edit', '--agent', 'a1', '--file', 'src/a.py', '--ms', '12']) == 0"
+    assert heavy_in(modules_after(code)) == []
+    calls = Store.open(workspace).get("1").tool_calls
+    assert (calls.total, calls.ok, calls.failed, calls.last_tool) == (2, 1, 1, "Edit")
+    token = Store.open(workspace).get("1").lease.token  # type: ignore[union-attr]
+    said = run_board(workspace, "toolcall", "1", "Bash", "--agent", "a1", "--token", str(token))
+    assert said.returncode == 0 and said.stdout == "#1 3 tool calls (1 failed)\n"
+    stale = run_board(workspace, "toolcall", "1", "Bash", "--agent", "a1", "--token", str(token + 1))
+    assert stale.returncode == 2 and "your lease token for task 1 is stale" in stale.stderr
+    logged = Store.open(workspace).toolcalls("1")
+    assert len(logged) == 3 and (logged[1]["files"], logged[1]["ms"], logged[1]["agent"]) == (["src/a.py"], 12, "a1")
 
 
 def test_help_still_lists_every_command_with_its_help() -> None:

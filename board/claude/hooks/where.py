@@ -123,6 +123,15 @@ def _board_at(location: Path, cwd: Path, environ: Mapping[str, str]) -> HookBoar
     return _bare_database_board(location, environ)
 
 
+def files_board_at(workspace: Path, environ: Mapping[str, str]) -> HookBoard | None:
+    """The board in ``workspace/.tasks/`` when it is kept there in files (None for none, or for
+    one whose board.toml or ``BOARD_DB`` names a database)."""
+    if not (workspace / TASKS_DIR).is_dir():
+        return None
+    board = _tasks_dir_board(workspace, environ)
+    return None if board.database else board
+
+
 def _bare_database_board(workspace: Path, environ: Mapping[str, str]) -> HookBoard | None:
     """A database board (``BOARD_DB``) worked on from a folder with no ``.tasks/``: this
     machine's files of it are in the state directory, where the store keeps them."""
