@@ -207,8 +207,41 @@ def _document(p: Planned, ids: dict[str, str], plan: Plan) -> dict[str, Any]:
         "subject": task.subject, "description": task.description, "priority": str(task.priority or Priority.MEDIUM),
         "labels": list(task.labels), "files": list(files), "metadata": metadata,
         "parent": ids[task.parent] if task.parent is not None and task.parent in ids else None,
-        "blockedBy": [ids[need] for need in task.needs] + list(task.extra.get("boardNeeds", [])),
+        "blockedBy": list(dict.fromkeys([ids[need] for need in _needs_with_inherited(task, plan)] + list(task.extra.get("boardNeeds", [])))),
     }
+
+
+def _needs_with_inherited(task: PlanTask, plan: Plan) -> list[str]:
+    """What a task of a markdown plan waits on: its own ``after:``, then what its parents wait
+    on, as a person means it ("Announce it, after the tag: post on the forum, mail the list"
+    posts after the tag). Leaves out its own parents and what lies below them."""
+    needs = list(task.needs)
+    if plan.kind != "markdown" or task.parent is None:
+        return needs
+    by_key = plan.by_key()
+    ancestors: list[str] = []
+    parent: str | None = task.parent
+    while parent is not None and parent in by_key and parent not in ancestors:
+        ancestors.append(parent)
+        parent = by_key[parent].parent
+    for key in ancestors:
+        for need in by_key[key].needs:
+            if need not in ancestors and not _below(by_key, need, key):
+                needs.append(need)
+    return needs
+
+
+def _below(by_key: dict[str, PlanTask], key: str, ancestor: str) -> bool:
+    seen = set()
+    while key in by_key and key not in seen:
+        seen.add(key)
+        parent = by_key[key].parent
+        if parent == ancestor:
+            return True
+        if parent is None:
+            return False
+        key = parent
+    return False
 
 
 def _changes(task: Task, wanted: dict[str, Any], mine: set[str]) -> list[str]:

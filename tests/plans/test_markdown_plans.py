@@ -91,14 +91,14 @@ def test_a_dry_run_shows_the_tasks_waves_and_critical_path_and_changes_nothing(w
     shown = ok(workspace, "plan", "import", "plan.md", "--dry-run")
     assert "7 tasks: 7 would create" in shown and "dry run: nothing was changed" in shown
     assert "not tasks: plan.md:3 Context" in shown
-    assert "critical path (5 tasks): Create the schema → Seed the test data → Set up the database → Write the API → Deploy to staging" in shown
+    chain = "Create the schema → Seed the test data → Set up the database → Products endpoint → Orders endpoint → Write the API → Deploy to staging"
+    assert f"critical path (7 tasks): {chain}" in shown
     report = ok_json(workspace, "plan", "import", "plan.md", "--dry-run")
-    # Sub-tasks come before their parent, blockers before what waits on them.
+    # Sub-tasks come before their parent, blockers before what waits on them, and a sub-task
+    # waits on what its parent waits on (the endpoints are written once the database is set up).
     waves = [[task["subject"] for task in wave] for wave in report["waves"]]
-    assert waves == [
-        ["Create the schema", "Products endpoint"], ["Seed the test data", "Orders endpoint"], ["Set up the database"], ["Write the API"], ["Deploy to staging"],
-    ]
-    assert [task["subject"] for task in report["criticalPath"]] == ["Create the schema", "Seed the test data", "Set up the database", "Write the API", "Deploy to staging"]
+    assert waves == [[subject] for subject in chain.split(" → ")]
+    assert [task["subject"] for task in report["criticalPath"]] == chain.split(" → ")
     assert all(task["id"] is None for task in report["created"])
     assert board_files(workspace) == before
 
@@ -108,7 +108,7 @@ def test_a_dry_run_before_there_is_a_board_shows_the_plan_and_makes_no_board(tmp
     folder.mkdir()
     write(folder, HEADINGS)
     shown = ok(folder, "plan", "import", "plan.md", "--dry-run")
-    assert "7 tasks: 7 would create" in shown and "critical path (5 tasks)" in shown
+    assert "7 tasks: 7 would create" in shown and "critical path (7 tasks)" in shown
     assert sorted(p.name for p in folder.iterdir()) == ["plan.md"]  # no .tasks/ made
 
 
@@ -122,11 +122,13 @@ def test_headings_become_tasks_with_their_items_as_sub_tasks_and_their_fields(wo
     assert "Context" not in tasks and len(tasks) == 7
     assert (database.priority, database.labels, database.description) == ("high", ["db", "infra"], "PostgreSQL 16, one schema per service.")
     assert schema.parent == database.id and seed.parent == database.id and seed.blocked_by == [schema.id]
-    assert api.blocked_by == [database.id] and api.labels == ["api"] and products.parent == api.id and orders.blocked_by == [products.id]
+    assert api.blocked_by == [database.id] and api.labels == ["api"] and products.parent == api.id
+    # A sub-task waits on its own dependencies, then on its parent's.
+    assert products.blocked_by == [database.id] and orders.blocked_by == [products.id, database.id]
     assert sorted(deploy.blocked_by) == sorted([api.id, database.id])
     assert seed.metadata["plan"] == {"source": "plan.md", "key": "set up the database / seed the test data"}
     # The waves the run reported have the ids the tasks were given.
-    assert [task["id"] for task in report["criticalPath"]] == [schema.id, seed.id, database.id, api.id, deploy.id]
+    assert [task["id"] for task in report["criticalPath"]] == [schema.id, seed.id, database.id, products.id, orders.id, api.id, deploy.id]
 
 
 def test_importing_again_updates_what_changed_never_duplicates_and_reports_what_left(workspace: Path) -> None:
