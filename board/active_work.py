@@ -212,14 +212,14 @@ def _fold(tasks: dict[str, dict[str, Any]], lines: list[bytes]) -> None:
             tasks.pop(change["task"], None)
 
 
-def held_files(files: list[str], metadata: Mapping[str, Any]) -> list[str]:
+def held_files(task_id: str, files: list[str], metadata: Mapping[str, Any]) -> list[str]:
     """The files a task in progress holds: those it declared, and those its own worktree
     changed (``board.worktrees``; looked into only for a task that has one)."""
     if not metadata or "worktree" not in metadata:
         return files
     from board.worktrees.held import worked_files
 
-    return worked_files(files, metadata)
+    return worked_files(task_id, files, metadata)
 
 
 def entry_for(status: str, owner: str, files: Iterable[str]) -> dict[str, Any] | None:

@@ -16,7 +16,7 @@ def workspace_file(workspace: Path, raw: object) -> str | None:
     """``src/a.py``, ``/ws/src/a.py``, ``./link-to-src/a.py`` and ``src/../src/a.py`` all become
     ``src/a.py``; None when the file's real path is not inside the workspace's real path.
 
-    A path inside a task's worktree (``.board-worktrees/12-add-login/src/a.py``) is the
+    A path inside a task's worktree (``.board-worktrees/12.add-login/src/a.py``) is the
     workspace's ``src/a.py``: the task works on that file in its own copy.
 
     Links are resolved, so a file is one name however it is reached, and a link inside the

@@ -100,7 +100,7 @@ def declared_files(task: Task) -> set[str]:
 
 def changed_in_worktree(task: Task) -> tuple[str, ...]:
     """The files the task's own worktree changed, not yet merged (``board.worktrees``)."""
-    record = read_record(task.metadata) if task.metadata else None
+    record = read_record(task.metadata, task.id) if task.metadata else None
     return record.changes.paths if record is not None and not record.merged else ()
 
 
@@ -184,7 +184,7 @@ def detect_merge_conflicts(tasks: Mapping[str, Task]) -> list[Alert]:
     found both changed the same lines) and is not merged yet."""
     alerts = []
     for task in tasks.values():
-        record = read_record(task.metadata) if task.metadata else None
+        record = read_record(task.metadata, task.id) if task.metadata else None
         if record is None or record.conflict is None or record.merged:
             continue
         others = record.conflict.tasks

@@ -41,7 +41,7 @@ def _worker_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--time-scale", type=float, default=1.0, metavar="F", help="wall seconds per second of a task's metadata.estimate (simulated)")
     parser.add_argument("--timeout", type=seconds, metavar="SEC", help="kill a task's command after SEC seconds and fail the task")
     add_budget_options(parser, "each task it starts (unless the task has a budget of its own)")
-    parser.add_argument("--worktrees", action="store_true", help="run each task's command in the task's own git worktree, on branch board/<id>-<slug> ([worktrees] enabled in board.toml does the same)")
+    parser.add_argument("--worktrees", action="store_true", help="run each task's command in the task's own git worktree, on branch board/<id>.<slug> ([worktrees] enabled in board.toml does the same)")
     parser.add_argument("--base", metavar="BRANCH", help="with --worktrees: the branch they start from and merge into (default: the one checked out now)")
     parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- ARGV", help="command per task; {id} {subject} {description} {workspace} {worktree} are substituted, no shell")
 
@@ -253,7 +253,10 @@ def _merge_what_is_left(store: Store, supervisor: Supervisor) -> None:
     store.sync()
     merged: list[str] = []
     refused: list[str] = []
-    merge_completed(store, utcnow(), actor="board run", merged=merged, refused=refused)
+    from board.coordinator.processes import commands_of
+
+    workspace = store.layout.workspace.resolve()
+    merge_completed(store, utcnow(), actor="board run", merged=merged, refused=refused, running=lambda task_id: bool(commands_of(workspace, task_id)))
     for line in merged + refused:
         supervisor.say(line)
 

@@ -10,13 +10,14 @@ from board.cli.arguments import task_id
 from board.cli.output import print_json
 from board.cli.parser import add_command
 from board.cli.tasks import open_store
+from board.text import printable
 
 #: Position of these commands in --help.
 ORDER = 32
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    worktree = add_command(commands, "worktree", "make a task's own git worktree (on branch board/<id>-<slug>), or remove it")
+    worktree = add_command(commands, "worktree", "make a task's own git worktree (on branch board/<id>.<slug>), or remove it")
     worktree.add_argument("id", type=task_id, help="the task")
     worktree.add_argument("--base", metavar="BRANCH", help="the branch it starts from (default: the branch checked out in the workspace)")
     worktree.add_argument("--remove", action="store_true", help="remove it instead (its branch too, once its commits are in the base)")
@@ -41,7 +42,7 @@ def cmd_worktree(args: argparse.Namespace) -> int:
     task = store.get(args.id)
     actor = getattr(args, "actor", None) or "cli"
     if args.remove:
-        record = on_board.needed_record(task)
+        record = on_board.needed_record(store, task)
         workspace = on_board.workspace_of(store)
         done = git_work.remove(workspace, record, force=args.force)
         if not record.merged and not git_work.branch_exists(workspace, record.branch):
@@ -64,7 +65,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
     store = open_store(args, whole=False)
     task = store.get(args.id)
-    record = on_board.needed_record(task)
+    record = on_board.needed_record(store, task)
     workspace = on_board.workspace_of(store)
     if args.stat or args.json:
         changes = git_work.measure(workspace, record) if not record.merged else record.changes
@@ -72,7 +73,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
             print_json({"id": task.id, "branch": record.branch, "base": record.base, "merged": record.merged, "files": changes.files, "added": changes.added, "removed": changes.removed, "list": [{"path": c.path, "added": c.added, "removed": c.removed, "binary": c.binary} for c in changes.listed]})
             return 0
         for change in changes.listed:
-            print(f"{'bin' if change.binary else '+' + str(change.added):>6} {'' if change.binary else '−' + str(change.removed):>6}  {change.path}")
+            print(f"{'bin' if change.binary else '+' + str(change.added):>6} {'' if change.binary else '−' + str(change.removed):>6}  {printable(change.path)}")
         print(f"#{task.id} on {record.branch}: {changes.summary()} against {record.base}")
         return 0
     sys.stdout.write(git_work.task_diff(workspace, record))
@@ -96,7 +97,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
         sys.stderr.write(f"board merge: {conflict}\n")
         return 1
     task = store.get(args.id)
-    record = on_board.needed_record(task)
+    record = on_board.needed_record(store, task)
     if args.json:
         print_json({"id": task.id, "into": record.base, "commit": merged.commit, "how": merged.how, "files": list(merged.files)})
     else:

@@ -540,7 +540,7 @@ class CommandWorker(Worker):
         from board.worktrees import git_work, on_board
 
         fresh = self.reachable(lambda: self.store.get(task.id))
-        record = self.reachable(lambda: on_board.open_for(self.store, fresh, self.worktree_base or None, actor=self.name))
+        record = self.reachable(lambda: on_board.open_for(self.store, fresh, self.worktree_base or None, actor=self.name, say=self.say))
         self._in_worktree = task.id
         return git_work.task_folder(self.workspace, record)
 
@@ -551,7 +551,7 @@ class CommandWorker(Worker):
 
         self._in_worktree = None
         try:
-            record = on_board.record_of(self.reachable(lambda: self.store.get(task.id)))
+            record = on_board.own_record(self.store, self.reachable(lambda: self.store.get(task.id)))
             if record is None:
                 return
             if outcome is not None and outcome[0] and git_work.commit_leftovers(self.workspace, record, f"#{task.id} {task.subject}\n\nLeft uncommitted by its command; committed by board's worker {self.name}."):

@@ -150,7 +150,7 @@ def card_lines(task: Task, view: CardView, width: int, styles: Mapping[str, Styl
     spent = view.spend.get(task.id)
     if spent is not None:
         tail.append(f" {money(spent.usd) if spent.usd else tokens_short(spent.tokens)}", styles["muted"])
-    worked = read_record(task.metadata) if task.metadata else None
+    worked = read_record(task.metadata, task.id) if task.metadata else None
     if worked is not None:
         # What its worktree changed; merged, or in conflict with its base.
         if worked.merged:

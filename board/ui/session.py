@@ -249,7 +249,7 @@ class BoardSession:
         task = self.graph.tasks.get(task_id)
         if task is None:
             raise BoardError(f"#{task_id} is no longer on the board")
-        record = on_board.needed_record(task)
+        record = on_board.needed_record(self.store, task)
         state = f"merged as {record.merged[:12]}" if record.merged else record.changes.summary()
         title = f"#{task.id} {task.subject} · {record.branch} against {record.base} · {state}"
         return title, git_work.task_diff(self.store.layout.workspace, record)

@@ -183,7 +183,7 @@ class TaskKeys(KeysHost):
             if yes:
                 self._act(task, "cancel", lambda store, who: actions.cancel(store, task.id, who))
 
-        worktree = read_record(task.metadata)
+        worktree = read_record(task.metadata, task.id)
         if worktree is not None and not worktree.merged:
             self._cancel_with_worktree(task, worktree.path)
             return

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from board.errors import BoardError
 from board.gitstate import GitUnavailable, _git
-from board.worktrees.place import WORKTREES_DIR, branch_name, folder_name
+from board.worktrees.place import BRANCH_PREFIX, WORKTREES_DIR, folder_name
 from board.worktrees.record import LISTED_FILES, Changes, FileChange, WorktreeRecord, branch_name_problem
 
 #: git calls that write (a checkout, a merge) may take longer than a status read.
@@ -126,11 +126,7 @@ def worktrees_folder(workspace: Path) -> Path:
         pass
     except OSError as error:
         raise WorktreeError(f"cannot make {folder}: {error.strerror}") from None
-    info = os.lstat(folder)
-    if not stat.S_ISDIR(info.st_mode):
-        raise WorktreeError(f"{folder} is not a folder (a link or a file is in its place): remove it, board keeps worktrees there")
-    if info.st_uid != os.getuid():
-        raise WorktreeError(f"{folder} belongs to another user: remove it, board keeps worktrees there")
+    _own_folder(folder)
     ignore = folder / ".gitignore"
     if not os.path.lexists(ignore):
         try:
@@ -144,14 +140,31 @@ def worktrees_folder(workspace: Path) -> Path:
 
 @contextmanager
 def making_worktrees(folder: Path) -> Iterator[None]:
-    """One worktree made at a time in a repository: two ``git worktree add`` at once (workers
-    starting tasks together) fight over git's locks, and one of them fails."""
-    fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    """One worktree made or removed at a time in a repository: two ``git worktree add`` at once
+    (workers starting tasks together) fight over git's locks, and one of them fails."""
+    _own_folder(folder)
+    try:
+        fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as error:
+        raise WorktreeError(f"cannot lock {folder / '.lock'}: {error.strerror} (a link or another user's file in its place?)") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
         os.close(fd)
+
+
+def _own_folder(folder: Path) -> None:
+    """Refuse a ``.board-worktrees`` that is a link, a file or another user's: git would work
+    wherever it points."""
+    try:
+        info = os.lstat(folder)
+    except FileNotFoundError:
+        raise WorktreeError(f"{folder} is gone") from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise WorktreeError(f"{folder} is not a folder (a link or a file is in its place): remove it, board keeps worktrees there")
+    if info.st_uid != os.getuid():
+        raise WorktreeError(f"{folder} belongs to another user: remove it, board keeps worktrees there")
 
 
 def task_folder(workspace: Path, record: WorktreeRecord) -> Path:
@@ -174,28 +187,38 @@ def make(workspace: Path, task_id: str, subject: str, base: str, *, record: Work
 
 
 def _make(workspace: Path, repo: Repository, folder: Path, task_id: str, subject: str, base: str, record: WorktreeRecord | None) -> WorktreeRecord:
-    branch = record.branch if record else branch_name(task_id, subject)
-    path = record.path if record else f"{WORKTREES_DIR}/{folder_name(task_id, subject)}"
-    base = record.base if record else base
+    if record is not None:
+        branch, path, base = record.branch, record.path, record.base
+    else:
+        if not branch_exists(workspace, base):
+            raise WorktreeError(f"'{base}' is not a branch of this repository: worktrees start from a local branch and merge into it")
+        branch, path = _fresh_names(workspace, folder, task_id, subject)
     checkout = workspace / path
     if checkout.parent != folder or os.path.islink(checkout):
         raise WorktreeError(f"#{task_id}'s worktree {path} is not a folder of {WORKTREES_DIR}/: board will not use it")
-    known = {folder_path.resolve(): on for folder_path, on in registered(workspace).items()}
-    if checkout.resolve() in known:
-        if known[checkout.resolve()] != branch:
-            raise WorktreeError(f"{path} is a worktree of another branch than {branch}: remove it (git worktree remove {path})")
-        return record or WorktreeRecord(branch=branch, base=base, path=path, made_from=commit_of(workspace, base))
+    if record is not None and exists(workspace, record):
+        return record  # left by the task's last attempt: it carries on there
     if os.path.lexists(checkout):
         raise WorktreeError(f"{path} is in the way of #{task_id}'s worktree and is not one: move it away")
     git(workspace, "worktree", "prune")  # a worktree whose folder was deleted by hand
-    has_branch = branch_exists(workspace, branch)
-    made_from = record.made_from if record and record.made_from else commit_of(workspace, base)
-    if has_branch:
+    made_from = record.made_from if record and record.made_from else commit_of(workspace, f"refs/heads/{base}")
+    if record is not None and branch_exists(workspace, branch):
         git(workspace, "worktree", "add", "--quiet", str(checkout), branch, timeout=WRITE_TIMEOUT)
     else:
         git(workspace, "worktree", "add", "--quiet", "-b", branch, str(checkout), made_from, timeout=WRITE_TIMEOUT)
     _bring_local_settings(workspace, checkout / repo.prefix if repo.prefix else checkout)
     return record or WorktreeRecord(branch=branch, base=base, path=path, made_from=made_from)
+
+
+def _fresh_names(workspace: Path, folder: Path, task_id: str, subject: str) -> tuple[str, str]:
+    """A branch and folder for a task that has none yet, never one that exists: a branch or
+    folder left by a task deleted before (or made by hand) is someone's work, not this task's."""
+    name = folder_name(task_id, subject)
+    for attempt in range(1, 100):
+        candidate = name if attempt == 1 else f"{name}-{attempt}"
+        if not os.path.lexists(folder / candidate) and not branch_exists(workspace, BRANCH_PREFIX + candidate):
+            return BRANCH_PREFIX + candidate, f"{WORKTREES_DIR}/{candidate}"
+    raise WorktreeError(f"no free branch name for #{task_id} under {BRANCH_PREFIX}{name}")
 
 
 def _bring_local_settings(workspace: Path, copy: Path) -> None:
@@ -221,15 +244,25 @@ def _bring_local_settings(workspace: Path, copy: Path) -> None:
 
 
 def exists(workspace: Path, record: WorktreeRecord) -> bool:
-    checkout = workspace / record.path
-    return checkout.is_dir() and not checkout.is_symlink() and (checkout / ".git").is_file()
+    """Whether the task's worktree is there: a real folder of ``.board-worktrees/`` that git
+    lists as a worktree of this repository on the record's branch. A folder whose ``.git``
+    names another repository (planted, or rewritten by an agent) is not: board runs no git in it."""
+    folder = workspace / WORKTREES_DIR
+    checkout = folder / record.path.partition("/")[2]
+    try:
+        if not stat.S_ISDIR(os.lstat(folder).st_mode) or not stat.S_ISDIR(os.lstat(checkout).st_mode):
+            return False
+    except OSError:
+        return False
+    listed = {os.path.realpath(path): branch for path, branch in registered(workspace).items()}
+    return listed.get(os.path.realpath(checkout)) == record.branch
 
 
 def _fork_point(checkout: Path, record: WorktreeRecord) -> str:
     """Where the task's own work begins: the commit its worktree was made at (which holds the
     work of blockers not yet merged), unless the base has since caught up past it (the base
     merged in to settle a conflict): then the newest commit the branch shares with the base."""
-    code, out = git_status(checkout, "merge-base", record.base, "HEAD")
+    code, out = git_status(checkout, "merge-base", f"refs/heads/{record.base}", "HEAD")
     shared = out.strip() if code == 0 else ""
     if record.made_from and (not shared or is_ancestor(checkout, shared, record.made_from)) and is_ancestor(checkout, record.made_from, "HEAD"):
         return record.made_from
@@ -309,7 +342,8 @@ def measure(workspace: Path, record: WorktreeRecord) -> Changes:
         numstat = git(checkout, "diff", "--numstat", "-z", "--no-renames", _fork_point(checkout, record))
         untracked = _untracked(checkout)
     else:
-        numstat = git(workspace, "diff", "--numstat", "-z", "--no-renames", f"{record.base}...{record.branch}")
+        _branch_there(workspace, record)
+        numstat = git(workspace, "diff", "--numstat", "-z", "--no-renames", f"refs/heads/{record.base}...refs/heads/{record.branch}")
         untracked = []
     counted: dict[str, FileChange] = {}
     for entry in numstat.split("\0"):
@@ -335,7 +369,8 @@ def diff_text(workspace: Path, record: WorktreeRecord) -> str:
     """The task's whole diff against its base (new files included), as ``git diff`` prints it."""
     checkout = workspace / record.path
     if not exists(workspace, record):
-        return git(workspace, "diff", "--no-color", "--no-renames", f"{record.base}...{record.branch}")[:DIFF_LIMIT]
+        _branch_there(workspace, record)
+        return git(workspace, "diff", "--no-color", "--no-renames", f"refs/heads/{record.base}...refs/heads/{record.branch}")[:DIFF_LIMIT]
     text = git(checkout, "diff", "--no-color", "--no-renames", _fork_point(checkout, record))
     for path in _untracked(checkout):
         if len(text) >= DIFF_LIMIT:
@@ -344,6 +379,12 @@ def diff_text(workspace: Path, record: WorktreeRecord) -> str:
             continue
         text += git(checkout, "diff", "--no-color", "--no-index", "--", "/dev/null", path, ok=(0, 1))
     return text[:DIFF_LIMIT]
+
+
+def _branch_there(workspace: Path, record: WorktreeRecord) -> None:
+    for branch, what in ((record.branch, "the task's branch"), (record.base, "its base")):
+        if not branch_exists(workspace, branch):
+            raise WorktreeError(f"{what} {branch} is gone, and with it its worktree: there is nothing left to compare")
 
 
 def task_diff(workspace: Path, record: WorktreeRecord) -> str:
@@ -380,11 +421,44 @@ def dirty(checkout: Path, *, worktree: bool = False) -> list[str]:
     return paths
 
 
+def leftover_markers(workspace: Path, record: WorktreeRecord) -> list[str]:
+    """Files in which the task's branch leaves conflict markers (``<<<<<<<`` and the like)
+    that its base does not have, as ``git diff --check`` finds them."""
+    _branch_there(workspace, record)
+    code, out = git_status(workspace, "diff", "--check", "--no-color", f"refs/heads/{record.base}...refs/heads/{record.branch}")
+    if code == 0:
+        return []
+    found = []
+    for line in out.splitlines():
+        if "leftover conflict marker" in line:
+            path = line.split(":", 1)[0]
+            if path not in found:
+                found.append(path)
+    return found
+
+
+def unfinished_merge(checkout: Path) -> str | None:
+    """What is half done in a checkout (a merge with conflicts, a rebase, a cherry-pick), in
+    words; None when nothing is. Committing it all as it stands would commit conflict markers."""
+    conflicted = sorted({p for p in (line.split("\t", 1)[-1] for line in git(checkout, "ls-files", "-u", "-z").split("\0")) if p})
+    if conflicted:
+        return f"is in the middle of a merge with conflicts in {', '.join(conflicted[:3])}{'…' if len(conflicted) > 3 else ''}"
+    for head, what in (("MERGE_HEAD", "a merge"), ("REBASE_HEAD", "a rebase"), ("CHERRY_PICK_HEAD", "a cherry-pick"), ("REVERT_HEAD", "a revert")):
+        if git_status(checkout, "rev-parse", "-q", "--verify", head)[0] == 0:
+            return f"is in the middle of {what}"
+    return None
+
+
 def commit_leftovers(workspace: Path, record: WorktreeRecord, message: str) -> bool:
     """Commit what the agent left uncommitted in the task's worktree (its branch is what gets
     merged); True when there was something."""
     checkout = workspace / record.path
-    if not exists(workspace, record) or not dirty(checkout, worktree=True):
+    if not exists(workspace, record):
+        return False
+    unsettled = unfinished_merge(checkout)
+    if unsettled is not None:
+        raise WorktreeError(f"{record.path} {unsettled}: finish it there (git add, git commit) or give it up (git merge --abort); nothing was committed")
+    if not dirty(checkout, worktree=True):
         return False
     left_out = [f":(exclude,literal){path}" for path in sorted(_copied_here(checkout, _all_untracked(checkout)))]
     git(checkout, "add", "--all", "--", ":/", *left_out, timeout=WRITE_TIMEOUT)
@@ -398,13 +472,13 @@ def remove(workspace: Path, record: WorktreeRecord, *, force: bool = False) -> l
     done: list[str] = []
     checkout = workspace / record.path
     if exists(workspace, record):
-        changed = dirty(checkout, worktree=True)
-        if changed and not force:
-            raise WorktreeError(f"{record.path} has uncommitted changes ({', '.join(changed[:3])}{'…' if len(changed) > 3 else ''}): commit them there, or remove it with --force")
-        with making_worktrees(workspace / WORKTREES_DIR):
-            # Checked above: what git would call untracked here is only the settings board
-            # copied in (or, with --force, work the person chose to drop).
-            git(workspace, "worktree", "remove", "--force", str(checkout), timeout=WRITE_TIMEOUT)
+        with making_worktrees(workspace / WORKTREES_DIR):  # looked at and removed in one hold
+            changed = dirty(checkout, worktree=True)
+            if changed and not force:
+                raise WorktreeError(f"{record.path} has uncommitted changes ({', '.join(changed[:3])}{'…' if len(changed) > 3 else ''}): commit them there, or remove it with --force")
+            if not force:
+                _drop_copied_settings(checkout)
+            git(workspace, "worktree", "remove", *(("--force",) if force else ()), str(checkout), timeout=WRITE_TIMEOUT)
         done.append(f"removed {record.path}")
     if branch_exists(workspace, record.branch):
         if branch_exists(workspace, record.base) and is_ancestor(workspace, record.branch, record.base):
@@ -413,3 +487,12 @@ def remove(workspace: Path, record: WorktreeRecord, *, force: bool = False) -> l
         else:
             done.append(f"kept {record.branch}: it holds commits {record.base} does not")
     return done
+
+
+def _drop_copied_settings(checkout: Path) -> None:
+    """The settings board copied in, untracked there: gone, so git removes the worktree as clean."""
+    for path in _copied_here(checkout, _all_untracked(checkout)):
+        try:
+            os.unlink(checkout / path)
+        except OSError:
+            pass

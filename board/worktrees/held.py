@@ -8,21 +8,22 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from board.worktrees.place import RECORD_BRANCH, RECORD_PATH
+from board.worktrees.place import RECORD_BRANCH, RECORD_PATH, task_of_name
 
 #: As ``record.LISTED_FILES``: at most this many changed files are on a record.
 _LISTED = 500
 
 
-def worked_files(files: list[str], metadata: Mapping[str, Any]) -> list[str]:
-    """``files``, then the paths a worktree record of board's (``record.py`` reads it whole)
+def worked_files(task_id: str, files: list[str], metadata: Mapping[str, Any]) -> list[str]:
+    """``files``, then the paths the task's worktree record (``record.py`` reads it whole)
     lists as changed and not yet merged."""
     value = metadata.get("worktree") if metadata else None
     if not isinstance(value, Mapping) or value.get("merged"):
         return files
     branch, path, changes = value.get("branch"), value.get("path"), value.get("changes")
-    if not (isinstance(branch, str) and isinstance(path, str) and re.fullmatch(RECORD_BRANCH, branch) and re.fullmatch(RECORD_PATH, path)):
-        return files  # not a record board wrote
+    named = re.fullmatch(RECORD_PATH, path) if isinstance(path, str) else None
+    if named is None or not isinstance(branch, str) or re.fullmatch(RECORD_BRANCH, branch) is None or task_of_name(named.group(1)) not in (task_id, metadata.get("resolvesMergeOf")):
+        return files  # not a record board wrote for this task
     listed = changes.get("list") if isinstance(changes, Mapping) else None
     if not isinstance(listed, list) or not listed:
         return files

@@ -1,7 +1,7 @@
 """Where a task's worktree lives, what its branch is called, and which workspace file a path
 inside one names. Standard library only: ``board hook`` maps every edited path through here.
 
-Worktrees live in ``<workspace>/.board-worktrees/<id>-<slug>/``, a folder whose own
+Worktrees live in ``<workspace>/.board-worktrees/<id>.<slug>/``, a folder whose own
 ``.gitignore`` ignores everything in it, so the workspace's ``git status`` never lists them and
 no file of the project is changed to say so. A worktree checks out the whole repository: when
 the workspace is a folder inside the repository, the task's copy of the workspace is that same
@@ -18,8 +18,8 @@ WORKTREES_DIR = ".board-worktrees"
 #: Every branch board makes starts with this.
 BRANCH_PREFIX = "board/"
 #: What a task's record may name (``record.py``): a folder of WORKTREES_DIR, a board/ branch.
-RECORD_PATH = re.escape(WORKTREES_DIR) + r"/[A-Za-z0-9_][A-Za-z0-9_.-]{0,200}"
-RECORD_BRANCH = re.escape(BRANCH_PREFIX) + r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,200}"
+RECORD_PATH = re.escape(WORKTREES_DIR) + r"/([A-Za-z0-9_][A-Za-z0-9_-]{0,63}\.[a-z0-9-]{1,60})"
+RECORD_BRANCH = re.escape(BRANCH_PREFIX) + r"([A-Za-z0-9_][A-Za-z0-9_-]{0,63}\.[a-z0-9-]{1,60})"
 _SLUG_LENGTH = 40
 
 
@@ -31,12 +31,19 @@ def slug(subject: str) -> str:
 
 
 def folder_name(task_id: str, subject: str) -> str:
-    return f"{task_id}-{slug(subject)}"
+    """``12.add-the-login-page``: the id, a dot (no id has one, so task ``1`` "A b" and task
+    ``1-a`` "B" never meet), and the subject's slug."""
+    return f"{task_id}.{slug(subject)}"
 
 
 def branch_name(task_id: str, subject: str) -> str:
-    """``board/12-add-the-login-page``."""
+    """``board/12.add-the-login-page``."""
     return BRANCH_PREFIX + folder_name(task_id, subject)
+
+
+def task_of_name(name: str) -> str:
+    """The task a folder or branch name (without ``board/``) was made for: ``12.add-login`` -> ``12``."""
+    return name.partition(".")[0]
 
 
 def repository_root(start: str) -> str | None:
@@ -54,7 +61,7 @@ def repository_root(start: str) -> str | None:
 
 def inside_worktree(root: str, relative: str) -> str | None:
     """A workspace-relative path that lies inside a task's worktree
-    (``.board-worktrees/12-add-login/src/a.py``), as the workspace file it stands for
+    (``.board-worktrees/12.add-login/src/a.py``), as the workspace file it stands for
     (``src/a.py``); None when it is not in a worktree, or is a part of the worktree outside the
     workspace's own folder. ``root`` is the workspace's real path."""
     if not relative.startswith(WORKTREES_DIR + "/"):

@@ -13,10 +13,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from board.worktrees.place import RECORD_BRANCH, RECORD_PATH
+from board.worktrees.place import BRANCH_PREFIX, RECORD_BRANCH, RECORD_PATH, task_of_name
 
 #: The key of the record in a task's metadata.
 KEY = "worktree"
+#: Metadata of a task made to settle another's merge conflict: the other task's id. It works
+#: in that task's worktree, so the worktree is its own too.
+RESOLVES = "resolvesMergeOf"
 #: At most this many changed files are listed on a task (the counts stay whole).
 LISTED_FILES = 500
 
@@ -60,7 +63,7 @@ class Conflict:
 class WorktreeRecord:
     branch: str
     base: str
-    #: The workspace's path of the worktree (``.board-worktrees/12-add-login``).
+    #: The workspace's path of the worktree (``.board-worktrees/12.add-login``).
     path: str
     #: The commit of the base the branch was made from.
     made_from: str = ""
@@ -126,15 +129,23 @@ def branch_name_problem(name: str) -> str | None:
     return None
 
 
-def read_record(metadata: Mapping[str, Any]) -> WorktreeRecord | None:
-    """A task's worktree record, or None when it has none (or one board did not write)."""
+def read_record(metadata: Mapping[str, Any], task_id: str) -> WorktreeRecord | None:
+    """Task ``task_id``'s worktree record, or None when it has none, or one board did not write
+    for it: an agent can write any metadata, and a record naming another task's folder or
+    branch would have board merge, commit in or remove that task's work."""
     value = metadata.get(KEY) if isinstance(metadata, Mapping) else None
     if not isinstance(value, Mapping):
         return None
     branch, base, path = _text(value.get("branch")), _text(value.get("base")), _text(value.get("path"))
     if branch is None or base is None or path is None:
         return None
-    if not _BRANCH.fullmatch(branch) or ".." in branch or not _PATH.fullmatch(path) or ".." in path or branch_name_problem(base):
+    named_path, named_branch = _PATH.fullmatch(path), _BRANCH.fullmatch(branch)
+    if named_path is None or named_branch is None or named_path.group(1) != named_branch.group(1):
+        return None
+    owners = {task_id} | ({metadata[RESOLVES]} if isinstance(metadata.get(RESOLVES), str) else set())
+    if task_of_name(named_path.group(1)) not in owners:
+        return None
+    if branch_name_problem(base) or base.startswith(BRANCH_PREFIX) or base == branch:
         return None
     made_from, merged = _text(value.get("from")) or "", _text(value.get("merged"))
     if (made_from and not _COMMIT.fullmatch(made_from)) or (merged is not None and not _COMMIT.fullmatch(merged)):

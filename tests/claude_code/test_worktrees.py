@@ -22,7 +22,7 @@ def test_claude_code_in_a_worktree_is_counted_and_guarded_with_the_workspaces_pa
     assert board("reserve", other.id, "src/b.py", "--agent", "bob", cwd=hooked, env=claude.environment()).returncode == 0
     made = board("worktree", task.id, cwd=hooked, env=claude.environment())
     assert made.returncode == 0, made.stderr
-    folder = hooked / ".board-worktrees" / "2-writes-a-py"
+    folder = hooked / ".board-worktrees" / "2.writes-a-py"
     assert (folder / ".claude" / "settings.json").read_text() == (hooked / ".claude" / "settings.json").read_text()
 
     script = [

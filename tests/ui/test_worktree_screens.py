@@ -55,7 +55,7 @@ async def test_the_card_and_the_details_show_what_the_worktree_changed(worked: P
         await pilot.press("enter")
         await pilot.pause()
         text = screen_text(app)
-        assert "board/1-add-y-to-util: .board-worktrees/1-add-y-to-util, from main" in text
+        assert "board/1.add-y-to-util: .board-worktrees/1.add-y-to-util, from main" in text
         assert "+3 −0  report.py" in text and "+1 −0  util.py" in text
         # Not completed: no M (merge) in the footer, d (diff) there.
         assert " d Diff " in text and "M Merge" not in text
@@ -66,8 +66,8 @@ async def test_merging_from_the_details_asks_first_then_merges(worked: Path) -> 
     store.set_status("1", "in_progress", owner="worker-1", actor="worker-1", lease_seconds=60)
     store.set_status("1", "completed", actor="worker-1", force=True)
     store.close()
-    git(worked / ".board-worktrees" / "1-add-y-to-util", "add", "--all")
-    git(worked / ".board-worktrees" / "1-add-y-to-util", "commit", "-q", "-m", "Y")
+    git(worked / ".board-worktrees" / "1.add-y-to-util", "add", "--all")
+    git(worked / ".board-worktrees" / "1.add-y-to-util", "commit", "-q", "-m", "Y")
     app = make_app(worked)
     async with app.run_test(size=(140, 40)) as pilot:
         await settled(pilot)
@@ -87,7 +87,7 @@ async def test_merging_from_the_details_asks_first_then_merges(worked: Path) -> 
 
 
 async def test_cancelling_a_task_with_a_worktree_asks_what_becomes_of_it(worked: Path) -> None:
-    folder = worked / ".board-worktrees" / "1-add-y-to-util"
+    folder = worked / ".board-worktrees" / "1.add-y-to-util"
     app = make_app(worked)
     async with app.run_test(size=(140, 40)) as pilot:
         await settled(pilot)
@@ -107,7 +107,7 @@ async def test_cancelling_a_task_with_a_worktree_asks_what_becomes_of_it(worked:
         await pilot.press("x")
         await wait_for(pilot, lambda: Store.open(worked).get("1").status == "cancelled", message="the cancel")
     assert not folder.exists()
-    assert git(worked, "branch", "--list", "board/*").strip() == "board/1-add-y-to-util"  # its commit is not in main: kept
+    assert git(worked, "branch", "--list", "board/*").strip() == "board/1.add-y-to-util"  # its commit is not in main: kept
 
 
 async def test_a_conflicted_task_is_sent_back_from_its_details(worked: Path) -> None:

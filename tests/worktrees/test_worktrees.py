@@ -84,16 +84,16 @@ def test_two_tasks_on_different_files_run_in_their_own_worktrees_and_merge_clean
     assert "each task runs in its own worktree" in done.stderr + done.stdout
     one, two = task_json(repo, "1"), task_json(repo, "2")
     assert (one["status"], two["status"]) == ("completed", "completed")
-    assert one["metadata"]["worktree"]["branch"] == "board/1-change-the-app"
+    assert one["metadata"]["worktree"]["branch"] == "board/1.change-the-app"
     assert one["metadata"]["worktree"]["changes"] == {"files": 1, "added": 1, "removed": 1, "list": [["app.py", 1, 1]]}
     assert two["metadata"]["worktree"]["changes"]["list"] == [["lib/new.py", 1, 0], ["lib/util.py", 1, 0]]
     # The workspace itself was never touched, and git does not list the worktrees.
     assert (repo / "app.py").read_text() == "def main():\n    return 1\n"
     assert all(line.startswith("?? .tasks/") for line in git(repo, "status", "--porcelain", "--untracked-files=all").splitlines())
     # What was left uncommitted is on the task's branch.
-    assert "lib/new.py" in git(repo, "show", "--name-only", "--format=", "board/2-change-the-util")
+    assert "lib/new.py" in git(repo, "show", "--name-only", "--format=", "board/2.change-the-util")
     assert "+Y = 2" in board(repo, "diff", "2").stdout
-    assert board(repo, "diff", "2", "--stat").stdout.splitlines()[-1] == "#2 on board/2-change-the-util: 2 files +2 −0 against main"
+    assert board(repo, "diff", "2", "--stat").stdout.splitlines()[-1] == "#2 on board/2.change-the-util: 2 files +2 −0 against main"
 
     first = board(repo, "merge", "1").stdout
     assert "fast-forward" in first
@@ -102,7 +102,7 @@ def test_two_tasks_on_different_files_run_in_their_own_worktrees_and_merge_clean
     assert (repo / "app.py").read_text() == "def main():\n    return 2\n"
     assert (repo / "lib" / "util.py").read_text() == "X = 1\nY = 2\n"
     assert git(repo, "branch", "--list", "board/*") == ""
-    assert not (repo / ".board-worktrees" / "1-change-the-app").exists()
+    assert not (repo / ".board-worktrees" / "1.change-the-app").exists()
     assert task_json(repo, "2")["metadata"]["worktree"]["merged"] == git(repo, "rev-parse", "main").strip()
     # A merged task's diff is what its merge brought in.
     assert "+Y = 2" in board(repo, "diff", "2").stdout
@@ -124,15 +124,15 @@ def test_two_tasks_changing_the_same_lines_conflict_change_nothing_and_go_back_t
     board(repo, "run", "--worktrees", "--workers", "2", "--", str(script))
     board(repo, "merge", "1")
     main_before, tree_before = git(repo, "rev-parse", "main"), (repo / "app.py").read_text()
-    branch_before = git(repo, "rev-parse", "board/2-return-three")
+    branch_before = git(repo, "rev-parse", "board/2.return-three")
 
     refused = board(repo, "merge", "2", check=False)
     assert refused.returncode == 1
     assert refused.stderr.count("\n") == 1
     assert "#2 conflicts with main in app.py (also changed by #1): nothing was merged" in refused.stderr
     assert git(repo, "rev-parse", "main") == main_before and (repo / "app.py").read_text() == tree_before
-    assert git(repo, "rev-parse", "board/2-return-three") == branch_before
-    assert (repo / ".board-worktrees" / "2-return-three").is_dir()
+    assert git(repo, "rev-parse", "board/2.return-three") == branch_before
+    assert (repo / ".board-worktrees" / "2.return-three").is_dir()
     assert task_json(repo, "2")["metadata"]["worktree"]["conflict"]["files"] == ["app.py"]
 
     alerts = json.loads(board(repo, "alerts", "--json").stdout)
@@ -187,9 +187,9 @@ def test_a_worker_killed_mid_task_leaves_its_worktree_and_commits_to_the_next_at
     worker.wait()
     board(repo, "run", "--worktrees", "--workers", "1", "--", str(script))
     assert task_json(repo, "1")["status"] == "completed"
-    log = git(repo, "log", "--format=%s", "board/1-two-steps")
+    log = git(repo, "log", "--format=%s", "board/1.two-steps")
     assert log.splitlines()[:2] == ["#1 Two steps", "step 1"]  # the same branch, both attempts' work
-    assert task_json(repo, "1")["metadata"]["worktree"]["path"] == ".board-worktrees/1-two-steps"
+    assert task_json(repo, "1")["metadata"]["worktree"]["path"] == ".board-worktrees/1.two-steps"
 
 
 def test_merge_is_refused_when_the_checked_out_base_has_uncommitted_changes_it_would_touch(repo: Path, tmp_path: Path) -> None:
@@ -217,9 +217,9 @@ def test_a_workspace_inside_a_repository_gets_its_own_folder_in_each_worktree(tm
     changes = task_json(workspace, "1")["metadata"]["worktree"]["changes"]
     assert [entry[0] for entry in changes["list"]] == ["app.py"]  # the other folder is not the board's
     # The hook's path for a file in the worktree is the workspace's file.
-    inside = workspace / ".board-worktrees" / "1-change-a" / "service" / "app.py"
+    inside = workspace / ".board-worktrees" / "1.change-a" / "service" / "app.py"
     assert workspace_file(workspace, str(inside)) == "app.py"
-    assert workspace_file(workspace, str(workspace / ".board-worktrees" / "1-change-a" / "other" / "b.py")) is None
+    assert workspace_file(workspace, str(workspace / ".board-worktrees" / "1.change-a" / "other" / "b.py")) is None
 
 
 def test_a_link_planted_where_the_worktrees_go_is_refused_and_nothing_is_written_through_it(repo: Path, tmp_path: Path) -> None:
@@ -241,7 +241,7 @@ def test_bad_requests_are_one_line_and_change_nothing(repo: Path) -> None:
         (("diff", "1"), "task #1 has no worktree"),
         (("merge", "1"), "task #1 has no worktree"),
         (("merge", "9"), "9"),
-        (("worktree", "1", "--base", "nope"), "'nope' is not a branch or commit"),
+        (("worktree", "1", "--base", "nope"), "'nope' is not a branch of this repository"),
         (("run", "--worktrees", "--base", "nope", "--", "true"), "no branch 'nope'"),
         (("run", "--worktrees", "--simulate"), "give a command, not --simulate"),
     ):
@@ -267,24 +267,24 @@ def test_ending_a_task_keeps_its_worktree_unless_asked_and_never_drops_uncommitt
     for task_id in ("1", "2"):
         board(repo, "worktree", task_id)
     cancelled = board(repo, "task", "update", "1", "--status", "cancelled").stdout
-    assert "its worktree .board-worktrees/1-cancelled is kept (board worktree 1 --remove removes it)" in cancelled
-    assert (repo / ".board-worktrees" / "1-cancelled").is_dir()
-    (repo / ".board-worktrees" / "2-deleted" / "draft.txt").write_text("half done")
+    assert "its worktree .board-worktrees/1.cancelled is kept (board worktree 1 --remove removes it)" in cancelled
+    assert (repo / ".board-worktrees" / "1.cancelled").is_dir()
+    (repo / ".board-worktrees" / "2.deleted" / "draft.txt").write_text("half done")
     refused = board(repo, "task", "delete", "2", "--worktree", "remove", check=False)
     assert refused.returncode == 2 and "has uncommitted changes (draft.txt): nothing was done" in refused.stderr
-    assert task_json(repo, "2")["status"] == "pending" and (repo / ".board-worktrees" / "2-deleted" / "draft.txt").exists()
-    (repo / ".board-worktrees" / "2-deleted" / "draft.txt").unlink()
+    assert task_json(repo, "2")["status"] == "pending" and (repo / ".board-worktrees" / "2.deleted" / "draft.txt").exists()
+    (repo / ".board-worktrees" / "2.deleted" / "draft.txt").unlink()
     deleted = board(repo, "task", "delete", "2", "--worktree", "remove").stdout
-    assert "removed .board-worktrees/2-deleted; deleted board/2-deleted" in deleted
-    assert not (repo / ".board-worktrees" / "2-deleted").exists()
+    assert "removed .board-worktrees/2.deleted; deleted board/2.deleted" in deleted
+    assert not (repo / ".board-worktrees" / "2.deleted").exists()
     # board check names what is left without a task, and a task whose worktree vanished.
     board(repo, "task", "create", "Vanishing")
     board(repo, "worktree", "3")
-    git(repo, "worktree", "remove", "--force", ".board-worktrees/3-vanishing")
+    git(repo, "worktree", "remove", "--force", ".board-worktrees/3.vanishing")
     (repo / ".board-worktrees" / "made-by-hand").mkdir()
     checked = board(repo, "check", check=False)
     assert checked.returncode == 1
-    assert "#3: its worktree .board-worktrees/3-vanishing is gone (its branch keeps its commits)" in checked.stdout
+    assert "#3: its worktree .board-worktrees/3.vanishing is gone (its branch keeps its commits)" in checked.stdout
     assert ".board-worktrees/made-by-hand: no task's worktree" in checked.stdout
 
 
@@ -371,32 +371,142 @@ def test_claude_code_settings_copied_into_a_worktree_are_never_part_of_its_work(
     board(repo, "task", "create", "Change the app")
     board(repo, "run", "--worktrees", "--workers", "1", "--", str(agent(tmp_path, "test -f .claude/settings.json; echo '# more' >> app.py\n")))
     assert task_json(repo, "1")["metadata"]["worktree"]["changes"]["list"] == [["app.py", 1, 0]]
-    assert git(repo, "show", "--name-only", "--format=", "board/1-change-the-app").split() == ["app.py"]
+    assert git(repo, "show", "--name-only", "--format=", "board/1.change-the-app").split() == ["app.py"]
     assert "settings.json" not in board(repo, "diff", "1").stdout
     board(repo, "merge", "1")
-    assert not (repo / ".board-worktrees" / "1-change-the-app").exists()  # removed once merged
+    assert not (repo / ".board-worktrees" / "1.change-the-app").exists()  # removed once merged
     assert (repo / ".claude" / "settings.json").read_text() == '{"hooks": {}}\n'
 
 
 def test_a_worktree_record_an_agent_forged_sends_git_nowhere(repo: Path, tmp_path: Path) -> None:
-    """An agent can write any metadata: a record naming a folder outside .board-worktrees/, the
-    base branch as the task's branch, or an option, is no record at all."""
-    outside = tmp_path / "precious"
-    outside.mkdir()
-    (outside / "keep.txt").write_text("mine")
+    """An agent can write any metadata: a record naming another task's worktree (which a merge
+    would commit in, merge early and remove), a folder outside .board-worktrees/, the base as
+    the branch, or an option, is no record at all; nor is a folder whose .git names another
+    repository."""
+    outside = make_repository(tmp_path / "other", {"o.txt": "theirs\n"})
     git(repo, "branch", "release")
+    board(repo, "task", "create", "Honest work")
+    board(repo, "worktree", "1")
+    honest = repo / ".board-worktrees" / "1.honest-work"
+    (honest / "app.py").write_text("half done\n")
+    git(honest, "commit", "-q", "-am", "step one")
+    (honest / "wip.txt").write_text("not committed\n")
     store = Store.open(repo)
-    for forged in (
-        {"branch": "main", "base": "release", "path": ".board-worktrees/x", "from": ""},
-        {"branch": "board/1-x", "base": "main", "path": "../precious", "from": ""},
-        {"branch": "board/1-x", "base": "--output=/tmp/owned", "path": ".board-worktrees/1-x", "from": ""},
-        {"branch": "board/1-x", "base": "main", "path": ".board-worktrees/1-x", "from": "HEAD~1; rm -rf /"},
-    ):
-        task = store.create("Forged", metadata={"worktree": forged})
-        for args in (("diff", task.id), ("merge", task.id), ("worktree", task.id, "--remove", "--force")):
+    forgeries = (
+        {"branch": "board/1.honest-work", "base": "main", "path": ".board-worktrees/1.honest-work", "from": ""},  # #1's
+        {"branch": "board/1.honest-work", "base": "main", "path": ".board-worktrees/1.honest-work", "from": ""},  # with a resolver's mark
+        {"branch": "main", "base": "release", "path": ".board-worktrees/9.x", "from": ""},
+        {"branch": "board/9.x", "base": "main", "path": "../other", "from": ""},
+        {"branch": "board/9.x", "base": "board/9.x", "path": ".board-worktrees/9.x", "from": ""},
+        {"branch": "board/9.x", "base": "--output=/tmp/owned", "path": ".board-worktrees/9.x", "from": ""},
+        {"branch": "board/9.x", "base": "main", "path": ".board-worktrees/9.x", "from": "HEAD~1; rm -rf /"},
+    )
+    for number, forged in enumerate(forgeries):
+        metadata = {"worktree": forged, **({"resolvesMergeOf": "1"} if number == 1 else {})}
+        task = store.create("Forged", metadata=metadata)
+        store.set_status(task.id, "in_progress", owner="mallory", actor="mallory", lease_seconds=60)
+        store.set_status(task.id, "completed", actor="mallory", force=True)
+        for args in (("merge", task.id), ("worktree", task.id, "--remove", "--force"), ("diff", task.id)):
             done = board(repo, *args, check=False)
-            assert done.returncode == 2 and "has no worktree" in done.stderr, (forged, args, done.stderr)
-    assert (outside / "keep.txt").read_text() == "mine"
+            assert done.returncode == 2 and done.stderr.count("\n") == 1, (forged, args, done.stderr)
+    # A folder of .board-worktrees/ whose .git names another repository: board runs no git there.
+    sneaky = store.create("Sneaky")
+    store.update(sneaky.id, metadata={"worktree": {"branch": f"board/{sneaky.id}.x", "base": "main", "path": f".board-worktrees/{sneaky.id}.x", "from": ""}})
+    planted = repo / ".board-worktrees" / f"{sneaky.id}.x"
+    planted.mkdir()
+    (planted / ".git").write_text(f"gitdir: {outside / '.git'}\n")
+    (planted / "o.txt").write_text("changed through the plant\n")
+    store.set_status(sneaky.id, "in_progress", owner="mallory", actor="mallory", lease_seconds=60)
+    store.set_status(sneaky.id, "completed", actor="mallory", force=True)
+    assert board(repo, "merge", sneaky.id, check=False).returncode == 2
+    assert git(outside, "log", "--format=%s").splitlines() == ["start"] and git(outside, "status", "--porcelain") == ""
+    # #1's work is all there: its commit, its branch, its uncommitted file.
+    assert (honest / "wip.txt").read_text() == "not committed\n"
+    assert git(repo, "log", "--format=%s", "board/1.honest-work").splitlines()[0] == "step one"
+    assert git(repo, "log", "--format=%s", "main").splitlines() == ["start"]
     assert git(repo, "branch", "--list", "main", "release").split() == ["*", "main", "release"]
     refused = board(repo, "run", "--worktrees", "--base=-x", "--", "true", check=False)
     assert refused.returncode == 2 and "not a branch name" in refused.stderr
+
+
+def test_tasks_whose_ids_and_subjects_run_together_get_worktrees_of_their_own(repo: Path) -> None:
+    """Task ``1`` "A b" and task ``1-a`` "B" once both made ``1-a-b``: the second took over the
+    first's worktree, and its merge carried the first's unfinished work away."""
+    store = Store.open(repo)
+    store.create("A b", task_id="1")
+    store.create("B", task_id="1-a")
+    board(repo, "worktree", "1")
+    (repo / ".board-worktrees" / "1.a-b" / "wip.txt").write_text("#1's, unfinished\n")
+    made = board(repo, "worktree", "1-a").stdout
+    assert "1-a.b" in made and (repo / ".board-worktrees" / "1-a.b").is_dir()
+    assert not (repo / ".board-worktrees" / "1-a.b" / "wip.txt").exists()
+    # A branch left by a task deleted before is someone's work: a new task never adopts it.
+    git(repo, "branch", "board/7.later")
+    store.create("Later", task_id="7")
+    assert "board/7.later-2" in board(repo, "worktree", "7").stdout
+
+
+def test_a_worktree_in_the_middle_of_a_merge_is_neither_committed_nor_merged(repo: Path, tmp_path: Path) -> None:
+    board(repo, "task", "create", "Return two")
+    board(repo, "task", "create", "Return three")
+    script = agent(
+        tmp_path,
+        'case "$BOARD_TASK_ID" in\n'
+        '  1) printf "def main():\\n    return 2\\n" > app.py ;;\n'
+        '  2) printf "def main():\\n    return 3\\n" > app.py ;;\n'
+        "esac\n",
+    )
+    board(repo, "run", "--worktrees", "--workers", "1", "--", str(script))
+    board(repo, "merge", "1")
+    assert board(repo, "merge", "2", check=False).returncode == 1
+    three = repo / ".board-worktrees" / "2.return-three"
+    assert subprocess.run(["git", "-C", str(three), "merge", "-q", "main"], capture_output=True).returncode != 0  # left with conflicts
+    before = git(repo, "rev-parse", "main")
+    refused = board(repo, "merge", "2", check=False)
+    assert refused.returncode == 2 and "in the middle of a merge with conflicts in app.py" in refused.stderr
+    assert git(repo, "rev-parse", "main") == before and "<<<<<<<" not in (repo / "app.py").read_text()
+    # Committed with its markers left in: still refused.
+    git(three, "commit", "-q", "-am", "markers and all")
+    refused = board(repo, "merge", "2", check=False)
+    assert refused.returncode == 2 and "leaves conflict markers in app.py" in refused.stderr
+    assert git(repo, "rev-parse", "main") == before
+    # A conflict names the other tasks whose work meets this one's (#2, not merged), not #1,
+    # merged before #3 began: that is in #3's base already.
+    board(repo, "task", "create", "Return four")
+    board(repo, "worktree", "3")
+    (repo / ".board-worktrees" / "3.return-four" / "app.py").write_text("def main():\n    return 4\n")
+    (repo / "app.py").write_text("def main():\n    return 5\n")
+    git(repo, "commit", "-q", "-am", "a person's five")
+    store = Store.open(repo)
+    store.set_status("3", "in_progress", owner="w", actor="w", lease_seconds=60)
+    store.set_status("3", "completed", actor="w", force=True)
+    conflict = board(repo, "merge", "3", check=False)
+    assert conflict.returncode == 1 and "#3 conflicts with main in app.py (also changed by #2): nothing was merged" in conflict.stderr
+
+
+def test_automatic_merges_wait_for_a_command_still_running_in_the_worktree(repo: Path) -> None:
+    from board.model import utcnow
+    from board.worktrees import on_board
+
+    store = Store.open(repo)
+    task = store.create("Done early")
+    on_board.open_for(store, task, "main", actor="w")
+    (repo / ".board-worktrees" / "1.done-early" / "late.txt").write_text("still writing\n")
+    store.set_status("1", "in_progress", owner="w", actor="w", lease_seconds=60)
+    store.set_status("1", "completed", actor="w", force=True)
+    merged: list[str] = []
+    on_board.merge_completed(store, utcnow(), actor="coordinator", merged=merged, refused=[], running=lambda task_id: task_id == "1")
+    assert merged == [] and (repo / ".board-worktrees" / "1.done-early" / "late.txt").exists()
+    on_board.merge_completed(store, utcnow(), actor="coordinator", merged=merged, refused=[], running=lambda task_id: False)
+    assert merged and (repo / "late.txt").read_text() == "still writing\n"
+
+
+def test_a_link_planted_as_the_worktrees_lock_fails_the_task_not_the_worker(repo: Path, tmp_path: Path) -> None:
+    (repo / ".board-worktrees").mkdir()
+    (repo / ".board-worktrees" / ".lock").symlink_to(tmp_path / "elsewhere")
+    board(repo, "task", "create", "Anything")
+    done = board(repo, "run", "--worktrees", "--workers", "1", "--", str(agent(tmp_path, "true\n")), check=False)
+    assert done.returncode == 1 and "restarted" not in done.stdout + done.stderr and "started worker-1r1" not in done.stdout + done.stderr
+    failed = task_json(repo, "1")
+    assert failed["status"] == "failed" and "cannot lock" in failed["error"]
+    assert not (tmp_path / "elsewhere").exists()

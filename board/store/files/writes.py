@@ -86,8 +86,8 @@ class FileWrites(FileBoard):
         """Keep ``active.json`` (who works on what, for ``board hook``) and the index of
         sub-tasks' parents in step with a write."""
         task_id = new.id if new is not None else old.id  # type: ignore[union-attr]
-        before = entry_for(old.status, old.owner, held_files(old.files, old.metadata)) if old is not None else None
-        after = entry_for(new.status, new.owner, held_files(new.files, new.metadata)) if new is not None else None
+        before = entry_for(old.status, old.owner, held_files(old.id, old.files, old.metadata)) if old is not None else None
+        after = entry_for(new.status, new.owner, held_files(new.id, new.files, new.metadata)) if new is not None else None
         if before != after:  # a heartbeat or a progress report changes nothing here
             note_task(self.state_dir, task_id, after)
         parent_before = old.parent if old is not None else None
@@ -247,7 +247,7 @@ class FileWrites(FileBoard):
         self._ensure_whole()
         wanted = {
             t.id: entry for t in self.graph.tasks.values()
-            if (entry := entry_for(t.status, t.owner, held_files(t.files, t.metadata))) is not None and not removed_by_claude_code(t)  # nobody works on a deleted one
+            if (entry := entry_for(t.status, t.owner, held_files(t.id, t.files, t.metadata))) is not None and not removed_by_claude_code(t)  # nobody works on a deleted one
         }
         others_rewritten = False
         for refresh, files in ((self.refresh_parents, PARENTS), (self.refresh_ready, READY)):

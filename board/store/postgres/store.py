@@ -960,7 +960,7 @@ class PostgresStore(Store):
         """Rebuild this machine's ``active.json`` (who works on what, which ``board hook`` reads
         without a database connection) from the whole board; True if rewritten."""
         self._ensure_whole()
-        wanted = {t.id: entry for t in self.graph.tasks.values() if (entry := entry_for(t.status, t.owner, held_files(t.files, t.metadata))) is not None}
+        wanted = {t.id: entry for t in self.graph.tasks.values() if (entry := entry_for(t.status, t.owner, held_files(t.id, t.files, t.metadata))) is not None}
         if read_active(self.state_dir) == wanted:
             return False
         write_active(self.state_dir, wanted)
@@ -1041,4 +1041,4 @@ class PostgresStore(Store):
         """Keep this machine's ``active.json`` in step with the writes just committed here."""
         for task_id in task_ids:
             task = self.graph.tasks.get(task_id)
-            note_task(self.state_dir, task_id, entry_for(task.status, task.owner, held_files(task.files, task.metadata)) if task is not None else None)
+            note_task(self.state_dir, task_id, entry_for(task.status, task.owner, held_files(task.id, task.files, task.metadata)) if task is not None else None)

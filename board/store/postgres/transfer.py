@@ -1037,7 +1037,7 @@ def _export_into(conn: Any, url: str, staging: Path, layout: TasksDirLayout) -> 
         for task_id, doc in conn.execute("select id, doc from board.tasks"):
             task = _task_to_export(task_id, doc, "task", meta, joined, f"{where}#tasks/{task_id}")
             _write_file(staging / layout.task_path(task.id).name, layout.encode(task))
-            entry = entry_for(str(task.status), task.owner, held_files(task.files, task.metadata))
+            entry = entry_for(str(task.status), task.owner, held_files(task.id, task.files, task.metadata))
             if entry is not None:
                 active[task.id] = entry
             tasks += 1

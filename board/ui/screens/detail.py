@@ -361,7 +361,7 @@ class DetailScreen(Screen[bool]):
         if action not in ("show_diff", "merge", "send_back"):
             return True
         task = self.session.graph.tasks.get(self.task_id)
-        record = read_record(task.metadata) if task is not None else None
+        record = read_record(task.metadata, task.id) if task is not None else None
         if record is None:
             return False
         writable = not getattr(self.app, "readonly", True) and not record.merged
@@ -381,7 +381,7 @@ class DetailScreen(Screen[bool]):
         from board.worktrees.on_board import merge_task
 
         task = self.session.graph.tasks.get(self.task_id)
-        record = read_record(task.metadata) if task is not None else None
+        record = read_record(task.metadata, task.id) if task is not None else None
         if task is None or record is None or not self.check_action("merge", ()):
             return
         person = local_user()
@@ -403,7 +403,7 @@ class DetailScreen(Screen[bool]):
         from board.worktrees.on_board import send_back
 
         task = self.session.graph.tasks.get(self.task_id)
-        record = read_record(task.metadata) if task is not None else None
+        record = read_record(task.metadata, task.id) if task is not None else None
         if task is None or record is None or record.conflict is None or not self.check_action("send_back", ()):
             return
         person = local_user()
@@ -425,7 +425,7 @@ class DetailScreen(Screen[bool]):
 
 def _worktree_rows(task: Task) -> list[tuple[str, str]]:
     """The task's worktree, and the files it changed with lines added and removed."""
-    record = read_record(task.metadata)
+    record = read_record(task.metadata, task.id)
     if record is None:
         return []
     if record.merged:
