@@ -40,6 +40,7 @@ from pathlib import Path
 import pytest
 
 from board import actions
+from board.coordinator.workers import MAX_OUTAGE_RETRY_SECONDS
 from board.actions import Who
 from board.agents import list_agents
 from board.coordinator.presence import COORDINATOR_LOCK
@@ -60,7 +61,10 @@ LEASE_SECONDS = 3
 #: cut-off worker is still running when its task starts again elsewhere.
 FIRST_JOB_SECONDS = 5
 FIRST_TASKS = 4  # two per machine
-LAST_JOB_SECONDS = 2
+#: The jobs added after a heal outlast a worker's longest wait between tries to reach the board
+#: (``MAX_OUTAGE_RETRY_SECONDS``): while the other machine's workers hold one each, the machine
+#: that came back is sure to find the rest, however long its workers' last wait had grown.
+LAST_JOB_SECONDS = MAX_OUTAGE_RETRY_SECONDS + 2
 WORKERS_PER_RUN = 2
 #: Long enough for the server to notice a dead client (board's keepalives: about 15 s) and for a
 #: coordinator to take over; short enough for CI.
