@@ -157,13 +157,14 @@ def gather_inputs(store: BoardReading, *, now: datetime, git: GitState | None = 
     """Read the board's files into ``AlertInputs`` (the store's index is used as it is).
     Budgets are read with ``settings`` (without, only the tasks' own, at board's prices)."""
     workspace = store.layout.workspace
-    tasks = dict(store.tasks)
+    copied = getattr(store, "tasks_are_a_copy", False)
+    tasks = store.tasks if copied and isinstance(store.tasks, dict) else dict(store.tasks)
     invalid = [
         InvalidFile(_relative(Path(path), workspace), reason, store.layout.task_id_for(Path(path)))
         for path, reason in store.invalid.items()
     ]
     unreadable = {item.task for item in invalid if item.task is not None}
-    graph_problems = _GRAPH_PROBLEMS.problems(store.tasks, lambda: store.graph, unreadable)
+    graph_problems = _GRAPH_PROBLEMS.problems(tasks, lambda: store.graph, unreadable, copied=True)
     named = {task_id for problem in graph_problems for task_id in problem.tasks}
     task_files = {task_id: _relative(store.layout.task_path(task_id), workspace) for task_id in named}
     touches = _TOUCHES.read(store.touching_calls(), workspace, set(tasks))
@@ -432,12 +433,13 @@ class _GraphProblemsCache:
         self._problems: list[GraphProblem] = []
         self._lock = threading.Lock()
 
-    def problems(self, tasks: Mapping[str, Task], graph: Callable[[], TaskGraph], unreadable: Iterable[str] = ()) -> list[GraphProblem]:
+    def problems(self, tasks: Mapping[str, Task], graph: Callable[[], TaskGraph], unreadable: Iterable[str] = (), *, copied: bool = False) -> list[GraphProblem]:
+        """``copied``: ``tasks`` is a copy no one changes, kept as it is (not copied again)."""
         with self._lock:
             unreadable = set(unreadable)
             if not self._same_structure(tasks) or unreadable != self._unreadable:
                 self._problems = graph().problems(unreadable)
-            self._tasks, self._unreadable = dict(tasks), unreadable
+            self._tasks, self._unreadable = tasks if copied and isinstance(tasks, dict) else dict(tasks), unreadable
             return list(self._problems)
 
     def _same_structure(self, tasks: Mapping[str, Task]) -> bool:

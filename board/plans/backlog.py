@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from board.plans.frontmatter import dump_document, split_document
-from board.plans.plan import Plan, PlanError, PlanTask, label_of, priority_of, subject_of
+from board.plans.plan import Plan, PlanError, PlanTask, label_of, priority_of, read_text_file, subject_of
 from board.status import Status
 
 if TYPE_CHECKING:
@@ -44,10 +44,7 @@ def read_backlog(path: Path) -> Plan:
     seen: dict[str, str] = {}
     for file in files:
         where = str(file)
-        try:
-            text = file.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise PlanError(f"{where}: not UTF-8 text") from None
+        text = read_text_file(file, 4 * 1024 * 1024)
         fields, body = split_document(text, where)
         task = _task(fields, body, where, done=file.parent.name == "completed")
         if task.key in seen:

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from board.plans.plan import Plan, PlanError, PlanTask, label_of, subject_of
+from board.plans.plan import Plan, PlanError, PlanTask, label_of, read_text_file, subject_of
 from board.priority import Priority
 from board.status import Status
 
@@ -33,10 +33,7 @@ def read_beads(path: Path) -> Plan:
     tasks: list[PlanTask] = []
     skipped: list[str] = []
     seen: dict[str, str] = {}
-    try:
-        lines = file.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError:
-        raise PlanError(f"{file}: not UTF-8 text") from None
+    lines = read_text_file(file).splitlines()
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue

@@ -11,7 +11,7 @@ from pathlib import Path
 from dataclasses import dataclass, field
 
 from board.names import LABEL_REGEX, validate_id
-from board.plans.plan import MAX_SUBJECT, Plan, PlanError, PlanTask, priority_of
+from board.plans.plan import MAX_SUBJECT, Plan, PlanError, PlanTask, priority_of, read_text_file
 from board.status import Status
 
 #: Field names, as written (any case, optionally bold), to the field they set.
@@ -383,12 +383,7 @@ def read_markdown_file(path: Path, workspace: Path) -> Plan:
     (else in full), so the same file is the same plan from any directory."""
     if not path.is_file():
         raise PlanError(f"{path}: no such file" if not path.exists() else f"{path}: not a file")
-    if path.stat().st_size > MAX_PLAN_BYTES:
-        raise PlanError(f"{path}: {path.stat().st_size:,} bytes, over the {MAX_PLAN_BYTES:,} a plan may be")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise PlanError(f"{path}: not UTF-8 text") from None
+    text = read_text_file(path, MAX_PLAN_BYTES)
     resolved, root = path.resolve(), workspace.resolve()
     source = str(resolved.relative_to(root)) if resolved.is_relative_to(root) else str(resolved)
     return parse_markdown(text, source)

@@ -3,7 +3,9 @@ the fields board keeps, before anything is compared with a board or written."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from board.errors import BoardError
@@ -82,3 +84,34 @@ def subject_of(title: str) -> tuple[str, str | None]:
 def label_of(text: str) -> str:
     """A foreign label as a board label: one word (spaces become '-'), at most 40 characters."""
     return "-".join(text.split())[:40]
+
+
+#: The most a file brought in as a plan may hold (a markdown plan, an issues.jsonl, a tasks.json).
+MAX_FILE_BYTES = 64 * 1024 * 1024
+
+
+def read_text_file(path: Path, limit: int = MAX_FILE_BYTES) -> str:
+    """A plan file's text: a regular file (a link to one is followed: these are the person's
+    own files, not the board's; a device or a pipe is refused), at most ``limit`` bytes, UTF-8;
+    one line of refusal otherwise."""
+    from board.disk.atomic import SpecialFile, open_regular
+
+    try:
+        fd = open_regular(path, follow=True)
+    except SpecialFile as error:
+        raise PlanError(f"{path}: {error.reason}") from None
+    except FileNotFoundError:
+        raise PlanError(f"{path}: no such file") from None
+    except OSError as error:
+        raise PlanError(f"{path}: {error.strerror or error}") from None
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as error:
+        raise PlanError(f"{path}: {error.strerror or error}") from None
+    if len(data) > limit:
+        raise PlanError(f"{path}: over the {limit:,} bytes a plan file may be")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise PlanError(f"{path}: not UTF-8 text") from None

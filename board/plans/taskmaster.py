@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from board.plans.plan import Plan, PlanError, PlanTask, priority_of, subject_of
+from board.plans.plan import Plan, PlanError, PlanTask, priority_of, read_text_file, subject_of
 from board.status import Status
 
 KIND = "taskmaster"
@@ -30,9 +30,7 @@ def tasks_file(path: Path) -> Path:
 def read_taskmaster(path: Path, tag: str | None = None) -> Plan:
     file = tasks_file(path)
     try:
-        document = json.loads(file.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise PlanError(f"{file}: not UTF-8 text") from None
+        document = json.loads(read_text_file(file))
     except json.JSONDecodeError as error:
         raise PlanError(f"{file}:{error.lineno}: not valid JSON ({error.msg})") from None
     if not isinstance(document, dict):

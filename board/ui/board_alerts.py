@@ -50,6 +50,10 @@ class StoreSnapshot:
     """What ``gather_inputs`` reads from a ``Store``, copied in a moment under the store's lock,
     so the slow part (graph checks, checkpoint hashes) runs without holding up the board reader."""
 
+    #: ``tasks`` is this snapshot's own copy, which nothing changes: readers keep it as it is
+    #: rather than copy 100,000 entries again.
+    tasks_are_a_copy = True
+
     layout: BoardPlace
     state_dir: Path
     history: list[dict[str, Any]]

@@ -4,6 +4,7 @@ and a plan-mode document; a dry run that changes nothing; importing again, chang
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -252,3 +253,26 @@ def test_from_a_plan_file_to_a_finished_run_in_two_commands(tmp_path: Path) -> N
     order = {subject: place for place, subject in enumerate(finished)}
     assert order["Create the schema"] < order["Seed the test data"] < order["Set up the database"] < order["Write the API"] < order["Deploy to staging"]
     assert json.loads(ok(project, "task", "list", "--json", cwd=project))[0]["status"] == "completed"
+
+
+def test_a_plan_that_is_not_a_regular_file_or_too_big_is_refused_in_one_line(workspace: Path) -> None:
+    fifo = workspace / "plan.fifo"
+    os.mkfifo(fifo)
+    big = workspace / "big.md"
+    big.write_bytes(b"# x\n" + b"- item\n" * (5 * 1024 * 1024 // 7))
+    (workspace / "linked.md").symlink_to(write(workspace, HEADINGS))
+    before = board_files(workspace)
+    for name, says in (("plan.fifo", "plan.fifo"), ("big.md", "over the"), ("/dev/zero", "/dev/zero")):
+        done = refused(workspace, "plan", "import", name)
+        assert says in done, done
+    assert board_files(workspace) == before
+    # A link to a plan is the person's own file, and is read.
+    assert "7 tasks: 7 would create" in ok(workspace, "plan", "import", "linked.md", "--dry-run")
+
+
+def test_a_foreign_file_too_big_to_be_a_board_is_refused_before_it_is_read(workspace: Path) -> None:
+    issues = workspace / "issues.jsonl"
+    with open(issues, "wb") as handle:
+        handle.truncate(65 * 1024 * 1024)  # sparse: no disk is spent
+    line = refused(workspace, "plan", "import", "--from", "beads", str(issues))
+    assert "over the 67,108,864 bytes a plan file may be" in line
