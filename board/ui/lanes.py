@@ -43,10 +43,25 @@ _LANE_OF_STATUS = {
 }
 
 #: A placed task: its lane, then its order there (wave, priority, then the id: numeric ids by
-#: number, first, then the others by name). One flat tuple per task, as a 100,000-task board
-#: keeps one for each: nested ones (lane and key, key and id key) cost twice the memory.
-SortKey = tuple[Lane, int, int, int, int | str]
+#: number, first, then the others by name). On a board whose ids are all numbers (most boards),
+#: one integer packs all of it (about 36 bytes a task); otherwise one flat tuple per task (about
+#: 108 bytes with its id's number), as nested ones (lane and key, key and id key) would cost
+#: twice that.
+SortKey = int | tuple[Lane, int, int, int, int | str]
+_LANES = list(Lane)
+_LANE_NUMBER = {lane: number for number, lane in enumerate(_LANES)}
+#: The packed key, high bits to low: lane, wave, priority rank, then the id's number.
+_ID_BITS, _RANK_BITS, _WAVE_BITS = 64, 3, 24
+_LANE_SHIFT = _ID_BITS + _RANK_BITS + _WAVE_BITS
+
+
+class _Unpackable(Exception):
+    """A task whose place does not fit one integer (an id that is not a number, a huge wave)."""
 TaskFilter = Callable[[Task], bool]
+
+
+def _lane_of_key(key: SortKey) -> Lane:
+    return _LANES[key >> _LANE_SHIFT] if isinstance(key, int) else key[0]
 
 
 def display_state(task: Task, graph: TaskGraph) -> str:
@@ -68,6 +83,8 @@ class Lanes:
         self.ids: dict[Lane, list[str]] = {lane: [] for lane in Lane}
         self._keys: dict[Lane, list[SortKey]] = {lane: [] for lane in Lane}
         self._placed: dict[str, SortKey] = {}
+        #: Keys are packed integers (every id a number), else tuples.
+        self._packed = True
         self._state: dict[str, str] = {}
         self.counts: Counter[str] = Counter()
         self.waves: dict[str, int] = {}
@@ -90,14 +107,18 @@ class Lanes:
         key = self._placed.get(task_id)
         if key is None:
             return None
-        lane = key[0]
+        lane = _lane_of_key(key)
         return lane, bisect_left(self._keys[lane], key)
 
     def _key(self, lane: Lane, task: Task) -> SortKey:
-        task_id = task.id
+        task_id, wave, rank = task.id, self.waves.get(task.id, 0), PRIORITY_RANK[task.priority]
+        if self._packed:
+            if not (task_id.isdigit() and len(task_id) <= 18 and 0 <= wave < 1 << _WAVE_BITS and 0 <= rank < 1 << _RANK_BITS):
+                raise _Unpackable(task_id)
+            return (((_LANE_NUMBER[lane] << _WAVE_BITS | wave) << _RANK_BITS | rank) << _ID_BITS) | int(task_id)
         if task_id.isdigit():
-            return (lane, self.waves.get(task_id, 0), PRIORITY_RANK[task.priority], 0, int(task_id))
-        return (lane, self.waves.get(task_id, 0), PRIORITY_RANK[task.priority], 1, task_id)
+            return (lane, wave, rank, 0, int(task_id))
+        return (lane, wave, rank, 1, task_id)
 
     def _visible(self, task: Task) -> bool:
         if task.status == Status.CANCELLED and not self.show_cancelled:
@@ -106,6 +127,14 @@ class Lanes:
 
     def rebuild(self, graph: TaskGraph) -> None:
         """Place every task from scratch (first load, new waves, a new filter)."""
+        self._packed = True
+        try:
+            self._place_all(graph)
+        except _Unpackable:
+            self._packed = False
+            self._place_all(graph)
+
+    def _place_all(self, graph: TaskGraph) -> None:
         self.waves = graph.waves()
         self.counts = Counter()
         self._state.clear()
@@ -129,6 +158,15 @@ class Lanes:
 
     def update(self, graph: TaskGraph, task_ids: Iterable[str]) -> dict[Lane, int]:
         """Re-place just these tasks; returns, per lane that changed, the first index that moved."""
+        task_ids = list(task_ids)
+        try:
+            return self._update(graph, task_ids)
+        except _Unpackable:
+            # A task whose place packs into no integer: every key becomes a tuple, placed anew.
+            self.rebuild(graph)
+            return {lane: 0 for lane in Lane}
+
+    def _update(self, graph: TaskGraph, task_ids: list[str]) -> dict[Lane, int]:
         touched: dict[Lane, int] = {}
         for task_id in task_ids:
             old_state = self._state.pop(task_id, None)
@@ -148,13 +186,13 @@ class Lanes:
                     self._placed[task_id] = new
                 continue
             if old is not None:
-                lane, key = old[0], old
+                lane, key = _lane_of_key(old), old
                 index = bisect_left(self._keys[lane], key)
                 del self._keys[lane][index]
                 del self.ids[lane][index]
                 touched[lane] = min(index, touched.get(lane, index))
             if new is not None:
-                lane, key = new[0], new
+                lane, key = _lane_of_key(new), new
                 index = bisect_left(self._keys[lane], key)
                 self._keys[lane].insert(index, key)
                 self.ids[lane].insert(index, task_id)
