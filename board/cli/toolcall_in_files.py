@@ -14,6 +14,7 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
+from board.claude.hooks.agents import agent_file
 from board.claude.hooks.where import files_board_at
 from board.identity import acting_user, lease_token
 from board.status import Status
@@ -44,7 +45,7 @@ def record_in_files(args: argparse.Namespace) -> bool:
         lease = data.get("lease")
         if not isinstance(lease, dict) or lease.get("token") != token or isinstance(lease.get("token"), bool):
             return False  # stale: the store refuses it, naming who holds the task now
-    if args.agent is not None and not (board.state_dir / "agents" / f"{args.agent}.json").is_file():
+    if args.agent is not None and not agent_file(board, args.agent).is_file():
         return False  # first heard of: the store makes its record
     check_tool_name(args.tool)
     record = call_record(ts=iso(datetime.now(UTC)), agent=args.agent or owner or acting_user(), tool=args.tool, ok=not args.failed, task=args.id, files=args.files, ms=args.ms)

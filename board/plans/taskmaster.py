@@ -63,9 +63,10 @@ def read_taskmaster(path: Path, tag: str | None = None) -> Plan:
         raise PlanError(f"{where}: task {twice} is written twice")
     if not tasks:
         raise PlanError(f"{where}: no tasks in it")
+    known = set(keys)
     for task in tasks:
         for need in task.needs:
-            if need not in keys:
+            if need not in known:
                 raise PlanError(f"{where}: task {task.key} depends on {need}, which is not a task of the tag")
     return Plan(source=f"{KIND}:{tag}", kind=KIND, tasks=tasks, skipped=skipped)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from board.errors import BoardError
 from board.gitstate import GitUnavailable, _git
-from board.worktrees.place import BRANCH_PREFIX, WORKTREES_DIR, folder_name
+from board.worktrees.place import BRANCH_PREFIX, WORKTREES_DIR, folder_name, prefix_in_repository
 from board.worktrees.record import LISTED_FILES, Changes, FileChange, WorktreeRecord, branch_name_problem
 
 #: git calls that write (a checkout, a merge) may take longer than a status read.
@@ -302,9 +302,9 @@ def _copied_here(checkout: Path, untracked: list[str]) -> set[str]:
 
 
 def _prefix_of(checkout: Path) -> str:
-    """The workspace's folder inside the repository, for a checkout of it (``""`` or ``sub/``)."""
-    workspace = checkout.parent.parent  # <workspace>/.board-worktrees/<name>
-    return repository(workspace).prefix
+    """The workspace's folder inside the repository, for a checkout of it (``""`` or ``sub/``),
+    found as the hook finds it, without running git."""
+    return prefix_in_repository(os.path.realpath(checkout.parent.parent)) or ""  # <workspace>/.board-worktrees/<name>
 
 
 def _all_untracked(checkout: Path) -> list[str]:
@@ -405,7 +405,7 @@ def dirty(checkout: Path, *, worktree: bool = False) -> list[str]:
     """Files with uncommitted changes (untracked ones included) in a checkout; in a task's
     ``worktree``, the settings board copied in do not count."""
     out = git(checkout, "status", "--porcelain=v1", "-z", "--untracked-files=all")
-    paths, entries = [], out.split("\0")
+    paths, untracked, entries = [], [], out.split("\0")
     index = 0
     while index < len(entries):
         entry = entries[index]
@@ -413,10 +413,12 @@ def dirty(checkout: Path, *, worktree: bool = False) -> list[str]:
         if len(entry) < 4:
             continue
         paths.append(entry[3:])
+        if entry.startswith("??"):
+            untracked.append(entry[3:])
         if entry[0] in "RC":
             index += 1  # the original name of a rename follows
-    if worktree:
-        copied = _copied_here(checkout, _all_untracked(checkout)) if paths else set()
+    if worktree and untracked:
+        copied = _copied_here(checkout, untracked)
         paths = [p for p in paths if p not in copied]
     return paths
 

@@ -39,6 +39,7 @@ def merge(workspace: Path, record: WorktreeRecord, message: str) -> Merged:
     """Merge ``record.branch`` into ``record.base``; MergeConflict (nothing changed) when the
     two changed the same lines, WorktreeError when the base's checkout would lose work."""
     base_ref = f"refs/heads/{record.base}"
+    prefix = repository(workspace).prefix
     base = commit_of(workspace, base_ref)
     branch = commit_of(workspace, f"refs/heads/{record.branch}")
     if is_ancestor(workspace, branch, base):
@@ -49,7 +50,6 @@ def merge(workspace: Path, record: WorktreeRecord, message: str) -> Merged:
         code, out = git_status(workspace, "merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", base, branch, timeout=WRITE_TIMEOUT)
         parts = [p for p in out.split("\0") if p]
         if code == 1:
-            prefix = repository(workspace).prefix
             files = tuple(sorted({p[len(prefix) :] if prefix and p.startswith(prefix) else p for p in parts[1:]}))
             raise MergeConflict(f"{record.branch} conflicts with {record.base} in {', '.join(files) or 'its history'}: nothing was merged", files)
         if code != 0 or not parts:
@@ -59,7 +59,6 @@ def merge(workspace: Path, record: WorktreeRecord, message: str) -> Merged:
         how = "merge commit"
     changed = tuple(p for p in git(workspace, "diff", "--name-only", "-z", "--no-renames", base, result).split("\0") if p)
     _move_base(workspace, record.base, base, result, changed)
-    prefix = repository(workspace).prefix
     return Merged(result, how, tuple(p[len(prefix) :] if prefix and p.startswith(prefix) else p for p in changed))
 
 

@@ -36,11 +36,6 @@ def folder_name(task_id: str, subject: str) -> str:
     return f"{task_id}.{slug(subject)}"
 
 
-def branch_name(task_id: str, subject: str) -> str:
-    """``board/12.add-the-login-page``."""
-    return BRANCH_PREFIX + folder_name(task_id, subject)
-
-
 def task_of_name(name: str) -> str:
     """The task a folder or branch name (without ``board/``) was made for: ``12.add-login`` -> ``12``."""
     return name.partition(".")[0]
@@ -59,6 +54,16 @@ def repository_root(start: str) -> str | None:
         here = parent
 
 
+def prefix_in_repository(root: str) -> str | None:
+    """The workspace's folder inside its repository (``""``, or ``sub/``), found without
+    running git; None outside a repository. ``root`` is the workspace's real path."""
+    repository = repository_root(root)
+    if repository is None:
+        return None
+    inside = os.path.relpath(root, repository)
+    return "" if inside == "." else inside + "/"
+
+
 def inside_worktree(root: str, relative: str) -> str | None:
     """A workspace-relative path that lies inside a task's worktree
     (``.board-worktrees/12.add-login/src/a.py``), as the workspace file it stands for
@@ -70,11 +75,9 @@ def inside_worktree(root: str, relative: str) -> str | None:
     name, _, inner = rest.partition("/")
     if not name or not inner:
         return None
-    repository = repository_root(root)
-    if repository is None:
+    prefix = prefix_in_repository(root)
+    if prefix is None:
         return None
-    prefix = os.path.relpath(root, repository)
-    if prefix == ".":
+    if not prefix:
         return inner
-    prefix += "/"
     return inner[len(prefix) :] if inner.startswith(prefix) and len(inner) > len(prefix) else None

@@ -57,6 +57,21 @@ def task_json(repo: Path, task_id: str) -> dict:
     return json.loads(board(repo, "task", "show", task_id, "--json").stdout)
 
 
+def clashing_tasks_run(repo: Path, tmp_path: Path, workers: int, other_tasks: str = "") -> Path:
+    """Tasks #1 "Return two" and #2 "Return three", which change the same line of app.py,
+    run in their worktrees; ``other_tasks``: more ``case`` arms of the agent. Its script."""
+    board(repo, "task", "create", "Return two")
+    board(repo, "task", "create", "Return three")
+    script = agent(
+        tmp_path,
+        'case "$BOARD_TASK_ID" in\n'
+        '  1) printf "def main():\\n    return 2\\n" > app.py ;;\n'
+        '  2) printf "def main():\\n    return 3\\n" > app.py ;;\n' + other_tasks + "esac\n",
+    )
+    board(repo, "run", "--worktrees", "--workers", str(workers), "--", str(script))
+    return script
+
+
 @pytest.fixture
 def repo(tmp_path: Path, backend: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A git repository with a board: in its files, or (for tests marked BOTH_BACKENDS) in
@@ -110,18 +125,8 @@ def test_two_tasks_on_different_files_run_in_their_own_worktrees_and_merge_clean
 
 @BOTH_BACKENDS
 def test_two_tasks_changing_the_same_lines_conflict_change_nothing_and_go_back_to_an_agent(repo: Path, tmp_path: Path) -> None:
-    board(repo, "task", "create", "Return two")
-    board(repo, "task", "create", "Return three")
-    script = agent(
-        tmp_path,
-        'case "$BOARD_TASK_ID" in\n'
-        '  1) printf "def main():\\n    return 2\\n" > app.py ;;\n'
-        '  2) printf "def main():\\n    return 3\\n" > app.py ;;\n'
-        # The task that settles the conflict: merge the base and keep both meanings.
-        '  *) git merge -q main || true; printf "def main():\\n    return 2 + 3\\n" > app.py; git commit -qam "both" ;;\n'
-        "esac\n",
-    )
-    board(repo, "run", "--worktrees", "--workers", "2", "--", str(script))
+    # The task that settles the conflict: merge the base and keep both meanings.
+    script = clashing_tasks_run(repo, tmp_path, 2, '  *) git merge -q main || true; printf "def main():\\n    return 2 + 3\\n" > app.py; git commit -qam "both" ;;\n')
     board(repo, "merge", "1")
     main_before, tree_before = git(repo, "rev-parse", "main"), (repo / "app.py").read_text()
     branch_before = git(repo, "rev-parse", "board/2.return-three")
@@ -447,16 +452,7 @@ def test_tasks_whose_ids_and_subjects_run_together_get_worktrees_of_their_own(re
 
 
 def test_a_worktree_in_the_middle_of_a_merge_is_neither_committed_nor_merged(repo: Path, tmp_path: Path) -> None:
-    board(repo, "task", "create", "Return two")
-    board(repo, "task", "create", "Return three")
-    script = agent(
-        tmp_path,
-        'case "$BOARD_TASK_ID" in\n'
-        '  1) printf "def main():\\n    return 2\\n" > app.py ;;\n'
-        '  2) printf "def main():\\n    return 3\\n" > app.py ;;\n'
-        "esac\n",
-    )
-    board(repo, "run", "--worktrees", "--workers", "1", "--", str(script))
+    clashing_tasks_run(repo, tmp_path, 1)
     board(repo, "merge", "1")
     assert board(repo, "merge", "2", check=False).returncode == 1
     three = repo / ".board-worktrees" / "2.return-three"
