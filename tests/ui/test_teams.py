@@ -141,5 +141,7 @@ async def test_the_idle_alert_clears_when_the_member_works_again(claude_home: Pa
             member("ana", "crew"),
             member("ben", "crew", model="claude-haiku-4-5", isActive=True),  # ben took a new turn
         ])
+        # The alert and the panel's mark come by two messages (the alerts' evaluation, the
+        # agents' records), in either order: both must clear.
         await wait_for(pilot, lambda: not app.alerts, message="the alert to clear")
-        assert "⚠" not in str(app.query_one(AgentsPanel).render())
+        await wait_for(pilot, lambda: "⚠" not in str(app.query_one(AgentsPanel).render()), message="the panel's mark to clear")
