@@ -114,3 +114,18 @@ def test_a_write_nested_past_the_limit_is_refused(workspace: Path) -> None:
     with pytest.raises(BoardError, match="nested more than"):
         store.create("too deep", metadata={"deep": json.loads(nested(MAX_DEPTH))})
     assert not Store.open(workspace).tasks
+
+
+@pytest.mark.parametrize("text", [str, str.encode])
+def test_a_line_is_refused_by_its_depth_alone_whatever_its_brackets_count(text) -> None:  # noqa: ANN001 - str or bytes
+    """``json_bounds.loads`` skips the walk of a text with few brackets: one nested exactly one
+    level past the limit, with no other bracket, is still refused, and one at the limit with
+    hundreds of brackets beside it (in strings and flat lists) still reads."""
+    from board.json_bounds import TooDeep, loads
+
+    past = "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)
+    with pytest.raises(TooDeep):
+        loads(text(past))
+    at_limit = "[" * MAX_DEPTH + "]" * MAX_DEPTH
+    busy = '{"a": %s, "s": "%s", "flat": [%s]}' % ("[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1), "[{" * 300, ",".join(["[]"] * 300))
+    assert loads(text(at_limit)) and loads(text(busy))["s"].startswith("[{")
