@@ -77,8 +77,8 @@ class TaskGraph:
         # Lists, not sets: most tasks have one to three dependents, and an empty set alone costs
         # 216 bytes (a list of one, 64), for every task of every index a process keeps. Each
         # (blocker, dependent) pair is listed once: ``put`` adds only edges it did not have.
-        self._dependents: dict[str, list[str]] = {}
-        self._children: dict[str, list[str]] = {}
+        self._dependents: dict[str, Linked] = {}
+        self._children: dict[str, Linked] = {}
         self._ready: set[str] = set()
         self._structure_version = 0
         self._cache: dict[str, tuple[int, object]] = {}
@@ -99,14 +99,14 @@ class TaskGraph:
         for blocker in old_blockers - new_blockers:
             _unlink(self._dependents, blocker, task.id)
         for blocker in new_blockers - old_blockers:
-            self._dependents.setdefault(blocker, []).append(task.id)
+            _link(self._dependents, blocker, task.id)
         old_parent = old.parent if old else None
         if old_parent != task.parent:
             if old_parent is not None:
                 _unlink(self._children, old_parent, task.id)
                 self._refresh_ready(old_parent)
             if task.parent is not None:
-                self._children.setdefault(task.parent, []).append(task.id)
+                _link(self._children, task.parent, task.id)
         if (
             old is None
             or old_blockers != new_blockers
@@ -134,9 +134,9 @@ class TaskGraph:
             self.tasks[task.id] = task
             added.append(task.id)
             for blocker in task.blocked_by:
-                self._dependents.setdefault(blocker, []).append(task.id)
+                _link(self._dependents, blocker, task.id)
             if task.parent is not None:
-                self._children.setdefault(task.parent, []).append(task.id)
+                _link(self._children, task.parent, task.id)
         if not added:
             return
         self._structure_version += 1
@@ -359,13 +359,17 @@ class TaskGraph:
         indegree = {tid: sum(1 for b in t.blocked_by if b in self.tasks) for tid, t in self.tasks.items()}
         frontier = [tid for tid, n in indegree.items() if n == 0]
         wave: dict[str, int] = {tid: 0 for tid in frontier}
+        # One int object per wave number, not one per task: past 256 each sum is a new object,
+        # and a deep board has tens of thousands of tasks there.
+        numbers: dict[int, int] = {}
         while frontier:
             nxt = []
             for tid in frontier:
                 for dep in self._dependents.get(tid, ()):
                     if dep not in indegree:
                         continue
-                    wave[dep] = max(wave.get(dep, 0), wave[tid] + 1)
+                    after = wave[tid] + 1
+                    wave[dep] = max(wave.get(dep, 0), numbers.setdefault(after, after))
                     indegree[dep] -= 1
                     if indegree[dep] == 0:
                         nxt.append(dep)
@@ -580,13 +584,45 @@ def cancelled_blockers(tasks: Mapping[str, Task]) -> list[GraphProblem]:
     return found
 
 
-def _unlink(index: dict[str, list[str]], key: str, value: str) -> None:
-    """Take ``value`` out of ``index[key]`` (and the key out once its list is empty)."""
-    values = index.get(key)
-    if values is not None and value in values:
-        values.remove(value)
-        if not values:
+#: The ids linked to one task (its dependents, its sub-tasks): a tuple while they are few, a
+#: list beyond ``FEW_LINKED``.
+Linked = tuple[str, ...] | list[str]
+#: Most tasks have one to three dependents. A tuple of that many is the size of what it holds,
+#: where a list grown by appending keeps room for four to eight: 40 bytes a task, twice over on
+#: a dashboard (its store's graph and its own), 5 MB on a 100,000-task board. A tuple is copied
+#: to grow, so past a few the ids go in a list.
+FEW_LINKED = 8
+
+
+def _link(index: dict[str, Linked], key: str, value: str) -> None:
+    """Add ``value`` to ``index[key]``."""
+    held = index.get(key)
+    if held is None:
+        index[key] = (value,)
+    elif isinstance(held, list):
+        held.append(value)
+    elif len(held) < FEW_LINKED:
+        index[key] = (*held, value)
+    else:
+        index[key] = [*held, value]
+
+
+def _unlink(index: dict[str, Linked], key: str, value: str) -> None:
+    """Take ``value`` out of ``index[key]`` (and the key out once none is left)."""
+    held = index.get(key)
+    if held is None or value not in held:
+        return
+    if isinstance(held, list):
+        held.remove(value)
+        if not held:
             del index[key]
+        return
+    place = held.index(value)
+    rest = held[:place] + held[place + 1 :]
+    if rest:
+        index[key] = rest
+    else:
+        del index[key]
 
 
 def _finished(task: Task) -> bool:

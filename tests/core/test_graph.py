@@ -116,3 +116,25 @@ def test_ten_thousand_tasks_match_a_reference_computation() -> None:
     chain = TaskGraph([make(str(n), [str(n - 1)] if n > 1 else []) for n in range(1, 10_001)])
     assert len(chain.critical_path()) == 10_000  # no recursion limit on deep graphs
     assert chain.ancestors("10000") == {str(n) for n in range(1, 10_000)}
+
+
+def test_a_hub_s_dependents_and_a_parent_s_children_survive_growing_and_shrinking_past_a_few() -> None:
+    """Few dependents (or sub-tasks) are kept one way and many another: a task gaining twenty
+    and losing them again, in any order, keeps exactly the ones still linked, and readiness
+    follows."""
+    graph = TaskGraph([Task(id="hub", subject="hub"), Task(id="top", subject="top")])
+    order = [str(n) for n in range(1, 21)]
+    random.Random(3).shuffle(order)
+    for n in order:
+        graph.put(Task(id=n, subject=n, blocked_by=["hub"], parent="top"))
+    assert graph.dependents("hub") == set(order)
+    assert [t.id for t in graph.children("top")] == sorted(order, key=int)
+    gone = order[:17]
+    for n in gone:
+        graph.remove(n)
+    left = set(order) - set(gone)
+    assert graph.dependents("hub") == left and {t.id for t in graph.children("top")} == left
+    for n in sorted(left):
+        graph.put(Task(id=n, subject=n))  # no longer blocked by the hub, nor under the parent
+    assert graph.dependents("hub") == set() and graph.children("top") == []
+    assert graph.is_ready("top") and all(graph.is_ready(n) for n in left)
