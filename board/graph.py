@@ -356,26 +356,36 @@ class TaskGraph:
         return self._cached("waves", self._compute_waves)  # type: ignore[return-value]
 
     def _compute_waves(self) -> dict[str, int]:
-        indegree = {tid: sum(1 for b in t.blocked_by if b in self.tasks) for tid, t in self.tasks.items()}
+        # Layer by layer (Kahn's algorithm): every task reached from the layer numbered
+        # ``level`` gets ``level + 1``, and the last layer that reaches a task is its deepest
+        # blocker's, so each task ends with one more than the highest wave among its blockers.
+        # A task in or behind a cycle keeps what its reached blockers gave it, or ``last``.
+        tasks, dependents = self.tasks, self._dependents
+        indegree: dict[str, int] = {}
+        for tid, task in tasks.items():
+            count = 0
+            for blocker in task.blocked_by:
+                if blocker in tasks:
+                    count += 1
+            indegree[tid] = count
         frontier = [tid for tid, n in indegree.items() if n == 0]
-        wave: dict[str, int] = {tid: 0 for tid in frontier}
-        # One int object per wave number, not one per task: past 256 each sum is a new object,
-        # and a deep board has tens of thousands of tasks there.
-        numbers: dict[int, int] = {}
+        wave: dict[str, int] = dict.fromkeys(frontier, 0)
+        level = 0
         while frontier:
+            level += 1  # one int object per wave number, shared by every task in it
             nxt = []
             for tid in frontier:
-                for dep in self._dependents.get(tid, ()):
-                    if dep not in indegree:
+                for dep in dependents.get(tid, ()):
+                    left = indegree.get(dep)
+                    if left is None:
                         continue
-                    after = wave[tid] + 1
-                    wave[dep] = max(wave.get(dep, 0), numbers.setdefault(after, after))
-                    indegree[dep] -= 1
-                    if indegree[dep] == 0:
+                    wave[dep] = level
+                    indegree[dep] = left - 1
+                    if left == 1:
                         nxt.append(dep)
             frontier = nxt
         last = max(wave.values(), default=-1) + 1
-        for tid in self.tasks:
+        for tid in tasks:
             wave.setdefault(tid, last)
         self._cache["stuck"] = (self._structure_version, frozenset(tid for tid, count in indegree.items() if count))
         return wave
@@ -396,16 +406,22 @@ class TaskGraph:
 
     def _compute_remaining(self, weight: Weight) -> dict[str, float]:
         waves = self.waves()
-        order = sorted(self.tasks, key=lambda tid: waves[tid], reverse=True)
+        tasks, dependents = self.tasks, self._dependents
+        finished = (Status.COMPLETED, Status.CANCELLED)
         remaining: dict[str, float] = {}
-        for tid in order:
-            task = self.tasks[tid]
-            own = 0.0 if task.status in (Status.COMPLETED, Status.CANCELLED) else weight(task)
+        # Deepest wave first: what a task's path counts (its dependents in later waves) is known
+        # by the time it is reached. Ties in any order.
+        for tid in sorted(tasks, key=waves.__getitem__, reverse=True):
+            task = tasks[tid]
             below = 0.0
-            for dep in self._dependents.get(tid, ()):
-                if dep in remaining and waves[dep] > waves[tid]:
-                    below = max(below, remaining[dep])
-            remaining[tid] = own + below
+            deps = dependents.get(tid)
+            if deps:
+                here = waves[tid]
+                for dep in deps:
+                    path = remaining.get(dep)
+                    if path is not None and path > below and waves[dep] > here:
+                        below = path
+            remaining[tid] = (0.0 if task.status in finished else weight(task)) + below
         return remaining
 
     def critical_path(self, weight: Weight = unit_weight) -> list[str]:

@@ -138,3 +138,20 @@ def test_a_hub_s_dependents_and_a_parent_s_children_survive_growing_and_shrinkin
         graph.put(Task(id=n, subject=n))  # no longer blocked by the hub, nor under the parent
     assert graph.dependents("hub") == set() and graph.children("top") == []
     assert graph.is_ready("top") and all(graph.is_ready(n) for n in left)
+
+
+def test_a_task_behind_a_cycle_keeps_the_wave_its_reached_blockers_give_it() -> None:
+    """Waves come layer by layer; a task some of whose blockers are reached and others are in a
+    cycle gets one more than the deepest reached blocker (as the database's claim order has
+    it), and the cycle itself the wave after every other."""
+    graph = symmetric(
+        make("1"), make("2", ["1"]), make("3", ["2"]),  # a chain: waves 0, 1, 2
+        make("c1", ["c2"]), make("c2", ["c1"]),  # a cycle
+        make("behind", ["3", "c1"]),  # waits on the chain's end and on the cycle
+    )
+    waves = graph.waves()
+    assert (waves["1"], waves["2"], waves["3"]) == (0, 1, 2)
+    assert waves["behind"] == 3 and waves["c1"] == waves["c2"] == 4
+    assert graph.stuck_ids() == {"c1", "c2", "behind"}
+    remaining = graph.remaining_path()
+    assert remaining["1"] == 4.0 and remaining["3"] == 2.0  # "behind" is in a later wave than #3
