@@ -49,7 +49,17 @@ def index_entries(workspace: Path) -> dict[str, dict]:
     return entries
 
 
-def test_claims_follow_the_claim_order_of_the_whole_board_through_every_kind_of_write(workspace: Path, capsys) -> None:
+@pytest.fixture(params=[1536, 2], ids=["head as shipped", "head of 2"])
+def head(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The entries ``ready.json`` lists first in claim order: as shipped (every entry of these
+    small boards), and two, which the journal uses up between folds."""
+    from board.active_work import READY
+
+    monkeypatch.setattr(READY, "head", request.param)
+    return request.param
+
+
+def test_claims_follow_the_claim_order_of_the_whole_board_through_every_kind_of_write(workspace: Path, capsys, head: int) -> None:
     store = Store.open(workspace)
     # Three chains of different lengths, priorities, a parent with sub-tasks, an estimate.
     for n in range(1, 4):
@@ -178,3 +188,23 @@ def test_links_planted_in_place_of_the_indexes_change_nothing_outside_and_fail_n
     # A claim that reads the whole board writes the indexes anew, as files of its own.
     assert claim(workspace, "carol", capsys) is None
     assert not (tasks_dir / "ready.json").is_symlink() and index_entries(workspace) == {}
+
+
+def test_a_claim_reads_the_head_of_a_large_index_not_the_whole(workspace: Path, capsys) -> None:
+    """``ready.json`` lists its best entries first; a claim reads those and the journal. Cut the
+    file after its first 128 KB (no whole reader could parse it) and claims still take the best
+    tasks in order, without reading the board again to write the index anew."""
+    from board.active_work import HEAD_BYTES
+
+    for n in range(1, 5001):  # written as files, for speed: the board reads them as they are
+        doc = {"id": str(n), "subject": f"job {n}", "status": "pending", "priority": ("low", "medium", "high")[n % 3], "blockedBy": [], "blocks": [], "version": 1}
+        (workspace / ".tasks" / f"task_{n}.json").write_text(json.dumps(doc))
+    first = Store.open(workspace).claim("warm-up").id  # writes the index whole
+    path = workspace / ".tasks" / "ready.json"
+    raw = path.read_bytes()
+    assert len(raw) > HEAD_BYTES and raw.find(b',"tasks":') < HEAD_BYTES
+    path.write_bytes(raw[:HEAD_BYTES])
+    for step in range(5):
+        wanted = best_on_the_whole_board(workspace)
+        assert claim(workspace, f"agent-{step}", capsys)[0] == wanted != first
+    assert path.read_bytes() == raw[:HEAD_BYTES]  # never read whole, so never written anew

@@ -6,10 +6,10 @@ import heapq
 from dataclasses import dataclass
 from typing import Any
 
-from board.active_work import READY, index_written, note_task, read_parents, read_ready
+from board.active_work import READY, claim_order_key, index_written, note_task, read_parents, read_ready, read_ready_head
 from board.errors import BoardError, InvalidTaskFile
-from board.graph import id_sort_key, removed_by_claude_code
-from board.model import PRIORITY_RANK, Task
+from board.graph import removed_by_claude_code
+from board.model import Task
 from board.status import Status
 from board.store.leases import DEFAULT_LEASE_SECONDS
 from board.disk.atomic import SpecialFile, TempFile, read_bytes_retrying
@@ -22,17 +22,6 @@ from board.store.files.state import FileBoard, PreparedWrite
 OPTIMISTIC_CLAIM_ATTEMPTS = 3
 #: How many of the index's best ready tasks a claim checks before it reads the whole board.
 INDEX_CANDIDATES = 16
-
-
-def _claim_key(task_id: str, entry: dict[str, Any]) -> tuple[int, float, tuple[int, int, str]]:
-    """The claim order (priority, the longest remaining path first, then the id) from an entry
-    of the index of ready tasks; one it cannot read goes last."""
-    rank, remaining = entry.get("rank"), entry.get("remaining")
-    return (
-        rank if type(rank) is int else len(PRIORITY_RANK),
-        -remaining if isinstance(remaining, (int, float)) and not isinstance(remaining, bool) else 0.0,
-        id_sort_key(task_id),
-    )
 
 
 @dataclass
@@ -124,10 +113,16 @@ class FileClaims(FileBoard):
         # read (its size grows with the board); the check under the lock below stays the one
         # that counts.
         self._check_holding_from_index(agent, max_held)
-        entries = read_ready(self.state_dir)
-        if not entries or not index_written(self.state_dir):
+        best = read_ready_head(self.state_dir, INDEX_CANDIDATES)
+        if best is not None:
+            order = [task_id for task_id, _ in best]
+        else:  # the head of the index cannot say: the whole index
+            entries = read_ready(self.state_dir)
+            if not entries or not index_written(self.state_dir):
+                return None
+            order = heapq.nsmallest(INDEX_CANDIDATES, entries, key=lambda task_id: claim_order_key(task_id, entries[task_id]))
+        if not order:
             return None
-        order = heapq.nsmallest(INDEX_CANDIDATES, entries, key=lambda task_id: _claim_key(task_id, entries[task_id]))
         with self._write_lock():
             self.sync()
             self._check_holding_from_index(agent, max_held)
