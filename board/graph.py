@@ -74,9 +74,12 @@ class TaskGraph:
     def __init__(self, tasks: Iterable[Task] = (), *, missing_blocker_done: MissingBlockerRule = never_done) -> None:
         self.tasks: dict[str, Task] = {}
         self.missing_blocker_done = missing_blocker_done
-        # Lists, not sets: most tasks have one to three dependents, and an empty set alone costs
-        # 216 bytes (a list of one, 64), for every task of every index a process keeps. Each
-        # (blocker, dependent) pair is listed once: ``put`` adds only edges it did not have.
+        # Tuples while few, then lists (``Linked``), never sets: most tasks have one to three
+        # dependents, and an empty set alone costs 216 bytes (a tuple of one, 48), for every
+        # task of every index a process keeps. Each (blocker, dependent) pair is listed once:
+        # ``put`` adds only edges it did not have. A tuple is replaced, not changed in place, so
+        # writes to one graph must not run at once (its callers hold a lock of their own: the
+        # store's write lock, the dashboard session's).
         self._dependents: dict[str, Linked] = {}
         self._children: dict[str, Linked] = {}
         self._ready: set[str] = set()

@@ -265,7 +265,9 @@ class Notifier:
     def _send(self, route: Route, message: Message) -> None:
         try:
             route(message)
-        except (OSError, subprocess.SubprocessError, ValueError) as error:  # urllib's URLError is an OSError
+        # urllib's URLError is an OSError; ImportError: urllib is imported on the first send,
+        # which may come as the interpreter shuts down.
+        except (OSError, subprocess.SubprocessError, ValueError, ImportError) as error:
             self.report(f"could not send a notification ({message.title}): {error}")
 
 

@@ -127,5 +127,6 @@ def test_a_line_is_refused_by_its_depth_alone_whatever_its_brackets_count(text) 
     with pytest.raises(TooDeep):
         loads(text(past))
     at_limit = "[" * MAX_DEPTH + "]" * MAX_DEPTH
-    busy = '{"a": %s, "s": "%s", "flat": [%s]}' % ("[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1), "[{" * 300, ",".join(["[]"] * 300))
+    nested, strings, flat = "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1), "[{" * 300, ",".join(["[]"] * 300)
+    busy = f'{{"a": {nested}, "s": "{strings}", "flat": [{flat}]}}'
     assert loads(text(at_limit)) and loads(text(busy))["s"].startswith("[{")

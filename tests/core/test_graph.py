@@ -155,3 +155,20 @@ def test_a_task_behind_a_cycle_keeps_the_wave_its_reached_blockers_give_it() -> 
     assert graph.stuck_ids() == {"c1", "c2", "behind"}
     remaining = graph.remaining_path()
     assert remaining["1"] == 4.0 and remaining["3"] == 2.0  # "behind" is in a later wave than #3
+
+
+def test_few_dependents_and_sub_tasks_leave_one_by_one_from_the_middle_to_none() -> None:
+    """The few-linked case (kept apart from the many): taking out the middle one of three, then
+    the rest, leaves exactly those still linked, and the task they waited on or belonged to
+    reads right at each step."""
+    graph = TaskGraph([Task(id="hub", subject="hub"), Task(id="top", subject="top")])
+    for n in ("1", "2", "3"):
+        graph.put(Task(id=n, subject=n, blocked_by=["hub"], parent="top"))
+    assert not graph.is_ready("top") and not graph.is_ready("1")
+    graph.remove("2")
+    assert graph.dependents("hub") == {"1", "3"} and [t.id for t in graph.children("top")] == ["1", "3"]
+    graph.put(Task(id="3", subject="3"))  # no longer linked to either
+    assert graph.dependents("hub") == {"1"} and [t.id for t in graph.children("top")] == ["1"]
+    graph.remove("1")
+    assert graph.dependents("hub") == set() and graph.children("top") == []
+    assert graph.is_ready("top") and graph.is_ready("3")
