@@ -32,6 +32,7 @@ from pathlib import Path
 
 from board import json_bounds
 from board.disk import confine
+from board.names import id_sort_key
 from board.priority import PRIORITY_RANK
 
 # Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.
@@ -125,12 +126,7 @@ def read_ready_head(state_dir: Path, count: int) -> list[tuple[str, dict[str, An
         if head is None:
             return None
         generation, best, complete = head
-        try:
-            with open(journal_path(state_dir, READY), "rb", opener=confine.opener) as handle:
-                journal = handle.read(1024 * 1024)
-        except OSError:
-            journal = _header(generation)
-        lines = journal.split(b"\n")
+        lines = _journal_lines(state_dir, READY) or [_header(generation)]  # no journal: no changes
         if _generation_of(lines[0]) != generation:
             continue  # folded meanwhile: read the new pair
         changed: dict[str, dict[str, Any] | None] = {}
@@ -144,14 +140,13 @@ def read_ready_head(state_dir: Path, count: int) -> list[tuple[str, dict[str, An
 
 
 def claim_order_key(task_id: str, entry: Mapping[str, Any]) -> tuple[int, float, tuple[int, int, str]]:
-    """The claim order (priority, the longest remaining path first, then the id, as
-    ``board.graph`` orders ids) of an entry of the index of ready tasks; one it cannot read goes
-    last."""
+    """The claim order (priority, the longest remaining path first, then the id) of an entry of
+    the index of ready tasks; one it cannot read goes last."""
     rank, remaining = entry.get("rank"), entry.get("remaining")
     return (
         rank if type(rank) is int else len(PRIORITY_RANK),
         -remaining if isinstance(remaining, (int, float)) and not isinstance(remaining, bool) else 0.0,
-        (0, int(task_id), "") if task_id.isdigit() else (1, 0, task_id),
+        id_sort_key(task_id),
     )
 
 
@@ -210,12 +205,10 @@ def _read(state_dir: Path, files: IndexFiles = ACTIVE) -> tuple[int, dict[str, d
     lines: list[bytes] = []
     for _ in range(READ_ATTEMPTS):
         generation, tasks = _read_snapshot(state_dir, files)
-        try:
-            with open(journal_path(state_dir, files), "rb", opener=confine.opener) as handle:
-                journal = handle.read(1024 * 1024)
-        except OSError:
+        read = _journal_lines(state_dir, files)
+        if read is None:
             return generation, tasks
-        lines = journal.split(b"\n")
+        lines = read
         if _generation_of(lines[0]) != generation:
             continue  # folded meanwhile: read the new pair
         _fold(tasks, lines[1:])
@@ -223,6 +216,15 @@ def _read(state_dir: Path, files: IndexFiles = ACTIVE) -> tuple[int, dict[str, d
     # Still two generations: not a fold under way but a pair a writer left unmatched (killed
     # between the two files, an index lost with the machine's power). Say what is known.
     return _reconciled(generation, tasks, lines)
+
+
+def _journal_lines(state_dir: Path, files: IndexFiles) -> list[bytes] | None:
+    """The journal's lines, its header first; None when it cannot be read (there is none yet)."""
+    try:
+        with open(journal_path(state_dir, files), "rb", opener=confine.opener) as handle:
+            return handle.read(1024 * 1024).split(b"\n")
+    except OSError:
+        return None
 
 
 def _reconciled(generation: int, tasks: dict[str, dict[str, Any]], lines: list[bytes]) -> tuple[int, dict[str, dict[str, Any]]]:

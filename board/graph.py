@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from typing import NamedTuple
 
 from board.model import PRIORITY_RANK, Task
+from board.names import id_sort_key
 from board.status import Status
 
 Weight = Callable[[Task], float]
@@ -646,11 +647,6 @@ def _unlink(index: dict[str, Linked], key: str, value: str) -> None:
 
 def _finished(task: Task) -> bool:
     return task.status in (Status.COMPLETED, Status.CANCELLED) or removed_by_claude_code(task)
-
-
-def id_sort_key(task_id: str) -> tuple[int, int, str]:
-    """Numeric ids in numeric order, then the rest alphabetically."""
-    return (0, int(task_id), "") if task_id.isdigit() else (1, 0, task_id)
 
 
 def sorted_ids(ids: Iterable[str]) -> list[str]:

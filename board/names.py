@@ -32,3 +32,9 @@ def validate_id(value: Any) -> str:
     if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
         raise ValueError(f"'{shortened(str(value))}' is not a valid id ({ID_RULE})")
     return value
+
+
+def id_sort_key(task_id: str) -> tuple[int, int, str]:
+    """Numeric ids in numeric order, then the rest alphabetically (every list of tasks, and the
+    claim order's last tie-break)."""
+    return (0, int(task_id), "") if task_id.isdigit() else (1, 0, task_id)

@@ -253,10 +253,9 @@ def _merge_what_is_left(store: Store, supervisor: Supervisor) -> None:
     store.sync()
     merged: list[str] = []
     refused: list[str] = []
-    from board.coordinator.processes import commands_of
+    from board.coordinator.processes import command_running
 
-    workspace = store.layout.workspace.resolve()
-    merge_completed(store, utcnow(), actor="board run", merged=merged, refused=refused, running=lambda task_id: bool(commands_of(workspace, task_id)))
+    merge_completed(store, utcnow(), actor="board run", merged=merged, refused=refused, running=command_running(store.layout.workspace))
     for line in merged + refused:
         supervisor.say(line)
 

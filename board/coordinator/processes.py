@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +83,13 @@ def commands_of(workspace: Path, task_id: str, *, up_to_token: int | None = None
         for pid, task, token in board_commands(workspace)
         if task == task_id and (up_to_token is None or (token is not None and token <= up_to_token))
     ]
+
+
+def command_running(workspace: Path) -> Callable[[str], bool]:
+    """Whether a task of this workspace's board still has a command running (``commands_of``):
+    what a merge of completed tasks' worktrees waits for."""
+    workspace = workspace.resolve()
+    return lambda task_id: bool(commands_of(workspace, task_id))
 
 
 def stale_commands(workspace: Path, tasks: Mapping[str, Task]) -> list[int]:

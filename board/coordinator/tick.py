@@ -32,7 +32,7 @@ from board.agents import AgentState, agent_state
 from board.alerts import refresh_alerts
 from board.checkpoints import write_checkpoint
 from board.config import BoardSettings
-from board.coordinator.processes import commands_of, end_commands_of
+from board.coordinator.processes import command_running, end_commands_of
 from board.alerts.evaluate import read_budgets
 from board.coordinator.policies import PolicyDecision, apply_policy, decide_budget, decide_policy
 from board.errors import BoardError
@@ -149,8 +149,7 @@ def tick(
     if settings.worktrees.merge == "auto":
         from board.worktrees.on_board import merge_completed
 
-        workspace = store.layout.workspace.resolve()
-        merge_completed(store, now, actor=COORDINATOR, merged=report.merged, refused=report.refused, running=lambda task_id: bool(commands_of(workspace, task_id)))
+        merge_completed(store, now, actor=COORDINATOR, merged=report.merged, refused=report.refused, running=command_running(store.layout.workspace))
 
     report.agent_states = {a.name: agent_state(a, now, settings.agent_stale_after) for a in sorted(agents, key=lambda a: id_sort_key(a.name))}
     silent = _silent_agents(agents, report.reclaimed)

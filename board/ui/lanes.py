@@ -57,6 +57,8 @@ _LANE_SHIFT = _ID_BITS + _RANK_BITS + _WAVE_BITS
 
 class _Unpackable(Exception):
     """A task whose place does not fit one integer (an id that is not a number, a huge wave)."""
+
+
 TaskFilter = Callable[[Task], bool]
 
 

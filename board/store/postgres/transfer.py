@@ -57,7 +57,7 @@ from typing import Any
 from board.active_work import FILE_NAME as ACTIVE_FILE, JOURNAL_NAME as ACTIVE_JOURNAL, entry_for, write_active, held_files
 from board.agent_record import AgentRecord
 from board.errors import BoardError, InvalidTaskFile
-from board.graph import TaskGraph, is_hidden, unit_weight
+from board.graph import TaskGraph, id_sort_key, is_hidden, unit_weight
 from board.model import Lease, PolicyMark, Task, ToolCalls, share_fields_sets, task_from_dict, task_to_dict, with_integer_ids
 from board.names import ID_PATTERN, ID_RULE
 from board.priority import PRIORITY_RANK
@@ -319,7 +319,7 @@ def read_file_board(directory: Path | str) -> FileBoard:
         _read_side_state(layout.state_dir, board, broken)
         board.history = _read_history(layout, broken)
         deleted_at = {str(item.record.get("task")): item.at for item in board.history if item.record.get("op") == "delete"}
-        for task_id, key in sorted(layout.task_files(), key=lambda pair: _id_order(pair[0])):
+        for task_id, key in sorted(layout.task_files(), key=lambda pair: id_sort_key(pair[0])):
             task = _read_task(layout, key, task_id, broken)
             if task is not None:
                 board.tasks.append(_imported(task, logs.get(task_id)))
@@ -352,10 +352,6 @@ def _locked(layout: Layout) -> Iterator[None]:
             if error.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
                 raise
         yield
-
-
-def _id_order(task_id: str) -> tuple[int, int, str]:
-    return (0, int(task_id), "") if task_id.isdigit() else (1, 0, task_id)
 
 
 def _listing(folder: Path, broken: list[str]) -> list[str]:
@@ -543,7 +539,7 @@ def _read_side_state(state_dir: Path, board: FileBoard, broken: list[str]) -> No
         board.reservations += [(holder, str(path)) for holder in read_holders(path)]
 
     checkpoints = state_dir / CHECKPOINTS_DIR
-    for task_id in sorted(_listing(checkpoints, broken), key=_id_order):
+    for task_id in sorted(_listing(checkpoints, broken), key=id_sort_key):
         folder = checkpoints / task_id
         if ID_PATTERN.fullmatch(task_id) is None or not folder.is_dir():
             continue  # board reads the checkpoints of a task id's folder only
