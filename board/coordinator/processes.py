@@ -9,8 +9,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +134,27 @@ def end_commands_of(workspace: Path, task_id: str, *, up_to_token: int | None = 
 def end_stale_commands(workspace: Path, tasks: Mapping[str, Task]) -> list[int]:
     """SIGKILL the ``stale_commands`` of this board."""
     return _kill(stale_commands(workspace, tasks))
+
+
+@contextmanager
+def ctrl_c_held() -> Iterator[None]:
+    """Hold a Ctrl-C (SIGINT) that arrives inside the block and act on it at the end. A
+    KeyboardInterrupt raised inside ``Popen`` after the fork loses the ``Popen``, and with it
+    the only handle by which the child would be stopped. (Signal handlers belong to the main
+    thread; elsewhere there is no Ctrl-C to hold.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[Any] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(frame))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held and callable(previous):
+            previous(signal.SIGINT, held[0])
+        elif held and previous == signal.SIG_DFL:
+            os.kill(os.getpid(), signal.SIGINT)
 
 
 def die_with_parent(parent_pid: int, signum: int = signal.SIGKILL) -> Any:

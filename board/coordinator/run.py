@@ -35,7 +35,7 @@ from board.agent_record import AgentRecord
 from board.agents import read_agent
 from board.config import LeaseSettings, load_settings
 from board.coordinator.presence import coordinator_running_on
-from board.coordinator.processes import KILL_GRACE_SECONDS, die_with_parent, end_commands_of, kill_process_group
+from board.coordinator.processes import KILL_GRACE_SECONDS, ctrl_c_held, die_with_parent, end_commands_of, kill_process_group
 from board.errors import AgentNameInUse, BoardError, BoardUnavailable, CoordinatorRunning
 from board.graph import TaskGraph, is_hidden, sorted_ids
 from board.model import utcnow
@@ -168,21 +168,22 @@ class Supervisor:
         env = dict(os.environ)
         source_root = str(Path(board.__file__).resolve().parent.parent)
         env["PYTHONPATH"] = source_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        process = subprocess.Popen(
-            argv,
-            cwd=self.workspace,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=self.child_output,
-            stderr=self.child_output,
-            start_new_session=True,
-            # SIGTERM, not SIGKILL: an orphaned worker still hands back its task and ends its command.
-            preexec_fn=die_with_parent(os.getpid(), signal.SIGTERM),
-        )
-        child = Child(role, name, argv, process, slot, restarts)
-        self.children.append(child)
-        if role == "worker":
-            self.worker_names.add(name)
+        with ctrl_c_held():  # a Ctrl-C comes once the child is in ``children``, where ``stop`` finds it
+            process = subprocess.Popen(
+                argv,
+                cwd=self.workspace,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=self.child_output,
+                stderr=self.child_output,
+                start_new_session=True,
+                # SIGTERM, not SIGKILL: an orphaned worker still hands back its task and ends its command.
+                preexec_fn=die_with_parent(os.getpid(), signal.SIGTERM),
+            )
+            child = Child(role, name, argv, process, slot, restarts)
+            self.children.append(child)
+            if role == "worker":
+                self.worker_names.add(name)
         return child
 
     def start(self) -> None:

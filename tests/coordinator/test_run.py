@@ -99,6 +99,50 @@ def test_ctrl_c_stops_every_child_and_hands_tasks_back(workspace):
     assert sum(1 for r in store.history() if r["op"].startswith("release (worker")) == 3
 
 
+CTRL_C_WHILE_SPAWNING = """
+import os, signal, subprocess, sys
+from pathlib import Path
+
+real_popen = subprocess.Popen
+workers = 0
+
+
+class CtrlCAsItReturns(real_popen):
+    # Ctrl-C lands while the second worker is being started: after its fork, before Popen returns.
+    def __init__(self, argv, *args, **kwargs):
+        global workers
+        super().__init__(argv, *args, **kwargs)
+        workers += "worker" in argv
+        if workers == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+
+
+subprocess.Popen = CtrlCAsItReturns
+from board.cli import main
+
+status = main(sys.argv[1:])
+me = str(os.getpid())
+left = []
+for stat in Path("/proc").glob("[0-9]*/stat"):
+    try:
+        state, parent = stat.read_text().rsplit(")", 1)[1].split()[:2]
+    except (OSError, IndexError):
+        continue
+    if parent == me and state not in ("Z", "X"):
+        left.append(stat.parent.name)
+print("status", status, "left", " ".join(left))
+"""
+
+
+def test_ctrl_c_while_a_worker_is_being_started_stops_that_worker_too(workspace):
+    make_chain_board(workspace, count=4)
+    done = subprocess.run(
+        [sys.executable, "-c", CTRL_C_WHILE_SPAWNING, "run", "--workers", "3", "--simulate", "--task-seconds", "30", "30", "-w", str(workspace)],
+        env={"PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=60,
+    )
+    assert done.stdout.strip().splitlines()[-1] == "status 130 left", done.stdout + done.stderr
+
+
 def test_a_killed_supervisor_takes_its_children_with_it(workspace):
     make_chain_board(workspace, count=4)
     run = board_cli(workspace, "run", "--workers", "2", "--simulate", "--task-seconds", "30", "30")
