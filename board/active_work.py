@@ -257,10 +257,15 @@ def _snapshot_generation(state_dir: Path, files: IndexFiles = ACTIVE) -> int | N
     """``active.json``'s generation from its first bytes (``_write`` puts it first), without
     reading the index: None when it is missing or not one ``_write`` wrote."""
     try:
-        with open(active_path(state_dir, files), "rb", opener=confine.opener) as handle:
-            start = handle.read(64)
+        fd = confine.opener(active_path(state_dir, files), os.O_RDONLY)
     except OSError:
         return None
+    try:  # bare descriptor calls: every note to the index asks this, under the board's lock
+        start = os.read(fd, 64)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     prefix, _, rest = start.partition(b'{"generation":')
     digits = rest.split(b",", 1)[0]
     return int(digits) if not prefix and digits.isdigit() and b"," in rest else None
