@@ -240,12 +240,19 @@ def run(quick: bool) -> None:
     print(f"\nclaims, {claims} ready tasks, every claim fsynced (target >= 1,000/s at 4 processes)")
     # Every claim run first, then the bare floors: replacing files frees inodes, which makes
     # creating files slower for the next minutes (see _MADE).
-    claim_runs = {processes: bench_claims(processes, claims) for processes in (1, 4, 16)}
+    # Four processes, the target's case, three times over: both the claims and the floor swing
+    # by a third from one run to the next on a shared disk; the medians are compared.
+    rounds = 1 if quick else 3
+    claim_runs = {processes: [bench_claims(processes, claims) for _ in range(rounds if processes == 4 else 1)] for processes in (1, 4, 16)}
     sustained = 1500 if quick else 6000
     sustained_run = bench_claims(4, sustained)
-    for processes, run in claim_runs.items():
-        floor = bench_raw_replace(processes, claims)
-        print(f"  {processes:2d} processes: {_claim_figures(run)}   | bare durable file replaces, no lock: {floor:5.0f}/s")
+    for processes, runs in claim_runs.items():
+        floors = sorted(bench_raw_replace(processes, claims) for _ in runs)
+        run = sorted(runs, key=lambda r: r.rate)[len(runs) // 2]
+        floor = floors[len(floors) // 2]
+        print(f"  {processes:2d} processes: {_claim_figures(run)}   | bare durable file replaces, no lock: {floor:5.0f}/s = {run.rate / floor:4.0%}")
+        if len(runs) > 1:
+            print(f"      (medians of {len(runs)} runs: claims/s {', '.join(f'{r.rate:.0f}' for r in runs)}; bare {', '.join(f'{f:.0f}' for f in floors)}; target >= 30 % at 4)")
     print(
         f"  sustained, {sustained:,} claims by 4 processes: {_claim_figures(sustained_run)}"
         "\n  (replaced versions are written over once a second old, so the first second of a run makes new files)"
