@@ -40,6 +40,13 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def test_run_completes_every_task_exactly_once_and_exits_zero(workspace):
     store = make_chain_board(workspace)
     done = subprocess.run(
@@ -250,10 +257,16 @@ def test_quitting_the_demo_dashboard_stops_every_child(monkeypatch, capsys):
 
     seen: dict[str, object] = {}
 
+    def demo_children(workspace: Path) -> list[int]:
+        # This test's process is the demo: of its children, only those on the demo's board
+        # (another test in this process may have left one of its own).
+        named = os.fsencode(str(workspace))
+        return [pid for pid in children_of(os.getpid()) if named in _cmdline(pid)]
+
     def fake_dashboard(workspace, readonly, remember_choices):
-        wait_for(lambda: len(children_of(os.getpid())) >= 5, what="coordinator and 4 workers")
+        wait_for(lambda: len(demo_children(workspace)) >= 5, what="coordinator and 4 workers")
         wait_for(lambda: board_progress(Store.open(workspace).graph).running >= 4, what="the workers to start work")
-        seen.update(workspace=workspace, readonly=readonly, remember=remember_choices, children=identify(children_of(os.getpid())))
+        seen.update(workspace=workspace, readonly=readonly, remember=remember_choices, children=identify(demo_children(workspace)))
 
     monkeypatch.setitem(sys.modules, "board.ui", types.SimpleNamespace(run_dashboard=fake_dashboard))
     monkeypatch.setenv("PYTHONPATH", str(REPO))
