@@ -230,7 +230,7 @@ class BoardApp(AgentKeys, App[None]):
             with Vertical(id="side"):
                 yield AgentsPanel(self.now, id="agents")
                 yield AlertsPanel(readonly=self.readonly, id="alerts")
-        yield KeyFooter()
+        yield KeyFooter(keys_at_once=True)  # the keys are the app's (the board's own show only on a narrow screen)
 
     def on_mount(self) -> None:
         self.kanban = self.query_one(KanbanBoard)
@@ -239,7 +239,9 @@ class BoardApp(AgentKeys, App[None]):
         self.alerts_panel = self.query_one(AlertsPanel)
         self.graph_view.visible_ids = self.lanes.placed_ids
         self.query_one(AgentsPanel).tasks = self.graph.tasks
-        self.kanban.focus()
+        # Focused now, not once the focus message comes round: the first frame then draws the
+        # board focused and the footer with the board's keys, where each came a frame later.
+        self.screen.set_focus(self.kanban)
         self._fit_to_width(self.size.width)
         self._update_header()
         for problem in self._theme_problems:
@@ -249,6 +251,8 @@ class BoardApp(AgentKeys, App[None]):
         if self.live_clock:
             self.set_interval(CLOCK_SECONDS, self._tick)
         self._read_first_chunk()
+        # The agents too, for the first frame (the feed reads them again and posts only a change).
+        self._post_agents()
 
     def _read_first_chunk(self) -> None:
         """Read the first few hundred tasks before the first frame (a small board: all of it),

@@ -33,12 +33,17 @@ class KeyFooter(Footer):
     composing them again a frame later.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, keys_at_once: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         #: The keys composed, with their bindings, in footer order (the palette's apart).
         self._keys: list[tuple[FooterKey, Binding]] = []
         #: The width the keys were last fitted to (None: the footer's own).
         self._fitted_width: int | None = None
+        if keys_at_once:
+            # Composed with its keys from the start, not once the screen signals that its
+            # bindings changed (a frame after the first): for a screen whose keys are the app's,
+            # which its first focus does not change.
+            self.set_reactive(Footer._bindings_ready, True)
 
     def compose(self) -> ComposeResult:
         if not self._bindings_ready:
