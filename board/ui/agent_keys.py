@@ -35,16 +35,20 @@ class AgentKeys(TaskKeys):
     #: Whether the side panels were shown just to reach a panel (hidden again after).
     _panels_shown_for_alerts: bool
 
-    def _post_agents(self) -> None:
+    def _post_agents(self, *, first: bool = False) -> None:
         """Read the agents, teams and inboxes, then what each task spent; post what changed.
-        Called from the board's feed (a worker thread) and after a message is sent."""
+        Called from the board's feed (a worker thread) and after a message is sent; ``first``,
+        before the first frame, on the app's thread: the agents without what their tokens and
+        the tasks' cost (whole token logs, which the feed reads next, off this thread)."""
         try:
-            reading = self.session.read_agents()
+            reading = self.session.read_agents(costs=not first)
         except BoardUnavailable:
             return  # the panel keeps what it shows; the reconnect posts the agents again
         if reading is not None:
             self.post_message(AgentsChanged.of(reading))
             self.session.alerts_follower.wake()  # a member going idle or back to work is an alert's business
+        if first:
+            return
         spend = self.session.read_spend()
         if spend is not None:
             self.post_message(SpendChanged(spend))

@@ -251,8 +251,9 @@ class BoardApp(AgentKeys, App[None]):
         if self.live_clock:
             self.set_interval(CLOCK_SECONDS, self._tick)
         self._read_first_chunk()
-        # The agents too, for the first frame (the feed reads them again and posts only a change).
-        self._post_agents()
+        # The agents too, for the first frame (the feed reads them again, with their costs, and
+        # posts only a change).
+        self._post_agents(first=True)
 
     def _read_first_chunk(self) -> None:
         """Read the first few hundred tasks before the first frame (a small board: all of it),

@@ -150,16 +150,19 @@ class BoardSession:
             tasks = self.store.graph.tasks
             return BoardRead([tasks[i] for i in changes.changed if i in tasks], loaded=done)
 
-    def read_agents(self) -> AgentsRead | None:
+    def read_agents(self, *, costs: bool = True) -> AgentsRead | None:
         """Read the registered agents, the teams working on the board and their inboxes (teams
-        live outside the board's folders, so the reconcile looks at them too); None when nothing
-        changed since the last reading. Raises ``BoardUnavailable`` when the board is out of reach."""
+        live outside the board's folders, so the reconcile looks at them too), and with
+        ``costs`` what each agent's tokens cost (each agent's whole tokens log); None when
+        nothing changed since the last reading. Raises ``BoardUnavailable`` when the board is
+        out of reach."""
         layout = self.layout
         agents = list_agents(self.store.agent_records)
         teams = board_teams(layout.workspace, layout.tasks_dir, layout.name, agents)
         inboxes = {(team.name, member.name): read_inbox(team, member.name) for team in teams for member in team.members if member.messageable}
-        costs = agent_costs(layout.state_dir, [a.name for a in agents] + [m.name for team in teams for m in team.members], self.settings.model_prices())
-        reading = AgentsRead(agents, teams, inboxes, costs)
+        names = [a.name for a in agents] + [m.name for team in teams for m in team.members]
+        costs_now = agent_costs(layout.state_dir, names, self.settings.model_prices()) if costs else {}
+        reading = AgentsRead(agents, teams, inboxes, costs_now)
         if reading == self._agents_read:
             return None
         self._agents_read = reading
