@@ -153,10 +153,8 @@ def claim_order_key(task_id: str, entry: Mapping[str, Any]) -> tuple[int, float,
 def _read_head(state_dir: Path, files: IndexFiles) -> tuple[int, list[tuple[str, dict[str, Any]]], bool] | None:
     """(generation, the entries listed first, whether they are all there are) from the first
     bytes of a snapshot ``_write`` wrote with a head; None for any other."""
-    try:
-        with open(active_path(state_dir, files), "rb", opener=confine.opener) as handle:
-            start = handle.read(HEAD_BYTES)
-    except OSError:
+    start = _snapshot_start(state_dir, files, HEAD_BYTES)
+    if start is None:
         return None
     end = start.find(b',"tasks":')  # no JSON string holds it: a quote inside one is escaped
     if end < 0:
@@ -256,19 +254,32 @@ def _read_snapshot(state_dir: Path, files: IndexFiles = ACTIVE) -> tuple[int, di
 def _snapshot_generation(state_dir: Path, files: IndexFiles = ACTIVE) -> int | None:
     """``active.json``'s generation from its first bytes (``_write`` puts it first), without
     reading the index: None when it is missing or not one ``_write`` wrote."""
+    start = _snapshot_start(state_dir, files, 64)
+    if start is None:
+        return None
+    prefix, _, rest = start.partition(b'{"generation":')
+    digits = rest.split(b",", 1)[0]
+    return int(digits) if not prefix and digits.isdigit() and b"," in rest else None
+
+
+def _snapshot_start(state_dir: Path, files: IndexFiles, size: int) -> bytes | None:
+    """The snapshot's first ``size`` bytes (fewer when it is shorter); None when it cannot be
+    read. Bare descriptor calls: every note to the index reads its generation this way, under
+    the board's lock, and a buffered file costs five more system calls."""
     try:
         fd = confine.opener(active_path(state_dir, files), os.O_RDONLY)
     except OSError:
         return None
-    try:  # bare descriptor calls: every note to the index asks this, under the board's lock
-        start = os.read(fd, 64)
+    try:
+        chunks: list[bytes] = []
+        while size > 0 and (chunk := os.read(fd, size)):
+            chunks.append(chunk)
+            size -= len(chunk)
+        return b"".join(chunks)
     except OSError:
         return None
     finally:
         os.close(fd)
-    prefix, _, rest = start.partition(b'{"generation":')
-    digits = rest.split(b",", 1)[0]
-    return int(digits) if not prefix and digits.isdigit() and b"," in rest else None
 
 
 def _generation_of(header: bytes) -> int | None:

@@ -57,9 +57,9 @@ from typing import Any
 from board.active_work import FILE_NAME as ACTIVE_FILE, JOURNAL_NAME as ACTIVE_JOURNAL, entry_for, write_active, held_files
 from board.agent_record import AgentRecord
 from board.errors import BoardError, InvalidTaskFile
-from board.graph import TaskGraph, id_sort_key, is_hidden, unit_weight
+from board.graph import TaskGraph, is_hidden, unit_weight
 from board.model import Lease, PolicyMark, Task, ToolCalls, share_fields_sets, task_from_dict, task_to_dict, with_integer_ids
-from board.names import ID_PATTERN, ID_RULE
+from board.names import ID_PATTERN, ID_RULE, id_sort_key
 from board.priority import PRIORITY_RANK
 from board.store.side import Reservation
 from board.disk.atomic import SpecialFile, fsync_directory, json_line, read_regular
