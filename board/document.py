@@ -6,11 +6,13 @@ of board runs, most of the time of a one-shot command; its core, the validator a
 ``BaseModel`` itself hands its work to, costs a quarter of that. So the documents are declared
 here with the core's own schema, and behave as the ``BaseModel``s they were for what board uses:
 validation by field name or camelCase alias, unknown fields kept and written back, ``model_*``
-methods, the same ``ValidationError``. The rest of board (settings, themes, agent records, the
-MCP server) keeps pydantic's models, which can hold a document as a field.
+methods, the same ``ValidationError``. Settings, themes and agent records are documents too,
+so the dashboard starts without ``BaseModel`` as well; the MCP server keeps pydantic's models
+(its SDK is built on them), which can hold a document as a field.
 
 A document class lists its fields as ``name: type = field(schema, ...)``: the annotation is for
-readers and type checkers, the schema is what the core checks.
+readers and type checkers, the schema is what the core checks. Keywords on the class statement
+set how the whole document is read (``Document.__init_subclass__``); subclasses inherit them.
 """
 
 from __future__ import annotations
@@ -106,22 +108,36 @@ class Document:
     __pydantic_validator__: ClassVar[SchemaValidator]
     __pydantic_serializer__: ClassVar[SchemaSerializer]
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    #: How the class reads its input (the keywords of ``__init_subclass__``).
+    _reading: ClassVar[dict[str, Any]] = {"extra": "allow", "camel_case": True, "numbers_as_str": True}
+
+    def __init_subclass__(cls, *, extra: str | None = None, camel_case: bool | None = None, numbers_as_str: bool | None = None, **kwargs: Any) -> None:
+        """Build the class's validator and serializer from its fields.
+
+        - ``extra``: ``"allow"`` keeps unknown fields (the default: a task written by a newer
+          board or another tool loses nothing); ``"forbid"`` refuses them (a setting misspelt).
+        - ``camel_case``: each field is also read and written by its camelCase name, as on disk
+          (default); False: by its own name only (``board.toml``'s keys are snake_case).
+        - ``numbers_as_str``: a number where text is declared is read as that text (default:
+          integer ids from seed 001); False refuses it.
+        """
         super().__init_subclass__(**kwargs)
+        given = {"extra": extra, "camel_case": camel_case, "numbers_as_str": numbers_as_str}
+        reading = cls._reading = {**cls._reading, **{key: value for key, value in given.items() if value is not None}}
+        cls.model_config = {"extra": reading["extra"]}
         fields: dict[str, _Field] = {}
         for name, value in list(vars(cls).items()):
             if isinstance(value, _Field):
-                value.name, value.alias = name, camel(name)
+                value.name, value.alias = name, camel(name) if reading["camel_case"] else name
                 fields[name] = value
                 delattr(cls, name)  # the instance's own value, never a class attribute, answers
         cls.model_fields = fields
         config = core_schema.CoreConfig(
             title=cls.__name__,
-            extra_fields_behavior="allow",
+            extra_fields_behavior=reading["extra"],
             validate_by_alias=True,
             validate_by_name=True,
-            # Integer ids (seed 001 wrote them) are read as strings; booleans are still refused.
-            coerce_numbers_to_str=True,
+            coerce_numbers_to_str=reading["numbers_as_str"],
         )
         schema = core_schema.model_schema(
             cls,

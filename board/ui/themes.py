@@ -14,54 +14,62 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import ValidationError, core_schema as schema
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 import board
+from board.document import Document, field as document_field, optional
 
 DEFAULT_THEME = "board-dark"
 _NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,40}")
 
 
-class ThemeFile(BaseModel):
+def _named(value: str) -> str:
+    if not _NAME.fullmatch(value):
+        raise ValueError("use lower-case letters, digits and '-' (at most 41)")
+    return value
+
+
+def _colour(value: str | None) -> str | None:
+    if value is not None:
+        try:
+            Color.parse(value)
+        except ColorParseError:
+            raise ValueError(f"{value!r} is not a colour") from None
+    return value
+
+
+_COLOUR = schema.no_info_after_validator_function(_colour, schema.str_schema())
+
+
+def _maybe_colour() -> str | None:
+    return document_field(optional(_COLOUR), default=None)  # type: ignore[no-any-return]
+
+
+def _share(default: float) -> float:
+    return document_field(schema.float_schema(ge=0, le=1), default=default)  # type: ignore[no-any-return]
+
+
+class ThemeFile(Document, extra="forbid", camel_case=False, numbers_as_str=False):
     """The keys of a theme file; colours are anything Textual can parse (#rrggbb, rgb(), names)."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
-    dark: bool = True
-    primary: str
-    secondary: str | None = None
-    accent: str | None = None
-    warning: str | None = None
-    error: str | None = None
-    success: str | None = None
-    foreground: str | None = None
-    background: str | None = None
-    surface: str | None = None
-    panel: str | None = None
-    boost: str | None = None
-    luminosity_spread: float = Field(0.15, ge=0, le=1)
-    text_alpha: float = Field(0.95, ge=0, le=1)
-    variables: dict[str, str] = Field(default_factory=dict)
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, value: str) -> str:
-        if not _NAME.fullmatch(value):
-            raise ValueError("use lower-case letters, digits and '-' (at most 41)")
-        return value
-
-    @field_validator("primary", "secondary", "accent", "warning", "error", "success", "foreground", "background", "surface", "panel", "boost")
-    @classmethod
-    def _colour(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                Color.parse(value)
-            except ColorParseError:
-                raise ValueError(f"{value!r} is not a colour") from None
-        return value
+    name: str = document_field(schema.no_info_after_validator_function(_named, schema.str_schema()))
+    dark: bool = document_field(schema.bool_schema(), default=True)
+    primary: str = document_field(_COLOUR)
+    secondary: str | None = _maybe_colour()
+    accent: str | None = _maybe_colour()
+    warning: str | None = _maybe_colour()
+    error: str | None = _maybe_colour()
+    success: str | None = _maybe_colour()
+    foreground: str | None = _maybe_colour()
+    background: str | None = _maybe_colour()
+    surface: str | None = _maybe_colour()
+    panel: str | None = _maybe_colour()
+    boost: str | None = _maybe_colour()
+    luminosity_spread: float = _share(0.15)
+    text_alpha: float = _share(0.95)
+    variables: dict[str, str] = document_field(schema.dict_schema(schema.str_schema(), schema.str_schema()), default_factory=dict)
 
     def to_theme(self) -> Theme:
         data = self.model_dump()

@@ -89,7 +89,9 @@ def test_what_a_command_alone_cannot_parse_is_parsed_by_the_whole_parser(workspa
 
 
 def test_commands_skip_pydantics_plugin_search_and_keep_its_loader_whole() -> None:
-    loaded = modules_after("from board.cli.startup import skip_pydantic_plugins\nskip_pydantic_plugins()\nimport board.config\nboard.config.BoardSettings()")
+    # The MCP server's models (its SDK's) are pydantic models, built on the first use.
+    model = "from pydantic import BaseModel\nclass Shown(BaseModel):\n    name: str = ''\nShown()"
+    loaded = modules_after(f"from board.cli.startup import skip_pydantic_plugins\nskip_pydantic_plugins()\n{model}")
     assert "pydantic.main" in loaded and "importlib.metadata" not in loaded
     code = "from board.cli.startup import skip_pydantic_plugins\nskip_pydantic_plugins()\nfrom pydantic.plugin import _loader as loader\nprint(loader.PYDANTIC_ENTRY_POINT_GROUP, list(loader.get_plugins()))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -114,6 +116,14 @@ def test_the_commands_scripts_run_often_load_pydantics_core_but_not_its_models(w
     code = f"import os\nos.chdir({str(workspace)!r})\nfrom board.cli import main\nassert main({argv!r}) == 0"
     loaded = modules_after(code)
     assert "board.model" in loaded and "pydantic_core" in loaded  # it did read and write tasks
+    assert "pydantic.main" not in loaded and "pydantic" not in loaded
+
+
+def test_the_dashboard_loads_pydantics_core_but_not_its_models() -> None:
+    """Settings, themes and agent records are documents on the core, as tasks are: the
+    dashboard's start does not pay for pydantic's models."""
+    loaded = modules_after("import board.ui.app\nfrom board.config import BoardSettings\nBoardSettings()")
+    assert "board.agent_record" in loaded and "board.ui.themes" in loaded and "pydantic_core" in loaded
     assert "pydantic.main" not in loaded and "pydantic" not in loaded
 
 
