@@ -259,10 +259,11 @@ class BoardApp(AgentKeys, App[None]):
         """Read the first few hundred tasks before the first frame (a small board: all of it),
         so the board opens with cards on it; a worker reads the rest."""
         # Everything the first read makes stays alive: the cyclic garbage collector would walk
-        # it again and again (a fifth of the read at 10,000 tasks) to find nothing. Collect
-        # what start-up left while the heap is small, and pause until the board is on screen
-        # (``_settle_memory``).
-        gc.collect()
+        # it again and again (a fifth of the read at 10,000 tasks) to find nothing. It pauses
+        # until the board is on screen (``_settle_memory``). What start-up made so far is set
+        # aside as it is, not collected: a collection now would walk the whole of Textual and
+        # board just imported (25 ms before the first frame); ``_settle_memory`` collects it.
+        gc.freeze()
         gc.disable()
         # Should the read never end (a database away for long), collect again all the same.
         self.set_timer(SETTLE_DEADLINE_SECONDS, self._settle_memory)
@@ -365,6 +366,7 @@ class BoardApp(AgentKeys, App[None]):
         screen threw away meanwhile is collected first, or it would be kept for good."""
         if gc.isenabled():
             return  # settled already
+        gc.unfreeze()  # start-up's too (``_read_first_chunk``)
         gc.collect()
         gc.freeze()
         gc.enable()
