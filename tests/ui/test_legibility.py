@@ -64,8 +64,11 @@ async def test_muted_text_is_readable(sample: Path, theme: str) -> None:
         await settled(pilot)
         app.theme = theme
         await pilot.pause()
+        column = app.query(TaskColumn).first()  # the cards' styles, drawn on a column
+        muted = column.styles_by_name["muted"].color
+        assert muted is not None and column.rich_style.bgcolor is not None
+        assert contrast(muted, column.rich_style.bgcolor) >= 3.0, f"{theme}: task-column muted text contrast"
         widgets = {
-            "task-column": app.query(TaskColumn).first(),
             "graph-view": app.query_one(GraphView),
             "board-header": app.query_one(BoardHeader),
             "agents-panel": app.query_one(AgentsPanel),

@@ -11,6 +11,7 @@ from textual.containers import Horizontal
 
 from board.ui.card import CardView
 from board.ui.lanes import Lane, Lanes
+from board.ui.widgets.component_styles import CardStyles
 from board.ui.widgets.key_footer import ONE_LANE_BELOW
 from board.ui.widgets.task_column import TaskColumn
 
@@ -57,12 +58,14 @@ class KanbanBoard(Horizontal, can_focus=True):
         #: up as a message: a key typed right after a cursor key is already on its way to the
         #: app, and must find the card the cursor went to selected, not the one it left.
         self.select_task = select
-        self.columns = {lane: TaskColumn(lane, view, id=f"lane-{lane.name.lower().replace('_', '-')}") for lane in Lane}
+        self.card_styles = CardStyles()
+        self.columns = {lane: TaskColumn(lane, view, self.card_styles, id=f"lane-{lane.name.lower().replace('_', '-')}") for lane in Lane}
         self._lane = Lane.READY
         #: Whether the screen is too narrow for five lanes: only ``_lane``'s shows.
         self.one_lane = False
 
     def compose(self) -> ComposeResult:
+        yield self.card_styles
         yield from self.columns.values()
 
     # -- attributes down ----------------------------------------------------------------------

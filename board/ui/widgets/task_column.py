@@ -10,9 +10,9 @@ from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from board.ui.card import CARD_HEIGHT, STYLE_NAMES, CardView, card_lines, component_class, task_age
+from board.ui.card import CARD_HEIGHT, CardView, card_lines, task_age
 from board.ui.lanes import LANE_TITLES, Lane
-from board.ui.widgets.component_styles import PANEL_FRAME, card_css, component_styles
+from board.ui.widgets.component_styles import PANEL_FRAME, CardStyles
 from board.ui.widgets.posted import Posted
 
 #: Seconds a column's card count may lag behind a move.
@@ -23,7 +23,6 @@ GUTTER = {"selected": "▌", "blocker": "▲", "dependent": "▼", "": "▎"}
 class TaskColumn(ScrollView, can_focus=False):
     """Cards of one lane. The board above it owns the cursor and keys; a click posts ``CardClicked``."""
 
-    COMPONENT_CLASSES = {component_class("task-column", name) for name in STYLE_NAMES}
     DEFAULT_CSS = """
     TaskColumn {
         width: 1fr;
@@ -33,20 +32,21 @@ class TaskColumn(ScrollView, can_focus=False):
         scrollbar-size-horizontal: 0;
         overflow-x: hidden;
     }
-    """ + card_css("TaskColumn", "task-column")
+    """
 
     class CardClicked(Posted):
         def __init__(self, column: TaskColumn, task_id: str) -> None:
             self.task_id = task_id
             super().__init__(column)
 
-    def __init__(self, lane: Lane, view: CardView, *, id: str | None = None) -> None:
+    def __init__(self, lane: Lane, view: CardView, card_styles: CardStyles, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.lane = lane
         self.view = view
+        #: The cards' styles, shared by the board's columns (``CardStyles``).
+        self.card_styles = card_styles
         self.ids: list[str] = []
         self.focused_board = False
-        self._styles: dict[str, Style] | None = None
         self._base: Style | None = None
         self._count_pending = False
         self._cache: LRUCache[tuple[object, ...], list[Strip]] = LRUCache(512)
@@ -140,15 +140,12 @@ class TaskColumn(ScrollView, can_focus=False):
 
     def notify_style_update(self) -> None:
         self._base = None
-        self._styles = None
         self._cache.clear()
         super().notify_style_update()
 
     @property
     def styles_by_name(self) -> dict[str, Style]:
-        if self._styles is None:
-            self._styles = component_styles(self, "task-column")
-        return self._styles
+        return self.card_styles.by_name
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
