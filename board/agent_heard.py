@@ -7,7 +7,6 @@ commands scripts run most, and they load pydantic's core only (``tests/core/test
 
 from __future__ import annotations
 
-import socket
 from typing import Any
 
 from board.model import utcnow, validate_id
@@ -28,6 +27,8 @@ def note_agent(records: AgentRecords, name: str, *, task: str | None = _KEEP) ->
     now = iso(utcnow())
     record = records.read(name)
     if not isinstance(record, dict) or record.get("name") != name:
+        import socket  # here: only a first sight needs the host's name (3 ms of every command's start)
+
         record = {"name": name, "kind": CLI_KIND, "pid": None, "host": socket.gethostname(), "task": None, "startedAt": now, "toolCalls": 0}
     record["heartbeatAt"], record["stopped"] = now, False
     if task is not _KEEP:

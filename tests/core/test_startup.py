@@ -119,6 +119,16 @@ def test_the_commands_scripts_run_often_load_pydantics_core_but_not_its_models(w
     assert "pydantic.main" not in loaded and "pydantic" not in loaded
 
 
+def test_a_heartbeat_from_an_agent_already_known_does_not_load_sockets(workspace: Path) -> None:
+    """The host's name goes into an agent's record when it is first heard from; a heartbeat
+    after that starts without the socket module."""
+    for command in (["task", "create", "first"], ["claim", "--agent", "a1"]):
+        assert run_board(workspace, *command).returncode == 0
+    code = f"import os\nos.chdir({str(workspace)!r})\nfrom board.cli import main\nassert main(['heartbeat', '--agent', 'a1']) == 0"
+    assert "socket" not in modules_after(code)
+    assert Store.open(workspace).agent_records.read("a1")["host"]  # type: ignore[index]
+
+
 def test_the_dashboard_loads_pydantics_core_but_not_its_models() -> None:
     """Settings, themes and agent records are documents on the core, as tasks are: the
     dashboard's start does not pay for pydantic's models."""
