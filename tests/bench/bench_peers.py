@@ -29,6 +29,9 @@ detached tmux session of 160x45 (``tmux new -d -s NAME -x 160 -y 45 CMD``), and 
 - idle CPU: the utime + stime of that process tree (/proc/PID/stat) over --idle seconds after
   settling, as a share of one core.
 
+Beside them runs "Textual min" (``textual_floor.py``), not a peer: the least Textual app that shows
+the same subjects, a header and a footer. What it takes is Textual's own share of board's start.
+
 The figures are the medians of the rounds. Times are compared only as ratios within the run
 (board / peer; below 1 board is faster); memory and CPU are printed absolute as well. The load
 average is printed at the start and end. Each run's figures are stored as JSON (--out, default
@@ -70,6 +73,9 @@ from tests.bench.peers import (  # noqa: E402
 )
 
 SUBJECT = "Task {:05d}: write the parser for module"
+#: The least Textual app that shows the same subjects (``textual_floor.py``): what of board's
+#: start is Textual's own; a time below it is out of reach of any Textual dashboard.
+FLOOR = "Textual min"
 SHOWN = re.compile(r"Task \d{5}: write")
 POLL = 0.02
 QUIET = 0.5
@@ -202,6 +208,8 @@ def run_once(tool: Tool, idle: float, tag: str) -> dict[str, float] | str:
 def tools_for(root: Path, tasks: int, backlog: Path | None, ktui: Path | None) -> dict[str, Tool]:
     workspace = make_board(root / "board", tasks)
     tools = {"board": Tool("board", f"exec env PYTHONPATH={ROOT} {sys.executable} -m board ui {workspace}", busy="loading")}
+    # Not a peer: Textual's floor on the same task files (``textual_floor.py``).
+    tools[FLOOR] = Tool(FLOOR, f"exec {sys.executable} {Path(__file__).with_name('textual_floor.py')} {workspace}")
     if ktui is not None:
         folder = make_kanban_tui(root / "kanban-tui", tasks, ktui, SUBJECT, place)
         env = " ".join(f"{key}={value}" for key, value in kanban_tui_env(folder).items())
@@ -308,6 +316,10 @@ def main() -> None:
                 row += f"  {ours['settled_s'] / got['settled_s']:>11.2f}  {ours['rss_mb'] / got['rss_mb']:>7.2f}  {cpu:>7}"
             print(row)
     print("b/p: board / peer in the same run (below 1: board faster, smaller, quieter)")
+    for size, by_tool in figures.items():
+        floor, backlog, ours = by_tool.get(FLOOR), by_tool.get("Backlog.md"), by_tool.get("board")
+        if floor is not None and backlog is not None and ours is not None:
+            print(f"{int(size):>7,} tasks, settled / Backlog.md's: {FLOOR} {floor['settled_s'] / backlog['settled_s']:.2f}, board {ours['settled_s'] / backlog['settled_s']:.2f}")
 
     found = ratios(figures)
     out.parent.mkdir(parents=True, exist_ok=True)
