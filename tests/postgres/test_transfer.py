@@ -215,6 +215,19 @@ def test_an_imported_board_works_through_the_store(rich: Path, db: str) -> None:
     assert type(doc["id"]) is int and all(type(i) is int for i in doc["blocks"]) and archived == 0
 
 
+def test_an_import_leaves_the_schemas_foreign_keys_as_they_were(rich: Path, db: str) -> None:
+    """The import makes the edges' foreign key again after copying them (one check for all):
+    the same key, still in force."""
+    keys = "select conname, pg_get_constraintdef(oid) from pg_constraint where connamespace = 'board'::regnamespace and contype = 'f' order by 1"
+    with connect(db) as conn:
+        before = conn.execute(keys).fetchall()
+    ok(board("--db", db, "import", str(rich)))
+    with connect(db) as conn:
+        assert conn.execute(keys).fetchall() == before and any("task_edges" in name for name, _ in before)
+        with pytest.raises(psycopg.errors.ForeignKeyViolation):
+            conn.execute("insert into board.task_edges (task_id, blocker_id) values ('no-such-task', '1')")
+
+
 def test_a_task_the_database_changed_comes_back_as_the_file_store_writes_it(rich: Path, db: str, tmp_path: Path) -> None:
     ok(board("--db", db, "import", str(rich)))
     store = Store.open(tmp_path / "db-workspace", db=db)
