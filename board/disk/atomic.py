@@ -59,6 +59,11 @@ def open_regular(path: Path | str, flags: int = os.O_RDONLY, mode: int = 0o644, 
     """Open ``path`` with ``SAFE_OPEN``; a descriptor of a regular file, or ``SpecialFile``.
     FileNotFoundError (and FileExistsError with O_EXCL) pass through untouched. ``follow``
     lets a link be followed (a workspace's own files, never a board's)."""
+    return _opened_regular(path, flags, mode, follow=follow)[0]
+
+
+def _opened_regular(path: Path | str, flags: int, mode: int, *, follow: bool) -> tuple[int, os.stat_result]:
+    """``open_regular``, with the ``fstat`` it checked the file by."""
     try:
         if follow:
             fd = os.open(path, flags | (SAFE_OPEN & ~os.O_NOFOLLOW), mode)
@@ -78,7 +83,7 @@ def open_regular(path: Path | str, flags: int = os.O_RDONLY, mode: int = 0o644, 
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
         raise SpecialFile(path, _KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file"))
-    return fd
+    return fd, info
 
 
 def describe_entry(path: Path | str) -> str:
@@ -103,12 +108,20 @@ def stat_stamp(path: Path | str) -> Stamp | None:
 
 def read_regular(path: Path | str, limit: int | None = SMALL_FILE_LIMIT) -> bytes:
     """The bytes of a regular file, at most ``limit`` of them (``SpecialFile`` beyond)."""
-    fd = open_regular(path)
+    fd, info = _opened_regular(path, os.O_RDONLY, 0o644, follow=False)
     try:
-        size = os.fstat(fd).st_size
+        size = info.st_size
         if limit is not None and size > limit:
             raise SpecialFile(path, f"file is {size:,} bytes; the limit is {limit:,}", errno.EFBIG)
-        chunks, total = [], 0
+        # One read asks for a byte more than the file held when opened: exactly its size back
+        # is the whole file, without a last read to hear the end (a board's import reads each
+        # of its task files so). Anything else (it grew, a short read) goes on as before.
+        first = os.read(fd, size + 1) if size < 65536 else b""
+        if first and len(first) == size:
+            return first
+        chunks, total = [first], len(first)
+        if limit is not None and total > limit:
+            raise SpecialFile(path, f"file is over {limit:,} bytes; the limit is {limit:,}", errno.EFBIG)
         while chunk := os.read(fd, 65536 if limit is None else min(65536, limit + 1 - total)):
             chunks.append(chunk)
             total += len(chunk)

@@ -168,6 +168,24 @@ def test_reading_never_follows_a_link_nor_blocks_on_a_fifo(tmp_path: Path) -> No
                 read(path)
 
 
+def test_a_file_that_holds_more_than_its_size_said_is_read_whole_and_within_its_limit(tmp_path: Path) -> None:
+    """A read asks for one byte more than the size the file had when opened: a file that grew
+    since (here a /proc file, whose size says 0) is read to its end all the same, and one past
+    the limit is still refused."""
+    from board.disk.atomic import read_regular
+
+    whole = read_regular("/proc/self/status", None)
+    assert whole.startswith(b"Name:") and b"\nPid:" in whole and len(whole) > 100
+    with pytest.raises(SpecialFile, match="over 5 bytes"):
+        read_regular("/proc/self/status", 5)
+    for size in (0, 1, 4096, 65535, 65536, 70000):
+        (tmp_path / "f").write_bytes(b"x" * size)
+        assert read_regular(tmp_path / "f", None) == read_regular(tmp_path / "f", size) == b"x" * size
+        if size:
+            with pytest.raises(SpecialFile, match=f"file is {size:,} bytes"):
+                read_regular(tmp_path / "f", size - 1)
+
+
 FILL = """
 import sys
 from board.store import Store
