@@ -5,7 +5,7 @@ from __future__ import annotations
 import tomllib
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic_core import ValidationError, core_schema as schema
 
@@ -17,6 +17,9 @@ from board.disk.atomic import SpecialFile, read_regular
 from board.store.file_format import SETTINGS_FILE
 
 FILE_NAME = SETTINGS_FILE
+
+if TYPE_CHECKING:
+    from board.store.base import Problem
 
 
 class _Section(Document, extra="forbid", camel_case=False, numbers_as_str=False):
@@ -260,6 +263,18 @@ def load_settings(local_dir: Path) -> BoardSettings:
         first = error.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise BoardError(f"{path}: setting {where!r}: {first['msg']}") from None
+
+
+def settings_problem(local_dir: Path) -> Problem | None:
+    """``board check``'s problem with ``board.toml``, if it is broken."""
+    from board.store.base import Problem
+
+    try:
+        load_settings(local_dir)
+    except BoardError as error:
+        where = str(local_dir / FILE_NAME)
+        return Problem("settings.broken", where, str(error).removeprefix(f"{where}: "))
+    return None
 
 
 def settings_or_defaults(local_dir: Path) -> BoardSettings:

@@ -389,7 +389,12 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"fixed: removed {path.name}, a temp file left by a writer killed mid-write")
         if len(removed) > 10:
             print(f"fixed: removed {len(removed) - 10:,} more temp files left by writers killed mid-write")
+    from board.config import settings_problem
+
     problems = store.check()
+    broken_settings = settings_problem(store.local_dir)
+    if broken_settings is not None:
+        problems.append(broken_settings)
     if store.layout.workspace.is_dir():
         from board.claude.hooks.install import broken_hook_problems
 

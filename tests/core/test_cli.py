@@ -158,6 +158,19 @@ def test_broken_files_are_reported_and_everything_else_keeps_working(three: Path
     assert board(three, "claim", "--agent", "alice").returncode == 0  # the board still works
 
 
+def test_check_names_a_broken_settings_file_that_the_commands_pass_over(three: Path) -> None:
+    """A command that only reads a setting on its way takes the defaults when board.toml is
+    broken; ``board check`` is where the person hears of it."""
+    settings = three / ".tasks" / "board.toml"
+    settings.write_text("[lease]\nseconds = 0\n")
+    assert board(three, "task", "list").returncode == 0
+    check = board(three, "check")
+    assert check.returncode == 1
+    assert check.stdout.splitlines() == [f"{settings}: setting 'lease.seconds': Input should be greater than or equal to 1"]
+    settings.write_text("[lease]\nseconds = 5\n")
+    assert board(three, "check").stdout.startswith("ok: 3 tasks")
+
+
 def test_check_fix_repairs_one_sided_edges(three: Path) -> None:
     doc = task_file(three, "1")
     doc["blocks"] = []
