@@ -24,7 +24,6 @@ Standard library only: ``board hook`` imports it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -63,6 +62,8 @@ LOOKS_WHILE_GROWING = 5
 
 def state_path(state_dir: Path, transcript: Path) -> Path:
     name = re.sub(r"[^A-Za-z0-9_-]+", "-", transcript.stem)[:64] or "transcript"
+    import hashlib  # here: it loads OpenSSL, 2 ms of every ``task show`` that never needs it
+
     digest = hashlib.sha1(str(transcript).encode("utf-8", "surrogateescape")).hexdigest()[:12]
     return state_dir / STATE_DIR / f"{name}-{digest}.json"
 

@@ -129,6 +129,13 @@ def test_a_heartbeat_from_an_agent_already_known_does_not_load_sockets(workspace
     assert Store.open(workspace).agent_records.read("a1")["host"]  # type: ignore[index]
 
 
+def test_showing_a_task_does_not_load_openssl(workspace: Path) -> None:
+    """``hashlib`` (OpenSSL) names a transcript's state file, which ``task show`` never needs."""
+    assert run_board(workspace, "task", "create", "first").returncode == 0
+    code = f"import os\nos.chdir({str(workspace)!r})\nfrom board.cli import main\nassert main(['task', 'show', '1']) == 0"
+    assert "hashlib" not in modules_after(code)
+
+
 def test_the_dashboard_loads_pydantics_core_but_not_its_models() -> None:
     """Settings, themes and agent records are documents on the core, as tasks are: the
     dashboard's start does not pay for pydantic's models."""
