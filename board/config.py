@@ -16,20 +16,18 @@ from board.prices import merged_prices
 from board.disk.atomic import SpecialFile, read_regular
 from board.store.file_format import SETTINGS_FILE
 
-FILE_NAME = SETTINGS_FILE
-
 if TYPE_CHECKING:
     from board.store.base import Problem
+
+FILE_NAME = SETTINGS_FILE
 
 
 class _Section(Document, extra="forbid", camel_case=False, numbers_as_str=False):
     """A table of ``board.toml``: its keys as written (snake_case), a key it does not know refused."""
 
 
-# A setting's field: its schema and default; a default of None makes it optional as well.
-
-
 def _setting(core: schema.CoreSchema, default: Any) -> Any:
+    """A setting's field: its schema and default; a default of None makes it optional as well."""
     return field(core if default is not None else optional(core), default=default)
 
 
