@@ -243,24 +243,33 @@ class BoardSettings(_Section):
         return timedelta(seconds=self.lease.seconds * self.coordinator.stale_after_leases)
 
 
+class BrokenSettings(BoardError):
+    """A ``board.toml`` that cannot be used: where it is, and what is wrong with it."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = str(path)
+        self.reason = reason
+
+
 def load_settings(local_dir: Path) -> BoardSettings:
     """Read ``board.toml`` from the store's ``local_dir`` (the workspace's settings on this
-    machine: ``.tasks/``); a broken file is one clear error."""
+    machine: ``.tasks/``); a broken file is one clear error (``BrokenSettings``)."""
     path = local_dir / FILE_NAME
     try:
         raw = read_regular(path)
     except FileNotFoundError:
         return BoardSettings()
     except SpecialFile as special:
-        raise BoardError(str(special)) from None
+        raise BrokenSettings(path, special.reason) from None
     try:
         return BoardSettings.model_validate(tomllib.loads(raw.decode("utf-8")))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise BoardError(f"{path}: not valid TOML ({error})") from None
+        raise BrokenSettings(path, f"not valid TOML ({error})") from None
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise BoardError(f"{path}: setting {where!r}: {first['msg']}") from None
+        raise BrokenSettings(path, f"setting {where!r}: {first['msg']}") from None
 
 
 def settings_problem(local_dir: Path) -> Problem | None:
@@ -269,9 +278,8 @@ def settings_problem(local_dir: Path) -> Problem | None:
 
     try:
         load_settings(local_dir)
-    except BoardError as error:
-        where = str(local_dir / FILE_NAME)
-        return Problem("settings.broken", where, str(error).removeprefix(f"{where}: "))
+    except BrokenSettings as broken:
+        return Problem("settings.broken", broken.path, broken.reason)
     return None
 
 
