@@ -900,7 +900,8 @@ def _foreign_keys_checked_at_once(conn: Any, table: str) -> Iterator[None]:
     import's transaction: made again, each is checked with one join over the whole table,
     where a copy checks it row by row, locking the referenced row each time (0.7 s of the
     1 s the edges of 100,000 tasks took). While the transaction lasts, readers of the table
-    wait for it, as they do for an import that replaces a board (its ``truncate``)."""
+    wait for it, as they do for an import that replaces a board (its ``truncate``). Nothing
+    puts them back when the block fails: the import's transaction, rolled back, does."""
     from psycopg import sql
 
     keys = conn.execute(
