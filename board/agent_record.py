@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic_core import core_schema as schema
+from board import document_schema as schema
 
 from board.document import Document, datetime_schema, field, optional
 

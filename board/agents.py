@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from pydantic_core import ValidationError
+from board.document_schema import ValidationError
 
 from board.agent_record import AgentRecord
 from board.model import utcnow, validate_id

@@ -7,7 +7,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from pydantic_core import ValidationError, core_schema as schema
+from board import document_schema as schema
+from board.document_schema import ValidationError
 
 from board.document import Document, field, optional
 from board.errors import BoardError

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Self, TypeVar
 
-from pydantic_core import SchemaSerializer, SchemaValidator, core_schema
+from board import document_schema as core_schema
+from board.document_schema import SchemaSerializer, SchemaValidator
 
 __all__ = ["Document", "field", "constrained_str", "datetime_schema", "enum_schema", "list_of", "optional"]
 
@@ -44,7 +45,7 @@ class _Field:
     def required(self) -> bool:
         return self.default is _REQUIRED and self.default_factory is None
 
-    def core(self) -> core_schema.ModelField:
+    def core(self) -> Any:
         schema = self.schema
         if self.default_factory is not None:
             schema = core_schema.with_default_schema(schema, default_factory=self.default_factory)
@@ -67,15 +68,15 @@ def camel(name: str) -> str:
     return first + "".join(part.capitalize() for part in rest)
 
 
-def constrained_str(**constraints: Any) -> core_schema.StringSchema:
+def constrained_str(**constraints: Any) -> core_schema.CoreSchema:
     return core_schema.str_schema(**constraints)
 
 
-def datetime_schema() -> core_schema.DatetimeSchema:
+def datetime_schema() -> core_schema.CoreSchema:
     return core_schema.datetime_schema(microseconds_precision="truncate")
 
 
-def enum_schema(enum: Any) -> core_schema.EnumSchema:
+def enum_schema(enum: Any) -> core_schema.CoreSchema:
     """A ``StrEnum``: read from its value, written as its value."""
     return core_schema.enum_schema(enum, list(enum.__members__.values()), sub_type="str")
 
@@ -86,7 +87,7 @@ def list_of(items: core_schema.CoreSchema, *, after: Any = None) -> core_schema.
     return core_schema.no_info_after_validator_function(after, schema) if after else schema
 
 
-def optional(schema: core_schema.CoreSchema) -> core_schema.NullableSchema:
+def optional(schema: core_schema.CoreSchema) -> core_schema.CoreSchema:
     return core_schema.nullable_schema(schema)
 
 
@@ -104,7 +105,7 @@ class Document:
     model_fields: ClassVar[dict[str, _Field]]
     #: What pydantic's JSON schema of a model holding a document reads of it.
     model_config: ClassVar[dict[str, Any]] = {"extra": "allow"}
-    __pydantic_core_schema__: ClassVar[core_schema.ModelSchema]
+    __pydantic_core_schema__: ClassVar[core_schema.CoreSchema]
     __pydantic_validator__: ClassVar[SchemaValidator]
     __pydantic_serializer__: ClassVar[SchemaSerializer]
 
@@ -132,7 +133,7 @@ class Document:
                 fields[name] = value
                 delattr(cls, name)  # the instance's own value, never a class attribute, answers
         cls.model_fields = fields
-        config = core_schema.CoreConfig(
+        config = core_schema.core_config(
             title=cls.__name__,
             extra_fields_behavior=reading["extra"],
             validate_by_alias=True,

@@ -14,7 +14,7 @@ from copy import deepcopy
 from datetime import UTC, datetime
 from typing import Any, NamedTuple, TypeVar
 
-from pydantic_core import ValidationError
+from board.document_schema import ValidationError
 
 from board.document import Document, constrained_str, datetime_schema, enum_schema, field, list_of, optional
 from board import json_bounds

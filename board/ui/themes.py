@@ -14,7 +14,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic_core import ValidationError, core_schema as schema
+from board import document_schema as schema
+from board.document_schema import ValidationError
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 

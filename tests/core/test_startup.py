@@ -115,7 +115,7 @@ def test_the_commands_scripts_run_often_load_pydantics_core_but_not_its_models(w
         assert run_board(workspace, *command).returncode == 0
     code = f"import os\nos.chdir({str(workspace)!r})\nfrom board.cli import main\nassert main({argv!r}) == 0"
     loaded = modules_after(code)
-    assert "board.model" in loaded and "pydantic_core" in loaded  # it did read and write tasks
+    assert "board.model" in loaded and "pydantic_core._pydantic_core" in loaded  # it did read tasks
     assert "pydantic.main" not in loaded and "pydantic" not in loaded
 
 
@@ -140,8 +140,23 @@ def test_the_dashboard_loads_pydantics_core_but_not_its_models() -> None:
     """Settings, themes and agent records are documents on the core, as tasks are: the
     dashboard's start does not pay for pydantic's models."""
     loaded = modules_after("import board.ui.app\nfrom board.config import BoardSettings\nBoardSettings()")
-    assert "board.agent_record" in loaded and "board.ui.themes" in loaded and "pydantic_core" in loaded
+    assert "board.agent_record" in loaded and "board.ui.themes" in loaded and "pydantic_core._pydantic_core" in loaded
     assert "pydantic.main" not in loaded and "pydantic" not in loaded
+    assert "pydantic_core.core_schema" not in loaded
+
+
+@pytest.mark.parametrize("argv", [["task", "show", "1"], ["claim", "--agent", "a1"], ["task", "list"]])
+def test_reading_tasks_loads_the_compiled_core_without_its_typing_helpers(workspace: Path, argv: list[str]) -> None:
+    """The core's package spends most of its import on typing helpers for schemas board builds
+    itself (board/document_schema.py): a command that reads tasks, or refuses before it writes
+    one, loads the compiled core alone. (Writing a task brings the package in: the core asks it
+    for a sentinel the first time it writes a document.)"""
+    for command in (["task", "create", "first"], ["claim", "--agent", "a1"]):
+        assert run_board(workspace, *command).returncode == 0
+    code = f"import os\nos.chdir({str(workspace)!r})\nfrom board.cli import main\nassert main({argv!r}) in (0, 2)"
+    loaded = modules_after(code)
+    assert "board.model" in loaded and "pydantic_core._pydantic_core" in loaded
+    assert "pydantic_core" not in loaded and "pydantic_core.core_schema" not in loaded and "typing_extensions" not in loaded
 
 
 def test_a_tool_call_on_a_board_in_files_loads_neither_pydantic_nor_the_store(workspace: Path) -> None:

@@ -34,7 +34,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pydantic_core import SchemaSerializer
+from board.document_schema import SchemaSerializer
 
 from board import json_bounds
 from board.active_work import entry_for, note_task, read_active, write_active, held_files
