@@ -62,11 +62,14 @@ def open_regular(path: Path | str, flags: int = os.O_RDONLY, mode: int = 0o644, 
     return _opened_regular(path, flags, mode, follow=follow)[0]
 
 
-def _opened_regular(path: Path | str, flags: int, mode: int, *, follow: bool) -> tuple[int, os.stat_result]:
-    """``open_regular``, with the ``fstat`` it checked the file by."""
+def _opened_regular(path: Path | str, flags: int, mode: int, *, follow: bool, folder: confine.OpenFolder | None = None) -> tuple[int, os.stat_result]:
+    """``open_regular``, with the ``fstat`` it checked the file by (opened through ``folder``
+    when given, the folder held open that holds it)."""
     try:
         if follow:
             fd = os.open(path, flags | (SAFE_OPEN & ~os.O_NOFOLLOW), mode)
+        elif folder is not None:
+            fd = folder.open_file(path, flags | SAFE_OPEN, mode)
         else:
             fd = confine.open_file(path, flags | SAFE_OPEN, mode)
     except LinkedFolder:
@@ -106,9 +109,10 @@ def stat_stamp(path: Path | str) -> Stamp | None:
     return (info.st_mtime_ns, info.st_size, info.st_ino)
 
 
-def read_regular(path: Path | str, limit: int | None = SMALL_FILE_LIMIT) -> bytes:
-    """The bytes of a regular file, at most ``limit`` of them (``SpecialFile`` beyond)."""
-    fd, info = _opened_regular(path, os.O_RDONLY, 0o644, follow=False)
+def read_regular(path: Path | str, limit: int | None = SMALL_FILE_LIMIT, *, folder: confine.OpenFolder | None = None) -> bytes:
+    """The bytes of a regular file, at most ``limit`` of them (``SpecialFile`` beyond);
+    ``folder``: the folder that holds it, held open to read many of its files."""
+    fd, info = _opened_regular(path, os.O_RDONLY, 0o644, follow=False, folder=folder)
     try:
         size = info.st_size
         if limit is not None and size > limit:

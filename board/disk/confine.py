@@ -179,6 +179,35 @@ def open_file(path: os.PathLike[str] | str, flags: int, mode: int = 0o644) -> in
         os.close(fd)
 
 
+class OpenFolder:
+    """One folder held open while many of its files are opened (a board read whole): each is
+    then one ``openat`` of its name, where opening it by its path walks every folder above it
+    again (0.49 against 0.41 s for 100,000 task files). The folder is reached as ``open_folder``
+    reaches it; a path in another folder is opened as ``open_file`` opens it."""
+
+    def __init__(self, folder: os.PathLike[str] | str) -> None:
+        self.given = os.fspath(folder)
+        self.path = os.path.abspath(folder)
+        where = locate(os.path.join(self.path, "_"))
+        self.fd = os.open(self.path, _DIRECTORY) if where is None else open_folder(where[0], where[1])
+
+    def open_file(self, path: os.PathLike[str] | str, flags: int, mode: int = 0o644) -> int:
+        """``open_file(path, flags, mode)``, by its name alone when it is in this folder."""
+        folder, name = os.path.split(os.fspath(path))
+        if folder != self.given and folder != self.path:
+            return open_file(path, flags, mode)
+        return os.open(name, flags, mode, dir_fd=self.fd)
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+    def __enter__(self) -> OpenFolder:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
 def make_folders(path: os.PathLike[str] | str) -> None:
     """``Path(path).mkdir(parents=True, exist_ok=True)``, never through a link below a root."""
     full = os.path.abspath(path)

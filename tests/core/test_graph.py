@@ -172,3 +172,22 @@ def test_few_dependents_and_sub_tasks_leave_one_by_one_from_the_middle_to_none()
     graph.remove("1")
     assert graph.dependents("hub") == set() and graph.children("top") == []
     assert graph.is_ready("top") and graph.is_ready("3")
+
+
+def test_a_graph_for_its_structure_alone_has_the_same_waves_paths_and_cycles_and_names_nothing_ready() -> None:
+    rng = random.Random(11)
+    tasks = []
+    for n in range(1, 2_001):
+        blockers = sorted({str(rng.randint(max(1, n - 30), n + 5)) for _ in range(rng.randint(0, 3))} - {str(n)}) if n > 1 else []
+        status = rng.choice(["pending", "pending", "completed", "in_progress", "cancelled"])
+        tasks.append(make(str(n), blockers, status=status, parent=str(rng.randint(1, 2000)) if rng.random() < 0.05 else None))
+    whole, structure = TaskGraph(tasks), TaskGraph(tasks, readiness=False)
+    assert whole.ready_ids()  # the random board has ready tasks, and cycles (blockers ahead of a task)
+    assert whole.cycles()
+    assert structure.waves() == whole.waves()
+    assert structure.stuck_ids() == whole.stuck_ids()
+    assert structure.remaining_path() == whole.remaining_path()
+    assert structure.cycles() == whole.cycles()
+    assert structure.ready_ids() == set()
+    structure.put(make("9999", [], status="pending"))  # later writes keep it so
+    assert structure.ready_ids() == set() and structure.waves()["9999"] == 0

@@ -163,3 +163,31 @@ def test_a_claude_code_list_and_a_team_inbox_are_never_written_through_links(tmp
     listed = run_board(tmp_path, "--claude", "crew", "task", "create", "a task", claude_home=claude_home)
     assert listed.returncode == 2 and "a symbolic link in place of a folder" in listed.stderr, listed.stderr
     assert tree(outside) == before
+
+
+def test_a_folder_held_open_to_read_many_files_follows_no_link(tmp_path: Path) -> None:
+    """A board read whole opens each file by its name in its folder, held open (``OpenFolder``):
+    a link in place of the folder is refused as when each file is opened by its path, a link in
+    place of a file is not followed, and a file of another folder is opened by its own path."""
+    from board.disk.atomic import SpecialFile, read_regular
+    from board.disk.confine import LinkedFolder, OpenFolder, confine
+
+    root, outside = tmp_path / "board" / ".tasks", tmp_path / "outside"
+    (root / "archive").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "task_1.json").write_text("outside")
+    (root / "task_1.json").write_text("inside")
+    (root / "archive" / "task_2.json").write_text("archived")
+    (root / "task_3.json").symlink_to(outside / "task_1.json")
+    (root / "agents").symlink_to(outside)
+    confine(root)
+    with pytest.raises(LinkedFolder):
+        OpenFolder(root / "agents")
+    with OpenFolder(root) as folder:
+        assert read_regular(root / "task_1.json", folder=folder) == b"inside"
+        assert read_regular(str(root / "task_1.json"), folder=folder) == b"inside"
+        assert read_regular(root / "archive" / "task_2.json", folder=folder) == b"archived"  # another folder: by its path
+        with pytest.raises(SpecialFile, match="symbolic link"):
+            read_regular(root / "task_3.json", folder=folder)
+        with pytest.raises(LinkedFolder):
+            read_regular(root / "agents" / "task_1.json", folder=folder)

@@ -460,6 +460,7 @@ def test_an_import_waits_for_the_boards_writers_and_sees_what_they_wrote(rich: P
     (lambda tasks: (tasks / "task_99.json").write_text('{"id": "99", "subject": '), "task_99.json: not valid JSON"),
     (lambda tasks: (tasks / "task_99.json").write_text('{"id": "8", "subject": "x"}'), "task_99.json: id '8' does not match the file name"),
     (lambda tasks: os.mkfifo(tasks / "task_99.json"), "task_99.json: a FIFO (named pipe)"),
+    (lambda tasks: (tasks / "task_99.json").symlink_to(tasks / "task_1.json"), "task_99.json: a symbolic link"),
     (lambda tasks: (tasks / "history.jsonl").open("a").write("not json\n"), "history.jsonl line 176: not a JSON object"),
     (lambda tasks: (tasks / "history.jsonl").open("a").write('{"task": "1"}'), "history.jsonl: line 176 is cut short"),
     (lambda tasks: (tasks / "toolcalls" / "7.jsonl").open("a").write('{"ts": "2026-11-24T00:00:00Z"}\n'), "toolcalls/7.jsonl line 24: not a tool call"),
@@ -472,7 +473,7 @@ def test_an_import_waits_for_the_boards_writers_and_sees_what_they_wrote(rich: P
     (lambda tasks: (tasks / "checkpoints" / "7").mkdir(parents=True) or (tasks / "checkpoints" / "7" / "000001.json").write_text("{"),
      "checkpoints/7/000001.json: not valid JSON"),
     (lambda tasks: (tasks / "alerts.json").write_text("[]"), "alerts.json: top level must be a JSON object"),
-], ids=["task", "task-id", "fifo", "history", "history-torn", "toolcalls", "archive", "agent", "agent-name", "agent-log", "reservation", "checkpoint", "alerts"])
+], ids=["task", "task-id", "fifo", "task-link", "history", "history-torn", "toolcalls", "archive", "agent", "agent-name", "agent-log", "reservation", "checkpoint", "alerts"])
 def test_a_broken_file_is_named_and_nothing_is_written(sample: Path, rich: Path, db: str, break_it, named: str) -> None:
     ok(board("--db", db, "import", str(rich)))
     before = tables(db)

@@ -63,6 +63,7 @@ from board.names import ID_PATTERN, ID_RULE, id_sort_key
 from board.priority import PRIORITY_RANK
 from board.store.side import Reservation
 from board.disk.atomic import SpecialFile, fsync_directory, json_line, read_regular
+from board.disk.confine import OpenFolder
 from board.store.file_format import ARCHIVE_DIR, HISTORY, PENDING_HISTORY, looks_like_claude_list, read_pending_note
 from board.store.files.side import (
     AGENTS_DIR, ALERTS_FILE, CHECKPOINTS_DIR, RESERVATIONS_DIR, FileAgentRecords, FileReservationBook, alerts_document, read_holders,
@@ -319,10 +320,11 @@ def read_file_board(directory: Path | str) -> FileBoard:
         _read_side_state(layout.state_dir, board, broken)
         board.history = _read_history(layout, broken)
         deleted_at = {str(item.record.get("task")): item.at for item in board.history if item.record.get("op") == "delete"}
-        for task_id, key in sorted(layout.task_files(), key=lambda pair: id_sort_key(pair[0])):
-            task = _read_task(layout, key, task_id, broken)
-            if task is not None:
-                board.tasks.append(_imported(task, logs.get(task_id)))
+        with _held_open(layout.tasks_dir) as tasks_folder:
+            for task_id, key in sorted(layout.task_files(), key=lambda pair: id_sort_key(pair[0])):
+                task = _read_task(layout, key, task_id, broken, tasks_folder)
+                if task is not None:
+                    board.tasks.append(_imported(task, logs.get(task_id)))
         archive = layout.state_dir / ARCHIVE_DIR
         for name in sorted(_listing(archive, broken)):
             archived_id = layout.task_id_for(layout.tasks_dir / name)
@@ -364,9 +366,22 @@ def _listing(folder: Path, broken: list[str]) -> list[str]:
         return []
 
 
-def _read_bytes(path: Path | str, broken: list[str], *, limit: int | None) -> bytes | None:
+@contextmanager
+def _held_open(folder: Path) -> Iterator[OpenFolder | None]:
+    """``folder`` held open to read its files by name; None when it cannot be opened (a link
+    planted in its place, gone): then each file's own opening says what is wrong."""
     try:
-        return read_regular(path, limit)
+        held = OpenFolder(folder)
+    except OSError:
+        yield None
+        return
+    with held:
+        yield held
+
+
+def _read_bytes(path: Path | str, broken: list[str], *, limit: int | None, folder: OpenFolder | None = None) -> bytes | None:
+    try:
+        return read_regular(path, limit, folder=folder)
     except FileNotFoundError:
         return None
     except SpecialFile as special:
@@ -374,8 +389,8 @@ def _read_bytes(path: Path | str, broken: list[str], *, limit: int | None) -> by
         return None
 
 
-def _read_task(layout: Layout, path: Path | str, task_id: str, broken: list[str]) -> Task | None:
-    raw = _read_bytes(path, broken, limit=1024 * 1024)
+def _read_task(layout: Layout, path: Path | str, task_id: str, broken: list[str], folder: OpenFolder | None = None) -> Task | None:
+    raw = _read_bytes(path, broken, limit=1024 * 1024, folder=folder)
     if raw is None:
         return None
     try:
@@ -812,7 +827,7 @@ def claim_columns(tasks: list[Task]) -> tuple[set[str], dict[str, float], dict[s
     a blocker with no row holds its task back), each task's remaining path, and the wave of each
     task the waves never reach. The rules' index works out waves and paths as the database's do
     (``tests/postgres/test_claim_order.py`` holds the two together)."""
-    graph = TaskGraph(tasks)
+    graph = TaskGraph(tasks, readiness=False)  # readiness by the database's rule, below
     by_id = graph.tasks
     open_children = {task.parent for task in tasks if task.parent is not None and task.status not in ("completed", "cancelled")}
     ready = {
