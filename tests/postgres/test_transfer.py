@@ -506,6 +506,18 @@ def test_what_the_database_refuses_midway_leaves_it_as_it_was(sample: Path, rich
     assert tables(db) == before
 
 
+def test_an_edge_the_database_refuses_is_named_by_its_task_file_and_nothing_is_written(rich: Path, db: str) -> None:
+    """The edges are copied by a thread of the import while it works out the claim columns:
+    what the server refuses there is named and undone as any refusal is."""
+    with connect(db, autocommit=True) as conn:
+        conn.execute("create function board.refuse_edge() returns trigger language plpgsql as $$ begin raise exception 'no edges to #2 here'; end $$")
+        conn.execute("create trigger refuse_edge before insert on board.task_edges for each row when (new.blocker_id = '2') execute function board.refuse_edge()")
+    before = tables(db)
+    message = refused(board("--db", db, "import", str(rich)))
+    assert message == f"board: the database refused {rich / '.tasks' / 'task_3.json'} (blockedBy #2): no edges to #2 here; nothing was imported"
+    assert tables(db) == before
+
+
 def test_a_directory_that_is_not_a_board_in_files_is_refused(tmp_path: Path, db: str) -> None:
     before = tables(db)
     (tmp_path / "empty").mkdir()

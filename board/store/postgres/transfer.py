@@ -704,8 +704,9 @@ def plural(count: int, noun: str) -> str:
 def _write_board(conn: Any, source: FileBoard, sources: dict[str, list[str]], *, alerts_replaced: bool) -> dict[str, int]:
     orders: list[tuple[str, dict[str, Any]]] = []
     layout = source.layout
-
-    ready, remaining, stuck_waves = claim_columns([item.task for item in source.tasks])
+    ready: set[str] = set()
+    remaining: dict[str, float] = {}
+    stuck_waves: dict[str, int] = {}
 
     def task_rows() -> Iterator[tuple[Any, ...]]:
         for item in source.tasks:
@@ -738,9 +739,15 @@ def _write_board(conn: Any, source: FileBoard, sources: dict[str, list[str]], *,
     # once (``claim_columns``), not by the triggers row by row as the tasks and edges arrive.
     # Listeners hear once that everything changed, not of each of thousands of tasks.
     conn.execute("select set_config(%s, 'on', true), set_config(%s, 'on', true)", (CLAIM_ORDER_DEFERRED, NOTIFY_AFTER_COMMIT))
-    _copy(conn, "tasks (id, doc, status, owner, priority, version, lease_owner, lease_token, lease_expires_at, updated_at, normal, ready, remaining, stuck_wave)", task_rows())
     with _foreign_keys_checked_at_once(conn, "board.task_edges"):
-        _copy(conn, "task_edges (task_id, blocker_id)", edge_rows())
+        # The edges first, their tasks after (the key is checked once both are in): the server
+        # copies the edges, in a thread of this process that mostly waits on it, while this
+        # thread works out the claim columns, each on a core of its own.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="board-import") as pool:
+            edges_copied = pool.submit(_copy, conn, "task_edges (task_id, blocker_id)", edge_rows())
+            ready, remaining, stuck_waves = claim_columns([item.task for item in source.tasks])
+        edges_copied.result()  # what the server refused of them, if anything
+        _copy(conn, "tasks (id, doc, status, owner, priority, version, lease_owner, lease_token, lease_expires_at, updated_at, normal, ready, remaining, stuck_wave)", task_rows())
     conn.execute("select set_config(%s, 'off', true), set_config(%s, 'off', true), pg_notify(%s, '*')", (CLAIM_ORDER_DEFERRED, NOTIFY_AFTER_COMMIT, TASK_CHANNEL))
     # The history as the files have it, line for line, even where a line's time is before its
     # task's last (written by hand, or by machines whose clocks differ).
