@@ -518,6 +518,32 @@ def test_an_edge_the_database_refuses_is_named_by_its_task_file_and_nothing_is_w
     assert tables(db) == before
 
 
+def test_a_board_of_thousands_read_by_a_child_process_goes_over_whole_and_names_its_broken_file(tmp_path: Path, db: str) -> None:
+    """A board this large has its task files read by a child process (``read_ahead``) while
+    the import checks them: every file goes over as it was, and one it cannot read is named."""
+    from board.disk.read_ahead import MANY
+
+    workspace = tmp_path / "big"
+    (workspace / ".tasks").mkdir(parents=True)
+    count = MANY + 500
+    for n in range(1, count + 1):
+        seed_001_write(workspace, {"id": n, "subject": f"task {n}", "status": "pending", "blockedBy": [n - 1] if n > 1 else [], "blocks": [], "owner": ""})
+    (workspace / ".tasks" / "task_1700.json").unlink()
+    os.mkfifo(workspace / ".tasks" / "task_1700.json")
+    message = refused(board("--db", db, "import", str(workspace)))
+    assert message == f"board: cannot import {workspace / '.tasks' / 'task_1700.json'}: a FIFO (named pipe); nothing was imported"
+    assert tables(db) == {table: [] for table in TABLES}
+    (workspace / ".tasks" / "task_1700.json").unlink()
+    seed_001_write(workspace, {"id": 1700, "subject": "task 1700", "status": "pending", "blockedBy": [1699], "blocks": [], "owner": ""})
+    imported, exported = round_trip(workspace, db, tmp_path / "out")
+    assert imported["imported"]["tasks"] == exported["exported"]["tasks"] == count and imported["imported"]["dependencies"] == count - 1
+    def said(folder: Path) -> dict[str, tuple]:
+        return {name: (doc["id"], doc["subject"], doc["blockedBy"]) for name, doc in ((n, json.loads(raw)) for n, raw in board_files(folder).items())}
+
+    assert said(tmp_path / "out") == said(workspace)
+    assert len(said(workspace)) == count
+
+
 def test_a_directory_that_is_not_a_board_in_files_is_refused(tmp_path: Path, db: str) -> None:
     before = tables(db)
     (tmp_path / "empty").mkdir()

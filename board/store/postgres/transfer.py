@@ -58,12 +58,13 @@ from board.active_work import FILE_NAME as ACTIVE_FILE, JOURNAL_NAME as ACTIVE_J
 from board.agent_record import AgentRecord
 from board.errors import BoardError, InvalidTaskFile
 from board.graph import TaskGraph, is_hidden, unit_weight
-from board.model import Lease, PolicyMark, Task, ToolCalls, share_fields_sets, task_from_dict, task_to_dict, with_integer_ids
+from board.model import MAX_FILE_BYTES, Lease, PolicyMark, Task, ToolCalls, share_fields_sets, task_from_dict, task_to_dict, with_integer_ids
 from board.names import ID_PATTERN, ID_RULE, id_sort_key
 from board.priority import PRIORITY_RANK
 from board.store.side import Reservation
 from board.disk.atomic import SpecialFile, fsync_directory, json_line, read_regular
 from board.disk.confine import OpenFolder
+from board.disk.read_ahead import read_ahead
 from board.store.file_format import ARCHIVE_DIR, HISTORY, PENDING_HISTORY, looks_like_claude_list, read_pending_note
 from board.store.files.side import (
     AGENTS_DIR, ALERTS_FILE, CHECKPOINTS_DIR, RESERVATIONS_DIR, FileAgentRecords, FileReservationBook, alerts_document, read_holders,
@@ -320,9 +321,12 @@ def read_file_board(directory: Path | str) -> FileBoard:
         _read_side_state(layout.state_dir, board, broken)
         board.history = _read_history(layout, broken)
         deleted_at = {str(item.record.get("task")): item.at for item in board.history if item.record.get("op") == "delete"}
+        files = sorted(layout.task_files(), key=lambda pair: id_sort_key(pair[0]))
         with _held_open(layout.tasks_dir) as tasks_folder:
-            for task_id, key in sorted(layout.task_files(), key=lambda pair: id_sort_key(pair[0])):
-                task = _read_task(layout, key, task_id, broken, tasks_folder)
+            # Read by a child process while this one checks what it has read (``read_ahead``).
+            contents = read_ahead([key for _, key in files], limit=MAX_FILE_BYTES, folder=tasks_folder)
+            for (task_id, key), read in zip(files, contents):
+                task = _task_read(layout, key, task_id, _bytes_or_broken(read, broken), broken)
                 if task is not None:
                     board.tasks.append(_imported(task, logs.get(task_id)))
         archive = layout.state_dir / ARCHIVE_DIR
@@ -379,9 +383,9 @@ def _held_open(folder: Path) -> Iterator[OpenFolder | None]:
         yield held
 
 
-def _read_bytes(path: Path | str, broken: list[str], *, limit: int | None, folder: OpenFolder | None = None) -> bytes | None:
+def _read_bytes(path: Path | str, broken: list[str], *, limit: int | None) -> bytes | None:
     try:
-        return read_regular(path, limit, folder=folder)
+        return read_regular(path, limit)
     except FileNotFoundError:
         return None
     except SpecialFile as special:
@@ -389,8 +393,21 @@ def _read_bytes(path: Path | str, broken: list[str], *, limit: int | None, folde
         return None
 
 
-def _read_task(layout: Layout, path: Path | str, task_id: str, broken: list[str], folder: OpenFolder | None = None) -> Task | None:
-    raw = _read_bytes(path, broken, limit=1024 * 1024, folder=folder)
+def _bytes_or_broken(read: bytes | OSError | None, broken: list[str]) -> bytes | None:
+    """What ``read_ahead`` read of a file, as ``_read_bytes`` returns it."""
+    if isinstance(read, SpecialFile):
+        broken.append(str(read))
+        return None
+    if isinstance(read, OSError):
+        raise read
+    return read
+
+
+def _read_task(layout: Layout, path: Path | str, task_id: str, broken: list[str]) -> Task | None:
+    return _task_read(layout, path, task_id, _read_bytes(path, broken, limit=MAX_FILE_BYTES), broken)
+
+
+def _task_read(layout: Layout, path: Path | str, task_id: str, raw: bytes | None, broken: list[str]) -> Task | None:
     if raw is None:
         return None
     try:
