@@ -12,6 +12,8 @@ without looking at any other task.
 from __future__ import annotations
 
 import heapq
+from collections import Counter
+from itertools import chain as chained
 
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -374,15 +376,17 @@ class TaskGraph:
         # blocker's, so each task ends with one more than the highest wave among its blockers.
         # A task in or behind a cycle keeps what its reached blockers gave it, or ``last``.
         tasks, dependents = self.tasks, self._dependents
-        indegree: dict[str, int] = {}
-        for tid, task in tasks.items():
-            count = 0
-            for blocker in task.blocked_by:
-                if blocker in tasks:
-                    count += 1
-            indegree[tid] = count
+        # Each task's number of blockers on the board: how often it is listed as a dependent
+        # (each pair is listed once), counted in C, less the listings under blockers that are
+        # not on the board.
+        counts = Counter(chained.from_iterable(dependents.values()))
+        for missing in dependents.keys() - tasks.keys():
+            counts.subtract(dependents[missing])
+        indegree: dict[str, int] = dict.fromkeys(tasks, 0)
+        indegree.update(counts)
         frontier = [tid for tid, n in indegree.items() if n == 0]
         wave: dict[str, int] = dict.fromkeys(frontier, 0)
+        freed = len(frontier)  # tasks whose every blocker was reached
         level = 0
         while frontier:
             level += 1  # one int object per wave number, shared by every task in it
@@ -396,7 +400,11 @@ class TaskGraph:
                     indegree[dep] = left - 1
                     if left == 1:
                         nxt.append(dep)
+            freed += len(nxt)
             frontier = nxt
+        if freed == len(tasks):  # no cycle: every task has its wave, none is stuck
+            self._cache["stuck"] = (self._structure_version, frozenset())
+            return wave
         last = max(wave.values(), default=-1) + 1
         for tid in tasks:
             wave.setdefault(tid, last)
@@ -434,7 +442,12 @@ class TaskGraph:
                     path = remaining.get(dep)
                     if path is not None and path > below and waves[dep] > here:
                         below = path
-            remaining[tid] = (0.0 if task.status in finished else weight(task)) + below
+            if task.status in finished:
+                remaining[tid] = below
+            elif weight is unit_weight and not task.metadata:
+                remaining[tid] = below + 1.0  # ``unit_weight`` of a task without an estimate
+            else:
+                remaining[tid] = weight(task) + below
         return remaining
 
     def critical_path(self, weight: Weight = unit_weight) -> list[str]:

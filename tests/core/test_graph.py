@@ -191,3 +191,13 @@ def test_a_graph_for_its_structure_alone_has_the_same_waves_paths_and_cycles_and
     assert structure.ready_ids() == set()
     structure.put(make("9999", [], status="pending"))  # later writes keep it so
     assert structure.ready_ids() == set() and structure.waves()["9999"] == 0
+
+
+def test_a_blocker_not_on_the_board_leaves_its_dependents_waves_and_keeps_them_from_being_stuck() -> None:
+    graph = TaskGraph([make("1"), make("2", ["1", "99"]), make("3", ["99", "98"]), make("4", ["3", "2"])])
+    assert graph.waves() == {"1": 0, "2": 1, "3": 0, "4": 2}
+    assert graph.stuck_ids() == frozenset()
+    graph.put(make("5", ["6"]))
+    graph.put(make("6", ["5", "99"]))  # a cycle: stuck, the rest as they were
+    assert graph.stuck_ids() == {"5", "6"}
+    assert {tid: wave for tid, wave in graph.waves().items() if tid not in ("5", "6")} == {"1": 0, "2": 1, "3": 0, "4": 2}
