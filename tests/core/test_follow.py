@@ -88,3 +88,52 @@ def test_side_files_are_named_by_the_table_a_database_keeps_them_in(followed, wo
     _, news = followed
     (workspace / ".tasks" / "alerts.json").write_text('{"alerts": []}\n')
     _news_until(news, lambda b: "alerts" in b.side)
+
+
+def test_what_another_writer_wrote_before_the_follow_began_reaches_the_followers_index(workspace: Path) -> None:
+    """A dashboard reads its board, then starts to follow it: a write in between (announced
+    before anyone listened) reaches it at once, not at the next catch-up an hour later."""
+    store = Store.open(workspace)
+    other = Store.open(workspace)
+    created = other.create("written before the follow began")
+    other.close()
+    news: queue.Queue[BoardNews] = queue.Queue()
+    stop = threading.Event()
+
+    def follow() -> None:
+        for batch in store.follow(stop=stop, every=3600):
+            news.put(batch)
+
+    thread = threading.Thread(target=follow, daemon=True)
+    thread.start()
+    try:
+        _news_until(news, lambda b: created.id in b.changes.changed)
+        assert store.graph.tasks[created.id].subject == "written before the follow began"
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+        assert not thread.is_alive()
+        store.close()
+
+
+@files_only("a file written by hand, behind the store's back")
+def test_a_task_file_written_by_hand_before_the_follow_began_is_read(workspace: Path) -> None:
+    store = Store.open(workspace)
+    write_task_document(workspace, "7", {"id": "7", "subject": "by hand, before the follow"})
+    news: queue.Queue[BoardNews] = queue.Queue()
+    stop = threading.Event()
+
+    def follow() -> None:
+        for batch in store.follow(stop=stop, every=3600):
+            news.put(batch)
+
+    thread = threading.Thread(target=follow, daemon=True)
+    thread.start()
+    try:
+        _news_until(news, lambda b: "7" in b.changes.changed)
+        assert store.graph.tasks["7"].subject == "by hand, before the follow"
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+        assert not thread.is_alive()
+        store.close()

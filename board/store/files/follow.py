@@ -45,7 +45,11 @@ class FileFollower:
         self.every = every
         self.guard: AbstractContextManager[object] = guard if guard is not None else nullcontext()
         self._folder_seen: Stamp | None = stat_stamp(store.layout.tasks_dir)
-        self._full_rescan_at = time.monotonic()
+        # The first batch, once the watch is up, reconciles and stats every file: what was
+        # written after the reader read the board and before the watch began was announced to
+        # no one.
+        self._caught_up = False
+        self._full_rescan_at = float("-inf")
         self._reconciled_at = time.monotonic()
         #: Events arrived since the last reconcile.
         self._heard = False
@@ -71,7 +75,7 @@ class FileFollower:
                     replaced = now is None or watched is None or now[2] != watched[2]  # another inode
                     if LOST in changed:
                         self._full_rescan_at = float("-inf")  # the kernel dropped events: look at everything
-                    reconcile = replaced or LOST in changed or time.monotonic() - self._reconciled_at >= self.every
+                    reconcile = not self._caught_up or replaced or LOST in changed or time.monotonic() - self._reconciled_at >= self.every
                     yield self._read([Path(path) for path in changed if path != LOST], reconcile=reconcile)
                     if replaced:
                         break  # watch the new folder (or wait for one)
@@ -91,6 +95,8 @@ class FileFollower:
         if watch is not None:
             self._watch = watch
             try:
+                if not self._caught_up:
+                    yield set()  # watching now: catch up with what came before (``_reconcile``)
                 yield from watch.changes(timeout=self.every, debounce=DEBOUNCE_MS / 1000, quiet=STEP_MS / 1000, stop=self.stop)
             finally:
                 self._watch = None
@@ -152,6 +158,7 @@ class FileFollower:
         ``FULL_RESCAN_SECONDS`` passed; at 30,000 tasks that stat is most of an idle reader's
         cost. Writes through a store are caught up from history."""
         self._reconciled_at = time.monotonic()
+        self._caught_up = True
         folder = stat_stamp(self.store.layout.tasks_dir)
         unheard = folder != self._folder_seen and not self._heard
         replaced = folder is None or self._folder_seen is None or folder[2] != self._folder_seen[2]

@@ -81,6 +81,10 @@ class DatabaseFollower:
                 if lost is not None:
                     lost, attempt = None, 0
                     yield Heard(everything=True, back=True)
+                else:
+                    # Listening now: what was written after the reader read the board and
+                    # before this was announced to no one. Catch up through history.
+                    yield Heard(reconcile=True)
                 yield from self._listen(conn)
             except psycopg.OperationalError as error:
                 lost = f"lost the connection to the board's database ({str(error).strip().splitlines()[0] if str(error).strip() else 'closed'})"
