@@ -325,7 +325,7 @@ def read_file_board(directory: Path | str) -> FileBoard:
         with _held_open(layout.tasks_dir) as tasks_folder:
             # Read by a child process while this one checks what it has read (``read_ahead``).
             contents = read_ahead([key for _, key in files], limit=MAX_FILE_BYTES, folder=tasks_folder)
-            for (task_id, key), read in zip(files, contents):
+            for (task_id, key), read in zip(files, contents, strict=True):  # strict: the reader ends, its child reaped
                 task = _task_read(layout, key, task_id, _bytes_or_broken(read, broken), broken)
                 if task is not None:
                     board.tasks.append(_imported(task, logs.get(task_id)))
