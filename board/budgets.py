@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from board.model import Budget, Task
 from board.status import ACTIVE, Status
@@ -29,8 +29,7 @@ from board.claude.transcripts import TASK_TOKENS, agent_tokens_path, read_tokens
 Prices = Mapping[str, tuple[float, float, float, float]]
 
 
-@dataclass(frozen=True)
-class Spend:
+class Spend(NamedTuple):
     tokens: int
     usd: float
 
@@ -121,8 +120,7 @@ class SpendReader:
         return spend
 
 
-@dataclass(frozen=True)
-class BudgetState:
+class BudgetState(NamedTuple):
     """One task's or agent's budget and what it spent, for the alerts and the policy."""
 
     spend: Spend

@@ -267,3 +267,15 @@ def test_what_needs_the_board_reads_all_of_it_on_a_one_task_store(workspace: Pat
 def run_board(workspace: Path, *argv: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     return subprocess.run([sys.executable, "-m", "board", "-w", str(workspace), *argv], capture_output=True, text=True, env=env, timeout=60)
+
+
+@pytest.mark.parametrize("argv", [["task", "show", "1"], ["task", "list"]])
+def test_reading_tasks_does_not_load_dataclasses(workspace: Path, argv: list[str]) -> None:
+    """``dataclasses`` brings ``inspect`` (and ``ast``, ``dis``, ``tokenize``) with it: 6 ms of
+    a command that only reads. The records on its way are named tuples."""
+    for command in (["task", "create", "first"], ["claim", "--agent", "a1"]):
+        assert run_board(workspace, *command).returncode == 0
+    code = f"import os\nos.chdir({str(workspace)!r})\nfrom board.cli import main\nassert main({argv!r}) == 0"
+    loaded = modules_after(code)
+    assert "board.store.files.state" in loaded  # the store whose records these are was loaded
+    assert "dataclasses" not in loaded and "inspect" not in loaded

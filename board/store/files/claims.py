@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from board.active_work import READY, claim_order_key, index_written, note_task, read_parents, read_ready, read_ready_head
 from board.errors import BoardError, InvalidTaskFile
@@ -24,8 +23,7 @@ OPTIMISTIC_CLAIM_ATTEMPTS = 3
 INDEX_CANDIDATES = 16
 
 
-@dataclass
-class ClaimAttempt:
+class ClaimAttempt(NamedTuple):
     """An optimistic claim: the prepared write, its filled temp file, and the bytes it was built from."""
 
     prepared: PreparedWrite
