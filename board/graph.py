@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from itertools import chain as chained
-
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from itertools import chain as chained
 from typing import NamedTuple
 
 from board.model import PRIORITY_RANK, Task

@@ -1,10 +1,13 @@
 """``Store.follow``: what other writers change reaches a follower's index, in batches, and a
 quiet board still hands out a batch every period."""
 
+from __future__ import annotations
+
 import queue
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -18,28 +21,35 @@ from tests.disk import write_task_document
 pytestmark = BOTH_BACKENDS
 
 
-@pytest.fixture
-def followed(workspace: Path) -> Iterator[tuple[Store, "queue.Queue[BoardNews]"]]:
-    """A store followed in a thread of its own, its news in a queue, stopped at the end."""
-    store = Store.open(workspace)
+@contextmanager
+def following(store: Store, *, every: float, guard: threading.Lock | None = None) -> Iterator["queue.Queue[BoardNews]"]:
+    """``store`` followed in a thread of its own, its news in a queue; stopped, and the store
+    closed, at the end."""
     news: queue.Queue[BoardNews] = queue.Queue()
     stop = threading.Event()
-    guard = threading.Lock()
 
     def follow() -> None:
-        for batch in store.follow(stop=stop, every=0.5, guard=guard):
+        for batch in store.follow(stop=stop, every=every, guard=guard):
             news.put(batch)
 
     thread = threading.Thread(target=follow, daemon=True)
     thread.start()
-    time.sleep(0.3)  # the watcher (or the listening connection) is up
     try:
-        yield store, news
+        yield news
     finally:
         stop.set()
         thread.join(timeout=10)
         assert not thread.is_alive()
         store.close()
+
+
+@pytest.fixture
+def followed(workspace: Path) -> Iterator[tuple[Store, "queue.Queue[BoardNews]"]]:
+    """A store followed in a thread of its own, its news in a queue, stopped at the end."""
+    store = Store.open(workspace)
+    with following(store, every=0.5, guard=threading.Lock()) as news:
+        time.sleep(0.3)  # the watcher (or the listening connection) is up
+        yield store, news
 
 
 def _news_until(news: "queue.Queue[BoardNews]", wanted, seconds: float = 10.0) -> BoardNews:
@@ -97,43 +107,15 @@ def test_what_another_writer_wrote_before_the_follow_began_reaches_the_followers
     other = Store.open(workspace)
     created = other.create("written before the follow began")
     other.close()
-    news: queue.Queue[BoardNews] = queue.Queue()
-    stop = threading.Event()
-
-    def follow() -> None:
-        for batch in store.follow(stop=stop, every=3600):
-            news.put(batch)
-
-    thread = threading.Thread(target=follow, daemon=True)
-    thread.start()
-    try:
+    with following(store, every=3600) as news:
         _news_until(news, lambda b: created.id in b.changes.changed)
         assert store.graph.tasks[created.id].subject == "written before the follow began"
-    finally:
-        stop.set()
-        thread.join(timeout=10)
-        assert not thread.is_alive()
-        store.close()
 
 
 @files_only("a file written by hand, behind the store's back")
 def test_a_task_file_written_by_hand_before_the_follow_began_is_read(workspace: Path) -> None:
     store = Store.open(workspace)
     write_task_document(workspace, "7", {"id": "7", "subject": "by hand, before the follow"})
-    news: queue.Queue[BoardNews] = queue.Queue()
-    stop = threading.Event()
-
-    def follow() -> None:
-        for batch in store.follow(stop=stop, every=3600):
-            news.put(batch)
-
-    thread = threading.Thread(target=follow, daemon=True)
-    thread.start()
-    try:
+    with following(store, every=3600) as news:
         _news_until(news, lambda b: "7" in b.changes.changed)
         assert store.graph.tasks["7"].subject == "by hand, before the follow"
-    finally:
-        stop.set()
-        thread.join(timeout=10)
-        assert not thread.is_alive()
-        store.close()
