@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from board.store import Store
@@ -89,6 +91,27 @@ def test_shipped_themes_load_and_a_broken_one_is_reported(tmp_path: Path) -> Non
     loaded = load_themes([tmp_path])
     assert [t.name for t in loaded.themes] == ["good"]
     assert len(loaded.problems) == 2 and "bad.toml" in loaded.problems[0]
+
+
+def test_a_theme_carries_every_value_of_its_file(tmp_path: Path) -> None:
+    (tmp_path / "full.toml").write_text(
+        'name = "full"\ndark = false\nprimary = "#123456"\nsecondary = "#654321"\naccent = "red"\nwarning = "#ffaa00"\n'
+        'error = "#ff0000"\nsuccess = "#00ff00"\nforeground = "#eeeeee"\nbackground = "#111111"\nsurface = "#222222"\n'
+        'panel = "#333333"\nboost = "#444444"\nluminosity_spread = 0.3\ntext_alpha = 0.8\n[variables]\nborder = "#abcdef"\n'
+    )
+    (theme,) = load_themes([tmp_path]).themes
+    assert (theme.name, theme.dark, theme.primary, theme.secondary, theme.accent) == ("full", False, "#123456", "#654321", "red")
+    assert (theme.warning, theme.error, theme.success) == ("#ffaa00", "#ff0000", "#00ff00")
+    assert (theme.foreground, theme.background, theme.surface, theme.panel, theme.boost) == ("#eeeeee", "#111111", "#222222", "#333333", "#444444")
+    assert (theme.luminosity_spread, theme.text_alpha, theme.variables) == (0.3, 0.8, {"border": "#abcdef"})
+
+
+def test_loading_themes_leaves_the_cores_package_unloaded() -> None:
+    """The dashboard loads its themes before its first frame: pydantic's serializer would bring
+    in its package's typing helpers the first time it runs (27 ms)."""
+    code = f"from pathlib import Path\nfrom board.ui.themes import load_themes\nassert load_themes([Path({str(REPO / 'themes')!r})]).themes"
+    done = subprocess.run([sys.executable, "-c", f"{code}\nimport sys\nprint('pydantic_core' in sys.modules)"], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
 
 
 def test_theme_choice_is_remembered(user_config: Path) -> None:
