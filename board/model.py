@@ -16,6 +16,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from board.document_schema import ValidationError
 
+from board.document_json import indented, plain_dict
 from board.document import Document, constrained_str, datetime_schema, enum_schema, field, list_of, optional
 from board import json_bounds
 from board.errors import BoardError, InvalidTaskFile
@@ -224,17 +225,26 @@ _D = TypeVar("_D", bound=Document)
 
 
 def task_to_dict(task: Task) -> dict[str, Any]:
-    return task.model_dump(mode="json", by_alias=True)
+    plain = plain_dict(task)  # the first few of a process, without the core's package
+    return plain if plain is not None else task.model_dump(mode="json", by_alias=True)
 
 
 def dump_task(task: Task) -> bytes:
     """The one serializer for task files: stable key order, two-space indent, trailing newline.
 
     pydantic's own encoder writes the same bytes as ``json.dumps(..., ensure_ascii=False,
-    indent=2)`` five times faster (the standard library encodes indented JSON in Python).
+    indent=2)`` five times faster (the standard library encodes indented JSON in Python). The
+    first few documents of a process are written without it (``board.document_json``).
     """
     if task.integer_ids:
         return (json.dumps(with_integer_ids(task_to_dict(task)), ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+    plain = plain_dict(task)
+    text = indented(plain) if plain is not None else None
+    if text is not None:
+        try:
+            return text.encode("utf-8") + b"\n"
+        except UnicodeEncodeError:
+            pass  # text that is not Unicode (a lone surrogate): the core's own error says so
     return task.model_dump_json(by_alias=True, indent=2).encode("utf-8") + b"\n"
 
 

@@ -196,7 +196,6 @@ def cmd_create(args: argparse.Namespace) -> int:
 
 def cmd_update(args: argparse.Namespace) -> int:
     from board import actions
-    from board.worktrees.on_board import worktree_ending
 
     change = actions.TaskChange(
         status=args.status, owner=args.owner, progress=args.progress, subject=args.subject, description=args.description,
@@ -208,7 +207,11 @@ def cmd_update(args: argparse.Namespace) -> int:
     if args.worktree and args.status != Status.CANCELLED:
         raise BoardError("--worktree goes with --status cancelled (or task delete)")
     store = open_store(args, whole=args.json or change.touches_board())
-    ending = worktree_ending(store, args.id, args.worktree) if args.status == Status.CANCELLED else None
+    ending = None
+    if args.status == Status.CANCELLED:  # git's helpers only for a task that may have a worktree to end
+        from board.worktrees.on_board import worktree_ending
+
+        ending = worktree_ending(store, args.id, args.worktree)
     task = actions.update_task(store, args.id, change, who(args, args.id))
     print_task(args, store, task, f"#{task.id} {task.status} (version {task.version})" + (ending() if ending else ""))
     return 0
