@@ -75,6 +75,11 @@ READY = IndexFiles("ready.json", "ready.journal", ".ready.lock", limit=64 * 1024
 HEAD_BYTES = 128 * 1024
 #: A journal this long is folded into ``active.json`` by the writer that finds it so.
 FOLD_BYTES = 32 * 1024
+#: An index without a head (work in progress, parents) folds its journal only once it is a
+#: quarter of its snapshot's size, up to this: a fold rewrites the whole snapshot under the
+#: lock every writer waits on, so with 15,000 tasks in progress folding every ``FOLD_BYTES``
+#: cost each note more than its own line. A reader then reads at most a quarter more.
+FOLD_BYTES_MOST = 256 * 1024
 #: How often a reader starts again when a fold happened as it read (it then sees the next one).
 READ_ATTEMPTS = 5
 
@@ -254,28 +259,43 @@ def _read_snapshot(state_dir: Path, files: IndexFiles = ACTIVE) -> tuple[int, di
 def _snapshot_generation(state_dir: Path, files: IndexFiles = ACTIVE) -> int | None:
     """``active.json``'s generation from its first bytes (``_write`` puts it first), without
     reading the index: None when it is missing or not one ``_write`` wrote."""
-    start = _snapshot_start(state_dir, files, 64)
-    if start is None:
-        return None
+    return _snapshot_generation_and_size(state_dir, files)[0]
+
+
+def _snapshot_generation_and_size(state_dir: Path, files: IndexFiles) -> tuple[int | None, int]:
+    """The snapshot's generation (as ``_snapshot_generation``) and its size in bytes (0 when
+    it cannot be read)."""
+    head = _snapshot_head(state_dir, files, 64)
+    if head is None:
+        return None, 0
+    start, size = head
     prefix, _, rest = start.partition(b'{"generation":')
     digits = rest.split(b",", 1)[0]
-    return int(digits) if not prefix and digits.isdigit() and b"," in rest else None
+    return (int(digits) if not prefix and digits.isdigit() and b"," in rest else None), size
 
 
 def _snapshot_start(state_dir: Path, files: IndexFiles, size: int) -> bytes | None:
     """The snapshot's first ``size`` bytes (fewer when it is shorter); None when it cannot be
-    read. Bare descriptor calls: every note to the index reads its generation this way, under
-    the board's lock, and a buffered file costs five more system calls."""
+    read."""
+    head = _snapshot_head(state_dir, files, size)
+    return None if head is None else head[0]
+
+
+def _snapshot_head(state_dir: Path, files: IndexFiles, size: int) -> tuple[bytes, int] | None:
+    """The snapshot's first ``size`` bytes (fewer when it is shorter) and its whole size; None
+    when it cannot be read. Bare descriptor calls: every note to the index reads its generation
+    this way, under the index's lock, and a buffered file costs five more system calls."""
     try:
         fd = confine.opener(active_path(state_dir, files), os.O_RDONLY)
     except OSError:
         return None
     try:
+        whole = os.fstat(fd).st_size
         chunks: list[bytes] = []
         while size > 0 and (chunk := os.read(fd, size)):
             chunks.append(chunk)
             size -= len(chunk)
-        return b"".join(chunks)
+        return b"".join(chunks), whole
     except OSError:
         return None
     finally:
@@ -414,7 +434,8 @@ def _note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None, file
         try:
             size = os.fstat(fd).st_size
             header = os.pread(fd, 64, 0).split(b"\n", 1)[0]
-            if _generation_of(header) != _snapshot_generation(state_dir, files):
+            snapshot_generation, snapshot_size = _snapshot_generation_and_size(state_dir, files)
+            if _generation_of(header) != snapshot_generation:
                 # Left unmatched (see _read): readers would skip this line and a later fold
                 # would drop it. Start a matched pair that holds it.
                 generation, tasks = _read(state_dir, files)
@@ -428,9 +449,17 @@ def _note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None, file
             size += os.write(fd, line)
         finally:
             os.close(fd)
-        if size > FOLD_BYTES:
+        if size > _fold_at(snapshot_size, files):
             generation, tasks = _read(state_dir, files)
             _write(state_dir, tasks, generation + 1, files)
+
+
+def _fold_at(snapshot_size: int, files: IndexFiles) -> int:
+    """How long the journal may grow before a writer folds it. An index with a head folds at
+    ``FOLD_BYTES`` whatever its size: its head must outlast the journal's changes."""
+    if files.head:
+        return FOLD_BYTES
+    return max(FOLD_BYTES, min(snapshot_size // 4, FOLD_BYTES_MOST))
 
 
 def replace_file(path: Path | str, data: bytes) -> None:

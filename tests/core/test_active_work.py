@@ -116,3 +116,41 @@ def test_an_index_lost_with_the_power_keeps_the_journal_and_what_follows(tmp_pat
     assert read_active(tmp_path) == {"2": {"owner": "bob", "files": []}, "3": {"owner": "cy", "files": []}}
     header = (tmp_path / JOURNAL_NAME).read_bytes().split(b"\n")[0]
     assert json.loads(header)["generation"] == json.loads((tmp_path / FILE_NAME).read_bytes())["generation"]
+
+
+def test_a_large_index_is_folded_once_its_journal_is_a_quarter_of_it(tmp_path: Path) -> None:
+    """A fold rewrites the whole snapshot under the lock every writer waits on: with thousands
+    of tasks in progress, folding every ``FOLD_BYTES`` of journal cost each note more than its
+    own line. Folds come once the journal is a quarter of the snapshot; readers still read all."""
+    import board.active_work as active
+
+    def generation() -> int:
+        return json.loads((tmp_path / FILE_NAME).read_bytes())["generation"]
+
+    held = {f"held-{n}": {"owner": f"agent{n % 4}", "files": [f"src/{n}.py"]} for n in range(6000)}
+    write_active(tmp_path, held)
+    snapshot = (tmp_path / FILE_NAME).stat().st_size
+    assert snapshot // 4 > 2 * active.FOLD_BYTES  # a large index
+    before, noted = generation(), 0
+    while noted * 57 <= 2 * active.FOLD_BYTES:  # a note's line is 57 bytes
+        note_task(tmp_path, f"new-{noted}", {"owner": "agent9", "files": []})
+        noted += 1
+    assert generation() == before  # past FOLD_BYTES twice over, and not folded
+    assert read_active(tmp_path) == {**held, **{f"new-{n}": {"owner": "agent9", "files": []} for n in range(noted)}}
+    while generation() == before and noted < 10_000:
+        note_task(tmp_path, f"new-{noted}", {"owner": "agent9", "files": []})
+        noted += 1
+    assert snapshot // 4 <= noted * 60 <= snapshot // 4 + 4 * active.FOLD_BYTES  # folded about a quarter in
+    assert (tmp_path / JOURNAL_NAME).stat().st_size < 100
+    assert len(read_active(tmp_path)) == len(held) + noted
+
+
+def test_a_small_index_is_folded_every_fold_bytes(tmp_path: Path) -> None:
+    import board.active_work as active
+
+    write_active(tmp_path, {"one": {"owner": "agent1", "files": []}})
+    first = json.loads((tmp_path / FILE_NAME).read_bytes())["generation"]
+    for n in range(active.FOLD_BYTES // 40 + 10):
+        note_task(tmp_path, f"new-{n}", {"owner": "agent9", "files": []})
+    assert json.loads((tmp_path / FILE_NAME).read_bytes())["generation"] > first
+    assert len(read_active(tmp_path)) == active.FOLD_BYTES // 40 + 11
