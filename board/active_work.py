@@ -262,10 +262,10 @@ def _snapshot_generation(state_dir: Path, files: IndexFiles = ACTIVE) -> int | N
     return _snapshot_generation_and_size(state_dir, files)[0]
 
 
-def _snapshot_generation_and_size(state_dir: Path, files: IndexFiles) -> tuple[int | None, int]:
+def _snapshot_generation_and_size(state_dir: Path, files: IndexFiles, folder: confine.OpenFolder | None = None) -> tuple[int | None, int]:
     """The snapshot's generation (as ``_snapshot_generation``) and its size in bytes (0 when
     it cannot be read)."""
-    head = _snapshot_head(state_dir, files, 64)
+    head = _snapshot_head(state_dir, files, 64, folder)
     if head is None:
         return None, 0
     start, size = head
@@ -281,12 +281,13 @@ def _snapshot_start(state_dir: Path, files: IndexFiles, size: int) -> bytes | No
     return None if head is None else head[0]
 
 
-def _snapshot_head(state_dir: Path, files: IndexFiles, size: int) -> tuple[bytes, int] | None:
+def _snapshot_head(state_dir: Path, files: IndexFiles, size: int, folder: confine.OpenFolder | None = None) -> tuple[bytes, int] | None:
     """The snapshot's first ``size`` bytes (fewer when it is shorter) and its whole size; None
     when it cannot be read. Bare descriptor calls: every note to the index reads its generation
     this way, under the index's lock, and a buffered file costs five more system calls."""
+    path = active_path(state_dir, files)
     try:
-        fd = confine.opener(active_path(state_dir, files), os.O_RDONLY)
+        fd = confine.opener(path, os.O_RDONLY) if folder is None else folder.open_file(path, os.O_RDONLY | _SAFE_READ)
     except OSError:
         return None
     try:
@@ -303,6 +304,11 @@ def _snapshot_head(state_dir: Path, files: IndexFiles, size: int) -> tuple[bytes
 
 
 def _generation_of(header: bytes) -> int | None:
+    # Every note reads its journal's header, which ``_header`` wrote: read as written without
+    # the JSON parser; anything else, by it.
+    digits = header.removeprefix(b'{"generation": ').removesuffix(b"}")
+    if len(digits) == len(header) - 16 and digits.isdigit() and (digits[:1] != b"0" or digits == b"0"):
+        return int(digits)
     try:
         data = json_bounds.loads(header)
     except ValueError:
@@ -312,6 +318,8 @@ def _generation_of(header: bytes) -> int | None:
 
 
 _DROP = object()
+#: What every read of a file of an index adds to its flags (as ``confine.opener`` does).
+_SAFE_READ = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 def _fold(tasks: dict[str, Any], lines: list[bytes], *, removed: object = _DROP) -> None:
@@ -352,9 +360,10 @@ def entry_for(status: str, owner: str, files: Iterable[str]) -> dict[str, Any] |
 
 
 @contextmanager
-def _writing(state_dir: Path, files: IndexFiles = ACTIVE) -> Iterator[None]:
+def _writing(state_dir: Path, files: IndexFiles = ACTIVE, folder: confine.OpenFolder | None = None) -> Iterator[None]:
     """Hold the index's lock: one writer at a time, on this machine."""
-    fd = confine.open_file(os.path.join(state_dir, files.lock), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    path, flags = os.path.join(state_dir, files.lock), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = confine.open_file(path, flags, 0o644) if folder is None else folder.open_file(path, flags, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -419,9 +428,17 @@ def forget_index(state_dir: Path, files: IndexFiles = ACTIVE) -> None:
 
 def _note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None, files: IndexFiles) -> None:
     line = json.dumps({"task": task_id, "entry": entry}, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
-    with _writing(state_dir, files):
+    # The folder reached once for the lock, the journal and the snapshot's first bytes: a claim
+    # notes its task here, and reaching the folder three times was a sixth of a claim's CPU on
+    # a board in PostgreSQL.
+    with confine.OpenFolder(state_dir) as folder:
+        _note_in(folder, state_dir, line, files)
+
+
+def _note_in(folder: confine.OpenFolder, state_dir: Path, line: bytes, files: IndexFiles) -> None:
+    with _writing(state_dir, files, folder):
         try:
-            fd = confine.open_file(journal_path(state_dir, files), os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+            fd = folder.open_file(journal_path(state_dir, files), os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
         except FileNotFoundError:
             # No journal yet (a new board, or one written before journals): start one after
             # the index as it stands; an index trusted only once written whole waits for that.
@@ -434,7 +451,7 @@ def _note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None, file
         try:
             size = os.fstat(fd).st_size
             header = os.pread(fd, 64, 0).split(b"\n", 1)[0]
-            snapshot_generation, snapshot_size = _snapshot_generation_and_size(state_dir, files)
+            snapshot_generation, snapshot_size = _snapshot_generation_and_size(state_dir, files, folder)
             if _generation_of(header) != snapshot_generation:
                 # Left unmatched (see _read): readers would skip this line and a later fold
                 # would drop it. Start a matched pair that holds it.

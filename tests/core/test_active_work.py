@@ -154,3 +154,19 @@ def test_a_small_index_is_folded_every_fold_bytes(tmp_path: Path) -> None:
         note_task(tmp_path, f"new-{n}", {"owner": "agent9", "files": []})
     assert json.loads((tmp_path / FILE_NAME).read_bytes())["generation"] > first
     assert len(read_active(tmp_path)) == active.FOLD_BYTES // 40 + 11
+
+
+def test_a_journals_header_is_read_as_json_reads_it() -> None:
+    """Every note reads its journal's header; the one ``_header`` writes is read without the
+    JSON parser, and any other as the parser reads it."""
+    from board.active_work import _generation_of, _header
+
+    for generation in (0, 1, 7, 10, 123456789):
+        assert _generation_of(_header(generation).rstrip(b"\n")) == generation
+    for odd in (b'{"generation":5}', b'{"generation": 05}', b'{"generation": -1}', b'{"generation": 5.0}', b'{"generation": "5"}', b'{"generation": 5, "x": 1}', b"", b"{}", b"[5]"):
+        try:
+            data = json.loads(odd)
+        except ValueError:
+            data = None
+        expected = data.get("generation") if isinstance(data, dict) and isinstance(data.get("generation"), int) else None
+        assert _generation_of(odd) == expected, odd
