@@ -287,7 +287,7 @@ def _snapshot_head(state_dir: Path, files: IndexFiles, size: int, folder: confin
     this way, under the index's lock, and a buffered file costs five more system calls."""
     path = active_path(state_dir, files)
     try:
-        fd = confine.opener(path, os.O_RDONLY) if folder is None else folder.open_file(path, os.O_RDONLY | _SAFE_READ)
+        fd = (confine.opener if folder is None else folder.opener)(path, os.O_RDONLY)
     except OSError:
         return None
     try:
@@ -318,8 +318,6 @@ def _generation_of(header: bytes) -> int | None:
 
 
 _DROP = object()
-#: What every read of a file of an index adds to its flags (as ``confine.opener`` does).
-_SAFE_READ = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 def _fold(tasks: dict[str, Any], lines: list[bytes], *, removed: object = _DROP) -> None:
@@ -431,12 +429,7 @@ def _note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None, file
     # The folder reached once for the lock, the journal and the snapshot's first bytes: a claim
     # notes its task here, and reaching the folder three times was a sixth of a claim's CPU on
     # a board in PostgreSQL.
-    with confine.OpenFolder(state_dir) as folder:
-        _note_in(folder, state_dir, line, files)
-
-
-def _note_in(folder: confine.OpenFolder, state_dir: Path, line: bytes, files: IndexFiles) -> None:
-    with _writing(state_dir, files, folder):
+    with confine.OpenFolder(state_dir) as folder, _writing(state_dir, files, folder):
         try:
             fd = folder.open_file(journal_path(state_dir, files), os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
         except FileNotFoundError:

@@ -45,16 +45,6 @@ def plain_dict(document: Document) -> dict[str, Any] | None:
     return data
 
 
-def indented(data: dict[str, Any]) -> str | None:
-    """``json.dumps(data, ensure_ascii=False, indent=2)`` of a dict ``plain_dict`` made (which
-    is what the core writes with ``indent=2``), as fast as the standard library's C encoder
-    allows: its indented form is encoded in Python, a call per value."""
-    try:
-        return _indented(data, "")
-    except _NotPlain:
-        return None
-
-
 def _document(document: Document) -> dict[str, Any]:
     values = document.__dict__
     data = {spec.alias: _value(values[name]) for name, spec in type(document).model_fields.items() if not spec.exclude}
@@ -95,7 +85,10 @@ def _value(value: Any) -> Any:
     raise _NotPlain
 
 
-def _indented(value: Any, indent: str) -> str:
+def indented(value: Any, indent: str = "") -> str:
+    """``json.dumps(value, ensure_ascii=False, indent=2)`` of what ``plain_dict`` made (which is
+    what the core writes with ``indent=2``), its strings encoded by the standard library's C
+    encoder: the library encodes an indented form in Python, a call per value."""
     kind = type(value)
     if kind is str:
         return encode_basestring(value)
@@ -103,12 +96,12 @@ def _indented(value: Any, indent: str) -> str:
         if not value:
             return "{}"
         inner = indent + "  "
-        return "{\n" + ",\n".join(f"{inner}{encode_basestring(key)}: {_indented(item, inner)}" for key, item in value.items()) + f"\n{indent}}}"
+        return "{\n" + ",\n".join(f"{inner}{encode_basestring(key)}: {indented(item, inner)}" for key, item in value.items()) + f"\n{indent}}}"
     if kind is list:
         if not value:
             return "[]"
         inner = indent + "  "
-        return "[\n" + ",\n".join(inner + _indented(item, inner) for item in value) + f"\n{indent}]"
+        return "[\n" + ",\n".join(inner + indented(item, inner) for item in value) + f"\n{indent}]"
     if value is None:
         return "null"
     if value is True:
@@ -119,4 +112,4 @@ def _indented(value: Any, indent: str) -> str:
         return int.__repr__(value)
     if kind is float:
         return float.__repr__(value)
-    raise _NotPlain
+    raise TypeError(f"plain_dict makes no {kind.__name__}")

@@ -239,10 +239,9 @@ def dump_task(task: Task) -> bytes:
     if task.integer_ids:
         return (json.dumps(with_integer_ids(task_to_dict(task)), ensure_ascii=False, indent=2) + "\n").encode("utf-8")
     plain = plain_dict(task)
-    text = indented(plain) if plain is not None else None
-    if text is not None:
+    if plain is not None:
         try:
-            return text.encode("utf-8") + b"\n"
+            return indented(plain).encode("utf-8") + b"\n"
         except UnicodeEncodeError:
             pass  # text that is not Unicode (a lone surrogate): the core's own error says so
     return task.model_dump_json(by_alias=True, indent=2).encode("utf-8") + b"\n"

@@ -31,6 +31,8 @@ _PARENTS_KEPT = 512
 
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _FOLDER_BELOW = _DIRECTORY | os.O_NOFOLLOW
+#: What ``opener`` adds to the flags it is given: no link, no wait on a FIFO, not inherited.
+_OPENER_FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 class SpecialFile(OSError):
@@ -198,6 +200,10 @@ class OpenFolder:
             return open_file(path, flags, mode)
         return os.open(name, flags, mode, dir_fd=self.fd)
 
+    def opener(self, path: str, flags: int) -> int:
+        """``opener(path, flags)``, by its name alone when it is in this folder."""
+        return self.open_file(path, flags | _OPENER_FLAGS)
+
     def close(self) -> None:
         os.close(self.fd)
 
@@ -293,7 +299,8 @@ def folder_fd_of(path: os.PathLike[str] | str) -> tuple[int, str]:
 def opener(path: str, flags: int) -> int:
     """For ``open(path, mode, opener=opener)``: the file opened as ``open_file`` does, never
     through a link (itself or a folder), never blocking on a FIFO."""
-    return open_file(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+    return open_file(path, flags | _OPENER_FLAGS, 0o644)
+
 
 
 def link(source: os.PathLike[str] | str, target: os.PathLike[str] | str) -> None:
