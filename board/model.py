@@ -10,7 +10,6 @@ import json
 import os
 import re
 import sys
-from copy import deepcopy
 from datetime import UTC, datetime
 from typing import Any, NamedTuple, TypeVar
 
@@ -288,14 +287,33 @@ def draft_of(document: _D) -> _D:
     for name, value in values.items():
         kind = type(value)
         if kind is list:
-            values[name] = value.copy() if all(type(item) is str for item in value) else deepcopy(value)
+            values[name] = value.copy() if all(type(item) is str for item in value) else _copied(value)
         elif kind is dict:
-            values[name] = deepcopy(value) if value else {}
+            values[name] = _copied(value) if value else {}
         elif isinstance(value, Document):
             values[name] = draft_of(value)
     if copy.__pydantic_extra__:
-        copy.__pydantic_extra__ = deepcopy(copy.__pydantic_extra__)
+        copy.__pydantic_extra__ = _copied(copy.__pydantic_extra__)
     return copy
+
+
+def _copied(value: Any) -> Any:
+    """A deep copy of a JSON value (metadata, unknown fields); anything else goes to
+    ``copy.deepcopy``, loaded only then: the ``copy`` module costs a command that changes one
+    task more than all its copying."""
+    kind = type(value)
+    if kind is dict:
+        return {key: _copied(item) for key, item in value.items()}
+    if kind is list:
+        return [_copied(item) for item in value]
+    if value is None or kind in _IMMUTABLE:
+        return value
+    from copy import deepcopy
+
+    return deepcopy(value)
+
+
+_IMMUTABLE = frozenset({str, int, float, bool})
 
 
 def parse_task(raw: bytes, source: str | os.PathLike[str], *, limit: int | None = MAX_FILE_BYTES, compact: bool = True) -> Task:

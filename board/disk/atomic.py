@@ -6,16 +6,14 @@ import errno
 import fcntl
 import json
 import os
-import signal
 import stat
 import sys
-import threading
 import time
-import weakref
 from collections import deque
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
+from _thread import allocate_lock  # ``threading.Lock`` itself, without loading threading
 from typing import Any
 
 from board import json_bounds
@@ -288,17 +286,19 @@ class SparePool:
     kernel tells by refusing a write lease while any descriptor is open. The store's own
     readers also check that a file did not change while they read it. Where exchange or
     leases are missing (another OS, another filesystem), every write makes a new file.
+
+    A pool's first move is a plain rename: a command that writes one task would only delete
+    its spare at exit, and it starts without loading ``ctypes`` for the exchange.
     """
 
     def __init__(self, directory: Path, *, enabled: bool = True) -> None:
         self.directory = directory
-        # Whether exchange works here is asked on the first move (see ``exchange_names``).
+        # Whether exchange works here is asked on the second move (see ``exchange_names``).
         self._enabled = enabled
+        self._moved = False
         self._held = _Spares()
-        self._guard = threading.Lock()
-        # Spares are removed when the pool is collected or the process exits normally; a
-        # killed process's spares are stray files for ``board check --fix``.
-        weakref.finalize(self, _Spares.remove_all, self._held)
+        self._guard = allocate_lock()
+        self._removes_at_exit = False
 
     def take(self) -> TempFile:
         """A temp file to fill: an old enough spare nobody has open, else a new file."""
@@ -330,6 +330,8 @@ class SparePool:
             # A lease break signals the holder, SIGIO by default, which would end this process;
             # SIGURG is ignored unless handled. Only opening the spare by its own name while
             # the lease is held (microseconds) breaks it.
+            import signal  # here: only a process that writes again and again recycles spares
+
             fcntl.fcntl(fd, fcntl.F_SETSIG, signal.SIGURG)
             fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
         except OSError as error:
@@ -344,7 +346,8 @@ class SparePool:
     def move(self, temp: TempFile, path: Path) -> None:
         """Put the filled ``temp`` in place of ``path`` in one atomic step; what it replaced
         becomes a spare. The caller fsyncs the directory."""
-        if not self._enabled or exchange_names() is None:
+        moved_before, self._moved = self._moved, True
+        if not (self._enabled and moved_before) or exchange_names() is None:
             temp.move_to(path)
             return
         try:
@@ -372,6 +375,14 @@ class SparePool:
         self._keep(temp.path, 0.0)
 
     def _keep(self, path: str, usable_from: float) -> None:
+        if not self._removes_at_exit:
+            # Spares are removed when the pool is collected or the process exits normally; a
+            # killed process's spares are stray files for ``board check --fix``. Arranged at
+            # the first spare: a process that keeps none starts without ``weakref``.
+            import weakref
+
+            weakref.finalize(self, _Spares.remove_all, self._held)
+            self._removes_at_exit = True
         with self._guard:
             spares = self._held.mine()
             if len(spares) >= SPARE_POOL_LIMIT:
@@ -463,7 +474,6 @@ class KeptOpen:
         self._fd: int | None = None
         self._pid = 0
         self._identity = (0, 0)
-        self._closer: weakref.finalize | None = None
 
     @property
     def fd(self) -> int | None:
@@ -485,7 +495,6 @@ class KeptOpen:
                 fd = open_regular(self.path, self._flags)
             held = os.fstat(fd)
             self._fd, self._pid, self._identity = fd, current_pid(), (held.st_ino, held.st_dev)
-            self._closer = weakref.finalize(self, close_if_mine, fd, self._pid)
         return fd
 
     def describes(self, info: os.stat_result) -> bool:
@@ -500,9 +509,17 @@ class KeptOpen:
             return False
 
     def close(self) -> None:
-        if self.fd is not None and self._closer is not None:
-            self._closer()
-        self._fd = None
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            close_if_mine(fd, self._pid)
+
+    def __del__(self) -> None:
+        # A plain ``__del__``, not ``weakref.finalize``: a command that writes one task starts
+        # without ``weakref``, and a descriptor needs no closing at exit, which ends them all.
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001  at exit, this module may be torn down already
+            pass
 
 
 def close_if_mine(fd: int, pid: int) -> None:

@@ -20,7 +20,6 @@ together; split, each half would be checked without the other.
 from __future__ import annotations
 
 import os
-import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -38,6 +37,8 @@ from board.toolcall_log import call_record, check_tool_name
 from contextlib import AbstractContextManager
 
 if TYPE_CHECKING:
+    import threading
+
     from board.store.layout import BoardPlace
 
 Clock = Callable[[], datetime]

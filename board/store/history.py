@@ -8,7 +8,7 @@ and opening it anew each time cost more than reading the few lines that are new.
 from __future__ import annotations
 
 import os
-import threading
+from _thread import allocate_lock  # ``threading.Lock``, without loading threading
 from pathlib import Path
 from typing import Any
 
@@ -125,7 +125,7 @@ class RecentHistory:
     def __init__(self, ops: frozenset[str]) -> None:
         self.ops = ops
         self._files: dict[Path, tuple[int, int, list[dict[str, Any]]]] = {}
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
 
     def read(self, path: Path) -> list[dict[str, Any]]:
         with self._lock:

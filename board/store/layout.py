@@ -139,9 +139,9 @@ class TasksDirLayout:
 
 def detect_layout(location: Path) -> Layout:
     """board's own ``.tasks/`` layout, unless ``location`` is a Claude Code task list."""
-    from board.store.claude import ClaudeTaskListLayout
-
     if looks_like_claude_list(location):
+        from board.store.claude import ClaudeTaskListLayout  # here: it brings threading along
+
         return ClaudeTaskListLayout(location)
     return TasksDirLayout(location)
 

@@ -12,14 +12,26 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-import struct
-import threading
+from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from board.disk import confine
 
-#: ``struct flock`` as Linux lays it out on 64-bit machines (two shorts, two off_t, a pid_t).
-_FLOCK = struct.Struct("@hhqqixxxx")
+if TYPE_CHECKING:
+    import struct
+    import threading
+
+
+@cache
+def _flock() -> struct.Struct:
+    """``struct flock`` as Linux lays it out on 64-bit machines (two shorts, two off_t, a pid_t);
+    made on first use, so the commands that only import this module start without ``struct``."""
+    import struct
+
+    return struct.Struct("@hhqqixxxx")
+
+
 _OPEN_FLAGS = os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
 
 
@@ -40,7 +52,7 @@ class LifetimeLock:
             return True
         fd = confine.open_file(self.path, os.O_RDWR | os.O_CREAT | _OPEN_FLAGS, 0o644)
         try:
-            fcntl.fcntl(fd, fcntl.F_OFD_SETLK, _FLOCK.pack(fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0))
+            fcntl.fcntl(fd, fcntl.F_OFD_SETLK, _flock().pack(fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0))
         except OSError as error:
             os.close(fd)
             if error.errno in (errno.EAGAIN, errno.EACCES):
@@ -70,7 +82,7 @@ def held_elsewhere(path: Path) -> bool:
     except FileNotFoundError:
         return False
     try:
-        answer = fcntl.fcntl(fd, fcntl.F_OFD_GETLK, _FLOCK.pack(fcntl.F_RDLCK, os.SEEK_SET, 0, 0, 0))
+        answer = fcntl.fcntl(fd, fcntl.F_OFD_GETLK, _flock().pack(fcntl.F_RDLCK, os.SEEK_SET, 0, 0, 0))
     finally:
         os.close(fd)
-    return _FLOCK.unpack(answer)[0] != fcntl.F_UNLCK
+    return _flock().unpack(answer)[0] != fcntl.F_UNLCK

@@ -10,9 +10,11 @@ we them, since all of them use ``flock``.
 from __future__ import annotations
 
 import fcntl
-import random
-import threading
+import os
 import time
+# The lock of ``threading.RLock`` itself: a command that writes one task starts without the
+# threading module (and without ``random``, for the jitter below).
+from _thread import RLock
 from pathlib import Path
 
 from board.errors import BoardError
@@ -37,7 +39,7 @@ class BoardLock:
     def __init__(self, path: Path, *, timeout: float = LOCK_TIMEOUT_SECONDS) -> None:
         self.path = path
         self.timeout = timeout
-        self._threads = threading.RLock()
+        self._threads = RLock()
         self._depth = 0
         self._file = KeptOpen(path)
 
@@ -71,7 +73,7 @@ class BoardLock:
             except BlockingIOError:
                 if time.monotonic() > deadline:
                     raise self._timed_out() from None
-                time.sleep(pause * random.uniform(0.5, 1.5))
+                time.sleep(pause * (0.5 + os.urandom(1)[0] / 255))  # jittered: waiters do not retry in step
                 pause = min(pause * 2, LOCK_LAST_PAUSE)
                 continue
             if self._file.is_current():

@@ -120,6 +120,30 @@ def test_tasks_read_share_what_is_empty_and_a_change_to_one_leaves_the_others_al
     assert json.loads(dump_task(changed))["labels"] == ["urgent"] and changed.status == "in_progress"
 
 
+def test_a_draft_copies_nested_metadata_and_unknown_fields_all_the_way_down() -> None:
+    from datetime import UTC, datetime
+
+    from board.model import draft_of, task_from_dict
+
+    task = task_from_dict({
+        "id": "1", "subject": "job",
+        "metadata": {"plan": {"steps": [{"done": False, "notes": ["a"]}], "n": 1.5}, "flag": True, "none": None},
+        "fromNewerBoard": [{"kept": {"deep": [1, 2]}}],
+    }, "x")
+    task.metadata["when"] = datetime(2026, 1, 1, tzinfo=UTC)  # set by code, not read from JSON
+    task.metadata["tags"] = {"x", "y"}  # not JSON at all: copied by copy.deepcopy
+    draft = draft_of(task)
+    assert draft.metadata == task.metadata and draft.model_extra == task.model_extra
+    draft.metadata["plan"]["steps"][0]["notes"].append("b")
+    draft.metadata["plan"]["steps"][0]["done"] = True
+    draft.metadata["tags"].add("z")
+    assert draft.model_extra is not None
+    draft.model_extra["fromNewerBoard"][0]["kept"]["deep"].append(3)
+    assert task.metadata["plan"] == {"steps": [{"done": False, "notes": ["a"]}], "n": 1.5}
+    assert task.metadata["tags"] == {"x", "y"}
+    assert task.model_extra == {"fromNewerBoard": [{"kept": {"deep": [1, 2]}}]}
+
+
 def test_a_task_copied_pickled_or_deep_copied_is_equal_and_independent() -> None:
     import copy
     import pickle

@@ -43,6 +43,22 @@ def test_writes_reuse_the_files_they_replaced_instead_of_making_new_ones(store: 
     assert temp_files(workspace / ".tasks") == []
 
 
+def test_a_process_that_writes_once_keeps_no_spare(workspace: Path) -> None:
+    """A command that changes one task renames its new version over the old one: a spare it
+    kept would only be deleted at its exit. From its second write on, a process keeps spares."""
+    Store.open(workspace, create=True).create("job")
+    pool = atomic.SparePool(workspace / ".tasks")
+    path = workspace / ".tasks" / "task_1.json"
+    for n, spares in ((1, 0), (2, 1)):
+        temp = pool.take()
+        temp.fill(f'{{"write": {n}}}'.encode())
+        pool.move(temp, path)
+        assert json.loads(path.read_bytes()) == {"write": n}
+        assert len(temp_files(workspace / ".tasks")) == spares  # the second keeps the first's version
+    pool.close()
+    assert temp_files(workspace / ".tasks") == []
+
+
 def test_a_spare_is_not_reused_before_its_quarantine_ends(store: Store, workspace: Path) -> None:
     store.create("job")
     path = workspace / ".tasks" / "task_1.json"

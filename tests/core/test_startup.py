@@ -172,6 +172,31 @@ def test_commands_about_a_task_load_the_compiled_core_without_its_typing_helpers
     assert "pydantic_core" not in loaded and "pydantic_core.core_schema" not in loaded and "typing_extensions" not in loaded
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["task", "show", "1"],
+        ["claim", "--agent", "a1"],  # refused: it holds one
+        ["claim", "--agent", "a2"],
+        ["heartbeat", "--agent", "a1"],
+        ["task", "update", "2", "--progress", "40"],
+    ],
+)
+def test_commands_about_a_task_load_no_module_they_do_not_use(workspace: Path, argv: list[str]) -> None:
+    """Each of these costs a command about one task about half a millisecond, and none is used
+    by one: ``threading`` (its locks come from ``_thread``), ``ctypes`` (a process's first write
+    renames, with no spare to exchange), ``copy`` (a task's copy copies JSON itself), ``random``
+    (the lock's jitter), ``signal`` and ``struct`` (only for spares recycled and lifetime locks),
+    ``weakref`` (descriptors kept open close in ``__del__``), a Claude Code list's modules."""
+    for command in (["task", "create", "first"], ["task", "create", "second"], ["claim", "--agent", "a1"]):
+        assert run_board(workspace, *command).returncode == 0
+    refused = argv == ["claim", "--agent", "a1"]
+    code = f"import os\nos.chdir({str(workspace)!r})\nfrom board.cli import main\nassert main({argv!r}) == {2 if refused else 0}"
+    loaded = modules_after(code)
+    assert "board.store.files.state" in loaded and "board.disk.atomic" in loaded
+    assert not {"threading", "ctypes", "copy", "random", "signal", "struct", "weakref", "board.store.claude", "board.store.files.mirror"} & loaded
+
+
 def test_a_tool_call_on_a_board_in_files_loads_neither_pydantic_nor_the_store(workspace: Path) -> None:
     """``board toolcall`` is what a script runs after every step of an agent: on a board in
     files it reads the task's file and appends to its log as ``board hook`` does."""

@@ -8,11 +8,10 @@ index, ``writes`` is the write protocol, ``claims`` takes tasks, ``repair`` is `
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from board.errors import BoardError
 from board.model import validate_id
@@ -26,6 +25,9 @@ from board.store.files.toolcalls import FileToolCalls
 from board.store.files.writes import FileWrites
 from board.store.layout import detect_layout
 from board.store.lifetime_lock import LifetimeLock
+
+if TYPE_CHECKING:
+    import threading
 
 
 class FileStore(FileIndex, FileWrites, FileClaims, FileRepair, FileToolCalls):

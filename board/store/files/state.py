@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from board.errors import InvalidTaskFile
 from board.graph import TaskGraph
@@ -19,11 +19,14 @@ from board.disk.atomic import SharedDirectorySync, SparePool, Stamp, TempFile
 from board.store.base import ChangeSet, Clock, Store
 from board.store.file_format import HISTORY, PENDING_HISTORY
 from board.store.files.intents import ClaimIntents
-from board.store.files.mirror import RemovedMirror
 from board.store.files.notices import FileNoticeJournal
 from board.store.files.side import FileAgentRecords, FileAlertBoard, FileCheckpointBook, FileReservationBook
 from board.store.history import HistoryLog, PendingNote, RecentHistory
 from board.store.layout import Layout
+
+if TYPE_CHECKING:
+    from board.store.files.mirror import RemovedMirror
+
 
 # Named tuples, not dataclasses, here and in the records a one-task command builds: importing
 # ``dataclasses`` brings ``inspect`` with it, 6 ms of such a command's start.
@@ -77,7 +80,11 @@ class FileBoard(Store):
         self._pending = PendingNote(layout.state_dir / PENDING_HISTORY)
         self._intents = ClaimIntents(layout.state_dir / ".claiming")
         #: A Claude Code list's copies of its tasks, for when Claude Code deletes their files.
-        self._mirror = RemovedMirror(layout.state_dir) if layout.name == "claude-code" else None
+        self._mirror: RemovedMirror | None = None
+        if layout.name == "claude-code":
+            from board.store.files.mirror import RemovedMirror  # here: board's own layout has none
+
+            self._mirror = RemovedMirror(layout.state_dir)
         self._spares = SparePool(layout.tasks_dir, enabled=layout.keeps_spares)
         #: While this store holds the write lock: the temp file made for its first write, and the
         #: directories whose renames still need an fsync.
