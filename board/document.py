@@ -81,10 +81,16 @@ def enum_schema(enum: Any) -> core_schema.CoreSchema:
     return core_schema.enum_schema(enum, list(enum.__members__.values()), sub_type="str")
 
 
+def checked(schema: core_schema.CoreSchema, after: Any) -> core_schema.CoreSchema:
+    """``schema``, then ``after``: a function of the value read, which returns it or raises
+    ValueError."""
+    return core_schema.no_info_after_validator_function(after, schema)
+
+
 def list_of(items: core_schema.CoreSchema, *, after: Any = None) -> core_schema.CoreSchema:
     """A list, with ``after`` (a function of the list) applied once it is checked."""
     schema = core_schema.list_schema(items)
-    return core_schema.no_info_after_validator_function(after, schema) if after else schema
+    return checked(schema, after) if after else schema
 
 
 def optional(schema: core_schema.CoreSchema) -> core_schema.CoreSchema:

@@ -207,3 +207,54 @@ def test_an_unknown_field_set_on_a_task_is_written_back_as_one_read_is() -> None
     written = json.loads(dump_task(copied))
     assert (written["subject"], written["ticket"], written["reviewer"]) == ("changed", 7, "ann")
     assert "ticket" not in json.loads(dump_task(task))
+
+
+def _valid_under(schema: dict, values: list) -> list[bool]:
+    from pydantic_core import SchemaValidator, ValidationError
+
+    validator = SchemaValidator(schema)
+    answers = []
+    for value in values:
+        try:
+            validator.validate_python(value)
+            answers.append(True)
+        except ValidationError:
+            answers.append(False)
+    return answers
+
+
+def test_subjects_and_labels_are_valid_exactly_where_the_cores_patterns_said_so() -> None:
+    """The subject and labels were checked by patterns in pydantic's core (Rust's ``\\s``: Unicode
+    White_Space); they are checked by functions now, and every file valid before is valid still,
+    and nothing else."""
+    import random
+
+    from board.model import Task
+
+    rng = random.Random(7)
+    # Every character Rust or Python counts as space, and their neighbours.
+    spaces = [chr(c) for c in range(0x3001) if chr(c).isspace()] + ["\u180e", "\u200b", "\ufeff", "\x1c", "\x1f", "\x85", "\u2028"]
+    alphabet = spaces + list("ab,é✓_-") + ["\x00", "\x7f"]
+    samples = ["", "a", " a ", "\u3000", "a\nb", "a\rb", "\x1c", "x" * 40, "x" * 41, "x" * 200, "x" * 201, "a,b", "ünïcödé"]
+    samples += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6))) for _ in range(3000)]
+    old_subject = {"type": "str", "min_length": 1, "max_length": 200, "pattern": r"^[^\r\n]*\S[^\r\n]*$"}
+    old_label = {"type": "str", "pattern": r"^[^\s,]{1,40}$"}
+    for old, check in ((old_subject, lambda s: {"id": "1", "subject": s}), (old_label, lambda s: {"id": "1", "subject": "x", "labels": [s]})):
+        expected = _valid_under(old, samples)
+        got = []
+        for sample in samples:
+            try:
+                Task.model_validate(check(sample))
+                got.append(True)
+            except Exception:
+                got.append(False)
+        differing = [repr(s) for s, e, g in zip(samples, expected, got) if e != g]
+        assert not differing, differing[:10]
+        assert 0 < sum(expected) < len(samples)  # both kinds are among the samples
+
+
+def test_a_bad_label_in_a_file_is_named_as_a_label() -> None:
+    with pytest.raises(InvalidTaskFile, match="'two words' is not a valid label"):
+        parse_task(json.dumps({"id": "1", "subject": "x", "labels": ["two words"]}).encode(), "task_1.json")
+    with pytest.raises(InvalidTaskFile, match="field 'subject': must be a single line that is not blank"):
+        parse_task(json.dumps({"id": "1", "subject": "a\nb"}).encode(), "task_1.json")
