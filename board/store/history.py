@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from _thread import allocate_lock  # ``threading.Lock``, without loading threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,28 @@ class HistoryLog:
         except FileNotFoundError:
             return b""
         return os.pread(fd, end, 0)
+
+    def chunks_back(self, end: int, size: int = 1 << 16) -> Iterator[bytes]:
+        """The log's first ``end`` bytes (which end a line) in whole lines, a chunk at a time,
+        the last chunk first: what a question about one task's latest lines reads."""
+        try:
+            fd = self._reader.descriptor()
+        except FileNotFoundError:
+            return
+        while end > 0:
+            start = max(0, end - size)
+            chunk = os.pread(fd, end - start, start)
+            if len(chunk) < end - start:
+                return  # the log was cut short meanwhile: the store reads it again as a whole
+            if start > 0:
+                cut = chunk.find(b"\n", 0, len(chunk) - 1)  # where the chunk's first whole line starts
+                if cut < 0:
+                    size *= 2  # one line longer than the chunk: read further back at once
+                    continue
+                chunk, end = chunk[cut + 1 :], start + cut + 1
+            else:
+                end = 0
+            yield chunk
 
     def all_records(self) -> list[dict[str, Any]]:
         return read_jsonl(self.path)[0]

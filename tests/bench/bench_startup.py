@@ -9,7 +9,8 @@ fails on nothing.
 Small-board commands run on a board of six tasks; the commands about one task (a tool call,
 a heartbeat, a claim refused, a progress update, ``task show``) and ``task list --ready`` also on
 generated boards of 100, 1,000 and 10,000 tasks (``--sizes``), each beside its figure on the
-100-task board: a command about one task should cost the same on a board of any size.
+100-task board: a command about one task should cost the same on a board of any size, and
+(``--history``) on one whose history log is long.
 Boards are made under --dir (default: the current directory), as real boards live there.
 With --postgres, the ready list also on the same boards kept in PostgreSQL.
 """
@@ -62,10 +63,28 @@ def small_board(root: Path) -> Path:
     return root
 
 
-def sized_rows(root: Path, count: int, runs: int) -> dict[str, float]:
+#: A week of ten agents heartbeating twice a minute, as history lines about other tasks.
+HISTORY_LINES = 200_000
+
+
+def lengthen_history(workspace: Path, lines: int) -> None:
+    """Put ``lines`` lines written by other agents about other tasks before the board's own
+    history: a command about one task must not read them."""
+    history = workspace / ".tasks" / "history.jsonl"
+    line = ('{"ts":"2026-11-20T09:00:00.000000Z","task":"%d","version":%d,"file":"0badc0de","actor":"agent-%d","op":"heartbeat",'
+            '"changes":{"lease":[{"owner":"agent-%d","token":1,"expiresAt":"2026-11-20T09:10:00.000000Z","seconds":600.0},'
+            '{"owner":"agent-%d","token":1,"expiresAt":"2026-11-20T09:10:30.000000Z","seconds":600.0}]}}\n')
+    old = history.read_bytes() if history.exists() else b""
+    history.write_bytes("".join(line % (n % 10 + 1, n + 2, n % 10, n % 10, n % 10) for n in range(lines)).encode() + old)
+
+
+def sized_rows(root: Path, count: int, runs: int, *, history_lines: int = 0) -> dict[str, float]:
     """The commands about one task, and the ready list, on a generated board of ``count``
-    tasks, where agent ``w`` claimed one task through board (as a worker would)."""
-    big = build_big_board(root / f"board{count}", count)
+    tasks, where agent ``w`` claimed one task through board (as a worker would); with
+    ``history_lines`` lines of other agents' history before the board's own."""
+    big = build_big_board(root / f"board{count}-{history_lines}", count)
+    if history_lines:
+        lengthen_history(big, history_lines)
     claimed = subprocess.run(board("claim", "--agent", "w", "--lease", "3600"), cwd=big, check=True, capture_output=True, text=True)
     task_id, token = claimed.stdout.split()[:2]
     return {
@@ -105,6 +124,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, help="runs per command (default 15, 7 with --quick)")
     parser.add_argument("--sizes", type=int, nargs="+", help="generated boards' sizes (default 100 1000 10000; 100 1000 with --quick)")
     parser.add_argument("--postgres", action="store_true", help="also the ready list of the same boards kept in PostgreSQL")
+    parser.add_argument("--history", action="store_true", help=f"also the smallest board with {HISTORY_LINES:,} lines of history before its own")
     args = parser.parse_args()
     runs = args.runs or (7 if args.quick else 15)
     root = Path(tempfile.mkdtemp(dir=args.dir, prefix="bench-startup-"))
@@ -133,6 +153,9 @@ def main() -> None:
             print(f"  {name:<42} {ms:8.1f} ms  {ms / floor:5.1f}x import json")
         sizes = args.sizes or ([100, 1_000] if args.quick else [100, 1_000, 10_000])
         by_size = {count: sized_rows(root, count, runs) for count in sizes}
+        if args.history:
+            # On a board of the smallest size, whose history is long: the same commands.
+            long = sized_rows(root, min(sizes), runs, history_lines=HISTORY_LINES)
         if args.postgres:
             for count, figures in database_rows(root, sizes, runs).items():
                 by_size[count].update(figures)
@@ -141,6 +164,10 @@ def main() -> None:
         for count, figures in by_size.items():
             for name, ms in figures.items():
                 print(f"  {name + f' ({count:,} tasks)':<42} {ms:8.1f} ms  {ms / floor:5.1f}x import json  {ms / smallest[name]:5.2f}x")
+        if args.history:
+            print(f"the {min(sizes):,}-task board with {HISTORY_LINES:,} lines of other agents' history (x: against its short history)")
+            for name, ms in long.items():
+                print(f"  {name:<42} {ms:8.1f} ms  {ms / floor:5.1f}x import json  {ms / smallest[name]:5.2f}x")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -74,6 +74,9 @@ class FileBoard(Store):
         #: that version wrote; read from the log on first need.
         self._max_logged: dict[str, int] | None = None
         self._logged_crc: dict[str, str] = {}
+        #: The tasks ``_max_logged`` answers for when a store reading only some tasks looked
+        #: them up one by one (``_logged_version``); None: every task, from one pass.
+        self._logged_scope: set[str] | None = None
         #: Checksum of each task file as last read under the lock (``_fresh``).
         self._read_crc: dict[str, str] = {}
         self._history = HistoryLog(layout.state_dir / HISTORY)

@@ -289,22 +289,63 @@ class FileWrites(FileBoard):
 
     # -- outside edits ------------------------------------------------------------------------
 
-    def _logged_versions(self) -> dict[str, int]:
-        """The highest version history records for each task, from one pass over the log the
-        first time it is needed (a fast scan: only the task and version of each line)."""
+    def _logged_version(self, task_id: str) -> int | None:
+        """The highest version history records for ``task_id`` (the checksum of the file that
+        version wrote is then in ``_logged_crc``); None when history never names it.
+
+        A store that read the whole board makes one pass over the log the first time this is
+        asked (a fast scan: only the task and version of each line). One that read only some
+        tasks looks each up from the log's end: a command about one task reads the last lines,
+        not a log that grows by a line with every heartbeat of every agent.
+        """
         if self._max_logged is None:
-            versions: dict[str, int] = {}
-            crcs = self._logged_crc
-            for task_id, version, crc in _LOGGED_VERSION.findall(self._history.read_prefix(self._history_offset)):
-                key, number = task_id.decode("utf-8", "replace"), int(version)
-                if number >= versions.get(key, -1):
-                    versions[key] = number
-                    if crc:
-                        crcs[key] = crc.decode()
-                    else:
-                        crcs.pop(key, None)
-            self._max_logged = versions
-        return self._max_logged
+            if self._partial:
+                self._max_logged, self._logged_scope = {}, set()
+            else:
+                self._max_logged = self._every_logged_version()
+        if self._logged_scope is not None and task_id not in self._logged_scope:
+            self._look_up_logged(task_id)
+        return self._max_logged.get(task_id)
+
+    def _every_logged_version(self) -> dict[str, int]:
+        versions: dict[str, int] = {}
+        crcs = self._logged_crc
+        for task_id, version, crc in _LOGGED_VERSION.findall(self._history.read_prefix(self._history_offset)):
+            key, number = task_id.decode("utf-8", "replace"), int(version)
+            if number >= versions.get(key, -1):
+                versions[key] = number
+                if crc:
+                    crcs[key] = crc.decode()
+                else:
+                    crcs.pop(key, None)
+        return versions
+
+    def _look_up_logged(self, task_id: str) -> None:
+        """``_every_logged_version``'s answer for one task, read from the log's end back to the
+        task's latest line written by a store (one with its file's checksum): that version was
+        one above every version logged before it (``_next_version``, under the lock), so only
+        the lines after it (outside edits noted) can say more."""
+        assert self._max_logged is not None and self._logged_scope is not None
+        line = re.compile(rb'"task":"' + re.escape(task_id.encode()) + rb'","version":(\d+)(?:,"file":"([0-9a-f]+)")?')
+        best: tuple[int, bytes] | None = None
+        for chunk in self._history.chunks_back(self._history_offset):
+            written = False
+            for version, crc in reversed(line.findall(chunk)):
+                if best is None or int(version) > best[0]:
+                    best = (int(version), crc)  # on a tie the later line counts, as in one pass
+                if crc:
+                    written = True
+                    break
+            if written:
+                break
+        self._logged_scope.add(task_id)
+        # Lines this store appended or read on since count too: the latest of the two wins a tie.
+        if best is not None and best[0] > self._max_logged.get(task_id, -1):
+            self._max_logged[task_id] = best[0]
+            if best[1]:
+                self._logged_crc[task_id] = best[1].decode()
+            else:
+                self._logged_crc.pop(task_id, None)
 
     def _note_logged(self, task: Task, crc: str) -> None:
         self._logged[task.id] = task
@@ -322,7 +363,7 @@ class FileWrites(FileBoard):
         as this store last saw it logged; a process that never saw that version can only say
         how the version moved.
         """
-        logged = self._logged_versions().get(task.id)
+        logged = self._logged_version(task.id)
         if logged is None:
             return None  # never written through a store: a file made elsewhere, seen for the first time
         expected = self._logged_crc.get(task.id)
@@ -343,7 +384,8 @@ class FileWrites(FileBoard):
     def _next_version(self, task: Task) -> int:
         """One above both the file's version and the highest history records: an outside
         writer that dropped or lowered the version never makes a version number repeat."""
-        return max(task.version, self._logged_versions().get(task.id, 0)) + 1
+        logged = self._logged_version(task.id)
+        return max(task.version, 0 if logged is None else logged) + 1
 
     def _publish(self, prepared: PreparedWrite, temp: TempFile) -> Task:
         """Under the lock: rename the filled temp file into place, log the change, index it."""
