@@ -136,7 +136,14 @@ def read_ready_head(state_dir: Path, count: int) -> list[tuple[str, dict[str, An
             continue  # folded meanwhile: read the new pair
         changed: dict[str, dict[str, Any] | None] = {}
         _fold(changed, lines[1:], removed=None)
-        untouched = [(task_id, entry) for task_id, entry in best if task_id not in changed]
+        # The head is in claim order: of its entries the journal left alone, only the first
+        # ``count`` can be among the best.
+        untouched: list[tuple[str, dict[str, Any]]] = []
+        for task_id, entry in best:
+            if task_id not in changed:
+                untouched.append((task_id, entry))
+                if len(untouched) == count:
+                    break
         if len(untouched) < count and not complete:
             return None
         candidates = untouched + [(task_id, entry) for task_id, entry in changed.items() if entry is not None]
