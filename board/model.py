@@ -42,9 +42,10 @@ def _one_line(subject: str) -> str:
 
 
 def _labels(labels: list[str]) -> list[str]:
-    """Each label one word of 1-40 characters (``LABEL_REGEX``), each named once."""
+    """Each label one word (``LABEL_REGEX``; its 1-40 characters are the core's to check, which
+    also refuses text that is not Unicode), each named once."""
     for label in labels:
-        if not 0 < len(label) <= 40 or not _NOT_IN_A_LABEL.isdisjoint(label):
+        if not _NOT_IN_A_LABEL.isdisjoint(label):
             raise ValueError(f"'{shortened(label)}' is not a valid label ({LABEL_RULE})")
     return _no_repeats(labels)
 
@@ -56,6 +57,7 @@ def _labels(labels: list[str]) -> list[str]:
 _TASK_ID = constrained_str(pattern=f"^{ID_REGEX}$")
 _SUBJECT = checked(constrained_str(min_length=1, max_length=200), _one_line)
 _FILE_PATH = constrained_str(min_length=1)
+_LABEL = constrained_str(min_length=1, max_length=40)
 _TEXT = constrained_str()
 _COUNT = {"type": "int", "ge": 0}
 _PERCENT = {"type": "int", "ge": 0, "le": 100}
@@ -217,7 +219,7 @@ class Task(Document):
     priority: Priority = field(enum_schema(Priority), default=Priority.MEDIUM)
     parent: str | None = field(optional(_TASK_ID), default=None)
     files: list[str] = field(list_of(_FILE_PATH, after=_no_repeats), default_factory=_empty_list)
-    labels: list[str] = field(list_of(_TEXT, after=_labels), default_factory=_empty_list)
+    labels: list[str] = field(list_of(_LABEL, after=_labels), default_factory=_empty_list)
     progress: int = field(_PERCENT, default=0)
     tool_calls: ToolCalls = field(ToolCalls.__pydantic_core_schema__, default_factory=_no_tool_calls)
     lease: Lease | None = field(optional(Lease.__pydantic_core_schema__), default=None)

@@ -474,6 +474,8 @@ class KeptOpen:
         self._fd: int | None = None
         self._pid = 0
         self._identity = (0, 0)
+        #: The descriptor to close, taken by one ``close`` alone (``list.pop`` is atomic).
+        self._to_close: list[int] = []
 
     @property
     def fd(self) -> int | None:
@@ -495,6 +497,7 @@ class KeptOpen:
                 fd = open_regular(self.path, self._flags)
             held = os.fstat(fd)
             self._fd, self._pid, self._identity = fd, current_pid(), (held.st_ino, held.st_dev)
+            self._to_close = [fd]
         return fd
 
     def describes(self, info: os.stat_result) -> bool:
@@ -509,9 +512,12 @@ class KeptOpen:
             return False
 
     def close(self) -> None:
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            close_if_mine(fd, self._pid)
+        self._fd = None
+        try:
+            fd = self._to_close.pop()
+        except IndexError:
+            return  # closed already, here or by another thread
+        close_if_mine(fd, self._pid)
 
     def __del__(self) -> None:
         # A plain ``__del__``, not ``weakref.finalize``: a command that writes one task starts

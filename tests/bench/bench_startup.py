@@ -69,13 +69,15 @@ HISTORY_LINES = 200_000
 
 def lengthen_history(workspace: Path, lines: int) -> None:
     """Put ``lines`` lines written by other agents about other tasks before the board's own
-    history: a command about one task must not read them."""
+    history: a command about one task must not read them. The tasks they name are done and
+    archived (ids the board no longer has), so that each line stays one version above the
+    last of its task, as a store writes it."""
     history = workspace / ".tasks" / "history.jsonl"
-    line = ('{"ts":"2026-11-20T09:00:00.000000Z","task":"%d","version":%d,"file":"0badc0de","actor":"agent-%d","op":"heartbeat",'
+    line = ('{"ts":"2026-11-20T09:00:00.000000Z","task":"done-%d","version":%d,"file":"0badc0de","actor":"agent-%d","op":"heartbeat",'
             '"changes":{"lease":[{"owner":"agent-%d","token":1,"expiresAt":"2026-11-20T09:10:00.000000Z","seconds":600.0},'
             '{"owner":"agent-%d","token":1,"expiresAt":"2026-11-20T09:10:30.000000Z","seconds":600.0}]}}\n')
     old = history.read_bytes() if history.exists() else b""
-    history.write_bytes("".join(line % (n % 10 + 1, n + 2, n % 10, n % 10, n % 10) for n in range(lines)).encode() + old)
+    history.write_bytes("".join(line % (n % 10, n // 10 + 2, n % 10, n % 10, n % 10) for n in range(lines)).encode() + old)
 
 
 def sized_rows(root: Path, count: int, runs: int, *, history_lines: int = 0) -> dict[str, float]:

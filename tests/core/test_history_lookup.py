@@ -91,3 +91,61 @@ def _bytes_read() -> int:
         if row.startswith("rchar:"):
             return int(row.split()[1])
     raise AssertionError("no rchar in /proc/self/io")
+
+
+def test_a_store_that_goes_on_to_read_the_whole_board_asks_the_log_in_one_pass(tmp_path: Path) -> None:
+    store = Store.open(tmp_path, create=True)
+    for name in ("a", "b", "c"):
+        store.create(name)
+    store.close()
+    one = Store.open(tmp_path, whole=False)
+    assert one._logged_version("1") == 1 and one._logged_scope == {"1"}
+    assert set(one.tasks) == {"1", "2", "3"}  # the whole board read
+    assert one._logged_scope is None and one._max_logged is None
+    assert one._logged_version("2") == 1 and one._max_logged == {"1": 1, "2": 1, "3": 1}
+
+
+def test_a_log_cut_short_while_it_is_read_is_asked_again(tmp_path: Path) -> None:
+    store = Store.open(tmp_path, create=True)
+    store.create("a")
+    store.update("1", progress=5)
+    store.close()
+    one = Store.open(tmp_path, whole=False)
+    one.get("1")
+    history = tmp_path / ".tasks" / "history.jsonl"
+    lines = history.read_bytes().splitlines(keepends=True)
+    history.write_bytes(b"".join(lines[:-1]))  # by hand, outside the lock
+    one._logged_version("1")
+    assert "1" not in (one._logged_scope or set())  # not kept: the next question reads again
+
+
+def test_a_version_no_store_writes_is_not_read_as_one(tmp_path: Path) -> None:
+    """A line naming a version of thousands of digits (``int`` refuses past 4,300) or of more
+    than 18 is nobody's write: it is passed over, by one pass and by a lookup alike."""
+    store = Store.open(tmp_path, create=True)
+    store.create("a")
+    assert store.claim("a1") is not None
+    store.close()
+    history = tmp_path / ".tasks" / "history.jsonl"
+    with history.open("ab") as log:
+        for digits in (5000, 19):
+            log.write(b'{"ts":"2026-01-01T00:00:00Z","task":"1","version":' + b"9" * digits + b',"file":"00000000","actor":"x","op":"update","changes":{}}\n')
+    renewed = Store.open(tmp_path, whole=False).heartbeat("a1")
+    assert [t.version for t in renewed] == [3]
+    whole = Store.open(tmp_path)
+    assert whole.update("1", description="more", token=renewed[0].lease.token).version == 4
+    assert whole._every_logged_version()["1"] == 4
+
+
+def test_a_store_following_the_log_drops_the_checksum_when_a_later_line_has_none(tmp_path: Path) -> None:
+    store = Store.open(tmp_path, create=True)
+    store.create("a")
+    store.update("1", progress=5)  # logged with its file's checksum
+    assert store._logged_version("1") == 2 and "1" in store._logged_crc
+    history = tmp_path / ".tasks" / "history.jsonl"
+    with history.open("ab") as log:
+        log.write(_line("1", 7, None))  # an outside edit noted, at a higher version
+    store.sync()
+    fresh = Store.open(tmp_path)
+    assert fresh._every_logged_version()["1"] == store._logged_version("1") == 7
+    assert store._logged_crc.get("1") == fresh._logged_crc.get("1") is None

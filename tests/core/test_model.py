@@ -234,7 +234,7 @@ def test_subjects_and_labels_are_valid_exactly_where_the_cores_patterns_said_so(
     rng = random.Random(7)
     # Every character Rust or Python counts as space, and their neighbours.
     spaces = [chr(c) for c in range(0x3001) if chr(c).isspace()] + ["\u180e", "\u200b", "\ufeff", "\x1c", "\x1f", "\x85", "\u2028"]
-    alphabet = spaces + list("ab,é✓_-") + ["\x00", "\x7f"]
+    alphabet = spaces + list("ab,é✓_-") + ["\x00", "\x7f", "\ud800", "\udfff"]  # lone surrogates: not Unicode text
     samples = ["", "a", " a ", "\u3000", "a\nb", "a\rb", "\x1c", "x" * 40, "x" * 41, "x" * 200, "x" * 201, "a,b", "ünïcödé"]
     samples += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6))) for _ in range(3000)]
     old_subject = {"type": "str", "min_length": 1, "max_length": 200, "pattern": r"^[^\r\n]*\S[^\r\n]*$"}
@@ -258,3 +258,18 @@ def test_a_bad_label_in_a_file_is_named_as_a_label() -> None:
         parse_task(json.dumps({"id": "1", "subject": "x", "labels": ["two words"]}).encode(), "task_1.json")
     with pytest.raises(InvalidTaskFile, match="field 'subject': must be a single line that is not blank"):
         parse_task(json.dumps({"id": "1", "subject": "a\nb"}).encode(), "task_1.json")
+
+
+def test_a_label_that_is_not_unicode_text_makes_its_file_invalid_not_the_board_unreadable(tmp_path) -> None:
+    """JSON can spell a lone surrogate (``"\\ud800"``): such a label is refused as the file's
+    one line, as the patterns refused it, and every other command goes on."""
+    from board.store import Store
+
+    store = Store.open(tmp_path, create=True)
+    store.create("fine")
+    store.create("broken")
+    for labels in (["a\\ud800"], ["a b\\ud800"], ["\\ud800" * 41]):
+        (tmp_path / ".tasks" / "task_2.json").write_text('{"id": "2", "subject": "broken", "labels": ["' + labels[0] + '"]}')
+        again = Store.open(tmp_path)
+        assert set(again.tasks) == {"1"} and len(again.invalid) == 1, labels
+        assert "task_2.json" in next(iter(again.invalid))

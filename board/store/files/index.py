@@ -38,6 +38,11 @@ class FileIndex(FileBoard):
         """Read every task file from scratch."""
         self._partial = False
         self._history_offset = self._history.end()
+        if self._logged_scope is not None:
+            # Looked up task by task while only some tasks were read: a whole board makes one
+            # pass instead, the next time a write asks (``_logged_version``).
+            self._max_logged, self._logged_scope = None, None
+            self._logged_crc.clear()
         self.graph = self._new_graph()
         self.invalid = {}
         self._file_stamps = {}
@@ -243,6 +248,8 @@ class FileIndex(FileBoard):
                 versions[task_id] = version
                 if "file" in record:
                     self._logged_crc[task_id] = str(record["file"])
+                else:
+                    self._logged_crc.pop(task_id, None)  # as one pass over the log would say
             if task_id not in logged:
                 try:
                     validate_id(task_id)  # a hand-edited line must not name a path outside the board

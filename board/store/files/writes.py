@@ -31,7 +31,8 @@ from board.store.files.state import FileBoard, PreparedWrite
 #: A rename not (yet) counted by ``SharedDirectorySync``: the writer fsyncs the directory itself.
 NOT_COUNTED = 1 << 62
 #: The task and version of a history line, as ``json_line`` writes them.
-_LOGGED_VERSION = re.compile(rb'"task":"((?:[^"\\]|\\.)*)","version":(\d+)(?:,"file":"([0-9a-f]+)")?')
+#: A version of more than 18 digits is no store's (nor a number ``int`` would take past 4,300).
+_LOGGED_VERSION = re.compile(rb'"task":"((?:[^"\\]|\\.)*)","version":(\d{1,18})(?![0-9])(?:,"file":"([0-9a-f]+)")?')
 #: Fields that change on every write and would only clutter the history's change lists.
 _UNTRACKED = frozenset({"version", "updatedAt"})
 #: Past this many tasks read at once, the tool-call logs are listed once rather than looked for
@@ -326,7 +327,7 @@ class FileWrites(FileBoard):
         one above every version logged before it (``_next_version``, under the lock), so only
         the lines after it (outside edits noted) can say more."""
         assert self._max_logged is not None and self._logged_scope is not None
-        line = re.compile(rb'"task":"' + re.escape(task_id.encode()) + rb'","version":(\d+)(?:,"file":"([0-9a-f]+)")?')
+        line = re.compile(rb'"task":"' + re.escape(task_id.encode()) + rb'","version":(\d{1,18})(?![0-9])(?:,"file":"([0-9a-f]+)")?')
         best: tuple[int, bytes] | None = None
         for chunk in self._history.chunks_back(self._history_offset):
             written = False
@@ -338,6 +339,8 @@ class FileWrites(FileBoard):
                     break
             if written:
                 break
+        if self._history.size() < self._history_offset:
+            return  # the log was cut short meanwhile: asked again, it is read again
         self._logged_scope.add(task_id)
         # Lines this store appended or read on since count too: the latest of the two wins a tie.
         if best is not None and best[0] > self._max_logged.get(task_id, -1):
