@@ -302,7 +302,6 @@ def opener(path: str, flags: int) -> int:
     return open_file(path, flags | _OPENER_FLAGS, 0o644)
 
 
-
 def link(source: os.PathLike[str] | str, target: os.PathLike[str] | str) -> None:
     """``os.link`` of a file to a new name in the same folder (FileExistsError if taken), the
     folder reached without links and the source never followed if it is one."""

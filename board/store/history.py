@@ -82,7 +82,7 @@ class HistoryLog:
             start = max(0, end - size)
             chunk = os.pread(fd, end - start, start)
             if len(chunk) < end - start:
-                return  # the log was cut short meanwhile: the store reads it again as a whole
+                return  # the log was cut short meanwhile: the caller sees it shorter than ``end``
             if start > 0:
                 cut = chunk.find(b"\n", 0, len(chunk) - 1)  # where the chunk's first whole line starts
                 if cut < 0:

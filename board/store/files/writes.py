@@ -30,9 +30,12 @@ from board.store.files.state import FileBoard, PreparedWrite
 
 #: A rename not (yet) counted by ``SharedDirectorySync``: the writer fsyncs the directory itself.
 NOT_COUNTED = 1 << 62
-#: The task and version of a history line, as ``json_line`` writes them.
-#: A version of more than 18 digits is no store's (nor a number ``int`` would take past 4,300).
-_LOGGED_VERSION = re.compile(rb'"task":"((?:[^"\\]|\\.)*)","version":(\d{1,18})(?![0-9])(?:,"file":"([0-9a-f]+)")?')
+#: What follows a history line's task, as ``json_line`` writes it: its version and the checksum
+#: of the file it wrote, if any. A version of more than 18 digits is no store's (nor a number
+#: ``int`` would take past 4,300).
+_VERSION_AND_FILE = rb'","version":(\d{1,18})(?![0-9])(?:,"file":"([0-9a-f]+)")?'
+#: The task, version and file checksum of each history line.
+_LOGGED_VERSION = re.compile(rb'"task":"((?:[^"\\]|\\.)*)' + _VERSION_AND_FILE)
 #: Fields that change on every write and would only clutter the history's change lists.
 _UNTRACKED = frozenset({"version", "updatedAt"})
 #: Past this many tasks read at once, the tool-call logs are listed once rather than looked for
@@ -327,17 +330,14 @@ class FileWrites(FileBoard):
         one above every version logged before it (``_next_version``, under the lock), so only
         the lines after it (outside edits noted) can say more."""
         assert self._max_logged is not None and self._logged_scope is not None
-        line = re.compile(rb'"task":"' + re.escape(task_id.encode()) + rb'","version":(\d{1,18})(?![0-9])(?:,"file":"([0-9a-f]+)")?')
+        line = re.compile(rb'"task":"' + re.escape(task_id.encode()) + _VERSION_AND_FILE)
+        latest_first = (found for chunk in self._history.chunks_back(self._history_offset) for found in reversed(line.findall(chunk)))
         best: tuple[int, bytes] | None = None
-        for chunk in self._history.chunks_back(self._history_offset):
-            written = False
-            for version, crc in reversed(line.findall(chunk)):
-                if best is None or int(version) > best[0]:
-                    best = (int(version), crc)  # on a tie the later line counts, as in one pass
-                if crc:
-                    written = True
-                    break
-            if written:
+        for digits, crc in latest_first:
+            version = int(digits)
+            if best is None or version > best[0]:
+                best = (version, crc)  # on a tie the later line counts, as in one pass
+            if crc:
                 break
         if self._history.size() < self._history_offset:
             return  # the log was cut short meanwhile: asked again, it is read again
