@@ -29,6 +29,7 @@ def __getattr__(name: str) -> object:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    _collect_nothing_at_exit()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["hook"] and not {"-h", "--help"} & set(argv[1:]):
         # Claude Code runs this on every tool call of every agent: straight to the hook, with
@@ -85,6 +86,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(handler, args)
     finally:
         sys.stdout, sys.stderr = streams
+
+
+_EXIT_ARRANGED = False
+
+
+def _collect_nothing_at_exit() -> None:
+    """Have the process end without the garbage collector's last passes over every object it
+    made (the pydantic core, the store, the parser): 2.5 to 4 ms of a command about one task,
+    a tenth of it, and of every ``board hook``. Frozen last (the exit handlers run last in, first
+    out), everything is still freed as the interpreter lets go of its modules; only objects that
+    hold each other in a cycle are left to the end of the process, which closes their files, and
+    board writes nothing through buffers a collection would have flushed."""
+    global _EXIT_ARRANGED
+    if not _EXIT_ARRANGED:
+        import atexit
+        import gc
+
+        atexit.register(gc.freeze)
+        _EXIT_ARRANGED = True
 
 
 def _run(handler: Callable[[argparse.Namespace], int | None], args: argparse.Namespace) -> int:
