@@ -127,15 +127,20 @@ def read_ready_head(state_dir: Path, count: int) -> list[tuple[str, dict[str, An
     journal's changes are set aside (each read from the journal), ``count`` entries of the head
     left untouched outrank all the rest."""
     for _ in range(READ_ATTEMPTS):
-        head = _read_head(state_dir, READY)
+        start = _snapshot_start(state_dir, READY, HEAD_BYTES)
+        if start is None:
+            return None
+        lines = _journal_lines(state_dir, READY)
+        changed: dict[str, dict[str, Any] | None] = {}
+        _fold(changed, lines[1:] if lines else [], removed=None)
+        # Of the head's first ``count`` + (entries the journal changed), at least ``count`` are
+        # untouched: only those are parsed, not the whole head (1,536 entries).
+        head = _head_of(start, count + len(changed))
         if head is None:
             return None
         generation, best, complete = head
-        lines = _journal_lines(state_dir, READY) or [_header(generation)]  # no journal: no changes
-        if _generation_of(lines[0]) != generation:
+        if _generation_of(lines[0] if lines else _header(generation)) != generation:  # no journal: no changes
             continue  # folded meanwhile: read the new pair
-        changed: dict[str, dict[str, Any] | None] = {}
-        _fold(changed, lines[1:], removed=None)
         # The head is in claim order: of its entries the journal left alone, only the first
         # ``count`` can be among the best.
         untouched: list[tuple[str, dict[str, Any]]] = []
@@ -162,17 +167,27 @@ def claim_order_key(task_id: str, entry: Mapping[str, Any]) -> tuple[int, float,
     )
 
 
-def _read_head(state_dir: Path, files: IndexFiles) -> tuple[int, list[tuple[str, dict[str, Any]]], bool] | None:
+def _head_of(start: bytes, wanted: int) -> tuple[int, list[tuple[str, dict[str, Any]]], bool] | None:
     """(generation, the entries listed first, whether they are all there are) from the first
-    bytes of a snapshot ``_write`` wrote with a head; None for any other."""
-    start = _snapshot_start(state_dir, files, HEAD_BYTES)
-    if start is None:
-        return None
+    bytes of a snapshot ``_write`` wrote with a head, at most the first ``wanted`` entries of
+    it (then never all there are); None for any other."""
     end = start.find(b',"tasks":')  # no JSON string holds it: a quote inside one is escaped
     if end < 0:
         return None
+    head, cut = start[:end], False
+    # ``_write`` ends each entry with its object and its pair ("}]") and puts "," between two:
+    # cut after the ``wanted``th and close the list. (A head that is not ``_write``'s may be
+    # cut elsewhere: it then fails to parse, or parses into entries every claim checks anyway.)
+    at = head.find(b'"best":[')
+    for _ in range(wanted if at >= 0 else 0):
+        at = head.find(b"}],[", at + 1)
+        if at < 0:
+            break
+    else:
+        if at >= 0:
+            head, cut = head[: at + 2] + b"]", True
     try:
-        data = json_bounds.loads(start[:end] + b"}")
+        data = json_bounds.loads(head + b"}")
     except ValueError:
         return None
     if not isinstance(data, dict):
@@ -181,7 +196,7 @@ def _read_head(state_dir: Path, files: IndexFiles) -> tuple[int, list[tuple[str,
     if type(generation) is not int or generation <= 0 or not isinstance(best, list) or type(complete) is not bool:
         return None
     entries = [(pair[0], pair[1]) for pair in best if isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and isinstance(pair[1], dict)]
-    return generation, entries, complete and len(entries) == len(best)
+    return generation, entries, complete and not cut and len(entries) == len(best)
 
 
 def index_written(state_dir: Path, files: IndexFiles = ACTIVE) -> bool:

@@ -208,3 +208,55 @@ def test_a_claim_reads_the_head_of_a_large_index_not_the_whole(workspace: Path, 
         wanted = best_on_the_whole_board(workspace)
         assert claim(workspace, f"agent-{step}", capsys)[0] == wanted != first
     assert path.read_bytes() == raw[:HEAD_BYTES]  # never read whole, so never written anew
+
+
+def test_a_claim_below_its_limit_reads_none_of_the_tasks_its_agent_holds(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index of work in progress names what an agent holds; each task named is read fresh
+    only to count it out if it moved on. With fewer named than the agent's limit, the claim
+    cannot be refused, so none of them is read; at the limit, the claim is refused as before."""
+    from board.errors import BoardError
+    from board.store.files import FileStore
+
+    for n in range(1, 11):
+        doc = {"id": str(n), "subject": f"job {n}", "status": "pending", "blockedBy": [], "blocks": [], "version": 1}
+        (workspace / ".tasks" / f"task_{n}.json").write_text(json.dumps(doc))
+    Store.open(workspace).refresh_active()  # the indexes, as a reader of the whole board writes them
+    held = {Store.open(workspace, whole=False).claim("a", max_held=None).id for _ in range(4)}
+    read: list[str] = []
+    fresh = FileStore._fresh
+
+    def spied(self: FileStore, task_id: str):  # type: ignore[no-untyped-def]
+        read.append(task_id)
+        return fresh(self, task_id)
+
+    monkeypatch.setattr(FileStore, "_fresh", spied)
+    taken = Store.open(workspace, whole=False).claim("a", max_held=5)
+    assert taken is not None and taken.id not in held
+    assert read and not held & set(read), read
+    held.add(taken.id)
+    read.clear()
+    with pytest.raises(BoardError, match="agent a already holds"):
+        Store.open(workspace, whole=False).claim("a", max_held=5)
+    assert held <= set(read)  # at the limit, each is read to count it
+
+
+def test_a_claim_parses_only_the_first_entries_of_the_head_it_needs(workspace: Path, capsys) -> None:
+    """Of the head's entries a claim needs its count of candidates, and as many more as the
+    journal changed: only those are parsed. Break the head well after them (no parser of the
+    whole head could read it) and claims still take the best tasks in order, from the index,
+    which is never written anew."""
+    for n in range(1, 301):
+        doc = {"id": str(n), "subject": f"job {n}", "status": "pending", "priority": ("low", "medium", "high")[n % 3], "blockedBy": [], "blocks": [], "version": 1}
+        (workspace / ".tasks" / f"task_{n}.json").write_text(json.dumps(doc))
+    first = Store.open(workspace).claim("warm-up").id  # writes the index whole
+    path = workspace / ".tasks" / "ready.json"
+    raw = path.read_bytes()
+    tasks_at = raw.find(b',"tasks":')
+    entry_100 = tasks_at - 100 * 40  # well past the first 16 + 6 entries, inside the head
+    broken = raw[:entry_100] + b"\x00 not JSON \x00" + raw[entry_100 + 12 :]
+    assert broken.find(b',"tasks":') == tasks_at and broken.find(b"\x00") > raw.find(b'"best":[') + 30 * 40
+    path.write_bytes(broken)
+    for step in range(6):
+        wanted = best_on_the_whole_board(workspace)
+        assert claim(workspace, f"agent-{step}", capsys)[0] == wanted != first
+    assert path.read_bytes() == broken  # never read whole, so never written anew

@@ -141,8 +141,11 @@ class FileClaims(FileBoard):
         """``_check_holding`` on what the index of work in progress names, each task read fresh."""
         if max_held is None:
             return
+        named = self._held_by(agent) or []
+        if len(named) < max_held:
+            return  # read fresh, the tasks named can only be fewer: no refusal either way
         held = []
-        for task_id in self._held_by(agent) or []:
+        for task_id in named:
             try:
                 task = self._fresh(task_id)
             except BoardError:
