@@ -6,8 +6,6 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from board.present import task_json
-
 if TYPE_CHECKING:  # handlers load them: building the parser must stay light
     import argparse
 
@@ -23,6 +21,8 @@ def print_task(args: argparse.Namespace, store: Store, task: Task, line: str) ->
     """A command's answer about the task it changed: the task as JSON (``task_json``) with
     ``--json``, else ``line``."""
     if args.json:
+        from board.present import task_json  # here: a command that prints a line runs without it
+
         print_json(task_json(task, store.graph))
     else:
         print(line)

@@ -594,12 +594,15 @@ class SharedDirectorySync:
         return renamed, min(durable, renamed)  # more durable than renamed: a damaged file, trust neither
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write to a temp file beside ``path``, fsync, rename over, fsync the directory."""
+def write_atomic(path: Path, data: bytes, *, lasting: bool = True) -> None:
+    """Write to a temp file beside ``path``, fsync, rename over, fsync the directory.
+    ``lasting=False`` leaves the directory unsynced: after a crash the file is whole, the old
+    version or the new one, for a record whose latest version need not outlive the machine."""
     temp = TempFile(path.parent)
     temp.fill(data)
     temp.move_to(path)
-    fsync_directory(path.parent)
+    if lasting:
+        fsync_directory(path.parent)
 
 
 def write_json_atomic(path: Path, value: Any) -> None:

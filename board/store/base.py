@@ -811,14 +811,8 @@ class Store(ABC):
                 held = [t.id for t in self.graph.tasks.values() if t.lease is not None and t.lease.owner == agent and not removed_by_claude_code(t)]
             for task_id in held:
                 try:
-                    known = self.get(task_id)
-                except BoardError:  # gone, or its file broken: nothing to renew
-                    continue
-                if removed_by_claude_code(known):
-                    continue  # Claude Code deleted it: nobody holds it any more
-                try:
                     fresh = self._fresh(task_id)
-                except TaskNotFound:
+                except BoardError:  # gone, its file broken, or deleted by Claude Code: nothing to renew
                     continue
                 if fresh.lease is None or fresh.lease.owner != agent or fresh.status != Status.IN_PROGRESS or removed_by_claude_code(fresh):
                     continue

@@ -22,6 +22,27 @@ def test_integer_ids_are_read_as_strings_and_written_back_as_integers() -> None:
     assert "integerIds" not in written
 
 
+def test_the_id_key_is_found_exactly_where_its_pattern_found_it() -> None:
+    """The first ``"id"`` key of a file and where its value starts, found without a pattern, as
+    ``"id"\\s*:\\s*`` found it: over spaced, tabbed and broken keys, ``"id"`` as a value, and keys
+    that end in ``id``."""
+    import itertools
+    import re
+
+    from board.model import _id_value_at
+
+    pattern = re.compile(rb'"id"\s*:\s*')
+    parts = [b'"id"', b" ", b"\t\n", b"\x0b\x0c", b":", b"7", b'"7"', b'"kid"', b",", b'\\"id\\"', b"{", b"\r"]
+    tried = 0
+    for length in range(1, 6):
+        for pieces in itertools.product(parts, repeat=length):
+            raw = b"".join(pieces)
+            found = pattern.search(raw)
+            assert _id_value_at(raw) == (found.end() if found else -1), raw
+            tried += 1
+    assert tried > 200_000
+
+
 def test_string_ids_stay_strings_even_when_numeric() -> None:
     task = parse_task(doc(id="7", blockedBy=["1"], metadata={"id": 3}), "task_7.json")
     written = json.loads(dump_task(task))

@@ -67,7 +67,9 @@ class FileAgentRecords:
     def write(self, name: str, record: Mapping[str, Any]) -> None:
         path = self.path(name)
         confine.make_folders(self.directory)
-        write_atomic(path, (json.dumps(record, indent=2) + "\n").encode())
+        # A record says when its agent was last heard from: after a crash, the one before is
+        # as good, so the rename is not made durable (a heartbeat's fsync of the folder).
+        write_atomic(path, (json.dumps(record, indent=2) + "\n").encode(), lasting=False)
 
     def logged_calls(self, name: str) -> tuple[int, str | None] | None:
         return count_agent_calls(self.state_dir, name)

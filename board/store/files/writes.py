@@ -13,6 +13,7 @@ import re
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +34,23 @@ NOT_COUNTED = 1 << 62
 #: What follows a history line's task, as ``json_line`` writes it: its version and the checksum
 #: of the file it wrote, if any. A version of more than 18 digits is no store's (nor a number
 #: ``int`` would take past 4,300).
-_VERSION_AND_FILE = rb'","version":(\d{1,18})(?![0-9])(?:,"file":"([0-9a-f]+)")?'
-#: The task, version and file checksum of each history line.
-_LOGGED_VERSION = re.compile(rb'"task":"((?:[^"\\]|\\.)*)' + _VERSION_AND_FILE)
+_AFTER_TASK = b'","version":'
+_VERSION_AND_FILE = rb'(\d{1,18})(?![0-9])(?:,"file":"([0-9a-f]+)")?'
+
+
+@cache
+def _logged_versions() -> re.Pattern[bytes]:
+    """The task, version and file checksum of each history line. Compiled when first asked
+    (most commands never read the whole log), as ``_version_and_file``."""
+    return re.compile(rb'"task":"((?:[^"\\]|\\.)*)' + _AFTER_TASK + _VERSION_AND_FILE)
+
+
+@cache
+def _version_and_file() -> re.Pattern[bytes]:
+    """What follows ``_AFTER_TASK`` in a history line, for a lookup of one task's lines."""
+    return re.compile(_VERSION_AND_FILE)
+
+
 #: Fields that change on every write and would only clutter the history's change lists.
 _UNTRACKED = frozenset({"version", "updatedAt"})
 #: Past this many tasks read at once, the tool-call logs are listed once rather than looked for
@@ -314,7 +329,7 @@ class FileWrites(FileBoard):
     def _every_logged_version(self) -> dict[str, int]:
         versions: dict[str, int] = {}
         crcs = self._logged_crc
-        for task_id, version, crc in _LOGGED_VERSION.findall(self._history.read_prefix(self._history_offset)):
+        for task_id, version, crc in _logged_versions().findall(self._history.read_prefix(self._history_offset)):
             key, number = task_id.decode("utf-8", "replace"), int(version)
             if number >= versions.get(key, -1):
                 versions[key] = number
@@ -330,10 +345,8 @@ class FileWrites(FileBoard):
         one above every version logged before it (``_next_version``, under the lock), so only
         the lines after it (outside edits noted) can say more."""
         assert self._max_logged is not None and self._logged_scope is not None
-        line = re.compile(rb'"task":"' + re.escape(task_id.encode()) + _VERSION_AND_FILE)
-        latest_first = (found for chunk in self._history.chunks_back(self._history_offset) for found in reversed(line.findall(chunk)))
         best: tuple[int, bytes] | None = None
-        for digits, crc in latest_first:
+        for digits, crc in self._lines_back(task_id):
             version = int(digits)
             if best is None or version > best[0]:
                 best = (version, crc)  # on a tie the later line counts, as in one pass
@@ -349,6 +362,19 @@ class FileWrites(FileBoard):
                 self._logged_crc[task_id] = best[1].decode()
             else:
                 self._logged_crc.pop(task_id, None)
+
+    def _lines_back(self, task_id: str) -> Iterator[tuple[bytes, bytes]]:
+        """The version and file checksum (b"" without one) of each of the task's history lines,
+        latest first. Its lines are found by their start with ``rfind``, not by a pattern made
+        for the task: compiling one cost more than the rest of the lookup."""
+        start, tail = b'"task":"' + task_id.encode() + _AFTER_TASK, _version_and_file()
+        for chunk in self._history.chunks_back(self._history_offset):
+            end = len(chunk)
+            while (found := chunk.rfind(start, 0, end)) >= 0:
+                end = found
+                match = tail.match(chunk, found + len(start))
+                if match is not None:
+                    yield match.group(1), match.group(2) or b""
 
     def _note_logged(self, task: Task, crc: str) -> None:
         self._logged[task.id] = task
