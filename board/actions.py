@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
+from board.records import NamedTuple
 from board.errors import BoardError, Command, Option, Part
 from board.model import Budget, PolicyMark, Seen, Task, live_lease_holder
 from board.status import Status

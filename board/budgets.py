@@ -20,8 +20,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import NamedTuple
 
+from board.records import NamedTuple
 from board.model import Budget, Task
 from board.status import ACTIVE, Status
 from board.claude.transcripts import TASK_TOKENS, agent_tokens_path, read_tokens, summary, task_tokens_path

@@ -17,7 +17,7 @@ set how the whole document is read (``Document.__init_subclass__``); subclasses 
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from board import document_schema as core_schema
 from board.document_schema import SchemaSerializer, SchemaValidator
@@ -25,7 +25,10 @@ from board.document_schema import SchemaSerializer, SchemaValidator
 __all__ = ["Document", "field", "constrained_str", "datetime_schema", "enum_schema", "list_of", "optional"]
 
 _REQUIRED = object()
-_D = TypeVar("_D", bound="Document")
+if TYPE_CHECKING:  # a bound named by text is compiled at run time (``ForwardRef``)
+    from typing import TypeVar
+
+    _D = TypeVar("_D", bound="Document")
 
 
 class _Field:
@@ -97,6 +100,19 @@ def optional(schema: core_schema.CoreSchema) -> core_schema.CoreSchema:
     return core_schema.nullable_schema(schema)
 
 
+class _MadeOnFirstUse:
+    """A document class's validator or serializer, made from its schema the first time it is
+    asked for, and from then on the class's own attribute."""
+
+    def __init__(self, owner: type, name: str, make: Any, schema: core_schema.CoreSchema, config: Any) -> None:
+        self.owner, self.name, self.make, self.schema, self.config = owner, name, make, schema, config
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        made = self.make(self.schema, self.config)
+        setattr(self.owner, self.name, made)
+        return made
+
+
 class Document:
     """A JSON object with typed fields; unknown fields are kept in ``model_extra``.
 
@@ -153,8 +169,11 @@ class Document:
             ref=f"{cls.__module__}.{cls.__qualname__}",
         )
         cls.__pydantic_core_schema__ = schema
-        cls.__pydantic_validator__ = SchemaValidator(schema, config)
-        cls.__pydantic_serializer__ = SchemaSerializer(schema, config)
+        # Made when first used: a task's own validator and serializer hold its lease's, tool
+        # calls' and budget's schemas, so a command that only reads and writes tasks never makes
+        # theirs (0.2 ms of its start).
+        cls.__pydantic_validator__ = _MadeOnFirstUse(cls, "__pydantic_validator__", SchemaValidator, schema, config)  # type: ignore[assignment]
+        cls.__pydantic_serializer__ = _MadeOnFirstUse(cls, "__pydantic_serializer__", SchemaSerializer, schema, config)  # type: ignore[assignment]
 
     def __init__(self, **data: Any) -> None:
         type(self).__pydantic_validator__.validate_python(data, self_instance=self)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import errno
 import json
 from collections.abc import Callable
-from typing import NamedTuple
+from board.records import NamedTuple
 
 
 # Named tuples, not dataclasses: every command imports this module, and ``dataclasses`` (with

@@ -16,8 +16,8 @@ from collections import Counter
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from itertools import chain as chained
-from typing import NamedTuple
 
+from board.records import NamedTuple
 from board.model import PRIORITY_RANK, Task
 from board.names import id_sort_key
 from board.status import Status

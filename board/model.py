@@ -10,8 +10,9 @@ import json
 import os
 import sys
 from datetime import UTC, datetime
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
+from board.records import NamedTuple
 from board.document_schema import ValidationError
 
 from board.document_json import indented, plain_dict

@@ -25,8 +25,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from board.records import NamedTuple
 from board.errors import BoardError, GraphError, Option, LeaseHeld, NotReady, StaleLease, TaskNotFound, VersionConflict
 from board.graph import TaskGraph, removed_by_claude_code, sorted_ids
 from board.model import Lease, Priority, Seen, Task, checked_budget, draft_of, by_policy, live_lease_holder, task_from_dict, utcnow, validate_id, with_limits

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from board.records import NamedTuple
 from board.errors import BoardError
 from board.status import FINISHED
 from board.times import iso

@@ -341,3 +341,61 @@ def test_a_command_ends_without_the_collectors_last_passes_over_what_it_loaded(w
     done = subprocess.run([sys.executable, "-c", probe], input="{}", capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 0, done.stderr
     assert int(done.stdout.rsplit("frozen ", 1)[1]) > 10_000
+
+
+@pytest.mark.parametrize("argv", [["task", "show", "1"], ["heartbeat", "--agent", "a1"], ["task", "update", "1", "--progress", "40", "--token", "TOKEN"]])
+def test_commands_about_a_task_make_no_validator_they_do_not_use(workspace: Path, argv: list[str]) -> None:
+    """A task's validator and serializer hold its lease's, budget's and policy mark's schemas,
+    so those documents' own are made only when one is checked or written by itself."""
+    assert run_board(workspace, "task", "create", "first").returncode == 0
+    task_id, token = run_board(workspace, "claim", "--agent", "a1").stdout.split("\t")[:2]
+    argv = [token if part == "TOKEN" else part for part in argv]
+    assert task_id == "1"
+    probe = (
+        f"import os\nos.chdir({str(workspace)!r})\nfrom board.cli import main\nassert main({argv!r}) == 0\n"
+        "from board.document import _MadeOnFirstUse\nfrom board import model\n"
+        "print(sorted(f'{kind.__name__}.{part}' for kind in (model.Task, model.Lease, model.Budget, model.PolicyMark) for part in ('__pydantic_validator__', '__pydantic_serializer__') if not isinstance(vars(kind)[part], _MadeOnFirstUse)))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "['Task.__pydantic_validator__']"
+
+
+def test_a_document_made_on_first_use_validates_as_its_own_class_in_a_subclass_too() -> None:
+    from board.document import Document, constrained_str, field
+
+    class Outer(Document):
+        name: str = field(constrained_str(min_length=1))
+
+    class Inner(Outer):
+        size: int = field({"type": "int"}, default=0)
+
+    from board.document_schema import ValidationError
+
+    assert Inner.model_validate({"name": "a", "size": 3}).size == 3  # the subclass's own validator, made first
+    with pytest.raises(ValidationError):
+        Inner.model_validate({"name": "a", "size": "many"})
+    assert Outer.model_validate({"name": "b", "size": "many"}).model_extra == {"size": "many"}  # not a field of its own
+    assert Outer(name="c").model_dump() == {"name": "c"} and Inner(name="d").model_dump() == {"name": "d", "size": 0}
+
+
+@pytest.mark.parametrize("argv", [["task", "show", "1"], ["heartbeat", "--agent", "a1"], ["claim", "--agent", "a2"], ["toolcall", "1", "Edit", "--agent", "a1"]])
+def test_commands_about_a_task_compile_no_source_as_they_start(workspace: Path, argv: list[str]) -> None:
+    """``typing.NamedTuple`` compiled each field's annotation (text, in modules written with
+    ``from __future__ import annotations``) and ``collections.namedtuple`` its ``__new__``:
+    1.9 ms of a heartbeat, 0.9 of it the first compile in the process. board's records are
+    built without compiling (``board.records``); the standard library's own named tuples are
+    loaded before the count starts."""
+    for command in (["task", "create", "first"], ["task", "create", "second"], ["claim", "--agent", "a1"]):
+        assert run_board(workspace, *command).returncode == 0
+    probe = (
+        "import sys, functools, shutil, socket, urllib.parse\n"  # what the standard library compiles of its own
+        f"import os\nos.chdir({str(workspace)!r})\n"
+        "compiled = []\n"
+        "sys.addaudithook(lambda event, args: compiled.append(args[0]) if event == 'compile' and not str(args[1]).endswith('.py') else None)\n"
+        f"from board.cli import main\nmain({argv!r})\n"
+        "print(repr(compiled))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "[]"

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import heapq
-from typing import Any, NamedTuple
+from typing import Any
 
+from board.records import NamedTuple
 from board.active_work import READY, claim_order_key, index_written, note_task, read_parents, read_ready, read_ready_head
 from board.errors import BoardError, InvalidTaskFile
 from board.graph import removed_by_claude_code

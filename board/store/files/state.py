@@ -10,8 +10,9 @@ from __future__ import annotations
 from abc import abstractmethod
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
+from board.records import NamedTuple
 from board.errors import InvalidTaskFile
 from board.graph import TaskGraph
 from board.model import Task, utcnow

@@ -12,8 +12,8 @@ than this code.
 
 from __future__ import annotations
 
-from typing import NamedTuple
 
+from board.records import NamedTuple
 from board.errors import BoardError
 
 TYPE_CHECKING = False
