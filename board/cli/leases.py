@@ -54,7 +54,7 @@ def cmd_claim(args: argparse.Namespace) -> int:
     # asks for what is derived from the whole board (its wave, its dependents).
     from board import actions
     from board.cli.output import print_json, print_task
-    from board.cli.tasks import open_store
+    from board.cli.opening import open_store
 
     store = open_store(args, whole=args.json)
     task = actions.claim(store, args.agent, lease_seconds=args.lease, max_held=args.max, budget=budget_change(args))
@@ -74,7 +74,7 @@ def cmd_claim(args: argparse.Namespace) -> int:
 
 def cmd_heartbeat(args: argparse.Namespace) -> int:
     from board.cli.output import print_json
-    from board.cli.tasks import open_store
+    from board.cli.opening import open_store
 
     store = open_store(args, whole=False)  # renews what the agent holds, read alone
     renewed = store.heartbeat(args.agent, lease_seconds=args.lease)
@@ -91,7 +91,7 @@ def cmd_heartbeat(args: argparse.Namespace) -> int:
 def cmd_release(args: argparse.Namespace) -> int:
     from board import actions
     from board.cli.output import print_task
-    from board.cli.tasks import open_store, who
+    from board.cli.opening import open_store, who
 
     store = open_store(args, whole=args.json)  # JSON shows what is derived from the whole board
     task = actions.release(store, args.id, who(args, args.id))
@@ -105,7 +105,7 @@ def cmd_toolcall(args: argparse.Namespace) -> int:
     if record_in_files(args):
         return 0
     from board.cli.output import print_task
-    from board.cli.tasks import open_store
+    from board.cli.opening import open_store
 
     store = open_store(args, whole=args.json)  # JSON shows what is derived from the whole board
     task = store.record_toolcall(args.id, args.tool, ok=not args.failed, ms=args.ms, files=args.files, agent=args.agent, token=lease_token(args.token, args.id))

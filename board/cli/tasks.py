@@ -12,7 +12,7 @@ from board.cli.parser import add_command
 from board.cli.arguments import add_budget_options, budget_change, label, number_argument, task_id
 from board.cli.output import print_json, print_task
 from board.errors import BoardError
-from board.identity import acting_user, lease_token
+from board.cli.opening import open_store, who  # noqa: F401  (other command modules import them from here)
 from board.present import SORTS, blocker_list, prompt, select_tasks, shown_task, table, task_json, task_tokens, tokens_text
 from board.priority import Priority
 from board.status import Status
@@ -20,31 +20,12 @@ from board.status import Status
 # Building the parser must not load the store or pydantic (every command pays for what is
 # imported here): handlers import them when they run.
 if TYPE_CHECKING:
-    from board import actions
     from board.model import Task
     from board.store import Store
 
 
 #: Position of these commands in --help.
 ORDER = 10
-
-def open_store(args: argparse.Namespace, *, create: bool = False, whole: bool = True) -> Store:
-    """The board; with ``whole=False``, read only as far as the command asks (one task's
-    file for a command about one task), so it costs the same on a board of any size."""
-    from board.store import Store
-
-    return Store.open(Path(args.workspace), actor=acting_user(), create=create, whole=whole)
-
-
-def who(args: argparse.Namespace, task_id: str) -> actions.Who:
-    """Who runs the command, with the lease token it gives (or its worker gave it) for the task."""
-    from board import actions
-
-    return actions.Who(
-        acting_user(), token=lease_token(getattr(args, "token", None), task_id), force=getattr(args, "force", False),
-        expected_version=getattr(args, "expect_version", None),
-    )
-
 
 progress_value = number_argument(int, "a whole number", lambda number: 0 <= number <= 100, "{} is outside 0-100")
 

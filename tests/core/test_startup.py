@@ -74,7 +74,7 @@ def test_the_command_map_names_the_module_that_registers_each_command() -> None:
 def test_a_command_loads_only_its_own_command_module(argv: list[str]) -> None:
     code = f"from board.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass"
     loaded = {name for name in modules_after(code) if name.startswith("board.cli.")}
-    assert loaded <= {"board.cli.parser", "board.cli.startup", "board.cli.arguments", "board.cli.output", "board.cli.tasks", "board.cli.leases"}
+    assert loaded <= {"board.cli.parser", "board.cli.startup", "board.cli.arguments", "board.cli.output", "board.cli.opening", "board.cli.tasks", "board.cli.leases"}
     assert "board.cli.run" not in loaded and "board.cli.mcp" not in loaded
 
 
@@ -194,7 +194,25 @@ def test_commands_about_a_task_load_no_module_they_do_not_use(workspace: Path, a
     code = f"import os\nos.chdir({str(workspace)!r})\nfrom board.cli import main\nassert main({argv!r}) == {2 if refused else 0}"
     loaded = modules_after(code)
     assert "board.store.files.state" in loaded and "board.disk.atomic" in loaded
-    assert not {"threading", "ctypes", "copy", "random", "signal", "struct", "weakref", "board.store.claude", "board.store.files.mirror"} & loaded
+    assert not {"threading", "ctypes", "copy", "random", "signal", "struct", "weakref", "shutil", "board.store.claude", "board.store.files.mirror"} & loaded
+    if argv[0] != "task":  # an agent's own commands open the board without the task commands and how they show tasks
+        assert not {"board.cli.tasks", "board.present"} & loaded
+
+
+@pytest.mark.parametrize("columns", [None, "120", "0", "-3", "wide", "81"])
+def test_the_parsers_width_is_the_terminals_as_shutil_tells_it(monkeypatch: pytest.MonkeyPatch, columns: str | None) -> None:
+    """argparse asked ``shutil`` for the width of every formatter it built (shutil, bz2, lzma:
+    1.5-3 ms of every command): the parser works it out the same way without them."""
+    import shutil
+
+    from board.cli.parser import build_parser, terminal_width
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert terminal_width() == shutil.get_terminal_size().columns
+    assert build_parser()._get_formatter()._width == shutil.get_terminal_size().columns - 2  # as argparse's own formatter has it
 
 
 def test_a_tool_call_on_a_board_in_files_loads_neither_pydantic_nor_the_store(workspace: Path) -> None:
