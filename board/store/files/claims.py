@@ -108,19 +108,18 @@ class FileClaims(FileBoard):
         under the lock before it is taken. None when the index cannot say (never written, or
         none of its first candidates is ready now): the whole board decides, so "nothing is
         ready" is never said on the index's word."""
-        # An agent that holds enough already is refused before the index of ready tasks is
-        # read (its size grows with the board); the check under the lock below stays the one
-        # that counts.
-        self._check_holding_from_index(agent, max_held)
+        # Whether the agent holds enough already is asked once, under the lock: the head of the
+        # index read first is as long on a board of any size.
         best = read_ready_head(self.state_dir, INDEX_CANDIDATES)
         if best is not None:
             order = [task_id for task_id, _ in best]
         else:  # the head of the index cannot say: the whole index
             entries = read_ready(self.state_dir)
-            if not entries or not index_written(self.state_dir):
-                return None
-            order = heapq.nsmallest(INDEX_CANDIDATES, entries, key=lambda task_id: claim_order_key(task_id, entries[task_id]))
+            ready = entries if entries and index_written(self.state_dir) else {}
+            order = heapq.nsmallest(INDEX_CANDIDATES, ready, key=lambda task_id: claim_order_key(task_id, ready[task_id]))
         if not order:
+            # The whole board decides next: an agent that holds enough is refused before it is read.
+            self._check_holding_from_index(agent, max_held)
             return None
         with self._write_lock():
             self.sync()
