@@ -15,6 +15,7 @@ from types import ModuleType
 from typing import Any
 
 from board import __version__
+from board.cli import VALUED_OPTIONS
 
 
 #: Which module of ``board.cli`` registers each command (tests/core/test_startup.py checks
@@ -35,8 +36,6 @@ COMMANDS = {
     "hooks": "hooks", "hook": "hooks",
 }
 
-#: Options of the top level that take a value (the command is the first word that is not one).
-_VALUED_OPTIONS = frozenset({"-w", "--workspace", "--claude", "--db"})
 
 
 class _PartialParserMiss(Exception):
@@ -122,7 +121,7 @@ def command_word(argv: list[str]) -> str | None:
         elif token in ("-h", "--help", "--"):
             return None
         elif token.startswith("-"):
-            value_next = token in _VALUED_OPTIONS
+            value_next = token in VALUED_OPTIONS
         else:
             return token if token in COMMANDS else None
     return ""
