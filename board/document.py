@@ -108,9 +108,17 @@ class _MadeOnFirstUse:
         self.owner, self.name, self.make, self.schema, self.config = owner, name, make, schema, config
 
     def __get__(self, instance: object, owner: type | None = None) -> Any:
+        return self.made()
+
+    def made(self) -> Any:
         made = self.make(self.schema, self.config)
         setattr(self.owner, self.name, made)
         return made
+
+    def __getattr__(self, name: str) -> Any:
+        # Read from the class's ``__dict__`` itself, as pydantic's ``TypeAdapter`` does, it
+        # stands in for what it makes.
+        return getattr(self.made() if self.owner.__dict__.get(self.name) is self else self.owner.__dict__[self.name], name)
 
 
 class Document:

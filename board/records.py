@@ -26,6 +26,8 @@ else:
         def __new__(mcls, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> type:
             if namespace.get("__module__") == __name__ and name == "NamedTuple":
                 return super().__new__(mcls, name, (tuple,), namespace)
+            if any(isinstance(base, _RecordType) and base is not NamedTuple for base in bases):
+                return super().__new__(mcls, name, bases, namespace)  # a record's subclass keeps its fields
             fields = tuple(namespace.get("__annotations__", {}))
             defaults: dict[str, Any] = {}
             for field in fields:
@@ -37,17 +39,19 @@ else:
                 if field.startswith("_"):
                     raise ValueError(f"field names cannot start with an underscore: {field!r}")
                 namespace[field] = _tuplegetter(index, f"Alias for field number {index}")
+            namespace.setdefault("__doc__", f"{name}({', '.join(fields)})")
             namespace.update(__slots__=(), _fields=fields, _field_defaults=defaults, __match_args__=fields)
             return super().__new__(mcls, name, bases, namespace)
 
     class NamedTuple(tuple, metaclass=_RecordType):
         """The base of a record: ``class Point(NamedTuple): x: int; y: int = 0``."""
 
+        # Without annotations: ``typing.get_type_hints`` of a record reads its bases' too.
         __slots__ = ()
-        _fields: tuple[str, ...] = ()
-        _field_defaults: dict[str, Any] = {}
+        _fields = ()
+        _field_defaults = {}  # noqa: RUF012
 
-        def __new__(cls, *args: Any, **named: Any) -> Any:
+        def __new__(cls, /, *args: Any, **named: Any) -> Any:  # ``/``: a field may be named ``cls``
             fields = cls._fields
             if named or len(args) != len(fields):
                 args = cls._bound(args, named)

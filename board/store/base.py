@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from board.records import NamedTuple
-from board.errors import BoardError, GraphError, Option, LeaseHeld, NotReady, StaleLease, TaskNotFound, VersionConflict
+from board.errors import BoardError, BoardUnavailable, GraphError, Option, LeaseHeld, NotReady, StaleLease, TaskNotFound, VersionConflict
 from board.graph import TaskGraph, removed_by_claude_code, sorted_ids
 from board.model import Lease, Priority, Seen, Task, checked_budget, draft_of, by_policy, live_lease_holder, task_from_dict, utcnow, validate_id, with_limits
 from board.status import Status, check_transition
@@ -813,6 +813,8 @@ class Store(ABC):
             for task_id in held:
                 try:
                     fresh = self._fresh(task_id)
+                except BoardUnavailable:
+                    raise  # the board itself (its database) failed the read: nothing was renewed
                 except BoardError:  # gone, its file broken, or deleted by Claude Code: nothing to renew
                     continue
                 if fresh.lease is None or fresh.lease.owner != agent or fresh.status != Status.IN_PROGRESS or removed_by_claude_code(fresh):

@@ -76,3 +76,39 @@ def test_a_field_without_a_default_after_one_with_a_default_is_refused_as_typing
         class Wrong(NamedTuple):
             x: int = 0
             y: str
+
+
+def test_a_records_subclass_keeps_its_fields_as_typings_does() -> None:
+    class Sub(Ours):
+        def thrice(self) -> int:
+            return self.x * 3
+
+    class TheirSub(Theirs):
+        def thrice(self) -> int:
+            return self.x * 3
+
+    for sub in (Sub, TheirSub):
+        made = sub(2, "s")
+        assert (made.thrice(), made.y, sub._fields) == (6, "s", ("x", "y", "z"))
+
+
+def test_a_field_may_be_named_cls_and_type_hints_resolve_as_typings() -> None:
+    class Odd(NamedTuple):
+        cls: str
+        self: int = 0
+
+    assert Odd(cls="a", self=2) == ("a", 2) and Odd("b").cls == "b"
+    assert typing.get_type_hints(Ours) == typing.get_type_hints(Theirs) == {"x": int, "y": str, "z": list[int] | None}
+    assert (Ours.__doc__, Theirs.__doc__) == ("Ours(x, y, z)", "Theirs(x, y, z)")
+
+
+def test_a_document_class_is_held_by_pydantics_type_adapter() -> None:
+    """pydantic's ``TypeAdapter`` reads a class's validator from its ``__dict__``, where a
+    document's is made on first use."""
+    pydantic = pytest.importorskip("pydantic")
+    from board.model import Budget, Task
+
+    adapter = pydantic.TypeAdapter(Task)
+    task = adapter.validate_python({"id": "1", "subject": "kept"})
+    assert (task.subject, adapter.dump_python(task, by_alias=True)["activeForm"]) == ("kept", "")
+    assert pydantic.TypeAdapter(Budget).validate_python({"tokens": 5}).tokens == 5
