@@ -217,11 +217,18 @@ def board_settings(store: Store) -> BoardSettings | None:
 
 def task_tokens(store: Store, task_id: str) -> dict[str, Any]:
     """The tokens of the messages agents sent while on the task, priced (``board.prices.summary``)."""
-    from board.claude.transcripts import read_tokens, task_tokens_path
+    import os
+
     from board.prices import merged_prices, summary
+    from board.store.file_format import TASK_TOKENS
 
     settings = board_settings(store)
     prices = settings.model_prices() if settings is not None else merged_prices({})
+    path = os.path.join(store.state_dir, TASK_TOKENS, f"{task_id}.jsonl")
+    if not os.path.lexists(path):
+        return summary({}, prices)  # most tasks never had a message counted: no reader loaded for them
+    from board.claude.transcripts import read_tokens, task_tokens_path
+
     return summary(read_tokens(task_tokens_path(store.state_dir, task_id)), prices)
 
 

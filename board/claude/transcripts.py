@@ -34,6 +34,7 @@ from pathlib import Path
 from board import json_bounds
 from board.prices import USAGE_FIELDS, cost_text, summary
 from board.disk import confine
+from board.store.file_format import TASK_TOKENS
 from board.toolcall_log import AGENT_LOGS, MAX_TOOL_NAME, agent_log, append_call, append_line, call_record, lock_within, read_all
 
 # Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.
@@ -43,8 +44,7 @@ if TYPE_CHECKING:
 
 #: Where each transcript's reading position is kept, under the board's state directory.
 STATE_DIR = "transcripts"
-#: A task's tokens, under the board's state directory; an agent's are beside its record.
-TASK_TOKENS = "tokens"
+#: A task's tokens are under the board's state directory (``TASK_TOKENS``); an agent's are beside its record.
 AGENT_TOKENS_SUFFIX = ".tokens.jsonl"
 
 #: A transcript's state keeps this many message keys (the last ones), enough for a message's

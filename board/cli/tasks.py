@@ -354,11 +354,14 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def _budget_text(store: Store, task: Task, tokens: dict[str, Any]) -> str:
     """``$2.00 / 500,000 tokens (43 % spent)``, ``... (the board's)``, or ``-``."""
-    from board.budgets import Spend, budget_summary
     from board.present import board_settings
 
     settings = board_settings(store)
     default = settings.budget.for_tasks() if settings is not None else None
+    if task.budget is None and default is None:
+        return "-"  # nothing to weigh the spend against (nor to load the readers of token logs for)
+    from board.budgets import Spend, budget_summary
+
     summary = budget_summary(task, Spend(tokens["total"], tokens["cost"]), default)
     return "-" if summary is None else f"{summary[0]} ({summary[1]:.0%} spent)"
 

@@ -44,6 +44,8 @@ LIST_LOCK = ".lock"
 HISTORY = "history.jsonl"
 PENDING_HISTORY = ".history-pending.json"
 ARCHIVE_DIR = "archive"
+#: A task's tokens (``board.claude.transcripts``), a log per task in this folder.
+TASK_TOKENS = "tokens"
 #: The most of a task file any reader reads.
 MAX_TASK_FILE_BYTES = 1024 * 1024
 

@@ -446,3 +446,19 @@ def test_the_commands_agents_run_most_run_without_the_cyclic_collector(workspace
     assert done.returncode == 0, done.stderr
     passes, enabled = done.stdout.split()[-2:]
     assert (int(passes) > 0) == collects and enabled == "True"
+
+
+def test_showing_a_task_reads_its_tokens_with_the_transcript_reader_only_when_it_has_some(workspace: Path) -> None:
+    """Most tasks never had a message counted: ``task show`` prices none without loading
+    Claude Code's transcript reader, and one with a tokens log as before."""
+    for command in (["task", "create", "first"], ["task", "create", "second", "--budget-tokens", "3000"]):
+        assert run_board(workspace, *command).returncode == 0
+    code = f"import os\nos.chdir({str(workspace)!r})\nfrom board.cli import main\nassert main(['task', 'show', '1']) == 0"
+    assert "board.claude.transcripts" not in modules_after(code)
+    assert "  budget     -\n" in run_board(workspace, "task", "show", "1").stdout
+    logged = workspace / ".tasks" / "tokens"
+    logged.mkdir()
+    (logged / "2.jsonl").write_text(json.dumps({"model": "claude-sonnet-4-5", "input": 1200, "output": 300, "cacheWrite": 0, "cacheRead": 0}) + "\n")
+    shown = {task_id: json.loads(run_board(workspace, "task", "show", task_id, "--json").stdout)["tokens"] for task_id in ("1", "2")}
+    assert shown["1"]["total"] == 0 and shown["2"]["total"] == 1500 and shown["2"]["input"] == 1200
+    assert "  budget     3,000 tokens (50% spent)\n" in run_board(workspace, "task", "show", "2").stdout
