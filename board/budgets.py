@@ -24,7 +24,8 @@ from pathlib import Path
 from board.records import NamedTuple
 from board.model import Budget, Task
 from board.status import ACTIVE, Status
-from board.claude.transcripts import TASK_TOKENS, agent_tokens_path, read_tokens, summary, task_tokens_path
+from board.claude.transcripts import agent_tokens_path, read_tokens, summary
+from board.store.file_format import TASK_TOKENS, task_tokens_path
 
 Prices = Mapping[str, tuple[float, float, float, float]]
 

@@ -111,6 +111,9 @@ class _MadeOnFirstUse:
         return self.made()
 
     def made(self) -> Any:
+        current = self.owner.__dict__.get(self.name)
+        if current is not self:
+            return current  # made already, through another reference to this stand-in
         made = self.make(self.schema, self.config)
         setattr(self.owner, self.name, made)
         return made
@@ -118,7 +121,7 @@ class _MadeOnFirstUse:
     def __getattr__(self, name: str) -> Any:
         # Read from the class's ``__dict__`` itself, as pydantic's ``TypeAdapter`` does, it
         # stands in for what it makes.
-        return getattr(self.made() if self.owner.__dict__.get(self.name) is self else self.owner.__dict__[self.name], name)
+        return getattr(self.made(), name)
 
 
 class Document:

@@ -220,16 +220,16 @@ def task_tokens(store: Store, task_id: str) -> dict[str, Any]:
     import os
 
     from board.prices import merged_prices, summary
-    from board.store.file_format import TASK_TOKENS
+    from board.store.file_format import task_tokens_path
 
     settings = board_settings(store)
     prices = settings.model_prices() if settings is not None else merged_prices({})
-    path = os.path.join(store.state_dir, TASK_TOKENS, f"{task_id}.jsonl")
+    path = task_tokens_path(store.state_dir, task_id)
     if not os.path.lexists(path):
         return summary({}, prices)  # most tasks never had a message counted: no reader loaded for them
-    from board.claude.transcripts import read_tokens, task_tokens_path
+    from board.claude.transcripts import read_tokens
 
-    return summary(read_tokens(task_tokens_path(store.state_dir, task_id)), prices)
+    return summary(read_tokens(path), prices)
 
 
 def shown_task(store: Store, task: Task) -> dict[str, Any]:

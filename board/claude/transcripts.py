@@ -34,7 +34,7 @@ from pathlib import Path
 from board import json_bounds
 from board.prices import USAGE_FIELDS, cost_text, summary
 from board.disk import confine
-from board.store.file_format import TASK_TOKENS
+from board.store.file_format import task_tokens_path
 from board.toolcall_log import AGENT_LOGS, MAX_TOOL_NAME, agent_log, append_call, append_line, call_record, lock_within, read_all
 
 # Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.
@@ -44,7 +44,8 @@ if TYPE_CHECKING:
 
 #: Where each transcript's reading position is kept, under the board's state directory.
 STATE_DIR = "transcripts"
-#: A task's tokens are under the board's state directory (``TASK_TOKENS``); an agent's are beside its record.
+#: A task's tokens are under the board's state directory (``task_tokens_path``); an agent's
+#: are beside its record.
 AGENT_TOKENS_SUFFIX = ".tokens.jsonl"
 
 #: A transcript's state keeps this many message keys (the last ones), enough for a message's
@@ -66,10 +67,6 @@ def state_path(state_dir: Path, transcript: Path) -> Path:
 
     digest = hashlib.sha1(str(transcript).encode("utf-8", "surrogateescape")).hexdigest()[:12]
     return state_dir / STATE_DIR / f"{name}-{digest}.json"
-
-
-def task_tokens_path(state_dir: Path, task_id: str) -> Path:
-    return state_dir / TASK_TOKENS / f"{task_id}.jsonl"
 
 
 def agent_tokens_path(state_dir: Path, agent: str) -> Path:

@@ -42,7 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     import gc
 
     collecting = gc.isenabled()
-    if _command_words(argv) & BRIEF_COMMANDS and not {"-h", "--help"} & set(argv):
+    words = command_words(argv) or []
+    if {tuple(words[:1]), tuple(words[:2])} & BRIEF_COMMANDS and not {"-h", "--help"} & set(argv):
         gc.disable()
     try:
         return _main(argv)
@@ -51,20 +52,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             gc.enable()  # as it was, for a caller that goes on (a test, a script)
 
 
-def _command_words(argv: list[str]) -> set[tuple[str, ...]]:
-    """The command ``argv`` names, as its first word and its first two (``("task", "show")``)."""
+def command_words(argv: list[str]) -> list[str] | None:
+    """The first two words of ``argv`` that are neither options nor their values (``["task",
+    "show"]``); None when help or ``--`` comes before the first (only the whole parser can tell)."""
     words: list[str] = []
     value_next = False
     for token in argv:
         if value_next:
             value_next = False
+        elif token in ("-h", "--help", "--"):
+            return words or None
         elif token.startswith("-"):
             value_next = token in VALUED_OPTIONS
         else:
             words.append(token)
             if len(words) == 2:
                 break
-    return {tuple(words[:1]), tuple(words[:2])}
+    return words
 
 
 def _main(argv: list[str]) -> int:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from board.cli.parser import add_command
 from board.cli.arguments import agent_name
 from board.cli.output import print_json
-from board.cli.tasks import open_store
+from board.cli.opening import open_store
 from board.identity import acting_user
 from board.present import format_age, tokens_text
 

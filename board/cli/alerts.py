@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from board.cli.arguments import agent_name, seconds_within, task_id
 from board.cli.parser import add_command
 from board.cli.output import print_json
-from board.cli.tasks import open_store
+from board.cli.opening import open_store
 from board.reservations import MODES
 from board.times import iso
 

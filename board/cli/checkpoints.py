@@ -8,7 +8,7 @@ from typing import Any
 from board.cli.parser import add_command
 from board.cli.output import print_json
 from board.cli.arguments import task_id
-from board.cli.tasks import open_store
+from board.cli.opening import open_store
 
 #: Position of these commands in --help.
 ORDER = 25

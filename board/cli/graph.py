@@ -49,7 +49,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
     import sys
 
     from board.cli.output import print_json
-    from board.cli.tasks import open_store
+    from board.cli.opening import open_store
     from board.errors import TaskNotFound
     from board.graph import is_hidden
     from board.status import Status

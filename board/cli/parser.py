@@ -15,7 +15,7 @@ from types import ModuleType
 from typing import Any
 
 from board import __version__
-from board.cli import VALUED_OPTIONS
+from board.cli import command_words
 
 
 #: Which module of ``board.cli`` registers each command (tests/core/test_startup.py checks
@@ -114,17 +114,10 @@ def command_modules() -> list[ModuleType]:
 def command_word(argv: list[str]) -> str | None:
     """The command ``argv`` names, "" when it names none (the dashboard), None when only the
     whole parser can tell (help, ``--``, an option it does not know)."""
-    value_next = False
-    for token in argv:
-        if value_next:
-            value_next = False
-        elif token in ("-h", "--help", "--"):
-            return None
-        elif token.startswith("-"):
-            value_next = token in VALUED_OPTIONS
-        else:
-            return token if token in COMMANDS else None
-    return ""
+    words = command_words(argv)
+    if words is None:
+        return None
+    return (words[0] if words[0] in COMMANDS else None) if words else ""
 
 
 def parse_arguments(argv: list[str]) -> argparse.Namespace:

@@ -71,7 +71,7 @@ def _no_board_yet(args: argparse.Namespace) -> bool:
 
 def cmd_import(args: argparse.Namespace) -> int:
     from board.cli.output import print_json
-    from board.cli.tasks import open_store
+    from board.cli.opening import open_store
     from board.identity import acting_user
     from board.plans.importing import import_plan
     from board.plans.plan import Plan
@@ -99,7 +99,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from board.cli.output import print_json
-    from board.cli.tasks import open_store
+    from board.cli.opening import open_store
     from board.plans.exporting import export_backlog
 
     store = open_store(args)

@@ -12,7 +12,7 @@ from board.cli.parser import add_command
 from board.cli.arguments import add_budget_options, budget_change, label, number_argument, task_id
 from board.cli.output import print_json, print_task
 from board.errors import BoardError
-from board.cli.opening import open_store, who  # noqa: F401  (other command modules import them from here)
+from board.cli.opening import open_store, who
 from board.present import SORTS, blocker_list, prompt, select_tasks, shown_task, table, task_json, task_tokens, tokens_text
 from board.priority import Priority
 from board.status import Status

@@ -9,7 +9,7 @@ import sys
 from board.cli.arguments import task_id
 from board.cli.output import print_json
 from board.cli.parser import add_command
-from board.cli.tasks import open_store
+from board.cli.opening import open_store
 from board.text import printable
 
 #: Position of these commands in --help.

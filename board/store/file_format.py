@@ -237,3 +237,8 @@ def find_board(start: Path) -> Path:
         if (directory / TASKS_DIR).is_dir():
             return directory
     return start
+
+
+def task_tokens_path(state_dir: Path, task_id: str) -> Path:
+    """The log of the tokens the messages sent for ``task_id`` spent (``TASK_TOKENS``)."""
+    return state_dir / TASK_TOKENS / f"{task_id}.jsonl"

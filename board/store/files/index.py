@@ -27,7 +27,7 @@ from board.store.base import ChangeSet
 from board.store.file_format import ARCHIVE_DIR
 from board.store.history import RecentHistory
 from board.store.files.writes import _checksum
-from board.store.files.state import FileBoard
+from board.store.files.state import FileBoard, keep_logged
 
 
 
@@ -244,12 +244,8 @@ class FileIndex(FileBoard):
                 continue
             task_id = str(task_id)
             version = record.get("version")
-            if versions is not None and type(version) is int and version >= versions.get(task_id, -1):
-                versions[task_id] = version
-                if "file" in record:
-                    self._logged_crc[task_id] = str(record["file"])
-                else:
-                    self._logged_crc.pop(task_id, None)  # as one pass over the log would say
+            if versions is not None and type(version) is int:
+                keep_logged(versions, self._logged_crc, task_id, version, str(record["file"]) if "file" in record else None)
             if task_id not in logged:
                 try:
                     validate_id(task_id)  # a hand-edited line must not name a path outside the board

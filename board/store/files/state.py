@@ -31,6 +31,18 @@ if TYPE_CHECKING:
 
 # Named tuples, not dataclasses, here and in the records a one-task command builds: importing
 # ``dataclasses`` brings ``inspect`` with it, 6 ms of such a command's start.
+def keep_logged(versions: dict[str, int], crcs: dict[str, str], task_id: str, version: int, crc: str | None) -> None:
+    """A history line's version, and the checksum of the file it wrote (None: the line names
+    none), kept when it is the task's highest so far; at the same version the later line counts,
+    as one pass over the log reads them."""
+    if version >= versions.get(task_id, -1):
+        versions[task_id] = version
+        if crc is not None:
+            crcs[task_id] = crc
+        else:
+            crcs.pop(task_id, None)
+
+
 class PreparedWrite(NamedTuple):
     """A write worked out ahead of publishing it: the new version, its bytes, its history line."""
 

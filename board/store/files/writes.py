@@ -27,7 +27,7 @@ from board.names import ID_PATTERN
 from board.status import Status
 from board.store.base import _iso
 from board.store.file_format import ARCHIVE_DIR, pending_note, read_pending_note
-from board.store.files.state import FileBoard, PreparedWrite
+from board.store.files.state import FileBoard, PreparedWrite, keep_logged
 
 #: A rename not (yet) counted by ``SharedDirectorySync``: the writer fsyncs the directory itself.
 NOT_COUNTED = 1 << 62
@@ -328,15 +328,8 @@ class FileWrites(FileBoard):
 
     def _every_logged_version(self) -> dict[str, int]:
         versions: dict[str, int] = {}
-        crcs = self._logged_crc
         for task_id, version, crc in _logged_versions().findall(self._history.read_prefix(self._history_offset)):
-            key, number = task_id.decode("utf-8", "replace"), int(version)
-            if number >= versions.get(key, -1):
-                versions[key] = number
-                if crc:
-                    crcs[key] = crc.decode()
-                else:
-                    crcs.pop(key, None)
+            keep_logged(versions, self._logged_crc, task_id.decode("utf-8", "replace"), int(version), crc.decode() if crc else None)
         return versions
 
     def _look_up_logged(self, task_id: str) -> None:
