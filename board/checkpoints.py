@@ -16,7 +16,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from board import gitstate
 from board.errors import BoardError
 from board.model import task_to_dict
 from board.store import Store
@@ -89,6 +88,8 @@ def write_checkpoint(store: Store, task_id: str, *, reason: str, note: str = "",
     book = store.checkpoint_book
     # git and file hashing are slow (a subprocess, reading files): do them before taking the
     # board lock, which every writer of the board waits on. Only the sequence number needs it.
+    from board import gitstate  # loaded by what writes or resumes one, not by a reader (the dashboard)
+
     git_head = gitstate.head(workspace)
     file_hashes = hash_files(workspace, task.files)
     with store.transaction():
@@ -236,4 +237,6 @@ def resume_from(store: Store, task_id: str, seq: int | None = None) -> Resumed:
     now = task_to_dict(task)
     fields = {key: [checkpoint.document.get(key), now.get(key)] for key in COMPARED if checkpoint.document.get(key) != now.get(key)}
     workspace = store.layout.workspace
+    from board import gitstate
+
     return Resumed(checkpoint, changed_since(checkpoint, workspace), gitstate.head(workspace), fields)

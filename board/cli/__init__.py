@@ -34,6 +34,10 @@ VALUED_OPTIONS = frozenset({"-w", "--workspace", "--claude", "--db"})
 #: they make, they run without the cyclic garbage collector, whose passes over what their imports
 #: made were 1.5-2.5 ms of each (``board hook`` too). Every other command collects as usual.
 BRIEF_COMMANDS = frozenset({("hook",), ("claim",), ("heartbeat",), ("release",), ("toolcall",), ("task", "show"), ("task", "update")})
+#: The commands that open the dashboard (``board`` alone is ``board ui``) start without it too:
+#: the dashboard collects once its board is on screen, and from then on as usual
+#: (``board.ui.run_dashboard``).
+DASHBOARD_COMMANDS = frozenset({(), ("ui",)})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -42,9 +46,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     import gc
 
     collecting = gc.isenabled()
-    words = command_words(argv) or []
-    if {tuple(words[:1]), tuple(words[:2])} & BRIEF_COMMANDS and not {"-h", "--help"} & set(argv):
-        gc.disable()
+    words = command_words(argv)
+    if words is not None and not {"-h", "--help"} & set(argv):
+        if {tuple(words[:1]), tuple(words[:2])} & BRIEF_COMMANDS or tuple(words[:1]) in DASHBOARD_COMMANDS:
+            gc.disable()
     try:
         return _main(argv)
     finally:

@@ -17,8 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from board.alerts import Alert, Severity, detect_all, gather_inputs, read_alerts
-from board.alerts.evaluate import HISTORY_OPS, carry_since
+from board.alerts import Alert, Severity
 from board.config import BoardSettings
 from board.errors import BoardUnavailable
 from board.coordinator.presence import coordinator_running
@@ -66,6 +65,8 @@ class StoreSnapshot:
 
     @classmethod
     def of(cls, store: Store) -> StoreSnapshot:
+        from board.alerts.evaluate import HISTORY_OPS  # the evaluation loads once it is first asked for
+
         return cls(
             store.layout, store.state_dir, store.recent_history(HISTORY_OPS), store.touching_calls(), dict(store.tasks), dict(store.invalid),
             store.agent_records, store.reservation_book, store.checkpoint_book,
@@ -84,6 +85,8 @@ class StoreSnapshot:
 
 def evaluate_without_git(snapshot: StoreSnapshot, *, now: datetime, settings: BoardSettings, previous: list[Alert]) -> list[Alert]:
     """``evaluate_alerts`` on a snapshot, without git (the dashboard never runs git)."""
+    from board.alerts.evaluate import carry_since, detect_all, gather_inputs
+
     inputs = gather_inputs(snapshot, now=now, git=None, settings=settings)
     return carry_since(detect_all(inputs, now=now, settings=settings), previous, now)
 
@@ -202,6 +205,8 @@ class AlertsFollower:
                     if stamp == read_stamp and shown is not None:
                         continue
                     read_stamp = stamp
+                    from board.alerts.evaluate import read_alerts
+
                     alerts = read_alerts(self.alert_board)
                 else:
                     read_stamp = None

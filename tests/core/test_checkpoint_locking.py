@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from filelock import FileLock
 
-from board import checkpoints, gitstate
+from board import gitstate
 from board.checkpoints import write_checkpoint
 
 
@@ -20,6 +20,5 @@ def test_git_runs_outside_the_board_lock(store, monkeypatch):
         return None
 
     monkeypatch.setattr(gitstate, "head", head_while_checking_the_lock)
-    assert checkpoints.gitstate is gitstate
     write_checkpoint(store, task.id, reason="test")
     assert seen == [store.layout.workspace]

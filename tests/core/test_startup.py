@@ -47,6 +47,19 @@ def test_the_dashboard_loads_none_of_the_coordinator_it_only_asks_about() -> Non
     assert sorted(name for name in loaded if name.startswith("board.coordinator.") and name != "board.coordinator.presence") == []
 
 
+def test_the_dashboard_draws_its_first_frame_without_loading_the_evaluation_of_alerts() -> None:
+    """Alerts are judged once the whole board is read, in a worker: their detectors, git and
+    worktrees (15 ms of imports) load then, not before the first frame. What the package
+    lends stays reachable from it."""
+    loaded = modules_after("import board.ui.app")
+    assert "board.alerts.model" in loaded
+    assert "board.alerts.evaluate" not in loaded and "board.alerts.detectors" not in loaded and "board.gitstate" not in loaded
+    lent = modules_after("from board.alerts import refresh_alerts, AlertInputs, read_alerts\nimport board.alerts as alerts\nassert alerts.detect_all.__module__ == 'board.alerts.evaluate'")
+    assert "board.alerts.evaluate" in lent
+    with pytest.raises(subprocess.CalledProcessError):
+        modules_after("from board.alerts import no_such_name")
+
+
 @pytest.mark.parametrize("argv", [["--version"], ["--help"], ["task", "--help"], ["toolcall", "--help"], ["mcp", "--help"]])
 def test_version_and_help_load_no_store_model_or_ui(argv: list[str]) -> None:
     code = f"from board.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass"

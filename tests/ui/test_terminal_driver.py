@@ -21,11 +21,11 @@ from tests.conftest import REPO
 class Terminal:
     """A dashboard on a pty of 160×45, and everything it drew."""
 
-    def __init__(self, workspace: Path, home: Path) -> None:
+    def __init__(self, workspace: Path, home: Path, command: list[str] | None = None) -> None:
         self.primary, secondary = pty.openpty()
         fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 45, 160, 0, 0))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "board", "ui"], stdin=secondary, stdout=secondary, stderr=secondary,
+            command or [sys.executable, "-m", "board", "ui"], stdin=secondary, stdout=secondary, stderr=secondary,
             env={**os.environ, "PYTHONPATH": str(REPO), "TERM": "xterm-256color", "XDG_CONFIG_HOME": str(home)},
             cwd=workspace, start_new_session=True,
         )
@@ -97,3 +97,49 @@ def test_an_idle_dashboard_has_no_thread_that_polls_and_its_keys_still_work(tmp_
         assert terminal.process.wait(timeout=10) == 0
     finally:
         terminal.close()
+
+
+#: ``board ui`` with a probe: each collection of the cyclic garbage collector, and whether the
+#: collector ran on its own (enabled) or was asked (``gc.collect``); each time it is switched.
+COLLECTIONS_PROBE = """
+import gc, sys, threading, time
+log = open(sys.argv[1], "a", buffering=1)
+gc.callbacks.append(lambda phase, info: phase == "start" and log.write("collection " + ("automatic" if gc.isenabled() else "asked") + "\\n"))
+from board.cli import main
+def watch():
+    on = gc.isenabled()
+    while True:
+        if gc.isenabled() != on:
+            on = not on
+            log.write("collector " + ("on" if on else "off") + "\\n")
+        time.sleep(0.002)
+threading.Thread(target=watch, daemon=True).start()
+log.write("main\\n")
+sys.exit(main(["ui"]))
+"""
+
+
+def test_the_dashboard_starts_without_the_collector_and_collects_once_the_board_is_on_screen(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    store = Store.open(workspace, create=True)
+    for n in range(30):
+        store.create(f"Task {n} on the board")
+    log = tmp_path / "collections.log"
+    terminal = Terminal(workspace, tmp_path / "config", [sys.executable, "-c", COLLECTIONS_PROBE, str(log)])
+    try:
+        terminal.read(lambda: b"Quit" in terminal.shown and b"#2" in terminal.shown, 60, "the board on screen")
+        seen = lambda: log.read_text().splitlines() if log.exists() else []  # noqa: E731
+        # Settled (half a second after the board is read): collected once, then collecting again.
+        terminal.read(lambda: "collector on" in seen()[seen().index("main") :], 60, "the collector to be on again")
+        os.write(terminal.primary, b"q")
+        terminal.read(lambda: terminal.process.poll() is not None, 30, "q to quit")
+        assert terminal.process.wait(timeout=10) == 0
+    finally:
+        terminal.close()
+    lines = seen()
+    started = lines[lines.index("main") + 1 :]
+    on_again = started.index("collector on")
+    before = started[:on_again]
+    # Before, Textual's and board's imports and the first frame set off 135 collections.
+    assert "collection automatic" not in before, before
+    assert "collector off" in before and "collection asked" in before, before  # paused, then collected when settled

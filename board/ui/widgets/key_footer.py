@@ -13,6 +13,7 @@ from typing import Any
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.screen import Screen
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
@@ -39,6 +40,8 @@ class KeyFooter(Footer):
         self._keys: list[tuple[FooterKey, Binding]] = []
         #: The width the keys were last fitted to (None: the footer's own).
         self._fitted_width: int | None = None
+        #: What the composed keys show (``_signature``), None before any.
+        self._composed: tuple[object, ...] | None = None
         if keys_at_once:
             # Composed with its keys from the start, not once the screen signals that its
             # bindings changed (a frame after the first): for a screen whose keys are the app's,
@@ -48,32 +51,53 @@ class KeyFooter(Footer):
     def compose(self) -> ComposeResult:
         if not self._bindings_ready:
             return
-        active = self.screen.active_bindings
+        shown, palette = self._keys_to_show(self.screen)
+        self._composed = self._signature(shown, palette)
+        self._palette_binding = palette[0] if palette is not None else None
+        self._keys = [(self._key(binding, enabled, tooltip), binding) for binding, enabled, tooltip in shown]
+        self._fit_keys(self._fitted_width or self.size.width or self.app.size.width)
+        for key, _ in self._keys:
+            yield key
+        if palette is not None:
+            binding, enabled, tooltip = palette
+            yield self._key(binding, enabled, binding.tooltip or binding.description, palette=True)
+
+    def _keys_to_show(self, screen: Screen) -> tuple[list[tuple[Binding, bool, str]], tuple[Binding, bool, str] | None]:
+        """The bindings the footer shows on ``screen`` (one per action), each with whether it is
+        enabled and its tooltip; and the palette's, when it has one."""
+        active = screen.active_bindings
         by_action: dict[str, tuple[Binding, bool, str]] = {}
         for _, binding, enabled, tooltip in active.values():
             if binding.show:
                 by_action.setdefault(binding.action, (binding, enabled, tooltip))
         palette = active.get(self.app.COMMAND_PALETTE_BINDING) if self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE else None
-        self._palette_binding = palette[1] if palette is not None else None
-        self._keys = [
-            (
-                FooterKey(
-                    binding.key, self.app.get_key_display(binding), binding.description, binding.action,
-                    disabled=not enabled, tooltip=tooltip,
-                ).data_bind(compact=Footer.compact),
-                binding,
-            )
-            for binding, enabled, tooltip in by_action.values()
-        ]
-        self._fit_keys(self._fitted_width or self.size.width or self.app.size.width)
-        for key, _ in self._keys:
-            yield key
-        if palette is not None:
-            _, binding, enabled, tooltip = palette
-            yield FooterKey(
-                binding.key, self.app.get_key_display(binding), binding.description, binding.action,
-                classes="-command-palette", disabled=not enabled, tooltip=binding.tooltip or binding.description,
-            )
+        return list(by_action.values()), (palette[1:] if palette is not None else None)
+
+    def _signature(self, shown: list[tuple[Binding, bool, str]], palette: tuple[Binding, bool, str] | None) -> tuple[object, ...]:
+        """What the keys composed from these bindings look like: equal, the same footer."""
+        return tuple(
+            (binding.key, self.app.get_key_display(binding), binding.description, binding.action, binding.tooltip, enabled, tooltip)
+            for binding, enabled, tooltip in [*shown, *([palette] if palette is not None else [])]
+        )
+
+    def _key(self, binding: Binding, enabled: bool, tooltip: str, *, palette: bool = False) -> FooterKey:
+        """A key as Textual's footer makes it, born in its style: a key starts compact, and
+        its first binding to the footer's style restyled it twice more as it mounted (26
+        restyles for 13 keys). The palette's key stays compact, as in Textual's footer."""
+        classes = "-command-palette" if palette else ""
+        key = FooterKey(binding.key, self.app.get_key_display(binding), binding.description, binding.action, disabled=not enabled, tooltip=tooltip, classes=classes)
+        compact = True if palette else self.compact
+        key.set_reactive(FooterKey.compact, compact)
+        key.set_class(compact, "-compact", update=False)
+        return key if palette else key.data_bind(compact=Footer.compact)
+
+    def bindings_changed(self, screen: Screen) -> None:
+        """Textual composes the footer again whenever the screen says its bindings may have
+        changed, which the board says at every move of the cursor: only when the keys it
+        would show are not those it shows (a new key, a key enabled or disabled)."""
+        if screen is self.screen and self._bindings_ready and self._composed == self._signature(*self._keys_to_show(screen)):
+            return
+        super().bindings_changed(screen)
 
     def fit(self, width: int, *, compact: bool) -> None:
         """Show the keys that fit in ``width`` cells, in the compact style or not (the app calls
