@@ -80,3 +80,34 @@ async def test_the_first_frame_after_a_resize_is_the_new_screen_whole(sample: Pa
         # calls for, is Textual's to add once the column knows its size: the next frame.)
         _, first = frames[0]
         assert without_scrollbars(first) == without_scrollbars(expected), "\n".join(f"{a!r}\n{b!r}" for a, b in zip(first, expected) if a != b)
+
+
+async def test_the_first_frame_has_the_scrollbars_of_columns_taller_than_the_screen(tmp_path: Path) -> None:
+    """A column taller than the terminal gets its scrollbar before the first layout: Textual would
+    find it missing after that layout and lay the screen out again, a second frame."""
+    from board.store import Store
+    from board.ui.lanes import Lane
+
+    store = Store.open(tmp_path, create=True)
+    for n in range(14):  # 14 ready cards, 56 rows: taller than the 45-row terminal
+        store.create(f"Task {n}")
+    store.close()
+    app = make_app(tmp_path)
+    #: Each column in the first frame: its scrollbar drawn, its cards' height, its room.
+    first: dict[Lane, tuple[bool, int, int]] = {}
+    display = app._display
+
+    def first_frame(*args, **kwargs):
+        if not first:
+            drawn = app.screen._compositor._full_map  # the layout this frame was drawn from
+            first.update({lane: (c._vertical_scrollbar in drawn, c.virtual_size.height, c.container_size.height) for lane, c in app.kanban.columns.items()})
+        return display(*args, **kwargs)
+
+    app._display = first_frame  # type: ignore[method-assign]
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settled(pilot)
+        await quiet(pilot)
+        shown, tall, room = first[Lane.READY]
+        assert tall > 45 and shown, first[Lane.READY]
+        for lane, column in app.kanban.columns.items():  # and Textual, laid out since, agrees
+            assert column.show_vertical_scrollbar == (column.virtual_size.height > column.container_size.height) == first[lane][0], (lane, first[lane])

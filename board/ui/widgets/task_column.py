@@ -91,6 +91,11 @@ class TaskColumn(ScrollView, can_focus=False):
             return
         if not self.is_mounted or not self.size.width:
             self.virtual_size = size
+            if height > self.app.size.height:
+                # Taller than the terminal, so its scrollbar is certain: shown before the first
+                # layout, which would otherwise find it missing and lay the screen out again
+                # (a second frame, 20 ms after the first).
+                self.show_vertical_scrollbar = True
             return
         had_scrollbar = self.show_vertical_scrollbar
         self.set_reactive(TaskColumn.virtual_size, size)
