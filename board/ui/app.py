@@ -348,9 +348,12 @@ class BoardApp(AgentKeys, App[None]):
         if message.loaded and not self.loaded:
             self.loaded = True
             # Alerts are judged on the whole board, and an evaluation would slow the read down.
-            self.follow_alerts()
+            # Both workers start once the frame this read makes is out: they load and work
+            # holding the interpreter's lock, which the first frame of a small board (read
+            # whole before it) would otherwise wait on.
+            self.call_after_refresh(self.follow_alerts)
             if self.watch_files:
-                self.tell_person(self._needs_you())
+                self.call_after_refresh(self.tell_person, self._needs_you())
             # Once the whole board is on screen: collect, then set the board aside.
             self.set_timer(SETTLE_SECONDS, self._settle_memory)
             if self.board.lanes_stale:
