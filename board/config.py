@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -263,6 +262,8 @@ def load_settings(local_dir: Path) -> BoardSettings:
         return BoardSettings()
     except SpecialFile as special:
         raise BrokenSettings(path, special.reason) from None
+    import tomllib  # only for a board that has settings
+
     try:
         return BoardSettings.model_validate(tomllib.loads(raw.decode("utf-8")))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:

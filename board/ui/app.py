@@ -33,7 +33,6 @@ from board.store import Store
 from board.alerts import Alert, Severity, alerts_by_task
 from board.ui.board_alerts import AlertsFollower, StoreSnapshot, severity_counts
 from board.errors import BoardError
-from board.notify import Notice, needs_you, notifier_for, terminal_sequence
 from board.ui.board_feed import FeedEvents, follow_board, read_pages
 from board.ui.lanes import Lane, display_state
 from board.ui.agent_keys import AgentKeys
@@ -53,6 +52,7 @@ from board.text import printable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from board.notify import Notice
     from board.ui.screens.detail import DetailScreen
 
 #: The first read posts this many tasks first, so a huge board shows something at once, then
@@ -353,7 +353,7 @@ class BoardApp(AgentKeys, App[None]):
             # whole before it) would otherwise wait on.
             self.call_after_refresh(self.follow_alerts)
             if self.watch_files:
-                self.call_after_refresh(self.tell_person, self._needs_you())
+                self.call_after_refresh(lambda: self.tell_person(self._needs_you()))
             # Once the whole board is on screen: collect, then set the board aside.
             self.set_timer(SETTLE_SECONDS, self._settle_memory)
             if self.board.lanes_stale:
@@ -472,6 +472,8 @@ class BoardApp(AgentKeys, App[None]):
             known = self._needs_you_seen
             if known is not None and known[0] == self._board_changes and known[1] is alerts:
                 return known[2]
+            from board.notify import needs_you  # once the board is on screen
+
             notices = needs_you(self.session.store.tasks, alerts, self.settings.notify.on)
             self._needs_you_seen = (self._board_changes, alerts, notices)
             return notices
@@ -481,6 +483,8 @@ class BoardApp(AgentKeys, App[None]):
         """Until unmount, tell the person what needs them (``board.notify``): on this terminal
         what arises from now on (``when_opened`` was so already), and, while no coordinator
         does, by the board's own routes (a POST, the desktop)."""
+        from board.notify import notifier_for, terminal_sequence
+
         style = self.settings.terminal_notices
         own = [] if style == "off" else [lambda message: self.call_from_thread(self._tell_terminal, terminal_sequence(style, message))]
         notifier = notifier_for(self.session.store, self.settings.notify, own=own, shared=not self.readonly, report=lambda line: None)

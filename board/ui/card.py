@@ -17,7 +17,6 @@ from board.budgets import Spend
 from board.graph import TaskGraph, removed_by_claude_code
 from board.model import Priority, Task, by_policy
 from board.present import format_age, progress_bar
-from board.worktrees.record import read_record
 from board.status import Status
 from board.text import printable
 
@@ -150,7 +149,11 @@ def card_lines(task: Task, view: CardView, width: int, styles: Mapping[str, Styl
     spent = view.spend.get(task.id)
     if spent is not None:
         tail.append(f" {money(spent.usd) if spent.usd else tokens_short(spent.tokens)}", styles["muted"])
-    worked = read_record(task.metadata, task.id) if task.metadata else None
+    worked = None
+    if task.metadata:  # a worktree's record lives there (loaded for a board that has one)
+        from board.worktrees.record import read_record
+
+        worked = read_record(task.metadata, task.id)
     if worked is not None:
         # What its worktree changed; merged, or in conflict with its base.
         if worked.merged:

@@ -22,7 +22,6 @@ from board.agent_record import AgentRecord
 from board.agents import list_agents
 from board.alerts import Alert
 from board.budgets import Spend, SpendReader
-from board.checkpoints import list_checkpoints
 from board.claude.teams import Inbox, Team, append_message, read_inbox
 from board.claude.transcripts import agent_costs
 from board.config import BoardSettings, load_settings
@@ -186,6 +185,8 @@ class BoardSession:
         with self.lock:
             records = self.store.history(task_id)
             made = self.store.toolcalls(task_id)
+        from board.checkpoints import list_checkpoints  # a task's details only, not the board's first frame
+
         try:
             checkpoints = [str(seq) for seq in list_checkpoints(self.store.checkpoint_book, task_id)]
         except (OSError, ValueError):

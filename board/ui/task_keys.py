@@ -31,7 +31,6 @@ from board import actions
 from board.agents import AgentState, agent_state
 from board.errors import BoardError, os_error_line
 from board.model import Seen, Task, by_policy
-from board.worktrees.record import read_record
 from board.status import Status
 from board.store import Store
 from board.text import printable
@@ -182,6 +181,8 @@ class TaskKeys(KeysHost):
         def confirmed(yes: bool | None) -> None:
             if yes:
                 self._act(task, "cancel", lambda store, who: actions.cancel(store, task.id, who))
+
+        from board.worktrees.record import read_record
 
         worktree = read_record(task.metadata, task.id)
         if worktree is not None and not worktree.merged:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -97,6 +96,8 @@ def theme_dirs() -> list[Path]:
 
 def load_theme_file(path: Path) -> Theme:
     """Parse one file; raises ValueError with one line saying what is wrong."""
+    import tomllib  # only for a theme file (most dashboards have none)
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
@@ -137,8 +138,14 @@ def user_config_path() -> Path:
 
 def remembered_theme() -> str | None:
     try:
-        data = tomllib.loads(user_config_path().read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        text = user_config_path().read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    import tomllib  # only once a theme was remembered
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
         return None
     theme = data.get("theme")
     return theme if isinstance(theme, str) else None
