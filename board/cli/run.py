@@ -269,6 +269,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     run_dashboard = None if args.no_ui else _dashboard()
     if run_dashboard is None and not args.no_ui:
         print("the dashboard is not part of this build: showing the run as text instead (board demo --no-ui)")
+    elif run_dashboard is not None and (problem := _no_terminal()) is not None:
+        print(f"{problem}: showing the run as text instead (board demo --no-ui)")
+        run_dashboard = None
     if args.worktrees:
         from board.coordinator.worktree_demo import agent_command, prepare_worktree_demo
 
@@ -303,6 +306,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
         else:
             shutil.rmtree(workspace.parent, ignore_errors=True)
     return status
+
+
+def _no_terminal() -> str | None:
+    from board.ui import no_terminal
+
+    return no_terminal()
 
 
 def _dashboard():

@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from board.errors import BoardError
+
+
+def no_terminal() -> str | None:
+    """Why the dashboard cannot run here, or None. Textual's terminal driver draws on stdout
+    and reads keys from stdin: started without a terminal on both (from a script, ``nohup``,
+    ``< /dev/null``), it drew escape codes into a file and its input thread spun on the end
+    of stdin, a whole core for as long as it ran. A driver named in ``$TEXTUAL_DRIVER`` (the
+    browser's, through ``board web``) needs no terminal."""
+    if os.environ.get("TEXTUAL_DRIVER") or (os.isatty(0) and os.isatty(1)):
+        return None
+    return "the dashboard needs a terminal to draw on and read keys from, and stdin or stdout here is not one"
 
 
 def run_dashboard(workspace: Path, *, readonly: bool = False, remember_choices: bool = True) -> int:
@@ -17,6 +29,9 @@ def run_dashboard(workspace: Path, *, readonly: bool = False, remember_choices: 
     workspace = Path(workspace).expanduser().resolve()
     if database_url(workspace) is None and not detect_layout(workspace).exists():
         raise BoardError(f"no board in {workspace}: run 'board init' there or pass a directory that has .tasks/")
+    problem = no_terminal()
+    if problem is not None:
+        raise BoardError(f"{problem}: run it in a terminal, or serve it to a browser with 'board web'; 'board task list' prints the board")
     import gc
 
     collecting = gc.isenabled()

@@ -94,10 +94,17 @@ class QuietLinuxDriver(LinuxDriver):
                 if selector_key.fd == wake_read:
                     continue
                 if mask & selectors.EVENT_READ:
-                    unicode_data = decode(read(fileno, 1024 * 4), final=final and last)
-                    if not unicode_data:
-                        # This can occur if the stdin is piped
+                    data = read(fileno, 1024 * 4)
+                    if not data:
+                        # The end of the input (not a terminal, or one that went away): it stays
+                        # readable, so waiting on it any longer would spin a core. Only a stop
+                        # is waited for from now on.
+                        if fileno in selector.get_map():
+                            selector.unregister(fileno)
                         break
+                    unicode_data = decode(data, final=final and last)
+                    if not unicode_data:
+                        continue  # the first bytes of a character, the rest to come
                     for event in feed(unicode_data):
                         self.process_message(event)
             for event in tick():
@@ -106,7 +113,8 @@ class QuietLinuxDriver(LinuxDriver):
         try:
             while not self.exit_event.is_set() and not self._stop_reading:
                 process_selector_events(selector.select(input_wait(parser)))
-            selector.unregister(self.fileno)
+            if self.fileno in selector.get_map():
+                selector.unregister(self.fileno)
             process_selector_events(selector.select(0), final=True)
         finally:
             selector.close()

@@ -268,7 +268,8 @@ def test_quitting_the_demo_dashboard_stops_every_child(monkeypatch, capsys):
         wait_for(lambda: board_progress(Store.open(workspace).graph).running >= 4, what="the workers to start work")
         seen.update(workspace=workspace, readonly=readonly, remember=remember_choices, children=identify(demo_children(workspace)))
 
-    monkeypatch.setitem(sys.modules, "board.ui", types.SimpleNamespace(run_dashboard=fake_dashboard))
+    # The dashboard stood in for, in a terminal it asks for as the real one does.
+    monkeypatch.setitem(sys.modules, "board.ui", types.SimpleNamespace(run_dashboard=fake_dashboard, no_terminal=lambda: None))
     monkeypatch.setenv("PYTHONPATH", str(REPO))
     assert main(["demo"]) == 0
     assert seen["readonly"] is False and len(seen["children"]) == 5
@@ -449,3 +450,27 @@ def test_the_summary_says_when_a_done_board_has_cancelled_tasks(workspace):
     store.start("3", "alice")
     store.set_status("3", "completed", actor="alice")
     assert final_summary(board_progress(store.graph)) == ["done: all 3 tasks completed"]
+
+
+def test_demo_without_a_terminal_shows_the_run_as_text() -> None:
+    """Started from a script (no terminal on stdin or stdout), the demo cannot draw its
+    dashboard: it says so and shows the run as ``--no-ui`` does; Ctrl-C still ends it whole."""
+    demo = started(subprocess.Popen(
+        [sys.executable, "-m", "board", "demo", "--workers", "2", "--pace", "0.05"],
+        env={"PYTHONPATH": str(REPO)}, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    ))
+    lines: list[str] = []
+    try:
+        assert demo.stdout is not None
+        for line in demo.stdout:  # up to the run's first event: workers and coordinator started
+            lines.append(line)
+            if len(lines) > 2 and lines[1].startswith("demo board: "):
+                break
+        demo.send_signal(signal.SIGINT)
+        rest, _ = demo.communicate(timeout=60)
+    finally:
+        demo.kill()
+    assert "the dashboard needs a terminal" in lines[0] and "showing the run as text instead" in lines[0], lines
+    assert demo.returncode == 130, "".join(lines) + rest
+    workspace = lines[1].split("demo board: ", 1)[1].strip()
+    assert not processes_mentioning(workspace), "a demo process outlived the demo"

@@ -143,3 +143,57 @@ def test_the_dashboard_starts_without_the_collector_and_collects_once_the_board_
     # Before, Textual's and board's imports and the first frame set off 135 collections.
     assert "collection automatic" not in before, before
     assert "collector off" in before and "collection asked" in before, before  # paused, then collected when settled
+
+
+def test_without_a_terminal_the_dashboard_is_refused_in_one_line(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    Store.open(workspace, create=True).create("First task on the board")
+    before = sorted((p.name, p.stat().st_mtime_ns) for p in (workspace / ".tasks").iterdir())
+    done = subprocess.run(
+        [sys.executable, "-m", "board", "ui"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO), "XDG_CONFIG_HOME": str(tmp_path / "config")}, cwd=workspace, timeout=60,
+    )
+    assert done.returncode == 2 and done.stdout == "", done
+    assert len(done.stderr.splitlines()) == 1 and "needs a terminal" in done.stderr and "board web" in done.stderr, done.stderr
+    assert sorted((p.name, p.stat().st_mtime_ns) for p in (workspace / ".tasks").iterdir()) == before
+
+
+#: The dashboard on a terminal whose input ends at once (stdin at its end, as ``< /dev/null``
+#: leaves it): the app run directly, past the command line's refusal, to try the driver.
+INPUT_ENDED = """
+import sys
+from pathlib import Path
+from board.ui.app import BoardApp
+BoardApp(Path(sys.argv[1])).run()
+"""
+
+
+def test_an_input_at_its_end_leaves_the_dashboard_idle_not_spinning(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    Store.open(workspace, create=True).create("First task on the board")
+    primary, secondary = pty.openpty()
+    fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 45, 160, 0, 0))
+    process = subprocess.Popen(
+        [sys.executable, "-c", INPUT_ENDED, str(workspace)], stdin=subprocess.DEVNULL, stdout=secondary, stderr=secondary,
+        env={**os.environ, "PYTHONPATH": str(REPO), "TERM": "xterm-256color", "XDG_CONFIG_HOME": str(tmp_path / "config")},
+        cwd=workspace, start_new_session=True,
+    )
+    os.close(secondary)
+    terminal = Terminal.__new__(Terminal)
+    terminal.primary, terminal.process, terminal.shown = primary, process, b""
+    try:
+        terminal.read(lambda: b"Quit" in terminal.shown and b"#1" in terminal.shown, 60, "the board on screen")
+        terminal.pump(1.0)
+
+        def cpu_seconds() -> float:
+            fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+        before, started = cpu_seconds(), time.monotonic()
+        terminal.pump(3.0)
+        used = cpu_seconds() - before
+        # A thread spinning on the end of stdin took a core: 3 s of CPU in 3 s.
+        assert used < 0.5 * (time.monotonic() - started), f"{used:.2f} s of CPU in {time.monotonic() - started:.1f} idle seconds"
+        assert process.poll() is None
+    finally:
+        terminal.close()
