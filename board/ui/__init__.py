@@ -9,14 +9,15 @@ from board.errors import BoardError
 
 
 def no_terminal() -> str | None:
-    """Why the dashboard cannot run here, or None. Textual's terminal driver draws on stdout
-    and reads keys from stdin: started without a terminal on both (from a script, ``nohup``,
-    ``< /dev/null``), it drew escape codes into a file and its input thread spun on the end
-    of stdin, a whole core for as long as it ran. A driver named in ``$TEXTUAL_DRIVER`` (the
-    browser's, through ``board web``) needs no terminal."""
-    if os.environ.get("TEXTUAL_DRIVER") or (os.isatty(0) and os.isatty(1)):
+    """Why the dashboard cannot run here, or None. Textual's terminal driver reads keys from
+    stdin and draws on stderr (stdout stays free: ``board ui > file`` draws as usual). Without
+    a terminal on both (from a script, ``nohup``, ``< /dev/null``, ``2> file``) it drew escape
+    codes into a file and its input thread spun on the end of stdin, a whole core for as long
+    as it ran. A driver named in ``$TEXTUAL_DRIVER`` (the browser's, through ``board web``)
+    needs no terminal."""
+    if os.environ.get("TEXTUAL_DRIVER") or (os.isatty(0) and os.isatty(2)):
         return None
-    return "the dashboard needs a terminal to draw on and read keys from, and stdin or stdout here is not one"
+    return "the dashboard needs a terminal to read keys from and draw on, and stdin or stderr here is not one"
 
 
 def run_dashboard(workspace: Path, *, readonly: bool = False, remember_choices: bool = True) -> int:

@@ -66,3 +66,19 @@ async def test_a_key_is_styled_once_as_the_footer_is_made(sample: Path) -> None:
     async with narrow.run_test(size=(100, 45)) as pilot:  # narrow: the compact style, every key
         await settled(pilot)
         assert all(key.has_class("-compact") and key.compact for key in footer_keys(narrow))
+
+
+async def test_under_eighty_columns_the_palettes_key_stays_out_of_the_keys_grid(sample: Path) -> None:
+    """On a narrow screen the keys take rows and the palette's key is left out (ctrl+p still
+    opens it): from the first frame on, and after the footer is made again for a new key."""
+    app = make_app(sample)
+    async with app.run_test(size=(60, 45)) as pilot:
+        await settled(pilot)
+        palette = [key for key in footer_keys(app) if key.has_class("-command-palette")]
+        assert len(palette) == 1 and not palette[0].display
+        app.jump_to("20")  # waiting on a person: "w Answer" joins the keys, the footer is made again
+        await pilot.pause()
+        await pilot.pause()
+        keys = footer_keys(app)
+        assert "answer" in {key.action for key in keys if key.display}
+        assert [key.display for key in keys if key.has_class("-command-palette")] == [False]

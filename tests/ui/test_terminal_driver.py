@@ -197,3 +197,37 @@ def test_an_input_at_its_end_leaves_the_dashboard_idle_not_spinning(tmp_path: Pa
         assert process.poll() is None
     finally:
         terminal.close()
+
+
+def test_the_dashboard_draws_with_its_output_in_a_file_but_not_with_its_drawing_in_one(tmp_path: Path) -> None:
+    """Textual reads keys from stdin and draws on stderr: ``board ui > file`` is a dashboard as
+    any other; ``board ui 2> file`` would draw into the file, and is refused in one line."""
+    workspace = tmp_path / "ws"
+    Store.open(workspace, create=True).create("First task on the board")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TERM": "xterm-256color", "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    output = tmp_path / "out.txt"
+    primary, secondary = pty.openpty()
+    fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 45, 160, 0, 0))
+    with output.open("wb") as out:
+        process = subprocess.Popen([sys.executable, "-m", "board", "ui"], stdin=secondary, stdout=out, stderr=secondary, env=env, cwd=workspace, start_new_session=True)
+    os.close(secondary)
+    terminal = Terminal.__new__(Terminal)
+    terminal.primary, terminal.process, terminal.shown = primary, process, b""
+    try:
+        terminal.read(lambda: b"Quit" in terminal.shown and b"#1" in terminal.shown, 60, "the board on screen")
+        os.write(primary, b"q")
+        terminal.read(lambda: process.poll() is not None, 30, "q to quit")
+        assert process.wait(timeout=10) == 0
+    finally:
+        terminal.close()
+    assert output.read_bytes() == b""
+
+    errors = tmp_path / "err.txt"
+    primary, secondary = pty.openpty()
+    with errors.open("wb") as err:
+        refused = subprocess.run([sys.executable, "-m", "board", "ui"], stdin=secondary, stdout=secondary, stderr=err, env=env, cwd=workspace, timeout=60)
+    os.close(secondary)
+    os.close(primary)
+    assert refused.returncode == 2
+    lines = errors.read_text().splitlines()
+    assert len(lines) == 1 and "needs a terminal" in lines[0], lines

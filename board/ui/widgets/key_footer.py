@@ -42,6 +42,8 @@ class KeyFooter(Footer):
         self._fitted_width: int | None = None
         #: What the composed keys show (``_signature``), None before any.
         self._composed: tuple[object, ...] | None = None
+        #: Whether the palette's key shows (not on a narrow screen, where the keys take rows).
+        self._palette_shown = True
         if keys_at_once:
             # Composed with its keys from the start, not once the screen signals that its
             # bindings changed (a frame after the first): for a screen whose keys are the app's,
@@ -60,7 +62,9 @@ class KeyFooter(Footer):
             yield key
         if palette is not None:
             binding, enabled, tooltip = palette
-            yield self._key(binding, enabled, binding.tooltip or binding.description, palette=True)
+            key = self._key(binding, enabled, binding.tooltip or binding.description, palette=True)
+            key.display = self._palette_shown  # fitted above, before it existed: hidden under the keys' grid
+            yield key
 
     def _keys_to_show(self, screen: Screen) -> tuple[list[tuple[Binding, bool, str]], tuple[Binding, bool, str] | None]:
         """The bindings the footer shows on ``screen`` (one per action), each with whether it is
@@ -150,6 +154,7 @@ class KeyFooter(Footer):
         return False
 
     def _show_palette_key(self, show: bool) -> None:
+        self._palette_shown = show  # for the palette's key composed after this (``compose``)
         for key in self.query(".-command-palette"):
             key.display = show
 
