@@ -187,6 +187,8 @@ class AlertsFollower:
         settings: BoardSettings,
         once: bool = False,
     ) -> None:
+        from board.alerts.evaluate import read_alerts  # in this worker, once the board is on screen
+
         shown: tuple[object, ...] | None = None
         previous: list[Alert] = []
         read_stamp: Hashable | None = None
@@ -205,8 +207,6 @@ class AlertsFollower:
                     if stamp == read_stamp and shown is not None:
                         continue
                     read_stamp = stamp
-                    from board.alerts.evaluate import read_alerts
-
                     alerts = read_alerts(self.alert_board)
                 else:
                     read_stamp = None
