@@ -51,6 +51,23 @@ class QuietLinuxDriver(LinuxDriver):
     _wake_pipe: tuple[int, int] | None = None
     _stop_reading = False
 
+    def _get_terminal_size(self) -> tuple[int, int]:
+        """The size of the terminal it draws on. textual draws on stderr but asks stdout's size
+        (through ``shutil``): with stdout redirected (``board ui > file``) it drew 80 columns by
+        25 rows on a terminal of any size. ``$COLUMNS`` and ``$LINES`` still win, as in shutil."""
+        try:
+            width, height = os.get_terminal_size(2 if self._file is None else self._file.fileno())
+        except (AttributeError, ValueError, OSError):
+            width, height = super()._get_terminal_size()
+        for name in ("COLUMNS", "LINES"):
+            try:
+                value = int(os.environ[name])
+            except (KeyError, ValueError):
+                continue
+            if value > 0:
+                width, height = (value, height) if name == "COLUMNS" else (width, value)
+        return width or 80, height or 25
+
     def disable_input(self) -> None:
         # textual sets its exit event and joins the thread, which its own loop notices within a
         # tenth of a second; this one is woken through the pipe first.

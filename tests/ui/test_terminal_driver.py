@@ -6,6 +6,7 @@ from __future__ import annotations
 import fcntl
 import os
 import pty
+import re
 import select
 import struct
 import subprocess
@@ -215,6 +216,11 @@ def test_the_dashboard_draws_with_its_output_in_a_file_but_not_with_its_drawing_
     terminal.primary, terminal.process, terminal.shown = primary, process, b""
     try:
         terminal.read(lambda: b"Quit" in terminal.shown and b"#1" in terminal.shown, 60, "the board on screen")
+        # Drawn at the terminal's 160×45, not at the 80×24 a size asked of stdout gives.
+        # Drawn at the terminal's 160 columns, not at the 80 a size asked of stdout gives: the
+        # first frame's top line, its escape codes taken out.
+        top = terminal.shown.split(b"\x1b[1;1H", 1)[1].split(b"\x1b[2;1H", 1)[0]
+        assert len(re.sub(rb"\x1b\[[0-9;]*m", b"", top).rstrip(b"\r\n").decode()) == 160, top
         os.write(primary, b"q")
         terminal.read(lambda: process.poll() is not None, 30, "q to quit")
         assert process.wait(timeout=10) == 0
