@@ -205,7 +205,9 @@ def test_the_dashboard_draws_with_its_output_in_a_file_but_not_with_its_drawing_
     any other; ``board ui 2> file`` would draw into the file, and is refused in one line."""
     workspace = tmp_path / "ws"
     Store.open(workspace, create=True).create("First task on the board")
-    env = {**os.environ, "PYTHONPATH": str(REPO), "TERM": "xterm-256color", "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    # The terminal's size is the pty's: not what COLUMNS and LINES say (pytest sets them).
+    env = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "LINES")}
+    env.update(PYTHONPATH=str(REPO), TERM="xterm-256color", XDG_CONFIG_HOME=str(tmp_path / "config"))
     output = tmp_path / "out.txt"
     primary, secondary = pty.openpty()
     fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 45, 160, 0, 0))
