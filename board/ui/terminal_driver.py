@@ -44,6 +44,14 @@ def wake(pipe: tuple[int, int] | None) -> None:
             pass
 
 
+def _positive(text: str | None) -> int:
+    """A positive whole number written in ``text``, else 0."""
+    try:
+        return max(0, int(text or ""))
+    except ValueError:
+        return 0
+
+
 class QuietLinuxDriver(LinuxDriver):
     """``LinuxDriver`` whose input thread blocks until a key, a stop, or a sequence's timeout."""
 
@@ -57,16 +65,9 @@ class QuietLinuxDriver(LinuxDriver):
         25 rows on a terminal of any size. ``$COLUMNS`` and ``$LINES`` still win, as in shutil."""
         try:
             width, height = os.get_terminal_size(2 if self._file is None else self._file.fileno())
-        except (AttributeError, ValueError, OSError):
+        except (ValueError, OSError):
             width, height = super()._get_terminal_size()
-        for name in ("COLUMNS", "LINES"):
-            try:
-                value = int(os.environ[name])
-            except (KeyError, ValueError):
-                continue
-            if value > 0:
-                width, height = (value, height) if name == "COLUMNS" else (width, value)
-        return width or 80, height or 25
+        return _positive(os.environ.get("COLUMNS")) or width or 80, _positive(os.environ.get("LINES")) or height or 25
 
     def disable_input(self) -> None:
         # textual sets its exit event and joins the thread, which its own loop notices within a

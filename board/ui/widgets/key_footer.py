@@ -42,8 +42,9 @@ class KeyFooter(Footer):
         self._fitted_width: int | None = None
         #: What the composed keys show (``_signature``), None before any.
         self._composed: tuple[object, ...] | None = None
-        #: Whether the palette's key shows (not on a narrow screen, where the keys take rows).
-        self._palette_shown = True
+        #: The palette's binding and key, when the footer shows one.
+        self._palette_binding: Binding | None = None
+        self._palette_key: FooterKey | None = None
         if keys_at_once:
             # Composed with its keys from the start, not once the screen signals that its
             # bindings changed (a frame after the first): for a screen whose keys are the app's,
@@ -55,16 +56,17 @@ class KeyFooter(Footer):
             return
         shown, palette = self._keys_to_show(self.screen)
         self._composed = self._signature(shown, palette)
-        self._palette_binding = palette[0] if palette is not None else None
         self._keys = [(self._key(binding, enabled, tooltip), binding) for binding, enabled, tooltip in shown]
+        self._palette_binding = self._palette_key = None
+        if palette is not None:
+            binding, enabled, tooltip = palette
+            self._palette_binding = binding
+            self._palette_key = self._key(binding, enabled, binding.tooltip or binding.description, palette=True)
         self._fit_keys(self._fitted_width or self.size.width or self.app.size.width)
         for key, _ in self._keys:
             yield key
-        if palette is not None:
-            binding, enabled, tooltip = palette
-            key = self._key(binding, enabled, binding.tooltip or binding.description, palette=True)
-            key.display = self._palette_shown  # fitted above, before it existed: hidden under the keys' grid
-            yield key
+        if self._palette_key is not None:
+            yield self._palette_key
 
     def _keys_to_show(self, screen: Screen) -> tuple[list[tuple[Binding, bool, str]], tuple[Binding, bool, str] | None]:
         """The bindings the footer shows on ``screen`` (one per action), each with whether it is
@@ -114,7 +116,7 @@ class KeyFooter(Footer):
         """Hide keys from the right until the rest fit; help and quit always show. On a narrow
         screen (a phone's browser, where a key is tapped, not typed) the keys first take up to
         ``NARROW_ROWS`` rows."""
-        palette: Binding | None = getattr(self, "_palette_binding", None)
+        palette = self._palette_binding
         if width < ONE_LANE_BELOW and self._fit_in_rows(width - 1):
             self._show_palette_key(False)  # ctrl+p still opens it; the room goes to the keys
             return
@@ -154,9 +156,8 @@ class KeyFooter(Footer):
         return False
 
     def _show_palette_key(self, show: bool) -> None:
-        self._palette_shown = show  # for the palette's key composed after this (``compose``)
-        for key in self.query(".-command-palette"):
-            key.display = show
+        if self._palette_key is not None:
+            self._palette_key.display = show
 
     def _width(self, binding: Binding) -> int:
         """Cells one key takes: its key, its description, their padding and the gap after it."""
