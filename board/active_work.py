@@ -380,12 +380,12 @@ def entry_for(status: str, owner: str, files: Iterable[str]) -> dict[str, Any] |
 
 
 @contextmanager
-def _writing(state_dir: Path, files: IndexFiles = ACTIVE, folder: confine.OpenFolder | None = None) -> Iterator[None]:
-    """Hold the index's lock: one writer at a time, on this machine."""
+def _writing(state_dir: Path, files: IndexFiles = ACTIVE, folder: confine.OpenFolder | None = None, *, shared: bool = False) -> Iterator[None]:
+    """Hold the index's lock on this machine: alone, or ``shared`` with other appenders."""
     path, flags = os.path.join(state_dir, files.lock), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = confine.open_file(path, flags, 0o644) if folder is None else folder.open_file(path, flags, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
         yield
     finally:
         os.close(fd)  # closing releases the lock
@@ -451,39 +451,83 @@ def _note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None, file
     # The folder reached once for the lock, the journal and the snapshot's first bytes: a claim
     # notes its task here, and reaching the folder three times was a sixth of a claim's CPU on
     # a board in PostgreSQL.
-    with confine.OpenFolder(state_dir) as folder, _writing(state_dir, files, folder):
-        try:
-            fd = folder.open_file(journal_path(state_dir, files), os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
-        except FileNotFoundError:
-            # No journal yet (a new board, or one written before journals): start one after
-            # the index as it stands; an index trusted only once written whole waits for that.
-            if files is not ACTIVE:
-                return
-            generation, tasks = _read_snapshot(state_dir)
-            _fold(tasks, [line])
-            _write(state_dir, tasks, generation + 1)
-            return
-        try:
-            size = os.fstat(fd).st_size
-            header = os.pread(fd, 64, 0).split(b"\n", 1)[0]
-            snapshot_generation, snapshot_size = _snapshot_generation_and_size(state_dir, files, folder)
-            if _generation_of(header) != snapshot_generation:
-                # Left unmatched (see _read): readers would skip this line and a later fold
-                # would drop it. Start a matched pair that holds it.
-                generation, tasks = _read(state_dir, files)
-                _fold(tasks, [line])
-                _write(state_dir, tasks, generation + 1, files)
-                return
-            if size and os.pread(fd, 1, size - 1) != b"\n":
-                line = b"\n" + line  # after a line a full disk cut short, not glued to it
-            # A write a full disk cuts short leaves a partial line, which readers skip and the
-            # next writer starts after; the coordinator's rebuild restores the entry.
-            size += os.write(fd, line)
-        finally:
-            os.close(fd)
+    with confine.OpenFolder(state_dir) as folder:
+        # Notes share the lock: each is one write to the journal opened for appending, which
+        # lands whole after the others. Agents claiming at once each wait only for a fold, not
+        # for one another (with more of them than cores, one descheduled holding the lock held
+        # up every claim). Only starting the pair anew takes it alone, and so excludes notes.
+        with _writing(state_dir, files, folder, shared=True):
+            appended = _append(state_dir, files, folder, line)
+        if not isinstance(appended, tuple):
+            with _writing(state_dir, files, folder):
+                appended = _append(state_dir, files, folder, line)  # unless another started the pair meanwhile
+                if not isinstance(appended, tuple):
+                    _start_pair(state_dir, files, line, journal=appended)
+                    return
+        size, snapshot_size = appended
         if size > _fold_at(snapshot_size, files):
-            generation, tasks = _read(state_dir, files)
-            _write(state_dir, tasks, generation + 1, files)
+            with _writing(state_dir, files, folder):
+                _fold_if_long(state_dir, files, folder)
+
+
+#: Why a note could not be appended, and the pair must be started anew.
+NO_JOURNAL, UNMATCHED = "no journal", "unmatched"
+
+
+def _append(state_dir: Path, files: IndexFiles, folder: confine.OpenFolder, line: bytes) -> tuple[int, int] | str:
+    """Append ``line`` to the journal: (the journal's size after it, the snapshot's size); or,
+    having written nothing, why the pair must be started anew: ``NO_JOURNAL``, or
+    ``UNMATCHED`` for a journal that does not follow the snapshot."""
+    try:
+        fd = folder.open_file(journal_path(state_dir, files), os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return NO_JOURNAL
+    try:
+        size = os.fstat(fd).st_size
+        header = os.pread(fd, 64, 0).split(b"\n", 1)[0]
+        snapshot_generation, snapshot_size = _snapshot_generation_and_size(state_dir, files, folder)
+        if _generation_of(header) != snapshot_generation:
+            return UNMATCHED
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            # After a line a full disk cut short, not glued to it (or after another note still
+            # being written: the empty line between is skipped).
+            line = b"\n" + line
+        # A write a full disk cuts short leaves a partial line, which readers skip and the
+        # next writer starts after; the coordinator's rebuild restores the entry.
+        return size + os.write(fd, line), snapshot_size
+    finally:
+        os.close(fd)
+
+
+def _start_pair(state_dir: Path, files: IndexFiles, line: bytes, *, journal: str) -> None:
+    """Under the lock alone: write the index anew with ``line`` folded in, and a journal that
+    follows it. ``NO_JOURNAL`` (a new board, or one written before journals): the index as it
+    stands, though an index trusted only once written whole waits for that. ``UNMATCHED`` (see
+    ``_read``): readers would skip ``line`` in that journal and a later fold drop it."""
+    if journal == NO_JOURNAL:
+        if files is not ACTIVE:
+            return
+        generation, tasks = _read_snapshot(state_dir)
+    else:
+        generation, tasks = _read(state_dir, files)
+    _fold(tasks, [line])
+    _write(state_dir, tasks, generation + 1, files)
+
+
+def _fold_if_long(state_dir: Path, files: IndexFiles, folder: confine.OpenFolder) -> None:
+    """Under the lock alone: fold the journal into the snapshot, unless another writer did
+    since it was found long."""
+    try:
+        fd = folder.open_file(journal_path(state_dir, files), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return
+    try:
+        size = os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+    if size > _fold_at(_snapshot_generation_and_size(state_dir, files, folder)[1], files):
+        generation, tasks = _read(state_dir, files)
+        _write(state_dir, tasks, generation + 1, files)
 
 
 def _fold_at(snapshot_size: int, files: IndexFiles) -> int:

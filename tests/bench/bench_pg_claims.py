@@ -100,6 +100,12 @@ def board_docs(count: int, chains: int = CHAINS, seed: int = 7) -> list[dict[str
     return docs
 
 
+def creation_line(doc: dict[str, Any]) -> dict[str, Any]:
+    """The history line of a task's creation, as the store writes it."""
+    changes = {key: [None, value] for key, value in doc.items() if key not in ("version", "updatedAt")}
+    return {"ts": doc["createdAt"], "task": doc["id"], "version": 1, "actor": "bench", "op": "create", "changes": changes}
+
+
 def make_file_board(root: Path, docs: list[dict[str, Any]]) -> None:
     """The board in files, written straight to disk (setup, not what is measured)."""
     Store.open(root, create=True).close()
@@ -127,6 +133,12 @@ def make_pg_template(cluster: Any, docs: list[dict[str, Any]]) -> None:
                 for doc in docs:
                     for blocker in doc["blockedBy"]:
                         copy.write_row((doc["id"], blocker))
+            # Each task's creation line, as every board board writes has: the server plans a
+            # claim's lookup of its task's last line by what history holds.
+            cursor.execute("select set_config('board.history_as_given', 'on', true)")
+            with cursor.copy("copy board.history (task_id, version, at, record) from stdin") as copy:
+                for doc in docs:
+                    copy.write_row((doc["id"], 1, doc["createdAt"], json.dumps(creation_line(doc))))
             cursor.execute("select set_config('board.claim_order_deferred', 'off', true)")
             cursor.execute("select board.rebuild_claim_order()")
         conn.execute("vacuum analyze")

@@ -3,12 +3,13 @@ by many processes at once on one machine."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import subprocess
 import sys
 from pathlib import Path
 
-from board.active_work import FILE_NAME, JOURNAL_NAME, note_task, read_active, write_active
+from board.active_work import FILE_NAME, JOURNAL_NAME, LOCK_NAME, note_task, read_active, write_active
 from tests.conftest import REPO
 
 WRITER = """
@@ -170,3 +171,29 @@ def test_a_journals_header_is_read_as_json_reads_it() -> None:
             data = None
         expected = data.get("generation") if isinstance(data, dict) and isinstance(data.get("generation"), int) else None
         assert _generation_of(odd) == expected, odd
+
+
+NOTE = """
+import sys
+from pathlib import Path
+import board.active_work as active
+active.note_task(Path(sys.argv[1]), sys.argv[2], {"owner": sys.argv[2], "files": []})
+"""
+
+
+def test_a_note_does_not_wait_for_another_note_under_way(tmp_path: Path) -> None:
+    # Agents claiming at once on one machine each note their task; one of them descheduled (or
+    # stopped) in the middle of its note must not hold up the others' claims.
+    state = tmp_path / ".tasks"
+    state.mkdir()
+    note_task(state, "first", {"owner": "first", "files": []})
+    with open(state / LOCK_NAME, "rb") as lock:
+        fcntl.flock(lock, fcntl.LOCK_SH)  # a note under way holds the lock so
+        other = subprocess.Popen([sys.executable, "-c", NOTE, str(state), "second"], cwd=REPO, stderr=subprocess.PIPE, text=True)
+        try:
+            assert other.wait(timeout=30) == 0, other.stderr.read() if other.stderr else ""
+        finally:
+            if other.poll() is None:
+                other.kill()
+                other.wait()
+        assert set(read_active(state)) == {"first", "second"}
