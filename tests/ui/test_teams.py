@@ -21,6 +21,12 @@ def inbox(claude_home: Path, name: str) -> list[dict]:
     return json.loads((claude_home / "teams" / "crew" / "inboxes" / f"{name}.json").read_text())
 
 
+async def shown(pilot, selector: str):
+    """The widget ``selector`` names on the screen now on top, once a screen pushed shows it."""
+    await wait_for(pilot, lambda: bool(pilot.app.screen.query(selector)), message=f"{selector} on screen")
+    return pilot.app.screen.query_one(selector)
+
+
 async def team_shown(pilot) -> None:
     await settled_quietly(pilot)
     await wait_for(pilot, lambda: bool(pilot.app.teams) and bool(pilot.app.alerts), message="the team and its alert")
@@ -32,8 +38,7 @@ async def test_m_on_a_card_writes_to_its_owner_in_claude_codes_format(claude_hom
         await team_shown(pilot)
         app.select("2")  # ana's task: she is working, so nothing is prepared
         await pilot.press("m")
-        await pilot.pause()
-        assert app.screen.query_one("#message-input").text == ""
+        assert (await shown(pilot, "#message-input")).text == ""
         for key in ("h", "i", "space", "a", "n", "a"):
             await pilot.press(key)
         await pilot.press("enter")
@@ -53,8 +58,7 @@ async def test_the_idle_alerts_action_is_a_prepared_nudge_one_key_away(claude_ho
         earlier = inbox(claude_home, "ben")
         before = len(earlier)
         await pilot.press("e", "m")
-        await pilot.pause()
-        prepared = app.screen.query_one("#message-input").text
+        prepared = (await shown(pilot, "#message-input")).text
         assert prepared.startswith("ben, the task board shows you idle while #3 (Write the parser) is still in progress")
         await pilot.press("enter")
         await wait_for(pilot, lambda: len(inbox(claude_home, "ben")) == before + 1, message="the nudge written")
@@ -118,15 +122,13 @@ async def test_the_agents_panel_opens_a_members_messages_and_writes_to_it(claude
     async with app.run_test(size=(160, 45)) as pilot:
         await team_shown(pilot)
         await pilot.press("A", "down", "enter")
-        await pilot.pause()
-        assert app.screen.agent_name == "ana"
+        await wait_for(pilot, lambda: getattr(app.screen, "agent_name", None) == "ana", message="ana's messages")
         await pilot.press("escape", "A", "down", "down", "enter")
-        await pilot.pause()
-        shown = str(app.screen.query_one("#agent-conversation").render())
-        assert "How far is the parser?" in shown and "unread" in shown and "idle (available)" in shown
+        await wait_for(pilot, lambda: getattr(app.screen, "agent_name", None) == "ben", message="ben's messages")
+        conversation = str((await shown(pilot, "#agent-conversation")).render())
+        assert "How far is the parser?" in conversation and "unread" in conversation and "idle (available)" in conversation
         await pilot.press("m")
-        await pilot.pause()
-        assert app.screen.query_one("#message-input").text.startswith("ben, the task board shows you idle")
+        assert (await shown(pilot, "#message-input")).text.startswith("ben, the task board shows you idle")
 
 
 async def test_the_idle_alert_clears_when_the_member_works_again(claude_home: Path) -> None:
