@@ -80,6 +80,11 @@ FOLD_BYTES = 32 * 1024
 #: lock every writer waits on, so with 15,000 tasks in progress folding every ``FOLD_BYTES``
 #: cost each note more than its own line. A reader then reads at most a quarter more.
 FOLD_BYTES_MOST = 256 * 1024
+#: How many times longer than due a journal grows before a note waits for its fold (rather than
+#: leaving it to the next note while another note holds the lock), and at most half of what a
+#: reader reads of a journal.
+FOLD_OVERDUE = 4
+JOURNAL_MOST = 1024 * 1024
 #: How often a reader starts again when a fold happened as it read (it then sees the next one).
 READ_ATTEMPTS = 5
 
@@ -247,7 +252,7 @@ def _journal_lines(state_dir: Path, files: IndexFiles) -> list[bytes] | None:
     """The journal's lines, its header first; None when it cannot be read (there is none yet)."""
     try:
         with open(journal_path(state_dir, files), "rb", opener=confine.opener) as handle:
-            return handle.read(1024 * 1024).split(b"\n")
+            return handle.read(JOURNAL_MOST).split(b"\n")
     except OSError:
         return None
 
@@ -380,13 +385,18 @@ def entry_for(status: str, owner: str, files: Iterable[str]) -> dict[str, Any] |
 
 
 @contextmanager
-def _writing(state_dir: Path, files: IndexFiles = ACTIVE, folder: confine.OpenFolder | None = None, *, shared: bool = False) -> Iterator[None]:
-    """Hold the index's lock on this machine: alone, or ``shared`` with other appenders."""
+def _writing(state_dir: Path, files: IndexFiles = ACTIVE, folder: confine.OpenFolder | None = None, *, shared: bool = False, wait: bool = True) -> Iterator[bool]:
+    """Hold the index's lock on this machine: alone, or ``shared`` with other appenders.
+    Without ``wait``, only if it is free now: yields whether it is held."""
     path, flags = os.path.join(state_dir, files.lock), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = confine.open_file(path, flags, 0o644) if folder is None else folder.open_file(path, flags, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
-        yield
+        try:
+            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        yield True
     finally:
         os.close(fd)  # closing releases the lock
 
@@ -465,9 +475,14 @@ def _note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None, file
                     _start_pair(state_dir, files, line, journal=appended)
                     return
         size, snapshot_size = appended
-        if size > _fold_at(snapshot_size, files):
-            with _writing(state_dir, files, folder):
-                _fold_if_long(state_dir, files, folder)
+        due = _fold_at(snapshot_size, files)
+        if size > due:
+            # A fold waits for every note under way. Should one never end (its process stopped
+            # holding the lock), the notes after it go on, and the journal grows past its size,
+            # until it is long enough that readers would pay for it: then the fold is waited for.
+            with _writing(state_dir, files, folder, wait=size > min(FOLD_OVERDUE * due, JOURNAL_MOST // 2)) as alone:
+                if alone:
+                    _fold_if_long(state_dir, files, folder)
 
 
 #: Why a note could not be appended, and the pair must be started anew.
@@ -488,13 +503,11 @@ def _append(state_dir: Path, files: IndexFiles, folder: confine.OpenFolder, line
         snapshot_generation, snapshot_size = _snapshot_generation_and_size(state_dir, files, folder)
         if _generation_of(header) != snapshot_generation:
             return UNMATCHED
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            # After a line a full disk cut short, not glued to it (or after another note still
-            # being written: the empty line between is skipped).
-            line = b"\n" + line
-        # A write a full disk cuts short leaves a partial line, which readers skip and the
-        # next writer starts after; the coordinator's rebuild restores the entry.
-        return size + os.write(fd, line), snapshot_size
+        # Each note starts a line of its own: after a line cut short (a writer killed in the
+        # middle of its write, a full disk), even one cut short by another note under way since
+        # the size was read, it is not glued to it. Readers skip the cut line and the empty ones;
+        # the coordinator's rebuild restores a lost entry.
+        return size + os.write(fd, b"\n" + line), snapshot_size
     finally:
         os.close(fd)
 
@@ -504,9 +517,9 @@ def _start_pair(state_dir: Path, files: IndexFiles, line: bytes, *, journal: str
     follows it. ``NO_JOURNAL`` (a new board, or one written before journals): the index as it
     stands, though an index trusted only once written whole waits for that. ``UNMATCHED`` (see
     ``_read``): readers would skip ``line`` in that journal and a later fold drop it."""
+    if files is not ACTIVE and (journal == NO_JOURNAL or _snapshot_generation(state_dir, files) is None):
+        return  # trusted only once written whole: a journal alone is not the index
     if journal == NO_JOURNAL:
-        if files is not ACTIVE:
-            return
         generation, tasks = _read_snapshot(state_dir)
     else:
         generation, tasks = _read(state_dir, files)
@@ -518,13 +531,10 @@ def _fold_if_long(state_dir: Path, files: IndexFiles, folder: confine.OpenFolder
     """Under the lock alone: fold the journal into the snapshot, unless another writer did
     since it was found long."""
     try:
-        fd = folder.open_file(journal_path(state_dir, files), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        # Its size by name, nothing opened: a FIFO planted there would hang an open for reading.
+        size = os.stat(files.journal, dir_fd=folder.fd, follow_symlinks=False).st_size
     except FileNotFoundError:
         return
-    try:
-        size = os.fstat(fd).st_size
-    finally:
-        os.close(fd)
     if size > _fold_at(_snapshot_generation_and_size(state_dir, files, folder)[1], files):
         generation, tasks = _read(state_dir, files)
         _write(state_dir, tasks, generation + 1, files)
@@ -546,7 +556,9 @@ def replace_file(path: Path | str, data: bytes) -> None:
     temp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
     fd = confine.open_file(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     try:
-        os.write(fd, data)
+        rest = memoryview(data)
+        while rest:  # a write a full disk cuts short ends in an error, never in a shorter file put in place
+            rest = rest[os.write(fd, rest):]
     finally:
         os.close(fd)
     confine.replace(temp, path)

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
 
-from board.active_work import FILE_NAME, JOURNAL_NAME, LOCK_NAME, note_task, read_active, write_active
+import pytest
+
+from board import active_work
+from board.active_work import FILE_NAME, JOURNAL_NAME, LOCK_NAME, READY, forget_index, note_task, read_active, read_ready, write_active, write_ready
 from tests.conftest import REPO
 
 WRITER = """
@@ -173,15 +178,28 @@ def test_a_journals_header_is_read_as_json_reads_it() -> None:
         assert _generation_of(odd) == expected, odd
 
 
-NOTE = """
+NOTES = """
 import sys
 from pathlib import Path
 import board.active_work as active
-active.note_task(Path(sys.argv[1]), sys.argv[2], {"owner": sys.argv[2], "files": []})
+active.FOLD_BYTES = 200  # due a fold after a few notes
+for n in range(int(sys.argv[3])):
+    active.note_task(Path(sys.argv[1]), f"{sys.argv[2]}-{n}", {"owner": sys.argv[2], "files": []})
 """
 
 
-def test_a_note_does_not_wait_for_another_note_under_way(tmp_path: Path) -> None:
+def run_to_the_end(script: str, *args: str) -> None:
+    """Run ``script`` in a process of its own; fail if it fails or has not ended in 30 s."""
+    process = subprocess.Popen([sys.executable, "-c", script, *args], cwd=REPO, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.wait(timeout=30) == 0, process.stderr.read() if process.stderr else ""
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_a_note_does_not_wait_for_another_note_under_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Agents claiming at once on one machine each note their task; one of them descheduled (or
     # stopped) in the middle of its note must not hold up the others' claims.
     state = tmp_path / ".tasks"
@@ -189,11 +207,78 @@ def test_a_note_does_not_wait_for_another_note_under_way(tmp_path: Path) -> None
     note_task(state, "first", {"owner": "first", "files": []})
     with open(state / LOCK_NAME, "rb") as lock:
         fcntl.flock(lock, fcntl.LOCK_SH)  # a note under way holds the lock so
-        other = subprocess.Popen([sys.executable, "-c", NOTE, str(state), "second"], cwd=REPO, stderr=subprocess.PIPE, text=True)
-        try:
-            assert other.wait(timeout=30) == 0, other.stderr.read() if other.stderr else ""
-        finally:
-            if other.poll() is None:
-                other.kill()
-                other.wait()
-        assert set(read_active(state)) == {"first", "second"}
+        # Ten notes (about 500 bytes): past the journal's fold, which waits for the note under
+        # way, and leaves it to a later note.
+        run_to_the_end(NOTES, str(state), "second", "10")
+        assert set(read_active(state)) == {"first", *(f"second-{n}" for n in range(10))}
+    monkeypatch.setattr(active_work, "FOLD_BYTES", 200)
+    note_task(state, "third", {"owner": "third", "files": []})  # the lock free: folded now
+    assert len((state / JOURNAL_NAME).read_bytes().splitlines()) == 1
+    assert set(read_active(state)) == {"first", "third", *(f"second-{n}" for n in range(10))}
+
+
+def test_a_note_starts_a_line_of_its_own_after_one_cut_short_meanwhile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    state = tmp_path / ".tasks"
+    state.mkdir()
+    note_task(state, "a", {"owner": "ann", "files": []})
+    read_head = active_work._snapshot_generation_and_size
+
+    def cut_short_meanwhile(*args):
+        # Another note, under way beside this one, lands only in part (its writer killed).
+        monkeypatch.setattr(active_work, "_snapshot_generation_and_size", read_head)
+        with open(state / JOURNAL_NAME, "ab") as journal:
+            journal.write(b'{"task":"c","entry":{"own')
+        return read_head(*args)
+
+    monkeypatch.setattr(active_work, "_snapshot_generation_and_size", cut_short_meanwhile)
+    note_task(state, "b", {"owner": "bob", "files": []})
+    assert read_active(state) == {"a": {"owner": "ann", "files": []}, "b": {"owner": "bob", "files": []}}
+
+
+FIFO_BEFORE_THE_FOLD = """
+import os, sys
+from pathlib import Path
+import board.active_work as active
+state = Path(sys.argv[1])
+active.note_task(state, "a", {"owner": "ann", "files": []})
+due = active._fold_at
+
+def planted(*args):  # between a note and its fold, a FIFO in place of the journal
+    active._fold_at = due
+    (state / active.JOURNAL_NAME).unlink()
+    os.mkfifo(state / active.JOURNAL_NAME)
+    return 0
+
+active._fold_at = planted
+active.note_task(state, "b", {"owner": "bob", "files": []})
+"""
+
+
+def test_a_fifo_planted_for_the_journal_never_hangs_a_note(tmp_path: Path) -> None:
+    state = tmp_path / ".tasks"
+    state.mkdir()
+    run_to_the_end(FIFO_BEFORE_THE_FOLD, str(state))
+    assert stat.S_ISFIFO((state / JOURNAL_NAME).lstat().st_mode)  # left for 'board check', never read
+
+
+def test_an_index_trusted_once_written_whole_is_not_made_again_from_its_journal_alone(tmp_path: Path) -> None:
+    state = tmp_path / ".tasks"
+    state.mkdir()
+    write_ready(state, {str(n): {"rank": 2, "remaining": 1.0} for n in range(1, 101)})
+    note_task(state, "101", {"rank": 0, "remaining": 1.0}, files=READY)
+    assert len(read_ready(state) or {}) == 101
+    forget_index(state, READY)  # a note that could not be made drops the index
+    note_task(state, "102", {"rank": 0, "remaining": 1.0}, files=READY)
+    # Two of 102 ready tasks are not the index: a claim reads the whole board, which writes it anew.
+    assert read_ready(state) is None
+
+
+def test_a_snapshot_the_disk_takes_in_parts_is_written_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    state = tmp_path / ".tasks"
+    state.mkdir()
+    entries = {str(n): {"owner": f"agent{n}", "files": [f"src/{n}.py"]} for n in range(200)}
+    write = os.write
+    monkeypatch.setattr(os, "write", lambda fd, data: write(fd, bytes(data[:100])))  # as a nearly full disk may
+    write_active(state, entries)
+    monkeypatch.undo()
+    assert read_active(state) == entries
