@@ -463,9 +463,9 @@ def _note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None, file
     # a board in PostgreSQL.
     with confine.OpenFolder(state_dir) as folder:
         # Notes share the lock: each is one write to the journal opened for appending, which
-        # lands whole after the others. Agents claiming at once each wait only for a fold, not
-        # for one another (with more of them than cores, one descheduled holding the lock held
-        # up every claim). Only starting the pair anew takes it alone, and so excludes notes.
+        # lands whole after the others, so agents claiming at once never wait for one another
+        # (with more of them than cores, one descheduled holding the lock alone held up every
+        # claim). Starting the pair anew and folding take it alone, and so exclude notes.
         with _writing(state_dir, files, folder, shared=True):
             appended = _append(state_dir, files, folder, line)
         if not isinstance(appended, tuple):
