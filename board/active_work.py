@@ -81,9 +81,10 @@ FOLD_BYTES = 32 * 1024
 #: cost each note more than its own line. A reader then reads at most a quarter more.
 FOLD_BYTES_MOST = 256 * 1024
 #: How many times longer than due a journal grows before a note waits for its fold (rather than
-#: leaving it to the next note while another note holds the lock), and at most half of what a
-#: reader reads of a journal.
+#: leaving it to the next note while another note holds the lock), and at most half of
+#: ``JOURNAL_MOST``.
 FOLD_OVERDUE = 4
+#: The most of a journal a reader reads.
 JOURNAL_MOST = 1024 * 1024
 #: How often a reader starts again when a fold happened as it read (it then sees the next one).
 READ_ATTEMPTS = 5
@@ -519,10 +520,7 @@ def _start_pair(state_dir: Path, files: IndexFiles, line: bytes, *, journal: str
     ``_read``): readers would skip ``line`` in that journal and a later fold drop it."""
     if files is not ACTIVE and (journal == NO_JOURNAL or _snapshot_generation(state_dir, files) is None):
         return  # trusted only once written whole: a journal alone is not the index
-    if journal == NO_JOURNAL:
-        generation, tasks = _read_snapshot(state_dir)
-    else:
-        generation, tasks = _read(state_dir, files)
+    generation, tasks = _read(state_dir, files)  # without a journal, the snapshot as it stands
     _fold(tasks, [line])
     _write(state_dir, tasks, generation + 1, files)
 

@@ -117,7 +117,7 @@ def make_file_board(root: Path, docs: list[dict[str, Any]]) -> None:
 def make_pg_template(cluster: Any, docs: list[dict[str, Any]]) -> None:
     """A database holding the board, which each run copies (``create database ... template``)."""
     from board.store.postgres.connect import connect
-    from board.store.postgres.migrations import migrate
+    from board.store.postgres.migrations import HISTORY_AS_GIVEN, migrate
 
     url = cluster.create_database(TEMPLATE)
     with connect(url, autocommit=True) as conn:
@@ -135,7 +135,7 @@ def make_pg_template(cluster: Any, docs: list[dict[str, Any]]) -> None:
                         copy.write_row((doc["id"], blocker))
             # Each task's creation line, as every board board writes has: the server plans a
             # claim's lookup of its task's last line by what history holds.
-            cursor.execute("select set_config('board.history_as_given', 'on', true)")
+            cursor.execute("select set_config(%s, 'on', true)", (HISTORY_AS_GIVEN,))
             with cursor.copy("copy board.history (task_id, version, at, record) from stdin") as copy:
                 for doc in docs:
                     copy.write_row((doc["id"], 1, doc["createdAt"], json.dumps(creation_line(doc))))
