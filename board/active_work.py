@@ -27,6 +27,7 @@ import heapq
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
+from _thread import allocate_lock
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -290,7 +291,7 @@ def _snapshot_generation(state_dir: Path, files: IndexFiles = ACTIVE) -> int | N
     return _snapshot_generation_and_size(state_dir, files)[0]
 
 
-def _snapshot_generation_and_size(state_dir: Path, files: IndexFiles, folder: confine.OpenFolder | None = None) -> tuple[int | None, int]:
+def _snapshot_generation_and_size(state_dir: Path | str, files: IndexFiles, folder: confine.OpenFolder | None = None) -> tuple[int | None, int]:
     """The snapshot's generation (as ``_snapshot_generation``) and its size in bytes (0 when
     it cannot be read)."""
     head = _snapshot_head(state_dir, files, 64, folder)
@@ -309,7 +310,7 @@ def _snapshot_start(state_dir: Path, files: IndexFiles, size: int) -> bytes | No
     return None if head is None else head[0]
 
 
-def _snapshot_head(state_dir: Path, files: IndexFiles, size: int, folder: confine.OpenFolder | None = None) -> tuple[bytes, int] | None:
+def _snapshot_head(state_dir: Path | str, files: IndexFiles, size: int, folder: confine.OpenFolder | None = None) -> tuple[bytes, int] | None:
     """The snapshot's first ``size`` bytes (fewer when it is shorter) and its whole size; None
     when it cannot be read. Bare descriptor calls: every note to the index reads its generation
     this way, under the index's lock, and a buffered file costs five more system calls."""
@@ -459,22 +460,25 @@ def forget_index(state_dir: Path, files: IndexFiles = ACTIVE) -> None:
 
 def _note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None, files: IndexFiles) -> None:
     line = json.dumps({"task": task_id, "entry": entry}, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
-    # The folder reached once for the lock, the journal and the snapshot's first bytes: a claim
-    # notes its task here, and reaching the folder three times was a sixth of a claim's CPU on
-    # a board in PostgreSQL.
+    appended = _append_kept(state_dir, files, line)
+    if appended is not None and appended[0] <= _fold_at(appended[1], files):
+        return
+    # The folder reached once for the lock, the journal and the snapshot's first bytes.
     with confine.OpenFolder(state_dir) as folder:
-        # Notes share the lock: each is one write to the journal opened for appending, which
-        # lands whole after the others, so agents claiming at once never wait for one another
-        # (with more of them than cores, one descheduled holding the lock alone held up every
-        # claim). Starting the pair anew and folding take it alone, and so exclude notes.
-        with _writing(state_dir, files, folder, shared=True):
-            appended = _append(state_dir, files, folder, line)
-        if not isinstance(appended, tuple):
-            with _writing(state_dir, files, folder):
-                appended = _append(state_dir, files, folder, line)  # unless another started the pair meanwhile
-                if not isinstance(appended, tuple):
-                    _start_pair(state_dir, files, line, journal=appended)
-                    return
+        if appended is None:
+            # Notes share the lock: each is one write to the journal opened for appending, which
+            # lands whole after the others, so agents claiming at once never wait for one another
+            # (with more of them than cores, one descheduled holding the lock alone held up every
+            # claim). Starting the pair anew and folding take it alone, and so exclude notes.
+            with _writing(state_dir, files, folder, shared=True):
+                found = _append(state_dir, files, folder, line)
+            if not isinstance(found, tuple):
+                with _writing(state_dir, files, folder):
+                    found = _append(state_dir, files, folder, line)  # unless another started the pair meanwhile
+                    if not isinstance(found, tuple):
+                        _start_pair(state_dir, files, line, journal=found)
+                        return
+            appended = found
         size, snapshot_size = appended
         due = _fold_at(snapshot_size, files)
         if size > due:
@@ -484,6 +488,153 @@ def _note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None, file
             with _writing(state_dir, files, folder, wait=size > min(FOLD_OVERDUE * due, JOURNAL_MOST // 2)) as alone:
                 if alone:
                     _fold_if_long(state_dir, files, folder)
+
+
+#: How many indexes a process keeps open between notes (``_KeptIndex``), three descriptors
+#: each; past this, the one noted to longest ago is let go.
+KEPT_MOST = 8
+
+
+class _KeptIndex:
+    """One index's folder, lock file and journal, held open by a process between its notes.
+
+    Every claim notes its task (a claim on a board in files, twice: work in progress and the
+    ready tasks). Reached by name, a note was 15 to 23 system calls, and on a board in files
+    each is made under the board's lock, which every other writer waits on. Held open, a note
+    is 8: the folder looked up by its path, then the lock taken, the lock file, the journal and
+    the snapshot looked up by name (nothing opened), the line written, the lock let go.
+
+    What is held is used only while all four are still the ones held: a fold (which replaces
+    the snapshot and the journal), a folder or a lock file made anew, anything planted in their
+    place, and this note goes the long way (``_append``, which opens them by name afresh and
+    starts the pair anew where it must); the next note holds what that found. A process holds
+    what it opened only until it forks: the child lets go of its copies."""
+
+    def __init__(self, state_dir: str, files: IndexFiles) -> None:
+        self.state_dir, self.files = state_dir, files
+        self.folder = confine.OpenFolder(state_dir)
+        self.lock = self.journal = -1
+        try:
+            self.folder_id = _identity(os.fstat(self.folder.fd))
+            self.lock = self.folder.open_file(os.path.join(state_dir, files.lock), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+            self.lock_id = _identity(os.fstat(self.lock))
+        except BaseException:
+            self.close()
+            raise
+        self.pair: tuple[tuple[int, int], tuple[int, int]] | None = None
+        self.snapshot_size = 0
+
+    def append(self, line: bytes) -> tuple[int, int] | None:
+        """``line`` appended under the shared lock: (the journal's size after it, the
+        snapshot's size); None, having written nothing, when it must go the long way."""
+        if _identity(os.stat(self.state_dir, follow_symlinks=False)) != self.folder_id:
+            return None
+        fcntl.flock(self.lock, fcntl.LOCK_SH)
+        try:
+            folder = self.folder.fd
+            if _identity(os.stat(self.files.lock, dir_fd=folder, follow_symlinks=False)) != self.lock_id:
+                return None
+            try:
+                pair = (_identity(os.stat(self.files.journal, dir_fd=folder, follow_symlinks=False)),
+                        _identity(os.stat(self.files.snapshot, dir_fd=folder, follow_symlinks=False)))
+            except FileNotFoundError:
+                return None
+            if pair != self.pair and not self._hold(pair):
+                return None
+            # A line of its own, as ``_append`` writes it; with O_APPEND the offset after the
+            # write is the journal's end after this line.
+            os.write(self.journal, b"\n" + line)
+            return os.lseek(self.journal, 0, os.SEEK_CUR), self.snapshot_size
+        finally:
+            fcntl.flock(self.lock, fcntl.LOCK_UN)
+
+    def _hold(self, pair: tuple[tuple[int, int], tuple[int, int]]) -> bool:
+        """Under the shared lock (which keeps both files in place): hold the journal now named,
+        if it follows the snapshot now named and both are the files ``pair`` found."""
+        self.pair = None
+        if self.journal >= 0:
+            os.close(self.journal)
+            self.journal = -1
+        journal = self.folder.open_file(journal_path(self.state_dir, self.files), os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            header = os.pread(journal, 64, 0).split(b"\n", 1)[0]
+            generation, size = _snapshot_generation_and_size(self.state_dir, self.files, self.folder)
+            found = (_identity(os.fstat(journal)), _identity(os.stat(self.files.snapshot, dir_fd=self.folder.fd, follow_symlinks=False)))
+        except BaseException:
+            os.close(journal)
+            raise
+        if generation is None or _generation_of(header) != generation or found != pair:
+            os.close(journal)
+            return False
+        self.journal, self.pair, self.snapshot_size = journal, pair, size
+        return True
+
+    def close(self) -> None:
+        for fd in (self.journal, self.lock):
+            if fd >= 0:
+                os.close(fd)
+        self.journal = self.lock = -1
+        self.folder.close()
+
+
+def _identity(status: os.stat_result) -> tuple[int, int]:
+    return status.st_dev, status.st_ino
+
+
+#: The indexes this process holds open, by folder and journal, the one noted to last at the end.
+_kept: dict[tuple[str, str], _KeptIndex] = {}
+#: One thread of a process uses what it holds at a time: a lock held on one descriptor is one
+#: lock, whichever thread took it.
+_kept_lock = allocate_lock()
+
+
+#: The indexes this process noted to once: it holds one open from its second note on, so that
+#: a command that notes once (``board claim``) costs no more than it did.
+_noted_once: set[tuple[str, str]] = set()
+
+
+def _append_kept(state_dir: Path | str, files: IndexFiles, line: bytes) -> tuple[int, int] | None:
+    """``line`` appended to the journal through what this process holds open; None when it
+    must go the long way."""
+    key = (os.fspath(state_dir), files.journal)
+    with _kept_lock:
+        kept = _kept.pop(key, None)
+        if kept is None and key not in _noted_once:
+            if len(_noted_once) >= 4 * KEPT_MOST:
+                _noted_once.clear()
+            _noted_once.add(key)
+            return None
+        try:
+            if kept is None:
+                kept = _KeptIndex(key[0], files)
+                while len(_kept) >= KEPT_MOST:
+                    _kept.pop(next(iter(_kept))).close()
+            appended = kept.append(line)
+        except BaseException as error:
+            if kept is not None:
+                kept.close()
+            if isinstance(error, OSError):
+                return None
+            raise
+        if appended is None:
+            kept.close()
+            return None
+        _kept[key] = kept
+        return appended
+
+
+def _let_go_in_child() -> None:
+    """After a fork, in the child: its copies of the parent's descriptors share the parent's
+    locks, so it holds nothing of its own until its first note."""
+    global _kept_lock
+    _kept_lock = allocate_lock()
+    for kept in _kept.values():
+        kept.close()
+    _kept.clear()
+    _noted_once.clear()
+
+
+os.register_at_fork(after_in_child=_let_go_in_child)
 
 
 #: Why a note could not be appended, and the pair must be started anew.

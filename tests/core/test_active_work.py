@@ -282,3 +282,132 @@ def test_a_snapshot_the_disk_takes_in_parts_is_written_whole(tmp_path: Path, mon
     write_active(state, entries)
     monkeypatch.undo()
     assert read_active(state) == entries
+
+
+# A process that notes more than once holds the index open between its notes (``_KeptIndex``):
+# what it holds must never outlive the files it stands for.
+
+
+def test_a_note_after_another_writer_folded_lands_in_the_new_journal(tmp_path: Path) -> None:
+    note_task(tmp_path, "a", {"owner": "ann", "files": []})
+    note_task(tmp_path, "b", {"owner": "bob", "files": []})  # from here on, held open
+    old_journal = (tmp_path / JOURNAL_NAME).stat().st_ino
+    write_active(tmp_path, read_active(tmp_path))  # a fold: both files replaced
+    assert (tmp_path / JOURNAL_NAME).stat().st_ino != old_journal
+    note_task(tmp_path, "c", {"owner": "cid", "files": []})
+    assert set(read_active(tmp_path)) == {"a", "b", "c"}
+    assert b'"task":"c"' in (tmp_path / JOURNAL_NAME).read_bytes()
+
+
+def test_a_note_after_its_folder_was_moved_away_lands_in_the_folder_now_named(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    note_task(state, "a", {"owner": "ann", "files": []})
+    note_task(state, "b", {"owner": "bob", "files": []})
+    state.rename(tmp_path / "moved")
+    state.mkdir()
+    note_task(state, "c", {"owner": "cid", "files": []})
+    assert read_active(state) == {"c": {"owner": "cid", "files": []}}
+    assert set(read_active(tmp_path / "moved")) == {"a", "b"}
+
+
+HOLDS_THEN_NOTES = """
+import sys
+from pathlib import Path
+import board.active_work as active
+state = Path(sys.argv[1])
+active.note_task(state, "a", {"owner": "ann", "files": []})
+active.note_task(state, "b", {"owner": "bob", "files": []})
+print("holding", flush=True)
+sys.stdin.readline()
+active.note_task(state, "c", {"owner": "cid", "files": []})
+"""
+
+
+def test_a_note_takes_the_lock_file_now_named_not_one_it_held_before(tmp_path: Path) -> None:
+    # Should the lock file be made anew, a fold takes the new one: a note locking the old one
+    # would write while the fold rewrites.
+    process = subprocess.Popen([sys.executable, "-c", HOLDS_THEN_NOTES, str(tmp_path)], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None and process.stdin is not None
+        assert process.stdout.readline() == "holding\n"
+        (tmp_path / LOCK_NAME).unlink()
+        with open(tmp_path / LOCK_NAME, "wb") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # a fold under way
+            process.stdin.write("\n")
+            process.stdin.flush()
+            wchan = Path(f"/proc/{process.pid}/wchan")
+            while process.poll() is None and "lock" not in wchan.read_text():
+                pass  # until the note waits on the lock (or, wrongly, has ended without it)
+            assert process.poll() is None, "noted while a fold held the lock"
+            assert "cid" not in (tmp_path / JOURNAL_NAME).read_text()
+        assert process.wait(timeout=30) == 0, process.stderr.read() if process.stderr else ""
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert set(read_active(tmp_path)) == {"a", "b", "c"}
+
+
+def test_a_forked_child_holds_none_of_its_parents_descriptors(tmp_path: Path) -> None:
+    # A lock taken or let go through a copy of a descriptor is the parent's own lock.
+    note_task(tmp_path, "a", {"owner": "ann", "files": []})
+    note_task(tmp_path, "b", {"owner": "bob", "files": []})
+    held = [fd for kept in active_work._kept.values() if kept.state_dir == str(tmp_path) for fd in (kept.folder.fd, kept.lock, kept.journal)]
+    assert len(held) == 3
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child's own exit status is the assertion
+        still = [fd for fd in held if _is_open(fd)]
+        note_task(tmp_path, "c", {"owner": "cid", "files": []})
+        os._exit(1 if still else 0)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert all(_is_open(fd) for fd in held)  # the parent's own, untouched
+    note_task(tmp_path, "d", {"owner": "dan", "files": []})
+    assert set(read_active(tmp_path)) == {"a", "b", "c", "d"}
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def test_threads_noting_across_folds_lose_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    monkeypatch.setattr(active_work, "FOLD_BYTES", 600)  # a fold every dozen notes
+    note_task(tmp_path, "first", {"owner": "ann", "files": []})
+    before = len(os.listdir("/proc/self/fd"))
+
+    def notes(name: str) -> None:
+        for n in range(150):
+            note_task(tmp_path, f"{name}-{n}", {"owner": name, "files": []})
+
+    threads = [threading.Thread(target=notes, args=(f"t{n}",)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert set(read_active(tmp_path)) == {"first", *(f"t{t}-{n}" for t in range(6) for n in range(150))}
+    assert len(os.listdir("/proc/self/fd")) <= before + 3  # one folder, lock and journal held
+
+
+def test_a_process_noting_to_many_boards_holds_only_the_latest_open(tmp_path: Path) -> None:
+    before = len(os.listdir("/proc/self/fd"))
+    for n in range(3 * active_work.KEPT_MOST):
+        state = tmp_path / str(n)
+        state.mkdir()
+        for task in ("a", "b"):
+            note_task(state, task, {"owner": "ann", "files": []})
+    assert len(os.listdir("/proc/self/fd")) <= before + 3 * active_work.KEPT_MOST
+
+
+def test_a_process_that_notes_once_holds_nothing_open(tmp_path: Path) -> None:
+    write_active(tmp_path, {"a": {"owner": "ann", "files": []}})
+    before = sorted(os.listdir("/proc/self/fd"))
+    note_task(tmp_path, "b", {"owner": "bob", "files": []})  # as 'board claim' does
+    assert sorted(os.listdir("/proc/self/fd")) == before
+    assert set(read_active(tmp_path)) == {"a", "b"}
