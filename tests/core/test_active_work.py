@@ -411,3 +411,113 @@ def test_a_process_that_notes_once_holds_nothing_open(tmp_path: Path) -> None:
     note_task(tmp_path, "b", {"owner": "bob", "files": []})  # as 'board claim' does
     assert sorted(os.listdir("/proc/self/fd")) == before
     assert set(read_active(tmp_path)) == {"a", "b"}
+
+
+# A fold makes the new snapshot before it takes the lock alone (``_fold_journal``).
+
+NOTES_NO_FOLD = """
+import sys
+from pathlib import Path
+import board.active_work as active
+for n in range(int(sys.argv[3])):
+    active.note_task(Path(sys.argv[1]), f"{sys.argv[2]}-{n}", {"owner": sys.argv[2], "files": []})
+"""
+
+
+def _fold_due(state: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An index with five notes in its journal, and a fold due at the next note."""
+    write_active(state, {f"old-{n}": {"owner": "ann", "files": []} for n in range(3)})
+    for n in range(5):
+        note_task(state, f"ann-{n}", {"owner": "ann", "files": []})
+    monkeypatch.setattr(active_work, "FOLD_BYTES", 200)
+
+
+def test_notes_made_while_a_fold_is_made_go_on_and_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fold_due(tmp_path, monkeypatch)
+    ahead = active_work._fold_ahead
+
+    def others_note_meanwhile(*args):
+        made = ahead(*args)
+        # Agents claim while the snapshot is being made: their notes neither wait for it nor fold.
+        run_to_the_end(NOTES_NO_FOLD, str(tmp_path), "bob", "5")
+        return made
+
+    monkeypatch.setattr(active_work, "_fold_ahead", others_note_meanwhile)
+    note_task(tmp_path, "ann-5", {"owner": "ann", "files": []})
+    journal = (tmp_path / JOURNAL_NAME).read_bytes()
+    assert journal.startswith(b'{"generation": 2}\n')  # folded
+    assert journal.count(b'"owner":"bob"') == 5 and b"ann" not in journal  # bob's carried over to the new journal
+    assert set(read_active(tmp_path)) == {*(f"old-{n}" for n in range(3)), *(f"ann-{n}" for n in range(6)), *(f"bob-{n}" for n in range(5))}
+
+
+def test_a_fold_made_while_another_writer_rebuilt_the_index_is_dropped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fold_due(tmp_path, monkeypatch)
+    ahead = active_work._fold_ahead
+
+    def rebuilt_meanwhile(*args):
+        made = ahead(*args)
+        write_active(tmp_path, {"rebuilt": {"owner": "cid", "files": []}})  # the coordinator's rebuild
+        return made
+
+    monkeypatch.setattr(active_work, "_fold_ahead", rebuilt_meanwhile)
+    note_task(tmp_path, "ann-5", {"owner": "ann", "files": []})
+    assert read_active(tmp_path) == {"rebuilt": {"owner": "cid", "files": []}}
+    assert json.loads((tmp_path / FILE_NAME).read_bytes())["generation"] == 2
+
+
+def test_a_note_past_due_leaves_the_fold_to_the_writer_folding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fold_due(tmp_path, monkeypatch)
+    with open(tmp_path / JOURNAL_NAME, "rb") as journal:
+        fcntl.flock(journal, fcntl.LOCK_EX)  # another writer's turn to fold this journal
+        run_to_the_end(NOTES_NO_FOLD.replace("import board.active_work as active", "import board.active_work as active\nactive.FOLD_BYTES = 200"), str(tmp_path), "bob", "6")
+        assert json.loads((tmp_path / FILE_NAME).read_bytes())["generation"] == 1  # not folded
+    note_task(tmp_path, "ann", {"owner": "ann", "files": []})  # its turn free: folded now
+    assert json.loads((tmp_path / FILE_NAME).read_bytes())["generation"] == 2
+    assert set(read_active(tmp_path)) == {*(f"old-{n}" for n in range(3)), *(f"ann-{n}" for n in range(5)), *(f"bob-{n}" for n in range(6)), "ann"}
+
+
+def test_a_reader_of_the_old_snapshot_reads_every_entry_while_a_fold_replaces_the_pair(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fold_due(tmp_path, monkeypatch)
+    journals: list[bytes] = []
+    replace = active_work.replace_file
+
+    def keep_journals(path, data):
+        if str(path).endswith(JOURNAL_NAME):
+            journals.append(data)
+        replace(path, data)
+
+    monkeypatch.setattr(active_work, "replace_file", keep_journals)
+    old_snapshot = (tmp_path / FILE_NAME).read_bytes()
+    note_task(tmp_path, "ann-5", {"owner": "ann", "files": []})  # folds: two journals put in place
+    assert len(journals) == 2
+    # A reader that read the old snapshot, then found the fold's first journal each time but the
+    # last, when the fold had ended.
+    (tmp_path / FILE_NAME).write_bytes(old_snapshot)
+    seen = iter([journals[0]] * (active_work.READ_ATTEMPTS - 1) + [journals[1]])
+    monkeypatch.setattr(active_work, "_journal_lines", lambda *args: next(seen).split(b"\n"))
+    assert set(read_active(tmp_path)) == {*(f"old-{n}" for n in range(3)), *(f"ann-{n}" for n in range(6))}
+
+
+def test_a_writer_killed_in_the_middle_of_a_fold_loses_no_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = {*(f"old-{n}" for n in range(3)), *(f"ann-{n}" for n in range(6))}
+    fold_bytes = active_work.FOLD_BYTES
+    for replaced in (1, 2):  # after the first journal, after the snapshot
+        state = tmp_path / str(replaced)
+        state.mkdir()
+        monkeypatch.setattr(active_work, "FOLD_BYTES", fold_bytes)
+        _fold_due(state, monkeypatch)
+        replace, calls = active_work.replace_file, []
+
+        def killed(path, data, replace=replace, calls=calls, replaced=replaced):
+            if len(calls) == replaced:
+                raise KeyboardInterrupt  # the writer's end, between two replacements
+            calls.append(path)
+            replace(path, data)
+
+        monkeypatch.setattr(active_work, "replace_file", killed)
+        with pytest.raises(KeyboardInterrupt):
+            note_task(state, "ann-5", {"owner": "ann", "files": []})
+        monkeypatch.setattr(active_work, "replace_file", replace)
+        assert set(read_active(state)) == expected
+        note_task(state, "bob", {"owner": "bob", "files": []})  # the next writer goes on from there
+        assert set(read_active(state)) == expected | {"bob"}
