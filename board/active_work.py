@@ -299,9 +299,15 @@ def _snapshot_generation_and_size(state_dir: Path | str, files: IndexFiles, fold
     if head is None:
         return None, 0
     start, size = head
+    return _generation_in(start), size
+
+
+def _generation_in(start: bytes) -> int | None:
+    """A snapshot's generation from its first bytes (``_write`` puts it first); None for one
+    ``_write`` did not write."""
     prefix, _, rest = start.partition(b'{"generation":')
     digits = rest.split(b",", 1)[0]
-    return (int(digits) if not prefix and digits.isdigit() and b"," in rest else None), size
+    return int(digits) if not prefix and digits.isdigit() and b"," in rest else None
 
 
 def _snapshot_start(state_dir: Path, files: IndexFiles, size: int) -> bytes | None:
@@ -414,7 +420,17 @@ def _writing(state_dir: Path, files: IndexFiles = ACTIVE, folder: confine.OpenFo
             return
         yield True
     finally:
-        os.close(fd)  # closing releases the lock
+        _let_go(fd)
+
+
+def _let_go(fd: int) -> None:
+    """Release a lock taken on ``fd`` and close it. Released by name, not by the closing alone:
+    a child forked meanwhile by another thread holds a copy of the descriptor, and with it the
+    lock, for as long as it lives."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 def write_active(state_dir: Path, tasks: Mapping[str, dict[str, Any]], *, lock: bool = True, files: IndexFiles = ACTIVE) -> None:
@@ -502,13 +518,14 @@ def _note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None, file
             _fold_journal(state_dir, files, folder, overdue=size > min(FOLD_OVERDUE * due, JOURNAL_MOST // 2))
 
 
-#: How many indexes a process keeps open between notes (``_KeptIndex``), three descriptors
-#: each; past this, the one noted to longest ago is let go.
-KEPT_MOST = 8
+#: How many indexes a process keeps open between notes (``_KeptIndex``), four descriptors
+#: each; past this, the one noted to longest ago is let go. Each board has three indexes.
+KEPT_MOST = 16
 
 
 class _KeptIndex:
-    """One index's folder, lock file and journal, held open by a process between its notes.
+    """One index's folder, lock file, journal and snapshot, held open by a process between its
+    notes.
 
     Every claim notes its task (a claim on a board in files, twice: work in progress and the
     ready tasks). Reached by name, a note was 15 to 23 system calls, and on a board in files
@@ -519,13 +536,26 @@ class _KeptIndex:
     What is held is used only while all four are still the ones held: a fold (which replaces
     the snapshot and the journal), a folder or a lock file made anew, anything planted in their
     place, and this note goes the long way (``_append``, which opens them by name afresh and
-    starts the pair anew where it must); the next note holds what that found. A process holds
-    what it opened only until it forks: the child lets go of its copies."""
+    starts the pair anew where it must); the next note holds what that found. The snapshot is
+    held open, though never read again, so that its number cannot be given to another file
+    while held: a snapshot dropped and another made could otherwise look like the one held. A
+    process holds what it opened only until it forks: the child lets go of its copies.
+
+    Only a folder the path alone says is the same is held: one outside every root of
+    ``confine`` (looked up following links, as it was opened), a root, or a folder right
+    below one (the last step looked up without following a link). Deeper, ``confine`` walks
+    every step without following a link, which one lookup of the path cannot repeat: those
+    notes go the long way."""
 
     def __init__(self, state_dir: str, files: IndexFiles) -> None:
         self.state_dir, self.files = state_dir, files
+        where = confine.locate(os.path.join(os.path.abspath(state_dir), "_"))
+        if where is not None and len(where[1]) > 1:
+            raise OSError(f"{state_dir}: deeper below its root than a note can check by its path")
+        #: Whether the folder's path is looked up following links (outside every root).
+        self.follow = where is None
         self.folder = confine.OpenFolder(state_dir)
-        self.lock = self.journal = -1
+        self.lock = self.journal = self.snapshot = -1
         try:
             self.folder_id = _identity(os.fstat(self.folder.fd))
             self.lock = self.folder.open_file(os.path.join(state_dir, files.lock), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
@@ -539,7 +569,7 @@ class _KeptIndex:
     def append(self, line: bytes) -> tuple[int, int] | None:
         """``line`` appended under the shared lock: (the journal's size after it, the
         snapshot's size); None, having written nothing, when it must go the long way."""
-        if _identity(os.stat(self.state_dir, follow_symlinks=False)) != self.folder_id:
+        if _identity(os.stat(self.state_dir, follow_symlinks=self.follow)) != self.folder_id:
             return None
         fcntl.flock(self.lock, fcntl.LOCK_SH)
         try:
@@ -561,31 +591,42 @@ class _KeptIndex:
             fcntl.flock(self.lock, fcntl.LOCK_UN)
 
     def _hold(self, pair: tuple[tuple[int, int], tuple[int, int]]) -> bool:
-        """Under the shared lock (which keeps both files in place): hold the journal now named,
-        if it follows the snapshot now named and both are the files ``pair`` found."""
-        self.pair = None
-        if self.journal >= 0:
-            os.close(self.journal)
-            self.journal = -1
+        """Under the shared lock (which keeps both files in place): hold the journal and the
+        snapshot now named, if the journal follows the snapshot and both are the files ``pair``
+        found."""
+        self._let_go_of_pair()
         journal = self.folder.open_file(journal_path(self.state_dir, self.files), os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+        snapshot = -1
         try:
+            snapshot = self.folder.opener(active_path(self.state_dir, self.files), os.O_RDONLY)
+            status = os.fstat(snapshot)
+            generation = _generation_in(os.pread(snapshot, 64, 0))
+            found = (_identity(os.fstat(journal)), _identity(status))
             header = os.pread(journal, 64, 0).split(b"\n", 1)[0]
-            generation, size = _snapshot_generation_and_size(self.state_dir, self.files, self.folder)
-            found = (_identity(os.fstat(journal)), _identity(os.stat(self.files.snapshot, dir_fd=self.folder.fd, follow_symlinks=False)))
         except BaseException:
-            os.close(journal)
+            for fd in (journal, snapshot):
+                if fd >= 0:
+                    os.close(fd)
             raise
         if generation is None or _generation_of(header) != generation or found != pair:
             os.close(journal)
+            os.close(snapshot)
             return False
-        self.journal, self.pair, self.snapshot_size = journal, pair, size
+        self.journal, self.snapshot, self.pair, self.snapshot_size = journal, snapshot, pair, status.st_size
         return True
 
-    def close(self) -> None:
-        for fd in (self.journal, self.lock):
+    def _let_go_of_pair(self) -> None:
+        for fd in (self.journal, self.snapshot):
             if fd >= 0:
                 os.close(fd)
-        self.journal = self.lock = -1
+        self.journal = self.snapshot = -1
+        self.pair = None
+
+    def close(self) -> None:
+        self._let_go_of_pair()
+        if self.lock >= 0:
+            os.close(self.lock)
+            self.lock = -1
         self.folder.close()
 
 
@@ -594,12 +635,12 @@ def _identity(status: os.stat_result) -> tuple[int, int]:
 
 
 #: The indexes this process holds open, by folder and journal, the one noted to last at the end.
+#: A note takes its index out while it uses it: two threads never share one (a lock held on one
+#: descriptor is one lock, whichever thread took it).
 _kept: dict[tuple[str, str], _KeptIndex] = {}
-#: One thread of a process uses what it holds at a time: a lock held on one descriptor is one
-#: lock, whichever thread took it.
+#: Held only to take an index out of ``_kept`` or put it back, never across a wait for a lock:
+#: one index's lock held alone must not hold up the notes to others.
 _kept_lock = allocate_lock()
-
-
 #: The indexes this process noted to once: it holds one open from its second note on, so that
 #: a command that notes once (``board claim``) costs no more than it did.
 _noted_once: set[tuple[str, str]] = set()
@@ -616,23 +657,27 @@ def _append_kept(state_dir: Path | str, files: IndexFiles, line: bytes) -> tuple
                 _noted_once.clear()
             _noted_once.add(key)
             return None
-        try:
-            if kept is None:
-                kept = _KeptIndex(key[0], files)
-                while len(_kept) >= KEPT_MOST:
-                    _kept.pop(next(iter(_kept))).close()
-            appended = kept.append(line)
-        except BaseException as error:
-            if kept is not None:
-                kept.close()
-            if isinstance(error, OSError):
-                return None
-            raise
-        if appended is None:
+    try:
+        if kept is None:
+            kept = _KeptIndex(key[0], files)
+        appended = kept.append(line)
+    except BaseException as error:
+        if kept is not None:
             kept.close()
+        if isinstance(error, OSError):
             return None
+        raise
+    if appended is None:
+        kept.close()
+        return None
+    with _kept_lock:
+        let_go = [_kept.pop(key)] if key in _kept else []  # another thread's, made meanwhile
         _kept[key] = kept
-        return appended
+        while len(_kept) > KEPT_MOST:
+            let_go.append(_kept.pop(next(iter(_kept))))
+    for other in let_go:
+        other.close()
+    return appended
 
 
 def _let_go_in_child() -> None:
@@ -665,7 +710,9 @@ def _append(state_dir: Path, files: IndexFiles, folder: confine.OpenFolder, line
         size = os.fstat(fd).st_size
         header = os.pread(fd, 64, 0).split(b"\n", 1)[0]
         snapshot_generation, snapshot_size = _snapshot_generation_and_size(state_dir, files, folder)
-        if _generation_of(header) != snapshot_generation:
+        if snapshot_generation is None or _generation_of(header) != snapshot_generation:
+            # No snapshot, or not this journal's: and a file that is not a journal (one with no
+            # generation, say another file linked in its place) is never written to.
             return UNMATCHED
         # Each note starts a line of its own: after a line cut short (a writer killed in the
         # middle of its write, a full disk), even one cut short by another note under way since
@@ -742,7 +789,7 @@ def _fold_journal(state_dir: Path, files: IndexFiles, folder: confine.OpenFolder
             replace_file(active_path(state_dir, files), data)
             replace_file(journal_path(state_dir, files), _header(generation) + tail)
     finally:
-        os.close(journal)  # and with it the turn
+        _let_go(journal)  # and with it the turn
 
 
 def _fold_ahead(state_dir: Path, files: IndexFiles, folder: confine.OpenFolder, journal: int) -> tuple[tuple[int, int], int, int, bytes, bytes] | None:
@@ -804,7 +851,10 @@ def replace_file(path: Path | str, data: bytes) -> None:
     of ``board.disk.atomic`` would cost the hook its imports and a disk flush."""
     directory, name = os.path.split(path)
     temp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
-    fd = confine.open_file(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    # Made anew, never opened as found: a file linked in its place (its name is foreseeable)
+    # would be written through. What is found there (this pid's leftover, a link) goes first.
+    confine.unlink(temp, missing_ok=True)
+    fd = confine.open_file(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     try:
         rest = memoryview(data)
         while rest:  # a write a full disk cuts short ends in an error, never in a shorter file put in place

@@ -353,8 +353,8 @@ def test_a_forked_child_holds_none_of_its_parents_descriptors(tmp_path: Path) ->
     # A lock taken or let go through a copy of a descriptor is the parent's own lock.
     note_task(tmp_path, "a", {"owner": "ann", "files": []})
     note_task(tmp_path, "b", {"owner": "bob", "files": []})
-    held = [fd for kept in active_work._kept.values() if kept.state_dir == str(tmp_path) for fd in (kept.folder.fd, kept.lock, kept.journal)]
-    assert len(held) == 3
+    held = [fd for kept in active_work._kept.values() if kept.state_dir == str(tmp_path) for fd in (kept.folder.fd, kept.lock, kept.journal, kept.snapshot)]
+    assert len(held) == 4
     child = os.fork()
     if child == 0:  # pragma: no cover - the child's own exit status is the assertion
         still = [fd for fd in held if _is_open(fd)]
@@ -392,7 +392,7 @@ def test_threads_noting_across_folds_lose_nothing(tmp_path: Path, monkeypatch: p
     for thread in threads:
         thread.join()
     assert set(read_active(tmp_path)) == {"first", *(f"t{t}-{n}" for t in range(6) for n in range(150))}
-    assert len(os.listdir("/proc/self/fd")) <= before + 3  # one folder, lock and journal held
+    assert len(os.listdir("/proc/self/fd")) <= before + 4  # one folder, lock, journal and snapshot held
 
 
 def test_a_process_noting_to_many_boards_holds_only_the_latest_open(tmp_path: Path) -> None:
@@ -402,7 +402,7 @@ def test_a_process_noting_to_many_boards_holds_only_the_latest_open(tmp_path: Pa
         state.mkdir()
         for task in ("a", "b"):
             note_task(state, task, {"owner": "ann", "files": []})
-    assert len(os.listdir("/proc/self/fd")) <= before + 3 * active_work.KEPT_MOST
+    assert len(os.listdir("/proc/self/fd")) <= before + 4 * active_work.KEPT_MOST
 
 
 def test_a_process_that_notes_once_holds_nothing_open(tmp_path: Path) -> None:
@@ -521,3 +521,135 @@ def test_a_writer_killed_in_the_middle_of_a_fold_loses_no_entry(tmp_path: Path, 
         assert set(read_active(state)) == expected
         note_task(state, "bob", {"owner": "bob", "files": []})  # the next writer goes on from there
         assert set(read_active(state)) == expected | {"bob"}
+
+
+KILLED_REWRITE = """
+import os, signal, sys
+from pathlib import Path
+import board.active_work as active
+replace = active.replace_file
+
+def replace_then_die(path, data):
+    replace(path, data)
+    if str(path).endswith(active.FILE_NAME):
+        os.kill(os.getpid(), signal.SIGKILL)  # between the snapshot's replacement and the journal's
+
+active.replace_file = replace_then_die
+active.write_active(Path(sys.argv[1]), {"x": {"owner": "coordinator", "files": []}})
+"""
+
+
+def test_a_snapshot_made_anew_under_the_number_of_the_one_held_is_not_taken_for_it(tmp_path: Path) -> None:
+    # The snapshot dropped (a note that failed), then a rewrite killed between its two files:
+    # the new snapshot may get the dropped one's number, and the journal held is then of an
+    # older generation, which readers set aside.
+    write_active(tmp_path, {})
+    note_task(tmp_path, "a", {"owner": "ann", "files": []})
+    note_task(tmp_path, "b", {"owner": "bob", "files": []})  # held open from here
+    snapshot = tmp_path / FILE_NAME
+    number = snapshot.stat().st_ino
+    for _ in range(20):  # ext4 gives a number back at once, as a rule
+        forget_index(tmp_path)
+        assert subprocess.run([sys.executable, "-c", KILLED_REWRITE, str(tmp_path)], cwd=REPO).returncode == -9
+        if snapshot.stat().st_ino == number:
+            break
+    note_task(tmp_path, "c", {"owner": "cid", "files": []})
+    assert "c" in read_active(tmp_path)
+
+
+def test_a_note_to_one_index_does_not_wait_for_another_indexs_lock(tmp_path: Path) -> None:
+    import threading
+
+    boards = tmp_path / "x", tmp_path / "y"
+    for state in boards:
+        state.mkdir()
+        write_active(state, {})
+        for task in ("a", "b"):  # both held open
+            note_task(state, task, {"owner": "ann", "files": []})
+    with open(boards[0] / LOCK_NAME, "rb") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # a fold of board x under way
+        waiting = threading.Thread(target=note_task, args=(boards[0], "c", {"owner": "cid", "files": []}), daemon=True)
+        waiting.start()
+        other = threading.Thread(target=note_task, args=(boards[1], "c", {"owner": "cid", "files": []}), daemon=True)
+        other.start()
+        other.join(timeout=30)
+        assert not other.is_alive(), "a note to board y waited for board x's lock"
+        assert waiting.is_alive()  # as it must
+    waiting.join(timeout=30)
+    assert "c" in read_active(boards[0]) and "c" in read_active(boards[1])
+
+
+def test_notes_are_never_written_through_a_folder_moved_out_of_the_board_and_linked_back(tmp_path: Path) -> None:
+    from board.disk import confine
+
+    root = tmp_path / "root"
+    state = root / "a" / "b"
+    state.mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    confine.confine(root)
+    write_active(state, {})
+    note_task(state, "x", {"owner": "ann", "files": []})
+    note_task(state, "y", {"owner": "ann", "files": []})
+    (root / "a").rename(outside / "a")  # a co-tenant moves the folder out
+    (root / "a").symlink_to(outside / "a")  # and links it back
+    note_task(state, "z", {"owner": "mallory", "files": []})
+    assert b'"task":"z"' not in (outside / "a" / "b" / JOURNAL_NAME).read_bytes()
+
+
+def test_a_file_linked_in_place_of_a_journal_without_its_snapshot_is_never_written(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    state = tmp_path / "state"
+    state.mkdir()
+    write_active(state, {})
+    forget_index(state)  # the snapshot dropped
+    (state / JOURNAL_NAME).unlink()
+    os.link(victim, state / JOURNAL_NAME)
+    note_task(state, "a", {"owner": "ann", "files": []})
+    assert victim.read_text() == "precious\n"
+    assert read_active(state) == {"a": {"owner": "ann", "files": []}}
+
+
+def test_a_file_linked_in_place_of_a_temp_file_is_never_written(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    state = tmp_path / "state"
+    state.mkdir()
+    os.link(victim, state / f".{FILE_NAME}.{os.getpid()}.tmp")  # its name is foreseeable
+    write_active(state, {"a": {"owner": "ann", "files": []}})
+    assert victim.read_text() == "precious\n"
+    assert read_active(state) == {"a": {"owner": "ann", "files": []}}
+
+
+FORK_DURING_A_FOLD = """
+import os, signal, sys, threading
+from pathlib import Path
+import board.active_work as active
+state = Path(sys.argv[1])
+active.write_active(state, {})
+held, forked = threading.Event(), threading.Event()
+
+def fold():
+    with active._writing(state, active.ACTIVE):  # a fold under way in another thread
+        held.set()
+        forked.wait()
+
+thread = threading.Thread(target=fold)
+thread.start()
+held.wait()
+child = os.fork()
+if child == 0:
+    signal.alarm(20)  # the lock copied with the descriptor would hold up the child's note for good
+    active.note_task(state, "c", {"owner": "child", "files": []})
+    os._exit(0)
+forked.set()
+thread.join()
+_, status = os.waitpid(child, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def test_a_child_forked_while_a_thread_folds_does_not_keep_the_lock(tmp_path: Path) -> None:
+    run_to_the_end(FORK_DURING_A_FOLD, str(tmp_path))
+    assert "c" in read_active(tmp_path)
