@@ -26,6 +26,7 @@ import fcntl
 import heapq
 import json
 import os
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from _thread import allocate_lock
 from contextlib import contextmanager
@@ -60,7 +61,9 @@ class IndexFiles:
         self.head = head
 
 
-ACTIVE = IndexFiles(FILE_NAME, JOURNAL_NAME, LOCK_NAME)
+#: Its snapshot may be as long as the other indexes': one longer than readers read could never
+#: be folded again (at 1 MiB, about 12,000 tasks in progress with three files each).
+ACTIVE = IndexFiles(FILE_NAME, JOURNAL_NAME, LOCK_NAME, limit=64 * 1024 * 1024)
 #: task id -> {"parent": its parent's id} for every task with a parent, so that a command about
 #: one task finds its sub-tasks without reading the board. Unlike ``ACTIVE`` it is trusted only
 #: once a reader of the whole board wrote it whole (``write_index``): a change noted while it
@@ -245,7 +248,10 @@ def _read(state_dir: Path, files: IndexFiles = ACTIVE) -> tuple[int, dict[str, d
         if not _follows(lines[0], generation):
             continue  # folded meanwhile: read the new pair
         _fold(tasks, lines[1:])
-        return generation, tasks
+        # A journal that follows the snapshot by its "since" (a fold stopped after its first
+        # replacement) names a generation no snapshot has yet: the next writer of a new pair
+        # numbers above it, or its snapshot would pair with this journal and take its lines.
+        return max(generation, _generation_of(lines[0]) or 0), tasks
     # Still two generations: not a fold under way but a pair a writer left unmatched (killed
     # between the two files, an index lost with the machine's power). Say what is known.
     return _reconciled(generation, tasks, lines)
@@ -253,11 +259,24 @@ def _read(state_dir: Path, files: IndexFiles = ACTIVE) -> tuple[int, dict[str, d
 
 def _journal_lines(state_dir: Path, files: IndexFiles) -> list[bytes] | None:
     """The journal's lines, its header first; None when it cannot be read (there is none yet)."""
+    read = _read_regular(journal_path(state_dir, files), JOURNAL_MOST)
+    return None if read is None else read.split(b"\n")
+
+
+def _read_regular(path: str, most: int) -> bytes | None:
+    """At most ``most`` bytes of the regular file at ``path``; None when there is none to read
+    (missing, or something else planted there: a FIFO held open reads as no bytes, not as an
+    error)."""
     try:
-        with open(journal_path(state_dir, files), "rb", opener=confine.opener) as handle:
-            return handle.read(JOURNAL_MOST).split(b"\n")
+        fd = confine.opener(path, os.O_RDONLY)
     except OSError:
         return None
+    try:
+        return _read_from(fd, 0, most) if S_ISREG(os.fstat(fd).st_mode) else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _reconciled(generation: int, tasks: dict[str, dict[str, Any]], lines: list[bytes]) -> tuple[int, dict[str, dict[str, Any]]]:
@@ -272,10 +291,10 @@ def _reconciled(generation: int, tasks: dict[str, dict[str, Any]], lines: list[b
 
 
 def _read_snapshot(state_dir: Path, files: IndexFiles = ACTIVE) -> tuple[int, dict[str, dict[str, Any]]]:
+    raw = _read_regular(active_path(state_dir, files), files.limit)
     try:
-        with open(active_path(state_dir, files), "rb", opener=confine.opener) as handle:
-            data = json_bounds.loads(handle.read(files.limit))
-    except (OSError, ValueError):
+        data = json_bounds.loads(raw) if raw is not None else None
+    except ValueError:
         return 0, {}
     if not isinstance(data, dict):
         return 0, {}
@@ -515,7 +534,7 @@ def _note_task(state_dir: Path, task_id: str, entry: dict[str, Any] | None, file
         size, snapshot_size = appended
         due = _fold_at(snapshot_size, files)
         if size > due:
-            _fold_journal(state_dir, files, folder, overdue=size > min(FOLD_OVERDUE * due, JOURNAL_MOST // 2))
+            _fold_journal(state_dir, files, folder, overdue=size > min(FOLD_OVERDUE * due, JOURNAL_MOST // 2), due=due)
 
 
 #: How many indexes a process keeps open between notes (``_KeptIndex``), four descriptors
@@ -735,7 +754,7 @@ def _start_pair(state_dir: Path, files: IndexFiles, line: bytes, *, journal: str
     _write(state_dir, tasks, generation + 1, files)
 
 
-def _fold_journal(state_dir: Path, files: IndexFiles, folder: confine.OpenFolder, *, overdue: bool) -> None:
+def _fold_journal(state_dir: Path, files: IndexFiles, folder: confine.OpenFolder, *, overdue: bool, due: int) -> None:
     """Fold the journal into a new snapshot, the work done before the lock is taken alone.
 
     A fold rewrites the whole snapshot (half a megabyte with 10,000 tasks in progress), and
@@ -755,6 +774,7 @@ def _fold_journal(state_dir: Path, files: IndexFiles, folder: confine.OpenFolder
         journal = folder.opener(journal_path(state_dir, files), os.O_RDONLY)
     except OSError:
         return
+    snapshot = -1
     try:
         held = os.fstat(journal)
         if not S_ISREG(held.st_mode):
@@ -763,51 +783,78 @@ def _fold_journal(state_dir: Path, files: IndexFiles, folder: confine.OpenFolder
             fcntl.flock(journal, fcntl.LOCK_EX | (0 if overdue else fcntl.LOCK_NB))
         except BlockingIOError:
             return  # another writer is folding it
-        made = _fold_ahead(state_dir, files, folder, journal)
+        # Folded since it was found long (this is the next journal, short), or while this writer
+        # waited for its turn (no longer the index's): nothing to fold.
+        if os.fstat(journal).st_size <= due or not _named(folder, files.journal, _identity(held)):
+            return
+        try:
+            snapshot = folder.opener(active_path(state_dir, files), os.O_RDONLY)
+        except OSError:
+            return
+        # Held open until the check below: its number cannot be given to another file meanwhile.
+        snapshot_status = os.fstat(snapshot)
+        if not S_ISREG(snapshot_status.st_mode):
+            return
+        made = _fold_ahead(snapshot, files, journal)
         if made is None:
             return
-        snapshot_id, generation, start, data, lines = made
-        with _writing(state_dir, files, folder, wait=overdue) as alone:
-            if not alone:
-                return  # a note under way: the next note past due folds
-            try:
-                now = (_identity(os.stat(files.journal, dir_fd=folder.fd, follow_symlinks=False)),
-                       _identity(os.stat(files.snapshot, dir_fd=folder.fd, follow_symlinks=False)))
-            except FileNotFoundError:
-                return
-            if now != (_identity(held), snapshot_id):
-                return  # folded (or dropped) meanwhile
-            tail = _read_from(journal, start)
-            # Three replacements, each leaving a pair a reader (or the next writer, should this
-            # one die) reads whole: first a journal of the new generation holding every line,
-            # which follows the old snapshot as well (its header says so: ``_follows``); then
-            # the new snapshot, which that journal's lines, applied again, leave as it is (each
-            # sets or drops one task's entry: the last line about a task decides); then the
-            # journal of the lines the snapshot lacks.
-            since = json.dumps({"generation": generation, "since": generation - 1}).encode() + b"\n"
-            replace_file(journal_path(state_dir, files), since + lines + tail)
-            replace_file(active_path(state_dir, files), data)
-            replace_file(journal_path(state_dir, files), _header(generation) + tail)
+        generation, start, data, lines = made
+        for attempt in range(FOLD_LOCK_TRIES):
+            # Notes under way hold the lock for a few microseconds each: tried again a few times
+            # over, rather than the work made ahead thrown away at the first.
+            with _writing(state_dir, files, folder, wait=overdue) as alone:
+                if alone:
+                    _commit_fold(state_dir, files, folder, journal, (_identity(held), _identity(snapshot_status)), generation, start, data, lines)
+                    return
+            time.sleep(FOLD_LOCK_PAUSE)
     finally:
+        if snapshot >= 0:
+            os.close(snapshot)
         _let_go(journal)  # and with it the turn
 
 
-def _fold_ahead(state_dir: Path, files: IndexFiles, folder: confine.OpenFolder, journal: int) -> tuple[tuple[int, int], int, int, bytes, bytes] | None:
-    """Without the index's lock: the snapshot's identity, the new generation, how far into
-    ``journal`` the new snapshot holds its lines (a whole line's end: a note under way may be in
-    part on disk), the new snapshot's bytes, and the lines it holds (the journal's after its
-    header, up to there). None when the pair does not match (a fold or a writer killed between
-    the two files: the notes start it anew)."""
+#: How often a fold made ahead tries the lock before it leaves the fold to the next note, and
+#: the pause between tries. A note stopped holding the lock is what ``overdue`` waits out.
+FOLD_LOCK_TRIES = 20
+FOLD_LOCK_PAUSE = 0.0005
+
+
+def _commit_fold(state_dir: Path, files: IndexFiles, folder: confine.OpenFolder, journal: int, read: tuple[tuple[int, int], tuple[int, int]], generation: int, start: int, data: bytes, lines: bytes) -> None:
+    """Under the lock alone: put the fold made ahead in place, if the journal and the snapshot
+    are still the files it was made from (``read``)."""
+    if not (_named(folder, files.journal, read[0]) and _named(folder, files.snapshot, read[1])):
+        return  # folded (or dropped) meanwhile
+    # What was appended meanwhile: a journal grown longer than a reader reads is no note's.
+    tail = _read_from(journal, start, JOURNAL_MOST + 1)
+    if len(tail) > JOURNAL_MOST:
+        return
+    # Three replacements, each leaving a pair a reader (or the next writer, should this
+    # one die) reads whole: first a journal of the new generation holding every line,
+    # which follows the old snapshot as well (its header says so: ``_follows``); then
+    # the new snapshot, which that journal's lines, applied again, leave as it is (each
+    # sets or drops one task's entry: the last line about a task decides); then the
+    # journal of the lines the snapshot lacks.
+    since = json.dumps({"generation": generation, "since": generation - 1}).encode() + b"\n"
+    replace_file(journal_path(state_dir, files), since + lines + tail)
+    replace_file(active_path(state_dir, files), data)
+    replace_file(journal_path(state_dir, files), _header(generation) + tail)
+
+
+def _named(folder: confine.OpenFolder, name: str, identity: tuple[int, int]) -> bool:
+    """Whether ``name`` in ``folder`` is the file of ``identity`` (a link planted there is not)."""
     try:
-        snapshot = folder.opener(active_path(state_dir, files), os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        snapshot_id = _identity(os.fstat(snapshot))
-        with open(snapshot, "rb", closefd=False) as handle:
-            raw = handle.read(files.limit)
-    finally:
-        os.close(snapshot)
+        return _identity(os.stat(name, dir_fd=folder.fd, follow_symlinks=False)) == identity
+    except FileNotFoundError:
+        return False
+
+
+def _fold_ahead(snapshot: int, files: IndexFiles, journal: int) -> tuple[int, int, bytes, bytes] | None:
+    """Without the index's lock: the new generation, how far into ``journal`` the new snapshot
+    holds its lines (a whole line's end: a note under way may be in part on disk), the new
+    snapshot's bytes, and the lines it holds (the journal's after its header, up to there). None
+    when the pair does not match (a fold or a writer killed between the two files: the notes
+    start it anew)."""
+    raw = _read_from(snapshot, 0, files.limit)
     read = _read_from(journal, 0, JOURNAL_MOST)
     start = read.rfind(b"\n") + 1
     lines = read[:start].split(b"\n")
@@ -821,7 +868,7 @@ def _fold_ahead(state_dir: Path, files: IndexFiles, folder: confine.OpenFolder, 
         return None
     tasks = {str(k): v for k, v in tasks.items() if isinstance(v, dict)}
     _fold(tasks, lines[1:])
-    return snapshot_id, generation + 1, start, _snapshot_bytes(tasks, generation + 1, files), read[len(lines[0]) + 1 : start]
+    return generation + 1, start, _snapshot_bytes(tasks, generation + 1, files), read[len(lines[0]) + 1 : start]
 
 
 def _read_from(fd: int, offset: int, most: int = -1) -> bytes:

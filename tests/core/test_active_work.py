@@ -653,3 +653,112 @@ sys.exit(os.waitstatus_to_exitcode(status))
 def test_a_child_forked_while_a_thread_folds_does_not_keep_the_lock(tmp_path: Path) -> None:
     run_to_the_end(FORK_DURING_A_FOLD, str(tmp_path))
     assert "c" in read_active(tmp_path)
+
+
+def test_a_writer_that_finds_the_journal_folded_meanwhile_does_not_fold_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from board.disk import confine
+
+    _fold_due(tmp_path, monkeypatch)
+    note_task(tmp_path, "ann-5", {"owner": "ann", "files": []})  # folds: generation 2
+    due = active_work._fold_at((tmp_path / FILE_NAME).stat().st_size, active_work.ACTIVE)
+    with confine.OpenFolder(tmp_path) as folder:  # another writer that found it due before that fold
+        active_work._fold_journal(tmp_path, active_work.ACTIVE, folder, overdue=False, due=due)
+    assert json.loads((tmp_path / FILE_NAME).read_bytes())["generation"] == 2
+
+
+def test_a_rebuild_after_a_fold_stopped_midway_brings_back_nothing_it_dropped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fold_due(tmp_path, monkeypatch)
+    replace = active_work.replace_file
+
+    def stopped_after(count: int):
+        calls: list[object] = []
+
+        def replacing(path, data):
+            if len(calls) == count:
+                raise KeyboardInterrupt  # the writer's end
+            calls.append(path)
+            replace(path, data)
+
+        return replacing
+
+    monkeypatch.setattr(active_work, "replace_file", stopped_after(1))  # the fold: its first journal only
+    with pytest.raises(KeyboardInterrupt):
+        note_task(tmp_path, "ann-5", {"owner": "ann", "files": []})
+    # The coordinator's rebuild: every task but one is done; stopped between its two files.
+    monkeypatch.setattr(active_work, "replace_file", stopped_after(1))
+    with pytest.raises(KeyboardInterrupt):
+        write_active(tmp_path, {"ann-5": {"owner": "ann", "files": []}})
+    monkeypatch.setattr(active_work, "replace_file", replace)
+    assert read_active(tmp_path) == {"ann-5": {"owner": "ann", "files": []}}
+
+
+FIFO_HELD_OPEN = """
+import os, sys
+from pathlib import Path
+import board.active_work as active
+state, name = Path(sys.argv[1]), sys.argv[2]
+active.write_active(state, {"a": {"owner": "ann", "files": []}})
+os.unlink(state / name)
+os.mkfifo(state / name)
+held = os.open(state / name, os.O_RDWR)  # a FIFO planted, held open for writing
+assert active.read_active(state) in ({}, {"a": {"owner": "ann", "files": []}})
+active.FOLD_BYTES = 10
+active.note_task(state, "b", {"owner": "bob", "files": []})
+"""
+
+
+@pytest.mark.parametrize("name", [FILE_NAME, JOURNAL_NAME])
+def test_a_fifo_held_open_in_place_of_an_index_file_is_read_as_no_index(tmp_path: Path, name: str) -> None:
+    run_to_the_end(FIFO_HELD_OPEN, str(tmp_path), name)  # no error: the note stands
+    if name == FILE_NAME:
+        assert "b" in read_active(tmp_path)  # a pair started anew in its place
+
+
+def test_a_fold_made_ahead_waits_out_a_note_under_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fold_due(tmp_path, monkeypatch)
+    lock = open(tmp_path / LOCK_NAME, "rb")
+    ahead = active_work._fold_ahead
+
+    def note_under_way(*args):
+        made = ahead(*args)
+        fcntl.flock(lock, fcntl.LOCK_SH)  # another agent's note, as the fold tries the lock
+        return made
+
+    def pause(seconds: float) -> None:
+        fcntl.flock(lock, fcntl.LOCK_UN)  # that note done by the time of the next try
+
+    monkeypatch.setattr(active_work, "_fold_ahead", note_under_way)
+    monkeypatch.setattr(active_work.time, "sleep", pause)
+    try:
+        note_task(tmp_path, "ann-5", {"owner": "ann", "files": []})
+    finally:
+        lock.close()
+    assert json.loads((tmp_path / FILE_NAME).read_bytes())["generation"] == 2  # folded, not given up
+
+
+def test_a_journal_grown_past_what_readers_read_while_a_fold_was_made_is_not_carried_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fold_due(tmp_path, monkeypatch)
+    ahead = active_work._fold_ahead
+
+    def grown(*args):
+        made = ahead(*args)
+        with open(tmp_path / JOURNAL_NAME, "r+b") as journal:
+            journal.truncate(3 * active_work.JOURNAL_MOST)  # a co-tenant's zeros, no note's lines
+        return made
+
+    monkeypatch.setattr(active_work, "_fold_ahead", grown)
+    note_task(tmp_path, "ann-5", {"owner": "ann", "files": []})
+    assert json.loads((tmp_path / FILE_NAME).read_bytes())["generation"] == 1  # left as it was
+
+
+def test_an_index_of_many_tasks_in_progress_is_read_and_folded_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    many = {str(n): {"owner": f"agent-{n % 16}", "files": [f"src/module_{n}/a.py", f"src/module_{n}/b.py", f"tests/test_{n}.py"]} for n in range(15_000)}
+    write_active(tmp_path, many)
+    assert (tmp_path / FILE_NAME).stat().st_size > 1024 * 1024
+    assert read_active(tmp_path) == many
+    monkeypatch.setattr(active_work, "FOLD_BYTES_MOST", 200)
+    monkeypatch.setattr(active_work, "FOLD_BYTES", 200)
+    for n in range(6):  # past due: folded
+        note_task(tmp_path, f"new-{n}", {"owner": "ann", "files": []})
+    assert json.loads((tmp_path / FILE_NAME).read_bytes())["generation"] > 1
+    assert read_active(tmp_path) == {**many, **{f"new-{n}": {"owner": "ann", "files": []} for n in range(6)}}
