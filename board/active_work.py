@@ -834,10 +834,12 @@ def _commit_fold(state_dir: Path, files: IndexFiles, folder: confine.OpenFolder,
     # the new snapshot, which that journal's lines, applied again, leave as it is (each
     # sets or drops one task's entry: the last line about a task decides); then the
     # journal of the lines the snapshot lacks.
+    # Through the folder checked, not by path: a folder put in place of it meanwhile has an
+    # index of its own.
     since = json.dumps({"generation": generation, "since": generation - 1}).encode() + b"\n"
-    replace_file(journal_path(state_dir, files), since + lines + tail)
-    replace_file(active_path(state_dir, files), data)
-    replace_file(journal_path(state_dir, files), _header(generation) + tail)
+    replace_file(journal_path(state_dir, files), since + lines + tail, folder)
+    replace_file(active_path(state_dir, files), data, folder)
+    replace_file(journal_path(state_dir, files), _header(generation) + tail, folder)
 
 
 def _named(folder: confine.OpenFolder, name: str, identity: tuple[int, int]) -> bool:
@@ -892,20 +894,33 @@ def _fold_at(snapshot_size: int, files: IndexFiles) -> int:
     return max(FOLD_BYTES, min(snapshot_size // 4, FOLD_BYTES_MOST))
 
 
-def replace_file(path: Path | str, data: bytes) -> None:
+def replace_file(path: Path | str, data: bytes, folder: confine.OpenFolder | None = None) -> None:
     """Replace a small file whole (a temp file renamed over it), with no fsync: for what is
     derived or rewritten often (this index, the hook's registry records), where ``write_atomic``
-    of ``board.disk.atomic`` would cost the hook its imports and a disk flush."""
+    of ``board.disk.atomic`` would cost the hook its imports and a disk flush. With ``folder``
+    (the file's, held open), in that folder whatever its path names now."""
     directory, name = os.path.split(path)
-    temp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
+    temp_name = f".{name}.{os.getpid()}.tmp"
+    temp = os.path.join(directory, temp_name)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     # Made anew, never opened as found: a file linked in its place (its name is foreseeable)
     # would be written through. What is found there (this pid's leftover, a link) goes first.
-    confine.unlink(temp, missing_ok=True)
-    fd = confine.open_file(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    if folder is None:
+        confine.unlink(temp, missing_ok=True)
+        fd = confine.open_file(temp, flags, 0o644)
+    else:
+        try:
+            os.unlink(temp_name, dir_fd=folder.fd)
+        except FileNotFoundError:
+            pass
+        fd = os.open(temp_name, flags, 0o644, dir_fd=folder.fd)
     try:
         rest = memoryview(data)
         while rest:  # a write a full disk cuts short ends in an error, never in a shorter file put in place
             rest = rest[os.write(fd, rest):]
     finally:
         os.close(fd)
-    confine.replace(temp, path)
+    if folder is None:
+        confine.replace(temp, path)
+    else:
+        os.replace(temp_name, name, src_dir_fd=folder.fd, dst_dir_fd=folder.fd)

@@ -481,10 +481,10 @@ def test_a_reader_of_the_old_snapshot_reads_every_entry_while_a_fold_replaces_th
     journals: list[bytes] = []
     replace = active_work.replace_file
 
-    def keep_journals(path, data):
+    def keep_journals(path, data, *folder):
         if str(path).endswith(JOURNAL_NAME):
             journals.append(data)
-        replace(path, data)
+        replace(path, data, *folder)
 
     monkeypatch.setattr(active_work, "replace_file", keep_journals)
     old_snapshot = (tmp_path / FILE_NAME).read_bytes()
@@ -508,11 +508,11 @@ def test_a_writer_killed_in_the_middle_of_a_fold_loses_no_entry(tmp_path: Path, 
         _fold_due(state, monkeypatch)
         replace, calls = active_work.replace_file, []
 
-        def killed(path, data, replace=replace, calls=calls, replaced=replaced):
+        def killed(path, data, *folder, replace=replace, calls=calls, replaced=replaced):
             if len(calls) == replaced:
                 raise KeyboardInterrupt  # the writer's end, between two replacements
             calls.append(path)
-            replace(path, data)
+            replace(path, data, *folder)
 
         monkeypatch.setattr(active_work, "replace_file", killed)
         with pytest.raises(KeyboardInterrupt):
@@ -529,8 +529,8 @@ from pathlib import Path
 import board.active_work as active
 replace = active.replace_file
 
-def replace_then_die(path, data):
-    replace(path, data)
+def replace_then_die(path, data, *folder):
+    replace(path, data, *folder)
     if str(path).endswith(active.FILE_NAME):
         os.kill(os.getpid(), signal.SIGKILL)  # between the snapshot's replacement and the journal's
 
@@ -673,11 +673,11 @@ def test_a_rebuild_after_a_fold_stopped_midway_brings_back_nothing_it_dropped(tm
     def stopped_after(count: int):
         calls: list[object] = []
 
-        def replacing(path, data):
+        def replacing(path, data, *folder):
             if len(calls) == count:
                 raise KeyboardInterrupt  # the writer's end
             calls.append(path)
-            replace(path, data)
+            replace(path, data, *folder)
 
         return replacing
 
@@ -762,3 +762,23 @@ def test_an_index_of_many_tasks_in_progress_is_read_and_folded_whole(tmp_path: P
         note_task(tmp_path, f"new-{n}", {"owner": "ann", "files": []})
     assert json.loads((tmp_path / FILE_NAME).read_bytes())["generation"] > 1
     assert read_active(tmp_path) == {**many, **{f"new-{n}": {"owner": "ann", "files": []} for n in range(6)}}
+
+
+def test_a_fold_puts_its_files_in_the_folder_it_read_not_one_put_in_its_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    _fold_due(state, monkeypatch)
+    ahead = active_work._fold_ahead
+
+    def swapped_meanwhile(*args):
+        made = ahead(*args)
+        state.rename(tmp_path / "moved")  # the board moved aside, another put in its place
+        state.mkdir()
+        write_active(state, {"new": {"owner": "cid", "files": []}})
+        return made
+
+    monkeypatch.setattr(active_work, "_fold_ahead", swapped_meanwhile)
+    note_task(state, "ann-5", {"owner": "ann", "files": []})
+    assert read_active(state) == {"new": {"owner": "cid", "files": []}}
+    assert set(read_active(tmp_path / "moved")) == {*(f"old-{n}" for n in range(3)), *(f"ann-{n}" for n in range(6))}
+    assert json.loads((tmp_path / "moved" / FILE_NAME).read_bytes())["generation"] == 2  # folded there
