@@ -9,6 +9,7 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -338,7 +339,7 @@ def test_a_note_takes_the_lock_file_now_named_not_one_it_held_before(tmp_path: P
             process.stdin.flush()
             wchan = Path(f"/proc/{process.pid}/wchan")
             while process.poll() is None and "lock" not in wchan.read_text():
-                pass  # until the note waits on the lock (or, wrongly, has ended without it)
+                time.sleep(0.001)  # until the note waits on the lock (or, wrongly, has ended without it)
             assert process.poll() is None, "noted while a fold held the lock"
             assert "cid" not in (tmp_path / JOURNAL_NAME).read_text()
         assert process.wait(timeout=30) == 0, process.stderr.read() if process.stderr else ""
