@@ -470,7 +470,7 @@ def test_a_note_past_due_leaves_the_fold_to_the_writer_folding(tmp_path: Path, m
     _fold_due(tmp_path, monkeypatch)
     with open(tmp_path / JOURNAL_NAME, "rb") as journal:
         fcntl.flock(journal, fcntl.LOCK_EX)  # another writer's turn to fold this journal
-        run_to_the_end(NOTES_NO_FOLD.replace("import board.active_work as active", "import board.active_work as active\nactive.FOLD_BYTES = 200"), str(tmp_path), "bob", "6")
+        run_to_the_end(NOTES, str(tmp_path), "bob", "6")
         assert json.loads((tmp_path / FILE_NAME).read_bytes())["generation"] == 1  # not folded
     note_task(tmp_path, "ann", {"owner": "ann", "files": []})  # its turn free: folded now
     assert json.loads((tmp_path / FILE_NAME).read_bytes())["generation"] == 2
@@ -499,6 +499,23 @@ def test_a_reader_of_the_old_snapshot_reads_every_entry_while_a_fold_replaces_th
     assert set(read_active(tmp_path)) == {*(f"old-{n}" for n in range(3)), *(f"ann-{n}" for n in range(6))}
 
 
+REPLACE_FILE = active_work.replace_file
+
+
+def stopped_after(count: int):
+    """``replace_file`` that makes ``count`` replacements and then ends the writer (a
+    KeyboardInterrupt, raised where the next would have been)."""
+    calls: list[object] = []
+
+    def replacing(path, data, *folder):
+        if len(calls) == count:
+            raise KeyboardInterrupt  # the writer's end, between two replacements
+        calls.append(path)
+        REPLACE_FILE(path, data, *folder)
+
+    return replacing
+
+
 def test_a_writer_killed_in_the_middle_of_a_fold_loses_no_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     expected = {*(f"old-{n}" for n in range(3)), *(f"ann-{n}" for n in range(6))}
     fold_bytes = active_work.FOLD_BYTES
@@ -507,18 +524,10 @@ def test_a_writer_killed_in_the_middle_of_a_fold_loses_no_entry(tmp_path: Path, 
         state.mkdir()
         monkeypatch.setattr(active_work, "FOLD_BYTES", fold_bytes)
         _fold_due(state, monkeypatch)
-        replace, calls = active_work.replace_file, []
-
-        def killed(path, data, *folder, replace=replace, calls=calls, replaced=replaced):
-            if len(calls) == replaced:
-                raise KeyboardInterrupt  # the writer's end, between two replacements
-            calls.append(path)
-            replace(path, data, *folder)
-
-        monkeypatch.setattr(active_work, "replace_file", killed)
+        monkeypatch.setattr(active_work, "replace_file", stopped_after(replaced))
         with pytest.raises(KeyboardInterrupt):
             note_task(state, "ann-5", {"owner": "ann", "files": []})
-        monkeypatch.setattr(active_work, "replace_file", replace)
+        monkeypatch.setattr(active_work, "replace_file", REPLACE_FILE)
         assert set(read_active(state)) == expected
         note_task(state, "bob", {"owner": "bob", "files": []})  # the next writer goes on from there
         assert set(read_active(state)) == expected | {"bob"}
@@ -669,19 +678,6 @@ def test_a_writer_that_finds_the_journal_folded_meanwhile_does_not_fold_again(tm
 
 def test_a_rebuild_after_a_fold_stopped_midway_brings_back_nothing_it_dropped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _fold_due(tmp_path, monkeypatch)
-    replace = active_work.replace_file
-
-    def stopped_after(count: int):
-        calls: list[object] = []
-
-        def replacing(path, data, *folder):
-            if len(calls) == count:
-                raise KeyboardInterrupt  # the writer's end
-            calls.append(path)
-            replace(path, data, *folder)
-
-        return replacing
-
     monkeypatch.setattr(active_work, "replace_file", stopped_after(1))  # the fold: its first journal only
     with pytest.raises(KeyboardInterrupt):
         note_task(tmp_path, "ann-5", {"owner": "ann", "files": []})
@@ -689,7 +685,7 @@ def test_a_rebuild_after_a_fold_stopped_midway_brings_back_nothing_it_dropped(tm
     monkeypatch.setattr(active_work, "replace_file", stopped_after(1))
     with pytest.raises(KeyboardInterrupt):
         write_active(tmp_path, {"ann-5": {"owner": "ann", "files": []}})
-    monkeypatch.setattr(active_work, "replace_file", replace)
+    monkeypatch.setattr(active_work, "replace_file", REPLACE_FILE)
     assert read_active(tmp_path) == {"ann-5": {"owner": "ann", "files": []}}
 
 
