@@ -46,7 +46,6 @@ from board.ui.widgets.alerts_panel import AlertsPanel
 from board.ui.widgets.board_header import BoardHeader
 from board.ui.screens.board import BoardScreen
 from board.ui.widgets.key_footer import KeyFooter
-from board.ui.widgets.graph_view import GraphView
 from board.ui.widgets.kanban import KanbanBoard
 from board.text import printable
 
@@ -54,6 +53,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from board.notify import Notice
     from board.ui.screens.detail import DetailScreen
+    from board.ui.widgets.graph_view import GraphView
 
 #: The first read posts this many tasks first, so a huge board shows something at once, then
 #: posts the rest in chunks this size (each chunk re-sorts the lanes, so not too many).
@@ -162,6 +162,8 @@ class BoardApp(AgentKeys, App[None]):
         self._theme_chosen = False
         self.remember_choices = remember_choices
         self._selected_before_filter: str | None = None
+        #: The graph's view, once made (``graph_view``).
+        self._graph_view: GraphView | None = None
         self._register_themes()
 
     # -- the session's, for a look from outside (tests, a debugger) ----------------------------
@@ -226,7 +228,6 @@ class BoardApp(AgentKeys, App[None]):
         with Horizontal(id="main"):
             with ContentSwitcher(initial="kanban", id="views"):
                 yield KanbanBoard(self.lanes, self.view, select=self.select, id="kanban")
-                yield GraphView(self.graph, self.view, select=self.select, id="graph")
             with Vertical(id="side"):
                 yield AgentsPanel(self.now, id="agents")
                 yield AlertsPanel(readonly=self.readonly, id="alerts")
@@ -234,10 +235,8 @@ class BoardApp(AgentKeys, App[None]):
 
     def on_mount(self) -> None:
         self.kanban = self.query_one(KanbanBoard)
-        self.graph_view = self.query_one(GraphView)
         self.header_bar = self.query_one(BoardHeader)
         self.alerts_panel = self.query_one(AlertsPanel)
-        self.graph_view.visible_ids = self.lanes.placed_ids
         self.query_one(AgentsPanel).tasks = self.graph.tasks
         # Focused now, not once the focus message comes round: the first frame then draws the
         # board focused and the footer with the board's keys, where each came a frame later.
@@ -392,7 +391,8 @@ class BoardApp(AgentKeys, App[None]):
             if not applied.edges_changed:
                 self.kanban.refresh_tasks(applied.affected)
             self._refresh_relations()
-            self.graph_view.board_changed(structure=applied.edges_changed, task_ids=applied.affected)
+            if self._graph_view is not None:
+                self._graph_view.board_changed(structure=applied.edges_changed, task_ids=applied.affected)
             self._update_header()
             self._reselect_if_gone(before)
             self._follow_selection(before)
@@ -527,7 +527,8 @@ class BoardApp(AgentKeys, App[None]):
             self._update_header()
             if badged:
                 self.kanban.refresh_tasks(badged)
-                self.graph_view.board_changed(structure=False, task_ids=badged)
+                if self._graph_view is not None:
+                    self._graph_view.board_changed(structure=False, task_ids=badged)
         self._tell_screens(AlertsShown)
         self._notify_new_errors(message.alerts, first=self._alerts_pending)
         self._alerts_pending = False
@@ -592,7 +593,8 @@ class BoardApp(AgentKeys, App[None]):
         with self.batch_update():
             self.kanban.refresh_tasks({t for t in (previous, task_id) if t})
             self._refresh_relations()
-            self.graph_view.selection_changed(previous, task_id)
+            if self._graph_view is not None:
+                self._graph_view.selection_changed(previous, task_id)
         self.refresh_bindings()  # "w Answer" shows only on a waiting task
 
     def jump_to(self, task_id: str) -> None:
@@ -609,7 +611,8 @@ class BoardApp(AgentKeys, App[None]):
             self.kanban.show_lanes()
         self.select(task_id)
         self.kanban.reveal_selection()
-        self.graph_view.reveal_selection()
+        if self._graph_view is not None:
+            self._graph_view.reveal_selection()
 
     # -- view actions -------------------------------------------------------------------------
 
@@ -635,6 +638,22 @@ class BoardApp(AgentKeys, App[None]):
         self.graph_view.reveal_selection()
 
     @property
+    def graph_view(self) -> GraphView:
+        """The dependency graph's view, made the first time it is asked for (``g``): a board
+        opened and watched as a kanban neither imports nor styles nor mounts it before its first
+        frame. Until then there is nothing of it to keep up to date: a view made later lays out
+        the board as it is then."""
+        if self._graph_view is None:
+            from board.ui.widgets.graph_view import GraphView
+
+            view = GraphView(self.graph, self.view, select=self.select, id="graph")
+            view.visible_ids = self.lanes.placed_ids
+            view.display = False  # until the switcher shows it
+            self.query_one(ContentSwitcher).mount(view)
+            self._graph_view = view
+        return self._graph_view
+
+    @property
     def showing_graph(self) -> bool:
         return self.query_one(ContentSwitcher).current == "graph"
 
@@ -643,10 +662,11 @@ class BoardApp(AgentKeys, App[None]):
         if switcher.current == "kanban":
             # A board too big to lay out whole shows the selected task's neighbourhood
             # (``graph_view.WHOLE_GRAPH_LIMIT``).
+            graph_view = self.graph_view  # made now, the first time
             switcher.current = "graph"
-            self.graph_view.board_changed(structure=True, task_ids=set())
-            self.graph_view.reveal_selection()
-            self.graph_view.focus()
+            graph_view.board_changed(structure=True, task_ids=set())
+            graph_view.reveal_selection()
+            graph_view.focus()
         else:
             switcher.current = "kanban"
             self.kanban.reveal_selection()
@@ -729,7 +749,8 @@ class BoardApp(AgentKeys, App[None]):
         self.lanes.task_filter = self.task_query.matches if self.task_query else None
         self.lanes.rebuild(self.graph)
         self.kanban.show_lanes()
-        self.graph_view.board_changed(structure=True, task_ids=set())
+        if self._graph_view is not None:
+            self._graph_view.board_changed(structure=True, task_ids=set())
         self._update_header()
         if not self.task_query and self._selected_before_filter is not None:
             before, self._selected_before_filter = self._selected_before_filter, None

@@ -94,6 +94,29 @@ def node_label_colours(view: GraphView, task_id: str) -> set[tuple[int, int, int
     return colours
 
 
+async def test_the_graph_view_is_made_at_the_first_g_with_the_selection_in_view(sample: Path) -> None:
+    """A board watched as a kanban never makes the graph's view (its module, styles and widget
+    were a twelfth of the time to the first frame); the first ``g`` makes it, laid out for
+    the board as it is by then and scrolled to the task selected."""
+    app = make_app(sample)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settled(pilot)
+        assert not app.query(GraphView)
+        app.jump_to("16")  # far right on the sample's graph: the view must scroll to show it
+        await pilot.pause()
+        await pilot.press("g")
+        view = app.graph_view
+        assert app.query_one(GraphView) is view and view.has_focus
+        await wait_for(pilot, lambda: "16" in view.graph_layout.position and view.selection_in_view(), message="#16 laid out and in view")
+        assert view.scroll_x > 0
+        await pilot.press("g")
+        await pilot.pause()
+        assert app.query_one(ContentSwitcher).current == "kanban" and app.query_one(GraphView) is view and not view.display
+        await pilot.press("g")
+        await pilot.pause()
+        assert app.query_one(GraphView) is view and view.display  # made once
+
+
 async def test_selecting_a_task_lights_its_whole_chain_and_dims_the_rest(sample: Path) -> None:
     app = make_app(sample)
     async with app.run_test(size=(200, 50)) as pilot:

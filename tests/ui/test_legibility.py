@@ -15,7 +15,6 @@ from board.ui.widgets.agents_panel import AgentsPanel
 from board.ui.widgets.alerts_panel import AlertsPanel
 from board.ui.widgets.board_header import BoardHeader
 from board.ui.widgets.component_styles import component_style
-from board.ui.widgets.graph_view import GraphView
 from board.ui.widgets.task_column import TaskColumn
 from tests.ui.conftest import make_app, settled
 
@@ -43,9 +42,10 @@ async def test_text_on_highlighted_cards_and_nodes_is_readable(sample: Path, the
     app = make_app(sample)
     async with app.run_test(size=(140, 40)) as pilot:
         await settled(pilot)
+        graph_view = app.graph_view  # made on first use, as ``g`` makes it
         app.theme = theme
         await pilot.pause()
-        widgets = [app.query(TaskColumn).first(), app.query_one(GraphView)]
+        widgets = [app.query(TaskColumn).first(), graph_view]
         for widget in widgets:
             text = widget.rich_style.color
             assert text is not None
@@ -62,6 +62,7 @@ async def test_muted_text_is_readable(sample: Path, theme: str) -> None:
     app = make_app(sample)
     async with app.run_test(size=(140, 40)) as pilot:
         await settled(pilot)
+        graph_view = app.graph_view  # made on first use, as ``g`` makes it
         app.theme = theme
         await pilot.pause()
         column = app.query(TaskColumn).first()  # the cards' styles, drawn on a column
@@ -69,7 +70,7 @@ async def test_muted_text_is_readable(sample: Path, theme: str) -> None:
         assert muted is not None and column.rich_style.bgcolor is not None
         assert contrast(muted, column.rich_style.bgcolor) >= 3.0, f"{theme}: task-column muted text contrast"
         widgets = {
-            "graph-view": app.query_one(GraphView),
+            "graph-view": graph_view,
             "board-header": app.query_one(BoardHeader),
             "agents-panel": app.query_one(AgentsPanel),
             "alerts-panel": app.query_one(AlertsPanel),

@@ -314,6 +314,13 @@ class GraphView(ScrollView, can_focus=True):
         self.refresh()
         if self._reveal_pending:
             self.reveal_selection()
+            # A layout installed in the view's first frame comes before the view's scrollbars
+            # know its size, and until then it cannot scroll: once more after that frame.
+            self.call_after_refresh(self._reveal_if_out_of_view, layout)
+
+    def _reveal_if_out_of_view(self, layout: GraphLayout) -> None:
+        if layout is self.graph_layout and not self.selection_in_view():
+            self.reveal_selection()
 
     def _update_chain(self) -> None:
         selected = self.view.selected
