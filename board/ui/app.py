@@ -24,6 +24,7 @@ from textual.driver import Driver
 from textual.binding import Binding
 from textual.message import Message
 from textual.containers import Horizontal, Vertical
+from textual.widget import Widget
 from textual.widgets import ContentSwitcher
 
 from board.claude.teams import Team
@@ -240,6 +241,10 @@ class BoardApp(AgentKeys, App[None]):
         self.query_one(AgentsPanel).tasks = self.graph.tasks
         # Focused now, not once the focus message comes round: the first frame then draws the
         # board focused and the footer with the board's keys, where each came a frame later.
+        # Marked focused first, so that the focus message finds nothing to restyle: the
+        # screen's first restyle of every widget, which comes next, draws the board focused
+        # (restyled twice, it was 4 ms of the first frame).
+        self.kanban.set_reactive(Widget.has_focus, True)
         self.screen.set_focus(self.kanban)
         self._fit_to_width(self.size.width)
         self._update_header()

@@ -18,6 +18,11 @@ class BoardScreen(Screen[None]):
     laid out and drawn once more first, clipped to the new size.
     """
 
+    #: The app focuses the board itself as it mounts (``BoardApp.on_mount``), marked focused
+    #: before the screen's first restyle of every widget; Textual's own first focus restyled
+    #: the board's widgets once more just before that.
+    AUTO_FOCUS = ""
+
     def __init__(self, fit: Callable[[int], None]) -> None:
         super().__init__(id="_default")
         self.fit = fit

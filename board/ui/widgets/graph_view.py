@@ -314,13 +314,6 @@ class GraphView(ScrollView, can_focus=True):
         self.refresh()
         if self._reveal_pending:
             self.reveal_selection()
-            # A layout installed in the view's first frame comes before the view's scrollbars
-            # know its size, and until then it cannot scroll: once more after that frame.
-            self.call_after_refresh(self._reveal_if_out_of_view, layout)
-
-    def _reveal_if_out_of_view(self, layout: GraphLayout) -> None:
-        if layout is self.graph_layout and not self.selection_in_view():
-            self.reveal_selection()
 
     def _update_chain(self) -> None:
         selected = self.view.selected
@@ -367,6 +360,22 @@ class GraphView(ScrollView, can_focus=True):
         # node keeps it clear of the wave headers, which cover the top row of the viewport.
         region = Region(layout.node_x(task_id) - 3, layout.row_of[task_id], layout.node_width + 3, 1 + HEADER_ROWS)
         self.scroll_to_region(region, animate=False, immediate=True, spacing=None)
+        # A layout installed in the view's first frame comes before its scrollbars know its
+        # size, and until they show the view cannot scroll: again once they do.
+        self._reveal_pending = self._cannot_scroll_yet()
+
+    def _cannot_scroll_yet(self) -> bool:
+        return (self.max_scroll_x > 0 and not self.allow_horizontal_scroll) or (self.max_scroll_y > 0 and not self.allow_vertical_scroll)
+
+    def watch_show_horizontal_scrollbar(self) -> None:
+        self._reveal_once_scrollable()
+
+    def watch_show_vertical_scrollbar(self) -> None:
+        self._reveal_once_scrollable()
+
+    def _reveal_once_scrollable(self) -> None:
+        if self._reveal_pending and not self.laying_out and not self._dirty:
+            self.call_after_refresh(self.reveal_selection)
 
     def selection_in_view(self) -> bool:
         """Whether the selected node's label is wholly inside the viewport, below the headers."""
