@@ -172,6 +172,15 @@ class TempFile:
     def empty(self) -> bool:
         return self._state == "empty"
 
+    def set_mode(self, mode: int) -> None:
+        """The permissions the file will have in place (through its descriptor, as made)."""
+        assert self._state == "empty" and self._fd is not None
+        try:
+            os.fchmod(self._fd, mode)
+        except BaseException:
+            self.discard()
+            raise
+
     @property
     def unused(self) -> bool:
         """Not yet moved into place nor thrown away."""
@@ -594,11 +603,18 @@ class SharedDirectorySync:
         return renamed, min(durable, renamed)  # more durable than renamed: a damaged file, trust neither
 
 
-def write_atomic(path: Path, data: bytes, *, lasting: bool = True) -> None:
+def write_atomic(path: Path, data: bytes, *, lasting: bool = True, mode: int | None = None) -> None:
     """Write to a temp file beside ``path``, fsync, rename over, fsync the directory.
     ``lasting=False`` leaves the directory unsynced: after a crash the file is whole, the old
-    version or the new one, for a record whose latest version need not outlive the machine."""
+    version or the new one, for a record whose latest version need not outlive the machine.
+    ``mode``: the new file's permissions (default 0644 less the umask).
+
+    The temp file's name is drawn at random and made anew (``TempFile``): nothing planted
+    beside ``path`` under a name known in advance is written through, in the user's own
+    folders (``~/.claude``, ``~/.cache``) as in a board's."""
     temp = TempFile(path.parent)
+    if mode is not None:
+        temp.set_mode(mode)
     temp.fill(data)
     temp.move_to(path)
     if lasting:

@@ -18,6 +18,8 @@ from pathlib import Path
 
 from mcp.types import Tool
 
+from board.disk.atomic import write_atomic
+
 PREFIX = "mcp-tools-"
 
 
@@ -73,9 +75,7 @@ def _keep(path: Path, listing: list[dict]) -> None:
     """Write the listing (atomically), and drop the ones other code made."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        temp.write_text(json.dumps(listing, ensure_ascii=False), encoding="utf-8")
-        os.replace(temp, path)
+        write_atomic(path, json.dumps(listing, ensure_ascii=False).encode("utf-8"), lasting=False)
         for old in path.parent.glob(f"{PREFIX}*.json"):
             if old != path:
                 old.unlink(missing_ok=True)

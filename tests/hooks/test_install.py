@@ -134,3 +134,26 @@ def test_install_says_a_session_started_in_a_sub_folder_needs_the_users_hooks(wo
     assert json.loads(board(workspace, "hooks", "install", "--json").stdout)["note"].startswith("Claude Code loads them only")
     user = board(workspace, "hooks", "install", "--user", env=home)
     assert user.returncode == 0 and "sub-folder" not in user.stdout
+
+
+def test_install_writes_nothing_through_a_file_planted_beside_the_settings(workspace: Path, tmp_path: Path) -> None:
+    """A co-tenant who can write in the settings' folder plants a link under the name the
+    writer gave its temp file: the file it points at is left as it was, and the settings take
+    the new hooks in a file of their own, with the old one's permissions."""
+    from board.claude.hooks.install import install, uninstall
+
+    settings = workspace / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps(USERS_OWN))
+    settings.chmod(0o600)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's own\n")
+    # The name was the pid's: installed in this process, the writer's was exactly this one.
+    os.symlink(victim, settings.with_name(f".{settings.name}.{os.getpid()}.tmp"))
+    assert install(settings, http=False) is True
+    assert victim.read_text() == "the user's own\n"
+    assert not settings.is_symlink() and settings.stat().st_mode & 0o777 == 0o600
+    written = json.loads(settings.read_text())
+    assert written["permissions"] == USERS_OWN["permissions"] and {boards_entry(h) for e in written["hooks"]["PreToolUse"] for h in e["hooks"]} >= {"command"}
+    assert uninstall(settings) is True
+    assert json.loads(settings.read_text()) == USERS_OWN and victim.read_text() == "the user's own\n"

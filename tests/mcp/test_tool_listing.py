@@ -66,3 +66,18 @@ def test_the_cache_is_used_by_its_key_and_the_key_follows_the_code(tmp_path: Pat
 def workspace(tmp_path: Path) -> Path:
     Store.open(tmp_path / "ws", create=True)
     return tmp_path / "ws"
+
+
+def test_the_listing_is_kept_through_no_file_planted_beside_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A link planted in the cache folder under the name a writer would give its temp file (the
+    pid's) leaves the file it points at as it was."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder = tool_listing.cache_dir()
+    folder.mkdir(parents=True)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's own\n")
+    path = folder / f"{tool_listing.PREFIX}{'0' * 32}.json"
+    os.symlink(victim, path.with_name(f".{path.name}.{os.getpid()}.tmp"))
+    tool_listing._keep(path, [{"name": "task_list", "inputSchema": {"type": "object"}}])
+    assert victim.read_text() == "the user's own\n"
+    assert json.loads(path.read_text()) == [{"name": "task_list", "inputSchema": {"type": "object"}}] and not path.is_symlink()

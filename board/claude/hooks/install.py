@@ -231,12 +231,11 @@ def uninstall(path: Path) -> bool:
 def _write_if_changed(path: Path, before: dict, after: dict) -> bool:
     if after == before and path.exists():
         return False
+    from board.disk.atomic import write_atomic
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temp.write_text(json.dumps(after, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    if path.exists():
-        os.chmod(temp, path.stat().st_mode & 0o777)
-    os.replace(temp, path)
+    mode = path.stat().st_mode & 0o777 if path.exists() else None
+    write_atomic(path, (json.dumps(after, indent=2, ensure_ascii=False) + "\n").encode("utf-8"), mode=mode)
     return True
 
 
