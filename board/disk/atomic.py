@@ -107,10 +107,12 @@ def stat_stamp(path: Path | str) -> Stamp | None:
     return (info.st_mtime_ns, info.st_size, info.st_ino)
 
 
-def read_regular(path: Path | str, limit: int | None = SMALL_FILE_LIMIT, *, folder: confine.OpenFolder | None = None) -> bytes:
+def read_regular(path: Path | str, limit: int | None = SMALL_FILE_LIMIT, *, folder: confine.OpenFolder | None = None, follow: bool = False) -> bytes:
     """The bytes of a regular file, at most ``limit`` of them (``SpecialFile`` beyond);
-    ``folder``: the folder that holds it, held open to read many of its files."""
-    fd, info = _opened_regular(path, os.O_RDONLY, 0o644, follow=False, folder=folder)
+    ``folder``: the folder that holds it, held open to read many of its files. Never waits on
+    a FIFO or a device planted in its place. ``follow`` lets a link be followed (the user's own
+    settings, often linked from a dotfiles folder; never a board's files)."""
+    fd, info = _opened_regular(path, os.O_RDONLY, 0o644, follow=follow, folder=folder)
     try:
         size = info.st_size
         if limit is not None and size > limit:

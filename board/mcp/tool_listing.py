@@ -18,16 +18,18 @@ from pathlib import Path
 
 from mcp.types import Tool
 
-from board.disk.atomic import write_atomic
+from board.disk.atomic import read_regular, write_atomic
 
 PREFIX = "mcp-tools-"
+#: The largest listing read back (board's is about 100 KB).
+MAX_LISTING_BYTES = 16 * 1024 * 1024
 
 
 async def cached(build: Callable[[], Awaitable[list[Tool]]]) -> list[Tool]:
     """The listing kept for this code, else ``build()``'s, kept for the next start."""
     path = cache_dir() / f"{PREFIX}{code_key()}.json"
     try:
-        return [Tool.model_validate(tool) for tool in json.loads(path.read_bytes())]
+        return [Tool.model_validate(tool) for tool in json.loads(read_regular(path, MAX_LISTING_BYTES))]
     except (OSError, ValueError):  # none yet, or not a listing (pydantic's errors are ValueErrors)
         pass
     tools = await build()

@@ -685,6 +685,8 @@ class BoardApp(AgentKeys, App[None]):
         self.lanes.show_cancelled = not self.lanes.show_cancelled
         self.lanes.rebuild(self.graph)
         self.kanban.show_lanes()
+        if self._graph_view is not None:
+            self._graph_view.board_changed(structure=True, task_ids=set())
         self._update_header()
         self._reselect_if_gone()
 
@@ -692,6 +694,19 @@ class BoardApp(AgentKeys, App[None]):
         self._panels_shown_for_alerts = False
         self._panels_hidden_by_user = not self.query_one("#side").has_class("hidden")
         self.query_one("#side").set_class(self._panels_hidden_by_user, "hidden")
+        self._focus_board_if_hidden()
+
+    def focus_board(self) -> None:
+        """Focus what the board shows: the graph, or the kanban."""
+        (self.graph_view if self.showing_graph else self.kanban).focus()
+
+    def _focus_board_if_hidden(self) -> None:
+        """A focused panel hidden (``i``, or a terminal grown narrow) leaves the keys with the
+        board, not with nothing: Textual drops the focus of a widget it hides."""
+        focused = self.screen.focused
+        side = self.query_one("#side")
+        if isinstance(self.screen, BoardScreen) and focused is not None and side.has_class("hidden") and side in focused.ancestors:
+            self.focus_board()
 
     def action_alerts(self) -> None:
         """Move the cursor into the alerts panel (showing the side panels for the moment if hidden)."""
@@ -724,7 +739,7 @@ class BoardApp(AgentKeys, App[None]):
 
     def get_default_screen(self) -> BoardScreen:
         # The board's screen fits the widgets to a new size before laying them out for it.
-        return BoardScreen(fit=self._fit_to_width)
+        return BoardScreen(fit=self._fit_to_width, refocus=self.focus_board)
 
     def _fit_to_width(self, width: int) -> None:
         """Narrow terminals give the columns the room; ``i`` still shows the panels. Called with
@@ -732,6 +747,7 @@ class BoardApp(AgentKeys, App[None]):
         narrow = width < PANELS_MIN_WIDTH
         if self._panels_hidden_by_user is None:
             self.query_one("#side").set_class(narrow, "hidden")
+            self._focus_board_if_hidden()
         self.query_one(KeyFooter).fit(width, compact=narrow)
         self.kanban.fit_to_width(width)
 

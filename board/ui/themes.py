@@ -19,6 +19,7 @@ from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 import board
+from board.disk.atomic import read_regular, write_atomic
 from board.document import Document, field as document_field, optional
 
 DEFAULT_THEME = "board-dark"
@@ -99,7 +100,7 @@ def load_theme_file(path: Path) -> Theme:
     import tomllib  # only for a theme file (most dashboards have none)
 
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_regular(path, follow=True).decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise ValueError(f"not valid TOML ({error})") from None
     try:
@@ -138,7 +139,7 @@ def user_config_path() -> Path:
 
 def remembered_theme() -> str | None:
     try:
-        text = user_config_path().read_text(encoding="utf-8")
+        text = read_regular(user_config_path(), follow=True).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
     import tomllib  # only once a theme was remembered
@@ -158,8 +159,6 @@ def remember_theme(name: str) -> None:
     path = user_config_path()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(f'# Written by the board dashboard.\ntheme = "{name}"\n', encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, f'# Written by the board dashboard.\ntheme = "{name}"\n'.encode("utf-8"))
     except OSError:
         pass

@@ -157,3 +157,21 @@ def test_install_writes_nothing_through_a_file_planted_beside_the_settings(works
     assert written["permissions"] == USERS_OWN["permissions"] and {boards_entry(h) for e in written["hooks"]["PreToolUse"] for h in e["hooks"]} >= {"command"}
     assert uninstall(settings) is True
     assert json.loads(settings.read_text()) == USERS_OWN and victim.read_text() == "the user's own\n"
+
+
+def test_a_fifo_in_place_of_the_settings_is_one_line_and_a_linked_one_is_read(workspace: Path, tmp_path: Path) -> None:
+    """A FIFO planted as the settings file is refused at once (it was waited on for ever); a
+    settings file linked from a dotfiles folder is read and its hooks installed."""
+    settings = workspace / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    os.mkfifo(settings)
+    done = board(workspace, "hooks", "install", "--command")
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "FIFO" in done.stderr, done.stderr
+    settings.unlink()
+    dotfiles = tmp_path / "dotfiles-settings.json"
+    dotfiles.write_text(json.dumps(USERS_OWN))
+    settings.symlink_to(dotfiles)
+    done = board(workspace, "hooks", "install", "--command")
+    assert done.returncode == 0, done.stderr
+    written = json.loads(settings.read_text())
+    assert written["permissions"] == USERS_OWN["permissions"] and "SessionStart" in written["hooks"]

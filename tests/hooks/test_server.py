@@ -115,3 +115,26 @@ def test_a_port_another_user_holds_is_reported_by_status_check_and_the_session_s
     finally:
         squatter.kill()
         squatter.wait(timeout=30)
+
+
+def test_the_servers_pid_record_is_written_through_no_link_planted_in_its_place(workspace: Path, tmp_path: Path) -> None:
+    """The record's name is the port the settings file names: a link planted there by whoever
+    can write the cache folder leaves the file it points at as it was."""
+    from board.claude.hooks.install import free_port
+
+    port = free_port()
+    cache = tmp_path / "cache"
+    records = cache / "board" / "hook-servers"
+    records.mkdir(parents=True)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's own\n")
+    (records / f"{port}.json").symlink_to(victim)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BOARD_", "CLAUDE_"))}
+    server = start_server(port, {**env, "XDG_CACHE_HOME": str(cache)})
+    try:
+        record = records / f"{port}.json"
+        wait_until(lambda: not record.is_symlink() and record.is_file(), what="the server's record")
+        assert json.loads(record.read_text()) == {"pid": server.pid, "port": port}
+        assert victim.read_text() == "the user's own\n"
+    finally:
+        stop(server)

@@ -10,6 +10,8 @@ from pathlib import Path
 import anyio
 import pytest
 
+from mcp.types import Tool
+
 from board.mcp import tool_listing
 from board.store import Store
 from tests.mcp.connect import TOOLS, board_mcp
@@ -81,3 +83,26 @@ def test_the_listing_is_kept_through_no_file_planted_beside_it(tmp_path: Path, m
     tool_listing._keep(path, [{"name": "task_list", "inputSchema": {"type": "object"}}])
     assert victim.read_text() == "the user's own\n"
     assert json.loads(path.read_text()) == [{"name": "task_list", "inputSchema": {"type": "object"}}] and not path.is_symlink()
+
+
+def test_a_fifo_in_place_of_the_listing_is_made_again_not_waited_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The listing's name follows from the installed code: a FIFO planted under it held the
+    server's start for ever. It is a listing that cannot be read: made again."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    key = tool_listing.code_key()
+    folder = tool_listing.cache_dir()
+    folder.mkdir(parents=True)
+    path = folder / f"{tool_listing.PREFIX}{key}.json"
+    os.mkfifo(path)
+    built = []
+
+    async def build() -> list[Tool]:
+        built.append(1)
+        return [Tool(name="task_list", inputSchema={"type": "object"})]
+
+    async def listing() -> list[Tool]:
+        with anyio.fail_after(20):
+            return await tool_listing.cached(build)
+
+    assert [tool.name for tool in anyio.run(listing)] == ["task_list"] and built == [1]
+    assert not path.exists() or path.is_file()

@@ -10,6 +10,7 @@ import pytest
 from board.status import Status
 from board.identity import local_user
 from board.ui.messages import BoardChanged
+from board.ui.widgets.agents_panel import AgentsPanel
 from tests.ui.conftest import make_app, settled, wait_for, writes_done
 
 pytestmark = pytest.mark.anyio  # async tests run on asyncio (anyio ships with watchfiles)
@@ -390,3 +391,53 @@ async def test_text_coloured_in_code_takes_the_themes_colours_ansi_ones_included
             await wait_for(pilot, lambda expected=expected: mark_colour() == expected, message=f"the alert in {theme}'s {colour}")
             shown.append(expected)
         assert all(before != after for before, after in zip(shown, shown[1:]))  # so none was left over from the theme before
+
+
+async def test_the_keys_come_back_to_the_board_when_a_focused_panel_is_hidden(sample: Path) -> None:
+    """Textual drops the focus of a widget it hides: a focused panel hidden by ``i`` or by a
+    terminal grown narrow, or hidden under a dialog, leaves the cursor keys with the board."""
+    app = make_app(sample)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settled(pilot)
+        await pilot.press("e")  # into the alerts panel
+        await pilot.pause()
+        assert app.alerts_panel.query_one("AlertList").has_focus
+        await pilot.resize_terminal(70, 30)  # narrow: the panels hide
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.kanban.has_focus
+        before = app.view.selected
+        await pilot.press("down")
+        await pilot.pause()
+        assert app.view.selected != before
+        await pilot.resize_terminal(160, 45)
+        await pilot.pause()
+        await pilot.press("A")  # into the agents panel, then hide the panels
+        await pilot.pause()
+        assert app.query_one(AgentsPanel).has_focus
+        await pilot.press("i")
+        await pilot.pause()
+        assert app.kanban.has_focus
+        before = app.view.selected
+        await pilot.press("down")
+        await pilot.pause()
+        assert app.view.selected != before
+
+
+async def test_showing_cancelled_tasks_with_x_redraws_a_graph_on_screen(sample: Path) -> None:
+    app = make_app(sample)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settled(pilot)
+        cancelled = [t.id for t in app.graph.tasks.values() if t.status == Status.CANCELLED]
+        assert cancelled
+        await pilot.press("g")
+        view = app.graph_view
+        await wait_for(pilot, lambda: bool(view.graph_layout.position) and not view.laying_out, message="the layout")
+        assert not set(cancelled) & set(view.graph_layout.position)
+        await pilot.press("x")
+        await wait_for(pilot, lambda: set(cancelled) <= set(view.graph_layout.position), message="the cancelled tasks laid out")
+        await pilot.press("x")
+        await wait_for(pilot, lambda: not set(cancelled) & set(view.graph_layout.position), message="the cancelled tasks gone again")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -118,6 +119,32 @@ def test_theme_choice_is_remembered(user_config: Path) -> None:
     assert remembered_theme() is None
     remember_theme("board-light")
     assert remembered_theme() == "board-light"
+
+
+def test_the_theme_choice_is_neither_written_through_nor_waited_on_by_what_is_planted(user_config: Path, tmp_path: Path) -> None:
+    """A link under the name the writer gave its temp file leaves the file it points at as it
+    was; a FIFO in place of the choice is no choice, read at once (the dashboard's start would
+    wait on it); a choice linked from a dotfiles folder is read."""
+    path = user_config / "board" / "ui.toml"
+    path.parent.mkdir(parents=True)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's own\n")
+    os.symlink(victim, path.with_name(".ui.toml.tmp"))
+    remember_theme("nord")
+    assert victim.read_text() == "the user's own\n" and not path.is_symlink() and remembered_theme() == "nord"
+    path.unlink()
+    os.mkfifo(path)
+    assert remembered_theme() is None
+    path.unlink()
+    dotfiles = tmp_path / "dotfiles.toml"
+    dotfiles.write_text('theme = "board-light"\n')
+    path.symlink_to(dotfiles)
+    assert remembered_theme() == "board-light"
+    themes = user_config / "board" / "themes"
+    themes.mkdir()
+    os.mkfifo(themes / "planted.toml")
+    loaded = load_themes([themes])
+    assert loaded.themes == [] and loaded.problems and "planted.toml" in loaded.problems[0]
 
 
 def test_age_and_bar_formats() -> None:

@@ -103,9 +103,17 @@ def is_board_hook(entry: object) -> bool:
     return len(words) >= 2 and words[-1] == "hook" and (Path(words[-2].strip("'\"")).name == "board" or words[-3:-1] == ["-m", "board"])
 
 
+#: The largest settings file read: far beyond any written by hand or by Claude Code.
+MAX_SETTINGS_BYTES = 16 * 1024 * 1024
+
+
 def read_settings(path: Path) -> dict:
+    from board.disk.atomic import read_regular
+
     try:
-        text = path.read_text(encoding="utf-8")
+        # A link is followed (settings kept in a dotfiles folder); a FIFO or a device planted
+        # in its place is refused rather than waited on.
+        text = read_regular(path, MAX_SETTINGS_BYTES, follow=True).decode("utf-8")
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as error:

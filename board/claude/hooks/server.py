@@ -31,6 +31,7 @@ from board.claude.hooks import loopback
 from board.claude.hooks.endpoint import CARRIED, ENV_HEADER, HOST, MAX_PAYLOAD_BYTES, PATH, port_problem, servers_dir
 from board.claude.hooks.handler import apply_event
 from board.claude.hooks.hook_log import note
+from board.disk.atomic import read_regular, write_atomic
 
 #: A quiet server exits after this long; the next session's start (or prompt) starts another.
 IDLE_SECONDS = 30 * 60
@@ -128,7 +129,7 @@ def serve(port: int, *, idle_seconds: float = IDLE_SECONDS) -> int:
     record = servers_dir() / f"{port}.json"
     try:
         record.parent.mkdir(parents=True, exist_ok=True)
-        record.write_text(json.dumps({"pid": os.getpid(), "port": port}) + "\n")
+        write_atomic(record, (json.dumps({"pid": os.getpid(), "port": port}) + "\n").encode(), lasting=False)
     except OSError:
         pass  # only a convenience for whoever wants to stop it
 
@@ -143,7 +144,7 @@ def serve(port: int, *, idle_seconds: float = IDLE_SECONDS) -> int:
     finally:
         server.server_close()
         try:
-            if json.loads(record.read_text()).get("pid") == os.getpid():
+            if json.loads(read_regular(record)).get("pid") == os.getpid():
                 record.unlink()
         except (OSError, ValueError):
             pass

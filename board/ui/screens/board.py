@@ -20,12 +20,18 @@ class BoardScreen(Screen[None]):
 
     #: The app focuses the board itself as it mounts (``BoardApp.on_mount``), marked focused
     #: before the screen's first restyle of every widget; Textual's own first focus restyled
-    #: the board's widgets once more just before that.
+    #: the board's widgets once more just before that. Back on this screen with nothing
+    #: focused, ``refocus`` gives the keys to the board again, as Textual's would have.
     AUTO_FOCUS = ""
 
-    def __init__(self, fit: Callable[[int], None]) -> None:
+    def __init__(self, fit: Callable[[int], None], refocus: Callable[[], None]) -> None:
         super().__init__(id="_default")
         self.fit = fit
+        self.refocus = refocus
+
+    def on_screen_resume(self) -> None:
+        if self.focused is None:
+            self.refocus()
 
     def on_resize(self, event: events.Resize) -> None:
         # Runs before ``Screen._on_resize``, which lays the screen out at ``event.size``.
