@@ -122,10 +122,17 @@ def approve_server(path: Path) -> bool:
 
 def _json_object(path: Path, what: str) -> dict[str, Any]:
     """A JSON file's object ({} when there is no file), refused in one line when it is not one."""
-    if not path.exists():
-        return {}
+    from board.disk.atomic import SMALL_FILE_LIMIT, read_regular
+
     try:
-        document = json_bounds.loads(path.read_text(encoding="utf-8"))
+        # A link is followed (the user's own file); a FIFO or a device is refused, not waited on.
+        raw = read_regular(path, 16 * SMALL_FILE_LIMIT, follow=True)
+    except FileNotFoundError:
+        return {}
+    except OSError as error:
+        raise BoardError(f"cannot read {path}: {error}; nothing was changed") from None
+    try:
+        document = json_bounds.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
         raise BoardError(f"{path} is not valid JSON ({error}); fix it or move it away, nothing was changed") from None
     if not isinstance(document, dict):

@@ -302,6 +302,28 @@ def opener(path: str, flags: int) -> int:
     return open_file(path, flags | _OPENER_FLAGS, 0o644)
 
 
+def read_if_regular(path: os.PathLike[str] | str, most: int) -> bytes | None:
+    """At most ``most`` bytes of the regular file at ``path`` (reached as ``opener`` reaches
+    it); None when there is none to read: missing, unreadable, or something else planted there
+    (a FIFO, which is never waited on, a device, a link)."""
+    try:
+        fd = opener(os.fspath(path), os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks: list[bytes] = []
+        while most > 0 and (chunk := os.read(fd, min(most, 1024 * 1024))):
+            chunks.append(chunk)
+            most -= len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def link(source: os.PathLike[str] | str, target: os.PathLike[str] | str) -> None:
     """``os.link`` of a file to a new name in the same folder (FileExistsError if taken), the
     folder reached without links and the source never followed if it is one."""

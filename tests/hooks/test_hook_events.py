@@ -325,3 +325,18 @@ def test_whatever_goes_wrong_the_hook_exits_0_silently_and_notes_one_line(hooked
 def test_an_event_board_does_not_know_is_ignored(hooked: Path) -> None:
     silent_ok(fire(hooked, "Stop", hook_event_name="PreCompact"))
     assert not (hooked / ".tasks" / "agents").exists()
+
+
+def test_a_fifo_planted_as_the_boards_settings_holds_no_tool_call(hooked: Path) -> None:
+    """Every hook reads ``.tasks/board.toml`` (a database named there, the guard's modes): a
+    FIFO planted in its place held each of Claude Code's tool calls for ever. It reads as no
+    settings: the defaults."""
+    from board.reservations import reserve
+
+    os.mkfifo(hooked / ".tasks" / "board.toml")
+    store = Store.open(hooked)
+    theirs = store.claim_task(store.create("theirs").id, "bob")
+    reserve(store, theirs.id, ["src/app/models.py"], agent="bob", mode="write")
+    stopped = fire(hooked, "PreToolUse")  # the guard, on its default, still stops the edit
+    assert stopped.returncode == 2 and "reserved for writing by bob" in stopped.stderr
+    silent_ok(fire(hooked, "PreToolUse", tool_input={"file_path": str(hooked / "src/other.py"), "old_string": "a", "new_string": "b"}))

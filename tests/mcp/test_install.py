@@ -68,3 +68,12 @@ def test_install_needs_a_board(tmp_path: Path) -> None:
     assert not (tmp_path / ".mcp.json").exists()
     Store.open(tmp_path, create=True)
     assert board(tmp_path, "mcp", "install").returncode == 0
+
+
+def test_a_fifo_in_place_of_the_mcp_json_is_one_line_not_a_wait(workspace: Path) -> None:
+    import os
+
+    config = workspace / ".mcp.json"
+    os.mkfifo(config)
+    result = board(workspace, "mcp", "install")
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1 and "FIFO" in result.stderr, result.stderr

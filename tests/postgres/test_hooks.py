@@ -115,3 +115,18 @@ def test_a_claude_code_session_shows_on_every_machine_as_it_starts_works_and_end
     assert watcher.agent_records.read("ann")["activity"] == "gone"  # type: ignore[index]
     store.close()
     watcher.close()
+
+
+def test_fifos_planted_among_the_hooks_records_hold_no_forwarding(pg_url: str, tmp_path: Path) -> None:
+    """The coordinator's ticks read what ``board hook`` keeps on this machine: a FIFO planted as
+    an agent's record or as a log's mark held them for ever. Each is skipped, the rest goes on."""
+    store = database_board(pg_url, tmp_path / "here")
+    assert store.create("models").id == "1" and store.claim("ann", lease_seconds=600).id == "1"
+    assert hook(tmp_path / "here", "PostToolUse", "ann").returncode == 0
+    agents = store.state_dir / "agents"
+    os.mkfifo(agents / "planted.json")
+    for log in agents.glob("*.jsonl"):
+        os.mkfifo(log.with_name(log.name + ".forwarded"))
+    assert store.serve_hooks() == 1
+    assert [c["tool"] for c in store.toolcalls("1")] == ["Write"]
+    store.close()

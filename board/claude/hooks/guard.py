@@ -12,7 +12,7 @@ from datetime import datetime
 
 from board import json_bounds
 from board.active_work import read_active
-from board.claude.hooks.where import HookBoard
+from board.claude.hooks.where import SETTINGS_MOST, HookBoard
 from board.disk import confine
 from board.times import parse_time
 
@@ -31,14 +31,14 @@ def hook_settings(board: HookBoard) -> dict[str, str]:
     """``[hooks]`` of board.toml; a missing or broken file means the defaults (``board check``
     reports a broken one)."""
     settings = dict(DEFAULTS)
-    path = board.state_dir / "board.toml"
-    if not path.is_file():
+    raw = confine.read_if_regular(board.state_dir / "board.toml", SETTINGS_MOST)  # never a FIFO waited on
+    if raw is None:
         return settings
     import tomllib
 
     try:
-        section = tomllib.loads(path.read_text(encoding="utf-8")).get("hooks", {})
-    except (OSError, ValueError):
+        section = tomllib.loads(raw.decode("utf-8")).get("hooks", {})
+    except ValueError:  # UnicodeDecodeError and TOMLDecodeError alike
         return settings
     if isinstance(section, dict):
         for key in DEFAULTS:

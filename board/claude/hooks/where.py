@@ -147,11 +147,16 @@ def _tasks_dir_board(workspace: Path, environ: Mapping[str, str]) -> HookBoard:
     return HookBoard(workspace, tasks, tasks, claude=False, database=bool(environ.get("BOARD_DB")) or _names_a_database(tasks / "board.toml"))
 
 
+#: The most of ``board.toml`` the hook reads (a few lines; ``board check`` judges the rest).
+SETTINGS_MOST = 1024 * 1024
+
+
 def _names_a_database(settings: Path) -> bool:
     """Whether ``board.toml`` keeps the board in a database (``[store] url``)."""
+    raw = confine.read_if_regular(settings, SETTINGS_MOST)  # a FIFO planted there held every hook call
     try:
-        text = settings.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = raw.decode("utf-8") if raw is not None else ""
+    except UnicodeDecodeError:
         return False
     if "[store]" not in text:
         return False  # most boards: no need to parse

@@ -53,8 +53,8 @@ from board.store.postgres.migrations import CLAIMED_TASK, NOTIFY_AFTER_COMMIT, T
 from board.store.postgres.locks import SessionLock
 from board.store.postgres.notices import DatabaseNoticeJournal
 from board.store.postgres.side import DatabaseAgentRecords, DatabaseAlertBoard, DatabaseCheckpointBook, DatabaseReservationBook
-from board.disk.atomic import read_jsonl
-from board.disk.confine import confine
+from board.disk.atomic import SMALL_FILE_LIMIT, read_jsonl
+from board.disk.confine import confine, read_if_regular
 from board.toolcall_log import AGENT_LOG_SUFFIX, AGENT_LOGS, fold
 
 #: The board's write lock: an advisory lock on this key, exclusive for the rules' writes,
@@ -162,8 +162,8 @@ _HOST = socket.gethostname()
 def _legacy_mark(log: Path) -> int:
     """Where forwarding of ``log`` stopped before the database kept it: a file beside the log."""
     try:
-        return int(log.with_name(log.name + ".forwarded").read_text() or 0)
-    except (OSError, ValueError):
+        return int(read_if_regular(log.with_name(log.name + ".forwarded"), 64) or 0)
+    except ValueError:
         return 0
 
 
@@ -1019,7 +1019,10 @@ class PostgresStore(Store):
         for path in sorted(agents.glob("*.json")) if agents.is_dir() else []:
             try:
                 stat = path.stat()
-                local = json_bounds.loads(path.read_bytes())
+                raw = read_if_regular(path, SMALL_FILE_LIMIT)  # never a FIFO waited on
+                if raw is None:
+                    continue
+                local = json_bounds.loads(raw)
             except (OSError, ValueError):
                 continue  # being replaced, or broken: the hook never writes half a record
             stamp = (stat.st_mtime_ns, stat.st_size)
