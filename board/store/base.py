@@ -212,14 +212,18 @@ def database_url(workspace: Path) -> str | None:
     url = os.environ.get("BOARD_DB")
     if url:
         return url
-    settings = workspace.expanduser() / ".tasks" / "board.toml"
-    if not settings.is_file():
+    # Read only when a regular file (a FIFO planted there is never waited on), as every
+    # command asks this first.
+    from board.disk.confine import read_if_regular
+
+    raw = read_if_regular(workspace.expanduser() / ".tasks" / "board.toml", 1024 * 1024)
+    if raw is None:
         return None
     import tomllib  # only a board with settings pays for reading them
 
     try:
-        store = tomllib.loads(settings.read_text(encoding="utf-8")).get("store")
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
+        store = tomllib.loads(raw.decode("utf-8")).get("store")
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
         return None  # 'board check' and the settings' own loading say what is wrong
     url = store.get("url") if isinstance(store, dict) else None
     return url if isinstance(url, str) and url else None

@@ -88,3 +88,14 @@ def test_a_turn_written_only_after_its_stop_is_still_counted(hooked: Path, tmp_p
     with transcript.open("a") as handle:
         handle.write(TEAMMATE_MESSAGE + assistant("All steps done.", "msg_2", 20))
     wait_until(lambda: agents_json(hooked, env)["agents"][0]["tokens"]["input"] == 120, what="the turn written after its Stop counted", timeout=30)
+
+
+def test_a_fifo_where_the_transcript_is_said_to_be_is_never_waited_on(tmp_path: Path) -> None:
+    """The event names the transcript: a FIFO there held the hook, and the agent's turn, for
+    ever (it has no writer). It is no transcript: the wait ends as for a message that never came."""
+    transcript = tmp_path / "session.jsonl"
+    os.mkfifo(transcript)
+    done = threading.Event()
+    waiter = threading.Thread(target=lambda: (_wait_for_last_message(transcript, "All steps done."), done.set()), daemon=True)
+    waiter.start()
+    assert done.wait(30), "the hook waited on the FIFO"

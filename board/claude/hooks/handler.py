@@ -9,6 +9,7 @@ on stderr, which Claude Code shows the model; the tool call then does not happen
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -263,9 +264,12 @@ def _wait_for_last_message(transcript: Path, last: object) -> None:
 def transcript_ends_with(transcript: Path, text: str, *, past: int = 0) -> bool:
     """Whether the transcript is longer than ``past`` bytes and its last turn (read from its
     last 256 KiB, never from before ``past``) holds an assistant message with ``text``."""
-    with open(transcript, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        if size <= past:
+    # Never waited on, should a FIFO stand where the transcript is said to be.
+    fd = os.open(transcript, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        size = info.st_size
+        if not stat.S_ISREG(info.st_mode) or size <= past:
             return False
         handle.seek(max(past, size - 256 * 1024))
         return ends_with_message(handle.read(), text)

@@ -63,7 +63,7 @@ from board.names import ID_PATTERN, ID_RULE, id_sort_key
 from board.priority import PRIORITY_RANK
 from board.store.side import Reservation
 from board.disk.atomic import SpecialFile, fsync_directory, json_line, read_regular
-from board.disk.confine import OpenFolder
+from board.disk.confine import OpenFolder, read_if_regular
 from board.disk.read_ahead import read_ahead
 from board.store.file_format import ARCHIVE_DIR, HISTORY, PENDING_HISTORY, looks_like_claude_list, read_pending_note
 from board.store.files.side import (
@@ -286,14 +286,14 @@ class FileBoard:
 def stored_database_url(workspace: Path) -> str | None:
     """``[store] url`` in the workspace's ``.tasks/board.toml``: its board is in that database.
     (Unlike ``database_url``, ``$BOARD_DB`` does not count: it names where import writes.)"""
-    settings = workspace / ".tasks" / "board.toml"
-    if not settings.is_file():
+    raw = read_if_regular(workspace / ".tasks" / "board.toml", 1024 * 1024)  # never a FIFO waited on
+    if raw is None:
         return None
     import tomllib
 
     try:
-        store = tomllib.loads(settings.read_text(encoding="utf-8")).get("store")
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
+        store = tomllib.loads(raw.decode("utf-8")).get("store")
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
         return None
     url = store.get("url") if isinstance(store, dict) else None
     return url if isinstance(url, str) and url else None
