@@ -425,6 +425,36 @@ def entry_for(status: str, owner: str, files: Iterable[str]) -> dict[str, Any] |
     return {"owner": owner, "files": list(files)}
 
 
+#: How long a writer waits for an index's lock: a fold holds it for milliseconds, so a lock held
+#: longer is held by something else (a process stopped, or a lock taken by whoever can open the
+#: file, to stall the board). The note then gives way as for any note it cannot make
+#: (``note_task`` drops the snapshot): the board's writes go on.
+INDEX_LOCK_SECONDS = 10.0
+#: The first and the longest pause between tries of a lock held by someone else.
+_LOCK_FIRST_PAUSE, _LOCK_LAST_PAUSE = 0.0001, 0.005
+
+
+def flock_within(fd: int, operation: int, seconds: float) -> None:
+    """``fcntl.flock(fd, operation)``, waited for at most ``seconds``; TimeoutError (an OSError)
+    after that. A lock free at once is one call, as a blocking ``flock`` is."""
+    try:
+        fcntl.flock(fd, operation | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:
+        pass
+    deadline = time.monotonic() + seconds
+    pause = _LOCK_FIRST_PAUSE
+    while True:
+        time.sleep(pause)
+        try:
+            fcntl.flock(fd, operation | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"a lock held by another process for over {seconds:g} s") from None
+            pause = min(pause * 2, _LOCK_LAST_PAUSE)
+
+
 @contextmanager
 def _writing(state_dir: Path, files: IndexFiles = ACTIVE, folder: confine.OpenFolder | None = None, *, shared: bool = False, wait: bool = True) -> Iterator[bool]:
     """Hold the index's lock on this machine: alone, or ``shared`` with other appenders.
@@ -432,11 +462,15 @@ def _writing(state_dir: Path, files: IndexFiles = ACTIVE, folder: confine.OpenFo
     path, flags = os.path.join(state_dir, files.lock), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = confine.open_file(path, flags, 0o644) if folder is None else folder.open_file(path, flags, 0o644)
     try:
-        try:
-            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError:
-            yield False
-            return
+        operation = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
+        if wait:
+            flock_within(fd, operation, INDEX_LOCK_SECONDS)
+        else:
+            try:
+                fcntl.flock(fd, operation | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
         yield True
     finally:
         _let_go(fd)
@@ -590,7 +624,7 @@ class _KeptIndex:
         snapshot's size); None, having written nothing, when it must go the long way."""
         if _identity(os.stat(self.state_dir, follow_symlinks=self.follow)) != self.folder_id:
             return None
-        fcntl.flock(self.lock, fcntl.LOCK_SH)
+        flock_within(self.lock, fcntl.LOCK_SH, INDEX_LOCK_SECONDS)
         try:
             folder = self.folder.fd
             if _identity(os.stat(self.files.lock, dir_fd=folder, follow_symlinks=False)) != self.lock_id:
@@ -683,8 +717,8 @@ def _append_kept(state_dir: Path | str, files: IndexFiles, line: bytes) -> tuple
     except BaseException as error:
         if kept is not None:
             kept.close()
-        if isinstance(error, OSError):
-            return None
+        if isinstance(error, OSError) and not isinstance(error, TimeoutError):
+            return None  # the long way; a lock held too long is given up once, not twice
         raise
     if appended is None:
         kept.close()
@@ -780,9 +814,12 @@ def _fold_journal(state_dir: Path, files: IndexFiles, folder: confine.OpenFolder
         if not S_ISREG(held.st_mode):
             return
         try:
-            fcntl.flock(journal, fcntl.LOCK_EX | (0 if overdue else fcntl.LOCK_NB))
-        except BlockingIOError:
-            return  # another writer is folding it
+            if overdue:
+                flock_within(journal, fcntl.LOCK_EX, INDEX_LOCK_SECONDS)
+            else:
+                fcntl.flock(journal, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except (BlockingIOError, TimeoutError):
+            return  # another writer is folding it (or a lock taken to stall the board: no fold)
         # Folded since it was found long (this is the next journal, short), or while this writer
         # waited for its turn (no longer the index's): nothing to fold.
         if os.fstat(journal).st_size <= due or not _named(folder, files.journal, _identity(held)):

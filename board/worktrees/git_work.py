@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from board.active_work import flock_within
 from board.errors import BoardError
 from board.gitstate import GitUnavailable, _git
 from board.worktrees.place import BRANCH_PREFIX, WORKTREES_DIR, folder_name, prefix_in_repository
@@ -138,6 +139,11 @@ def worktrees_folder(workspace: Path) -> Path:
     return folder
 
 
+#: How long making a worktree waits for another's: git's own work on a big repository takes
+#: seconds, a lock held longer is held by something else.
+WORKTREE_LOCK_SECONDS = 120.0
+
+
 @contextmanager
 def making_worktrees(folder: Path) -> Iterator[None]:
     """One worktree made or removed at a time in a repository: two ``git worktree add`` at once
@@ -148,7 +154,10 @@ def making_worktrees(folder: Path) -> Iterator[None]:
     except OSError as error:
         raise WorktreeError(f"cannot lock {folder / '.lock'}: {error.strerror} (a link or another user's file in its place?)") from None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            flock_within(fd, fcntl.LOCK_EX, WORKTREE_LOCK_SECONDS)
+        except TimeoutError:
+            raise WorktreeError(f"{folder / '.lock'} is locked by another process for over {WORKTREE_LOCK_SECONDS:.0f} s; try again") from None
         yield
     finally:
         os.close(fd)

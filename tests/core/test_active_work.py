@@ -338,8 +338,10 @@ def test_a_note_takes_the_lock_file_now_named_not_one_it_held_before(tmp_path: P
             process.stdin.write("\n")
             process.stdin.flush()
             wchan = Path(f"/proc/{process.pid}/wchan")
-            while process.poll() is None and "lock" not in wchan.read_text():
-                time.sleep(0.001)  # until the note waits on the lock (or, wrongly, has ended without it)
+            # Until the note waits on the lock, between its tries (``flock_within``), or, wrongly,
+            # has ended without it.
+            while process.poll() is None and not any(word in wchan.read_text() for word in ("lock", "sleep")):
+                time.sleep(0.001)
             assert process.poll() is None, "noted while a fold held the lock"
             assert "cid" not in (tmp_path / JOURNAL_NAME).read_text()
         assert process.wait(timeout=30) == 0, process.stderr.read() if process.stderr else ""
@@ -779,3 +781,47 @@ def test_a_fold_puts_its_files_in_the_folder_it_read_not_one_put_in_its_place(tm
     assert read_active(state) == {"new": {"owner": "cid", "files": []}}
     assert set(read_active(tmp_path / "moved")) == {*(f"old-{n}" for n in range(3)), *(f"ann-{n}" for n in range(6))}
     assert json.loads((tmp_path / "moved" / FILE_NAME).read_bytes())["generation"] == 2  # folded there
+
+
+#: Holds a lock file with ``flock`` until killed, as anyone who can open it can.
+HOLD_LOCK = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+time.sleep(600)
+"""
+
+
+def held_by_another_process(path: Path) -> subprocess.Popen:
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(path)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    return holder
+
+
+@pytest.mark.parametrize("lock", [READY.lock, LOCK_NAME])
+def test_an_index_lock_held_by_another_process_for_ever_delays_a_claim_but_never_stops_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lock: str) -> None:
+    """Whoever can open an index's lock file could take it and keep it: every writer that noted
+    a task waited on it for ever, holding the board's lock meanwhile. A note waits
+    ``INDEX_LOCK_SECONDS`` and gives way; the index is dropped and made again once the lock is free."""
+    from board.store import Store
+
+    monkeypatch.setattr(active_work, "INDEX_LOCK_SECONDS", 0.5, raising=False)
+    store = Store.open(tmp_path, create=True)
+    for n in range(3):
+        store.create(f"task {n}")
+    assert store.claim("ann").id == "1"  # the indexes are written
+    store.close()
+    holder = held_by_another_process(tmp_path / ".tasks" / lock)
+    try:
+        started = time.monotonic()
+        claimer = Store.open(tmp_path)
+        assert claimer.claim("bob").id == "2"
+        assert time.monotonic() - started < 30  # waited, and went on (it waited for ever before)
+        claimer.close()
+    finally:
+        holder.kill()
+        holder.wait()
+    again = Store.open(tmp_path)
+    assert again.claim("cid").id == "3" and again.claim("dan") is None
+    again.close()

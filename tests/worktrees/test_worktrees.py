@@ -506,3 +506,25 @@ def test_a_link_planted_as_the_worktrees_lock_fails_the_task_not_the_worker(repo
     failed = task_json(repo, "1")
     assert failed["status"] == "failed" and "cannot lock" in failed["error"]
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_a_worktree_lock_held_for_ever_by_another_process_is_one_line_after_a_while(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whoever can open ``.board-worktrees/.lock`` could keep it: making a worktree waited for
+    ever. It waits ``WORKTREE_LOCK_SECONDS`` (git's own work on a big repository takes seconds),
+    then says so in one line."""
+    from board.worktrees import git_work
+    from tests.core.test_active_work import held_by_another_process
+
+    monkeypatch.setattr(git_work, "WORKTREE_LOCK_SECONDS", 0.5, raising=False)
+    folder = tmp_path / ".board-worktrees"
+    folder.mkdir()
+    holder = held_by_another_process(folder / ".lock")
+    try:
+        with pytest.raises(git_work.WorktreeError, match="locked by another process"):
+            with git_work.making_worktrees(folder):
+                pass
+    finally:
+        holder.kill()
+        holder.wait()
+    with git_work.making_worktrees(folder):
+        pass  # free again
