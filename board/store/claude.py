@@ -244,7 +244,7 @@ def directory_lock(
                 age = time.time() - lock_dir.lstat().st_mtime
             except FileNotFoundError:
                 continue
-            if age > STALE_AFTER_SECONDS:
+            if _stale(age):
                 _break_stale(lock_dir)
                 continue
             if time.monotonic() > deadline:
@@ -269,6 +269,13 @@ def _keep_fresh(held: HeldDirectoryLock, stop: threading.Event) -> None:
             return
 
 
+def _stale(age: float) -> bool:
+    """Whether a lock last refreshed ``age`` seconds ago is no live holder's. A holder refreshes
+    it to now: one older than the threshold, or dated further ahead than that (planted, or left
+    by a clock set back), is not held."""
+    return abs(age) > STALE_AFTER_SECONDS
+
+
 def _break_stale(lock_dir: Path) -> None:
     """Remove a stale lock by renaming it first, so two breakers cannot both remove a fresh one."""
     grave = lock_dir.with_name(f"{lock_dir.name}.stale.{os.getpid()}.{time.monotonic_ns()}")
@@ -277,7 +284,7 @@ def _break_stale(lock_dir: Path) -> None:
     except (FileNotFoundError, OSError):
         return
     try:
-        if time.time() - grave.stat().st_mtime > STALE_AFTER_SECONDS:
+        if _stale(time.time() - grave.stat().st_mtime):
             confine.remove_folder(grave)
         else:  # someone refreshed it between our look and the rename: give it back
             confine.rename(grave, lock_dir)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from board.active_work import flock_within
+from board.disk.atomic import read_regular
 from board.errors import BoardError
 from board.gitstate import GitUnavailable, _git
 from board.worktrees.place import BRANCH_PREFIX, WORKTREES_DIR, folder_name, prefix_in_repository
@@ -239,9 +240,11 @@ def _bring_local_settings(workspace: Path, copy: Path) -> None:
         source = workspace / ".claude" / name
         target = copy / ".claude" / name
         try:
-            if not stat.S_ISREG(os.lstat(source).st_mode) or os.path.lexists(target):
+            if os.path.lexists(target):
                 continue
-            data = source.read_bytes()
+            # Read only as a regular file, never through a link or from a FIFO: checked and
+            # read in one open, with no moment between for one to be put in its place.
+            data = read_regular(source)
             if os.path.islink(target.parent):
                 continue
             target.parent.mkdir(exist_ok=True)

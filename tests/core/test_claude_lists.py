@@ -126,6 +126,14 @@ def test_writes_wait_for_claude_codes_lock_and_break_a_stale_one(task_list: Path
     assert time.monotonic() - started < 2
     assert not held.exists()
 
+    held.mkdir()
+    ahead = time.time() + 70 * 365 * 86400
+    os.utime(held, (ahead, ahead))  # dated decades ahead: never "older than" anything, it held every write 30 s
+    started = time.monotonic()
+    store.update("3", description="broke a lock from the future")
+    assert time.monotonic() - started < 2
+    assert not held.exists() and json.loads((task_list / "3.json").read_text())["description"] == "broke a lock from the future"
+
 
 def test_the_command_line_finds_claude_code_lists(task_list: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
