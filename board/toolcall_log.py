@@ -172,7 +172,7 @@ def count_unfolded(path: str, logged: int | None, counts_of: Callable[[], dict[s
             start, folded = logged or 0, counts
             skip = counts.get("total", 0) if logged is None else 0
         os.lseek(fd, start, os.SEEK_SET)
-        chunk = read_all(fd, info.st_size - start)
+        chunk = read_all(fd, min(info.st_size - start, READ_AT_ONCE_MOST))
     more = fold_tail(folded, start, chunk, skip)
     if more is not None:
         folded = more
@@ -191,6 +191,13 @@ def fold_tail(counts: dict[str, Any], start: int, tail: bytes, skip: int = 0) ->
     folded = fold(counts, (record for record in map(_parse, lines) if record is not None))
     folded["logged"] = start + end
     return folded
+
+
+#: The most of a log's unread tail one count reads: the next count reads on from the last whole
+#: line. A real tail is kilobytes (counts are folded into the task at each of its writes); a
+#: sparse file of a terabyte planted in a log's place was read whole, and failed every command
+#: that read the board with a MemoryError.
+READ_AT_ONCE_MOST = 64 * 1024 * 1024
 
 
 def read_all(fd: int, size: int) -> bytes:
@@ -250,7 +257,7 @@ def count_agent_calls(state_dir: Path, agent: str) -> tuple[int, str | None] | N
             counted, lines, last = 0, 0, None
         if info.st_size > counted:
             os.lseek(fd, counted, os.SEEK_SET)
-            chunk = read_all(fd, info.st_size - counted)
+            chunk = read_all(fd, min(info.st_size - counted, READ_AT_ONCE_MOST))
             end = chunk.rfind(b"\n") + 1
             if end:
                 lines += chunk.count(b"\n", 0, end)

@@ -128,9 +128,12 @@ class PendingNote:
         self._file = KeptOpen(path, make_parent=True)  # board's own folder in a Claude Code list
 
     def read(self) -> bytes:
-        """The note; called first under each hold of the lock, so it also re-checks the file."""
+        """The note; called first under each hold of the lock, so it also re-checks the file.
+        b"" (no note) for a file larger than any note (a sparse file planted in its place was
+        read whole into memory, and failed every write)."""
         fd = self._file.descriptor(recheck=True)
-        return os.pread(fd, os.fstat(fd).st_size, 0)
+        size = os.fstat(fd).st_size
+        return os.pread(fd, size, 0) if size <= PENDING_NOTE_MOST else b""
 
     def write(self, data: bytes) -> None:
         fd = self._file.descriptor()
@@ -139,6 +142,10 @@ class PendingNote:
 
     def clear(self) -> None:
         os.ftruncate(self._file.descriptor(), 0)
+
+
+#: Far larger than any note: a task document's limit twice over (a change's old and new value).
+PENDING_NOTE_MOST = 16 * 1024 * 1024
 
 
 class RecentHistory:

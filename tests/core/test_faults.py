@@ -307,3 +307,23 @@ def test_a_small_rewrite_cut_short_by_a_kill_is_swept_at_once(workspace: Path) -
     fixed = run_board(workspace, "check", "--fix")
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert not stray.exists()
+
+
+def test_sparse_files_of_a_terabyte_planted_as_a_log_or_the_pending_note_fail_nothing(tmp_path: Path) -> None:
+    """A sparse file costs its planter nothing: one planted as a task's call log or an agent's,
+    or as the note of a write under way, was read whole into memory, and every command that read
+    the board, or wrote, ended in a MemoryError."""
+    store = Store.open(tmp_path, create=True)
+    task = store.claim_task(store.create("a").id, "ann")
+    store.record_toolcall(task.id, "Edit", agent="ann")
+    store.close()
+    tasks = tmp_path / ".tasks"
+    for planted in (tasks / "toolcalls" / f"{task.id}.jsonl", tasks / ".history-pending.json", *(tasks / "agents").glob("*.calls.jsonl")):
+        with open(planted, "ab") as handle:
+            handle.truncate(1 << 40)
+    again = Store.open(tmp_path)
+    assert again.get(task.id).tool_calls.total == 1
+    assert again.create("b").id == "2"
+    again.load()  # the whole board read again, each log counted
+    assert sorted(again.tasks) == ["1", "2"] and again.get(task.id).tool_calls.total == 1
+    again.close()
