@@ -61,15 +61,35 @@ class HistoryLog:
             return None  # replaced between the stat and the open
         return parse_lines(os.pread(fd, info.st_size - offset, offset), offset)
 
-    def read_prefix(self, end: int) -> bytes:
-        """The log's first ``end`` bytes, as raw lines (b"" when there is no log yet)."""
-        if end <= 0:
-            return b""
+    def chunks_forward(self, end: int, size: int = 1 << 20) -> Iterator[bytes]:
+        """The log's first ``end`` bytes in whole lines, a chunk at a time from its start (none
+        when there is no log yet). A line longer than ``LINE_MOST`` is left out: no store writes
+        one, and a sparse file of a terabyte planted as the log was read whole into memory."""
         try:
             fd = self._reader.descriptor()
         except FileNotFoundError:
-            return b""
-        return os.pread(fd, end, 0)
+            return
+        offset, head, skipping = 0, b"", False
+        while offset < end:
+            chunk = os.pread(fd, min(size, end - offset), offset)
+            if not chunk:
+                return
+            offset += len(chunk)
+            if skipping:  # inside a line too long to keep: on from its end
+                cut = chunk.find(b"\n")
+                if cut < 0:
+                    continue
+                chunk, skipping = chunk[cut + 1 :], False
+            cut = chunk.rfind(b"\n") + 1
+            if cut == 0:
+                head += chunk
+                if len(head) > LINE_MOST:
+                    head, skipping = b"", True
+                continue
+            yield head + chunk[:cut]
+            head = chunk[cut:]
+        if head and not skipping:
+            yield head  # a last line not ended yet, as the bytes up to ``end`` hold it
 
     def chunks_back(self, end: int, size: int = 1 << 16) -> Iterator[bytes]:
         """The log's first ``end`` bytes (which end a line) in whole lines, a chunk at a time,
@@ -146,6 +166,10 @@ class PendingNote:
 
 #: Far larger than any note: a task document's limit twice over (a change's old and new value).
 PENDING_NOTE_MOST = 16 * 1024 * 1024
+
+
+#: The longest history line read: a task document's limit several times over.
+LINE_MOST = 64 * 1024 * 1024
 
 
 class RecentHistory:

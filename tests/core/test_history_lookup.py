@@ -149,3 +149,23 @@ def test_a_store_following_the_log_drops_the_checksum_when_a_later_line_has_none
     fresh = Store.open(tmp_path)
     assert fresh._every_logged_version()["1"] == store._logged_version("1") == 7
     assert store._logged_crc.get("1") == fresh._logged_crc.get("1") is None
+
+
+def test_the_log_read_from_its_start_in_chunks_is_the_log_and_leaves_out_only_a_line_no_store_writes(tmp_path: Path, monkeypatch) -> None:
+    """Every version logged is read from the log's start a chunk at a time, in whole lines (it
+    was read whole: a sparse file of a terabyte planted as the log failed every write with a
+    MemoryError); a line longer than ``LINE_MOST`` is left out, and nothing else."""
+    from board.store import history
+
+    lines = [json.dumps({"task": str(n), "version": n, "pad": "x" * random.randrange(0, 300)}).encode() + b"\n" for n in range(200)]
+    log = tmp_path / "history.jsonl"
+    log.write_bytes(b"".join(lines) + b'{"task":"last","ver')  # a last line still being written
+    reader = HistoryLog(log)
+    for size in (7, 64, 1000, 1 << 20):
+        assert b"".join(reader.chunks_forward(log.stat().st_size, size)) == log.read_bytes()
+        assert all(chunk.endswith(b"\n") for chunk in list(reader.chunks_forward(len(b"".join(lines)), size)))
+    monkeypatch.setattr(history, "LINE_MOST", 500)
+    long = b'{"task":"long","version":99,' + b"0" * 2000 + b"}\n"
+    log.write_bytes(b"".join(lines[:50]) + long + b"".join(lines[50:]))
+    for size in (7, 64, 1000):
+        assert b"".join(reader.chunks_forward(log.stat().st_size, size)) == b"".join(lines)

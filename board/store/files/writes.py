@@ -328,8 +328,9 @@ class FileWrites(FileBoard):
 
     def _every_logged_version(self) -> dict[str, int]:
         versions: dict[str, int] = {}
-        for task_id, version, crc in _logged_versions().findall(self._history.read_prefix(self._history_offset)):
-            keep_logged(versions, self._logged_crc, task_id.decode("utf-8", "replace"), int(version), crc.decode() if crc else None)
+        for chunk in self._history.chunks_forward(self._history_offset):
+            for task_id, version, crc in _logged_versions().findall(chunk):
+                keep_logged(versions, self._logged_crc, task_id.decode("utf-8", "replace"), int(version), crc.decode() if crc else None)
         return versions
 
     def _look_up_logged(self, task_id: str) -> None:
