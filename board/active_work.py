@@ -259,24 +259,8 @@ def _read(state_dir: Path, files: IndexFiles = ACTIVE) -> tuple[int, dict[str, d
 
 def _journal_lines(state_dir: Path, files: IndexFiles) -> list[bytes] | None:
     """The journal's lines, its header first; None when it cannot be read (there is none yet)."""
-    read = _read_regular(journal_path(state_dir, files), JOURNAL_MOST)
+    read = confine.read_if_regular(journal_path(state_dir, files), JOURNAL_MOST)
     return None if read is None else read.split(b"\n")
-
-
-def _read_regular(path: str, most: int) -> bytes | None:
-    """At most ``most`` bytes of the regular file at ``path``; None when there is none to read
-    (missing, or something else planted there: a FIFO held open reads as no bytes, not as an
-    error)."""
-    try:
-        fd = confine.opener(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        return _read_from(fd, 0, most) if S_ISREG(os.fstat(fd).st_mode) else None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def _reconciled(generation: int, tasks: dict[str, dict[str, Any]], lines: list[bytes]) -> tuple[int, dict[str, dict[str, Any]]]:
@@ -291,7 +275,7 @@ def _reconciled(generation: int, tasks: dict[str, dict[str, Any]], lines: list[b
 
 
 def _read_snapshot(state_dir: Path, files: IndexFiles = ACTIVE) -> tuple[int, dict[str, dict[str, Any]]]:
-    raw = _read_regular(active_path(state_dir, files), files.limit)
+    raw = confine.read_if_regular(active_path(state_dir, files), files.limit)
     try:
         data = json_bounds.loads(raw) if raw is not None else None
     except ValueError:

@@ -393,6 +393,14 @@ async def test_text_coloured_in_code_takes_the_themes_colours_ansi_ones_included
         assert all(before != after for before, after in zip(shown, shown[1:]))  # so none was left over from the theme before
 
 
+async def assert_the_cursor_keys_move_on_the_board(app, pilot) -> None:
+    assert app.kanban.has_focus
+    before = app.view.selected
+    await pilot.press("down")
+    await pilot.pause()
+    assert app.view.selected != before
+
+
 async def test_the_keys_come_back_to_the_board_when_a_focused_panel_is_hidden(sample: Path) -> None:
     """Textual drops the focus of a widget it hides: a focused panel hidden by ``i`` or by a
     terminal grown narrow, or hidden under a dialog, leaves the cursor keys with the board."""
@@ -408,11 +416,7 @@ async def test_the_keys_come_back_to_the_board_when_a_focused_panel_is_hidden(sa
         await pilot.pause()
         await pilot.press("escape")
         await pilot.pause()
-        assert app.kanban.has_focus
-        before = app.view.selected
-        await pilot.press("down")
-        await pilot.pause()
-        assert app.view.selected != before
+        await assert_the_cursor_keys_move_on_the_board(app, pilot)
         await pilot.resize_terminal(160, 45)
         await pilot.pause()
         await pilot.press("A")  # into the agents panel, then hide the panels
@@ -420,11 +424,7 @@ async def test_the_keys_come_back_to_the_board_when_a_focused_panel_is_hidden(sa
         assert app.query_one(AgentsPanel).has_focus
         await pilot.press("i")
         await pilot.pause()
-        assert app.kanban.has_focus
-        before = app.view.selected
-        await pilot.press("down")
-        await pilot.pause()
-        assert app.view.selected != before
+        await assert_the_cursor_keys_move_on_the_board(app, pilot)
 
 
 async def test_showing_cancelled_tasks_with_x_redraws_a_graph_on_screen(sample: Path) -> None:
