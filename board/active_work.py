@@ -846,7 +846,7 @@ def _commit_fold(state_dir: Path, files: IndexFiles, folder: confine.OpenFolder,
     if not (_named(folder, files.journal, read[0]) and _named(folder, files.snapshot, read[1])):
         return  # folded (or dropped) meanwhile
     # What was appended meanwhile: a journal grown longer than a reader reads is no note's.
-    tail = _read_from(journal, start, JOURNAL_MOST + 1)
+    tail = confine.read_from(journal, start, JOURNAL_MOST + 1)
     if len(tail) > JOURNAL_MOST:
         return
     # Three replacements, each leaving a pair a reader (or the next writer, should this
@@ -877,8 +877,8 @@ def _fold_ahead(snapshot: int, files: IndexFiles, journal: int) -> tuple[int, in
     snapshot's bytes, and the lines it holds (the journal's after its header, up to there). None
     when the pair does not match (a fold or a writer killed between the two files: the notes
     start it anew)."""
-    raw = _read_from(snapshot, 0, files.limit)
-    read = _read_from(journal, 0, JOURNAL_MOST)
+    raw = confine.read_from(snapshot, 0, files.limit)
+    read = confine.read_from(journal, 0, JOURNAL_MOST)
     start = read.rfind(b"\n") + 1
     lines = read[:start].split(b"\n")
     try:
@@ -892,19 +892,6 @@ def _fold_ahead(snapshot: int, files: IndexFiles, journal: int) -> tuple[int, in
     tasks = {str(k): v for k, v in tasks.items() if isinstance(v, dict)}
     _fold(tasks, lines[1:])
     return generation + 1, start, _snapshot_bytes(tasks, generation + 1, files), read[len(lines[0]) + 1 : start]
-
-
-def _read_from(fd: int, offset: int, most: int = -1) -> bytes:
-    """What ``fd`` holds from ``offset`` on (at most ``most`` bytes), read to its end."""
-    chunks: list[bytes] = []
-    while most:
-        chunk = os.pread(fd, 1024 * 1024 if most < 0 else most, offset)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        offset += len(chunk)
-        most = most - len(chunk) if most > 0 else most
-    return b"".join(chunks)
 
 
 def _fold_at(snapshot_size: int, files: IndexFiles) -> int:

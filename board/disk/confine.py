@@ -302,6 +302,20 @@ def opener(path: str, flags: int) -> int:
     return open_file(path, flags | _OPENER_FLAGS, 0o644)
 
 
+def read_from(fd: int, offset: int = 0, most: int = -1) -> bytes:
+    """What ``fd`` holds from ``offset`` on, at most ``most`` bytes (-1: to its end), read a
+    mebibyte at a time (a limit far above what is there costs no buffer of its size)."""
+    chunks: list[bytes] = []
+    while most:
+        chunk = os.pread(fd, 1 << 20 if most < 0 else min(most, 1 << 20), offset)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        offset += len(chunk)
+        most = most - len(chunk) if most > 0 else most
+    return b"".join(chunks)
+
+
 def read_if_regular(path: os.PathLike[str] | str, most: int) -> bytes | None:
     """At most ``most`` bytes of the regular file at ``path`` (reached as ``opener`` reaches
     it); None when there is none to read: missing, unreadable, or something else planted there
@@ -313,11 +327,7 @@ def read_if_regular(path: os.PathLike[str] | str, most: int) -> bytes | None:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        chunks: list[bytes] = []
-        while most > 0 and (chunk := os.read(fd, min(most, 1024 * 1024))):
-            chunks.append(chunk)
-            most -= len(chunk)
-        return b"".join(chunks)
+        return read_from(fd, 0, max(most, 0))
     except OSError:
         return None
     finally:

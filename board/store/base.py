@@ -209,14 +209,17 @@ def _iso(moment: datetime) -> str:
 def database_url(workspace: Path) -> str | None:
     """The PostgreSQL database holding the workspace's board: ``$BOARD_DB`` (which ``--db``
     sets), else ``[store] url`` in its ``.tasks/board.toml``; None for a board in files."""
-    url = os.environ.get("BOARD_DB")
-    if url:
-        return url
-    # Read only when a regular file (a FIFO planted there is never waited on), as every
-    # command asks this first.
+    return os.environ.get("BOARD_DB") or stored_database_url(workspace.expanduser())
+
+
+def stored_database_url(workspace: Path) -> str | None:
+    """``[store] url`` in the workspace's ``.tasks/board.toml``: its board is in that database.
+    (Unlike ``database_url``, ``$BOARD_DB`` does not count: an import names where it writes.)
+    Read only when a regular file (a FIFO planted there is never waited on), as every command
+    asks this first."""
     from board.disk.confine import read_if_regular
 
-    raw = read_if_regular(workspace.expanduser() / ".tasks" / "board.toml", 1024 * 1024)
+    raw = read_if_regular(workspace / ".tasks" / "board.toml", 1024 * 1024)
     if raw is None:
         return None
     import tomllib  # only a board with settings pays for reading them

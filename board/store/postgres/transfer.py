@@ -61,9 +61,10 @@ from board.graph import TaskGraph, is_hidden, unit_weight
 from board.model import MAX_FILE_BYTES, Lease, PolicyMark, Task, ToolCalls, share_fields_sets, task_from_dict, task_to_dict, with_integer_ids
 from board.names import ID_PATTERN, ID_RULE, id_sort_key
 from board.priority import PRIORITY_RANK
+from board.store.base import stored_database_url
 from board.store.side import Reservation
 from board.disk.atomic import SpecialFile, fsync_directory, json_line, read_regular
-from board.disk.confine import OpenFolder, read_if_regular
+from board.disk.confine import OpenFolder
 from board.disk.read_ahead import read_ahead
 from board.store.file_format import ARCHIVE_DIR, HISTORY, PENDING_HISTORY, looks_like_claude_list, read_pending_note
 from board.store.files.side import (
@@ -281,22 +282,6 @@ class FileBoard:
     checkpoints: dict[tuple[str, int], Kept] = field(default_factory=dict)
     #: The current alerts, in their order; None when the board never stored any (no alerts.json).
     alerts: list[dict[str, Any]] | None = None
-
-
-def stored_database_url(workspace: Path) -> str | None:
-    """``[store] url`` in the workspace's ``.tasks/board.toml``: its board is in that database.
-    (Unlike ``database_url``, ``$BOARD_DB`` does not count: it names where import writes.)"""
-    raw = read_if_regular(workspace / ".tasks" / "board.toml", 1024 * 1024)  # never a FIFO waited on
-    if raw is None:
-        return None
-    import tomllib
-
-    try:
-        store = tomllib.loads(raw.decode("utf-8")).get("store")
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return None
-    url = store.get("url") if isinstance(store, dict) else None
-    return url if isinstance(url, str) and url else None
 
 
 def read_file_board(directory: Path | str) -> FileBoard:
