@@ -101,3 +101,45 @@ async def test_alert_ages_move_on_as_the_clock_does_though_the_panel_skips_secon
         assert ages_at(59.6) == ["1m", "6m"]
         assert ages_at(60.6) == ["2m", "6m"]
         assert ages_at(30) == ["1m", "5m"]  # a clock set back reads right too
+
+
+async def test_each_second_the_panel_works_out_the_ages_of_its_rows_alone_not_of_alerts_folded_into_a_group(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kind with many alerts is one row, which shows no age: as the clock moves, only the alerts
+    on rows of their own are aged (an idle dashboard with thousands of alerts aged them all each
+    second), and a group opened shows its members' ages as they move."""
+    from datetime import timedelta
+
+    folded = [Alert(key=f"f{n}", kind="task.failed", severity=Severity.ERROR, message=f"#{n} failed", action="-", tasks=(str(n),), since=FIXED_NOW - timedelta(seconds=10)) for n in range(500)]
+    alone = Alert(key="b", kind="lease.expiring", severity=Severity.WARNING, message="old", action="-", since=FIXED_NOW - timedelta(seconds=20))
+    alerts = [*folded, alone]
+    aged = 0
+    age = Alert.age
+
+    def counted(alert: Alert, now):
+        nonlocal aged
+        aged += 1
+        return age(alert, now)
+
+    monkeypatch.setattr(Alert, "age", counted)
+    app = App()
+    async with app.run_test(size=(120, 30)) as pilot:
+        panel = AlertsPanel()
+        await app.mount(panel)
+        await pilot.pause()
+        listing = panel.query_one(AlertList)
+
+        def shown() -> list[str]:
+            return [str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
+
+        panel.show_alerts(alerts, FIXED_NOW)
+        assert [text.split()[1:3] for text in shown()] == [["▸", "500"], ["20s", "old"]]
+        aged = 0
+        for second in range(1, 4):
+            panel.show_alerts(alerts, FIXED_NOW + timedelta(seconds=second))
+        assert aged <= 3 * 3  # the one row with an age, each second: its age, how long it stays, its text
+        assert shown()[1].split()[1] == "23s"
+        panel.expanded.add("group:task.failed")
+        panel.show_alerts(alerts, FIXED_NOW + timedelta(seconds=4))
+        assert shown()[1].split()[1:3] == ["14s", "#0"]
+        panel.show_alerts(alerts, FIXED_NOW + timedelta(seconds=5))
+        assert shown()[1].split()[1] == "15s"
