@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -60,9 +60,14 @@ class Notice:
 
 def needs_you(tasks: Mapping[str, Task], alerts: Sequence[Alert] = (), kinds: Iterable[str] = NOTICE_KINDS) -> list[Notice]:
     """What on the board needs a person now, in a stable order (tasks by id, then alerts)."""
+    wanted = set(kinds)
+    return tasks_needing_you(tasks, wanted) + alerts_needing_you(alerts, wanted)
+
+
+def tasks_needing_you(tasks: Mapping[str, Task], wanted: Collection[str]) -> list[Notice]:
+    """``needs_you``'s part that the tasks alone decide, by id."""
     from board.graph import id_sort_key
 
-    wanted = set(kinds)
     notices: list[Notice] = []
     # Looked at every second on a board of any size: only the few tasks in a status that can
     # need a person are sorted.
@@ -85,6 +90,12 @@ def needs_you(tasks: Mapping[str, Task], alerts: Sequence[Alert] = (), kinds: It
                 if other is not None and other.status == Status.CANCELLED:
                     body = f"#{task_id} {subject} waits on #{blocker}, which was cancelled: it can never start"
                     notices.append(Notice(f"cancelled-blocker:{task_id}:{blocker}", "cancelled_blocker", f"#{task_id} can never start", body, task_id))
+    return notices
+
+
+def alerts_needing_you(alerts: Sequence[Alert], wanted: Collection[str]) -> list[Notice]:
+    """``needs_you``'s part that the alerts alone decide: each error not told otherwise."""
+    notices: list[Notice] = []
     if "error" in wanted:
         for alert in alerts:
             if str(alert.severity) == "error" and alert.kind not in _TOLD_OTHERWISE:
@@ -107,7 +118,7 @@ class Message:
         if len(notices) == 1:
             (notice,) = notices
             return cls(notice.title, notice.body, notice.task, (notice.kind,))
-        title = f"{len(notices)} things need you on the board"
+        title = f"{len(notices):,} things need you on the board"
         body = "\n".join(notice.body.splitlines()[0] for notice in notices)
         return cls(title, body, notices[0].task, tuple(dict.fromkeys(n.kind for n in notices)))
 
@@ -211,11 +222,18 @@ class Notifier:
         #: that opens does not ring for every old failure. The board's routes hear of those once.
         self._own_from_now = own_from_now
         self._looked = False
+        #: The list of notices looked at last, held so that its identity means the same list: a
+        #: dashboard hands the same one each second until the board changes, every notice in it
+        #: told already (thousands on a large board with many failures: each looked up again).
+        self._last_looked: object = None
 
     def look(self, notices: Iterable[Notice], *, shared: bool = True) -> None:
         """Queue what nobody told yet; ``flush`` sends it when due. Without ``shared``, only
         this process's own routes hear of it (another process tells the board: a coordinator)."""
+        if notices is self._last_looked:
+            return
         fresh = [n for n in notices if n.key not in self._told_here]
+        self._last_looked = notices
         if not fresh or not self.routes:
             return
         taken: list[Notice] = []

@@ -197,3 +197,29 @@ def test_a_terminal_hears_only_what_arises_after_its_dashboard_opened(store: Sto
     notifier.flush()
     assert [m.title for m in rung] == ["#2 waiting"]
     assert [m.title for m in posted] == ["#1 failed", "#2 waiting"], "the board's routes tell what was already so, once"
+
+
+def test_the_same_list_of_notices_handed_again_is_not_looked_through_again(store: Store) -> None:
+    """A dashboard hands its notifier the same list each second until the board changes: on a
+    large board thousands of notices, each told already."""
+    ticks = Ticks()
+    rung: list[Message] = []
+
+    class Counted(list):
+        looked = 0
+
+        def __iter__(self):
+            Counted.looked += 1
+            return super().__iter__()
+
+    notifier = Notifier(NotifySettings(coalesce_seconds=0, min_gap_seconds=0), store.notice_journal, own=[rung.append], clock=ticks, now=lambda: NOW, background=False, own_from_now=False)
+    told = [notice(n) for n in range(1, 2001)]
+    notices = Counted(told)
+    for _ in range(5):
+        notifier.look(notices)
+    notifier.flush()
+    assert Counted.looked == 1
+    assert [m.title for m in rung] == ["2,000 things need you on the board"]
+    notifier.look(Counted([*told, notice(2001)]))  # the board changed: a new list, looked at
+    notifier.flush()
+    assert Counted.looked == 2 and rung[-1].title == "#2001 failed"

@@ -151,3 +151,38 @@ async def test_what_the_readers_post_as_the_dashboard_closes_is_let_go(sample: P
     app.on_board_changed(BoardChanged(tasks=[moved]))
     app.on_alerts_changed(AlertsChanged([], from_coordinator=False))
     app.on_agents_changed(AgentsChanged([]))
+
+
+async def test_what_needs_the_person_is_worked_out_from_the_tasks_only_once_the_tasks_change(sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asked every second: alerts change on their own (an alert's wording speaks of the hours a
+    task has waited), and on a large board the tasks' part cost an idle dashboard a tenth of a
+    core each time it was worked out again."""
+    from board import notify
+    from board.alerts import Alert
+    from board.ui.messages import AlertsChanged, BoardChanged
+
+    worked_out = 0
+    tasks_part = notify.tasks_needing_you
+
+    def counted(*args, **kwargs):
+        nonlocal worked_out
+        worked_out += 1
+        return tasks_part(*args, **kwargs)
+
+    monkeypatch.setattr(notify, "tasks_needing_you", counted)
+    app = make_app(sample)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        first = app._needs_you()
+        assert app._needs_you() is first
+        before = worked_out
+        error = Alert(key="graph.cycle:1,2", kind="graph.cycle", severity=Severity.ERROR, message="#1 and #2 wait on each other", action="drop one edge", tasks=("1", "2"))
+        app.on_alerts_changed(AlertsChanged([error], from_coordinator=False))
+        notices = app._needs_you()
+        assert worked_out == before
+        assert [n.key for n in notices] == [n.key for n in first if not n.key.startswith("alert:")] + ["alert:graph.cycle:1,2"]
+        moved = app.graph.tasks["7"].model_copy(update={"status": Status.FAILED, "error": "tests failed"})
+        app.session.store.tasks["7"] = moved
+        app.on_board_changed(BoardChanged(tasks=[moved]))
+        assert any(n.key.startswith("failed:7:") for n in app._needs_you())
+        assert worked_out == before + 1
