@@ -3,6 +3,7 @@ quiet board still hands out a batch every period."""
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 import time
@@ -119,3 +120,54 @@ def test_a_task_file_written_by_hand_before_the_follow_began_is_read(workspace: 
     with following(store, every=3600) as news:
         _news_until(news, lambda b: "7" in b.changes.changed)
         assert store.graph.tasks["7"].subject == "by hand, before the follow"
+
+
+@files_only("the look at every file is the file store's")
+def test_a_large_boards_look_at_every_file_with_no_event_to_prompt_it_is_spaced_out_by_its_cost(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every file is looked at once a minute in case a change came with no event; where that look
+    takes half a second of CPU (a board of 100,000 tasks), at most one in 500 s: a thousandth of
+    a core. A folder that changed with no event is looked at in full at once all the same."""
+    from board.store.files import follow
+
+    class Clock:
+        wall = 1000.0
+        cpu = 0.0
+
+        def monotonic(self) -> float:
+            return self.wall
+
+        def thread_time(self) -> float:
+            return self.cpu
+
+    clock = Clock()
+    monkeypatch.setattr(follow, "time", clock)
+    store = Store.open(workspace)
+    store.load()
+    looks = []
+    rescan = store.rescan
+
+    def costly_rescan():
+        looks.append(clock.wall)
+        clock.cpu += 0.5
+        return rescan()
+
+    monkeypatch.setattr(store, "rescan", costly_rescan)
+    follower = follow.FileFollower(store, stop=threading.Event(), every=2.0, guard=None)
+    follower._reconcile()
+    for seconds in (61, 300, 499):
+        clock.wall = 1000.0 + seconds
+        follower._reconcile()
+    assert looks == [1000.0]
+    clock.wall = 1501.0
+    follower._reconcile()
+    assert looks == [1000.0, 1501.0]
+    # Written by hand with no watch to hear it: the folder's own time moves (set, not waited for).
+    tasks_dir = workspace / ".tasks"
+    moved = tasks_dir.stat().st_mtime_ns + 10**9
+    (tasks_dir / "task_77.json").write_text('{"id": "77", "subject": "by hand", "status": "pending"}')
+    os.utime(tasks_dir, ns=(moved, moved))
+    clock.wall = 1503.0
+    follower._reconcile()
+    assert looks == [1000.0, 1501.0, 1503.0]
+    assert store.tasks["77"].subject == "by hand"
+    store.close()

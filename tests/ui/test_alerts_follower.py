@@ -56,3 +56,66 @@ def test_the_follower_shows_a_new_problem_when_woken_and_ends_when_stopped(works
         follower.stop()
         thread.join(timeout=30)
     assert not thread.is_alive()
+
+
+def test_on_a_board_whose_evaluation_is_costly_an_idle_follower_evaluates_again_only_as_its_share_of_a_core_allows(workspace: Path, monkeypatch) -> None:
+    """Once a minute with nothing changed, the alerts are evaluated again (some clear with time);
+    where that takes half a second (a board of 30,000 tasks on a slow machine), at most once in
+    500 s: a thousandth of a core. A wake (a change on disk) evaluates at once all the same."""
+    from board.ui import board_alerts
+
+    class Clock:
+        now = 1000.0
+
+        def monotonic(self) -> float:
+            return self.now
+
+    clock = Clock()
+    monkeypatch.setattr(board_alerts, "time", clock)
+    monkeypatch.setattr(board_alerts, "ALERTS_RECHECK_SECONDS", 0.001)
+    store = Store.open(workspace)
+    store.create("fine")
+    follower = AlertsFollower(store.alert_board, store.local_dir)
+    rounds = 0
+    stamp = follower.alert_board.stamp
+
+    def counted_stamp():
+        nonlocal rounds
+        rounds += 1
+        return stamp()
+
+    monkeypatch.setattr(follower.alert_board, "stamp", counted_stamp)
+    looks: list[float] = []
+
+    def costly_snapshot() -> StoreSnapshot:
+        looks.append(clock.now)
+        clock.now += 0.5  # what the evaluation costs
+        return StoreSnapshot.of(store)
+
+    def until(condition, what: str) -> None:
+        deadline = time.monotonic() + 30
+        while not condition():
+            assert time.monotonic() < deadline, f"timed out waiting for {what}"
+            time.sleep(0.005)
+
+    def some_rounds() -> None:
+        before = rounds
+        until(lambda: rounds >= before + 20, "the follower to go round")
+
+    thread = threading.Thread(target=follower.run, args=(costly_snapshot, lambda alerts, coordinator: None), kwargs={"now": utcnow, "settings": BoardSettings()})
+    thread.start()
+    try:
+        until(lambda: looks, "the first evaluation")
+        for seconds in (61, 300, 499):
+            clock.now = 1000.5 + seconds
+            some_rounds()
+        assert looks == [1000.0]
+        clock.now = 1000.5 + 501
+        until(lambda: len(looks) == 2, "the next evaluation once its share allows")
+        clock.now += 10
+        follower.wake()
+        until(lambda: len(looks) == 3, "an evaluation on a wake")
+    finally:
+        follower.stop()
+        thread.join(timeout=30)
+    assert not thread.is_alive()

@@ -27,8 +27,12 @@ if TYPE_CHECKING:
 #: change reaches its reader within a few milliseconds.
 DEBOUNCE_MS = 30
 STEP_MS = 4
-#: Every file is stat'ed again this often, whatever the folder says (see ``_reconcile``).
+#: Every file is stat'ed again this often, whatever the folder says (see ``_reconcile``)...
 FULL_RESCAN_SECONDS = 60.0
+#: ... or less often on a board so large that doing so would take more than this share of a
+#: core: on 30,000 tasks one look at every file costs 0.1 to 0.2 s, and once a minute it was
+#: most of what an idle dashboard spent. What it looks for is what no event told of.
+FULL_RESCAN_SHARE = 0.001
 #: How often a board folder that is gone is looked for again.
 MISSING_POLL_SECONDS = 0.25
 #: board's own files beside the tasks, by the table a database board keeps the same in.
@@ -50,6 +54,7 @@ class FileFollower:
         # no one.
         self._caught_up = False
         self._full_rescan_at = float("-inf")
+        self._full_rescan_every = FULL_RESCAN_SECONDS
         self._reconciled_at = time.monotonic()
         #: Events arrived since the last reconcile.
         self._heard = False
@@ -155,8 +160,9 @@ class FileFollower:
     def _reconcile(self) -> ChangeSet:
         """Stat every file only when events may have been lost: the folder changed (a rename, a
         new or deleted file moves its mtime) while no event came, it was replaced, or
-        ``FULL_RESCAN_SECONDS`` passed; at 30,000 tasks that stat is most of an idle reader's
-        cost. Writes through a store are caught up from history."""
+        ``FULL_RESCAN_SECONDS`` passed (longer on a large board: ``FULL_RESCAN_SHARE``); at
+        30,000 tasks that stat is most of an idle reader's cost. Writes through a store are
+        caught up from history."""
         self._reconciled_at = time.monotonic()
         self._caught_up = True
         folder = stat_stamp(self.store.layout.tasks_dir)
@@ -164,9 +170,10 @@ class FileFollower:
         replaced = folder is None or self._folder_seen is None or folder[2] != self._folder_seen[2]
         self._folder_seen, self._heard = folder, False
         changes = self.store.sync()
-        if unheard or replaced or time.monotonic() - self._full_rescan_at >= FULL_RESCAN_SECONDS:
-            self._full_rescan_at = time.monotonic()
+        if unheard or replaced or time.monotonic() - self._full_rescan_at >= self._full_rescan_every:
+            self._full_rescan_at, spent = time.monotonic(), time.thread_time()
             changes.merge(self.store.rescan())
+            self._full_rescan_every = max(FULL_RESCAN_SECONDS, (time.thread_time() - spent) / FULL_RESCAN_SHARE)
         return changes
 
 
