@@ -36,7 +36,7 @@ The figures are the medians of the rounds. Times are compared only as ratios wit
 (board / peer; below 1 board is faster); memory and CPU are printed absolute as well. The load
 average is printed at the start and end. Each run's figures are stored as JSON (--out, default
 ``tests/bench/results/peers-<UTC time>.json``) and compared with the newest earlier file in that
-folder: each ratio's change is printed, with a warning where board's standing fell below 80 %
+folder with any of the same sizes and peers: each ratio's change is printed, with a warning where board's standing fell below 80 %
 of before. Fails on nothing; every tmux session and process started is ended.
 """
 
@@ -239,16 +239,21 @@ def ratios(figures: dict[str, dict[str, dict[str, float]]]) -> dict[str, float]:
 
 
 def compare(now: dict[str, float], out: Path) -> None:
-    earlier = sorted(p for p in out.parent.glob("peers-*.json") if p != out)
+    """Each ratio beside the newest earlier run's that has any of the same sizes and peers (runs
+    of other sizes in between are passed over)."""
+    earlier = sorted((p for p in out.parent.glob("peers-*.json") if p != out), reverse=True)
     if not earlier:
         print("\nno earlier run in", out.parent, "to compare with")
         return
-    before = json.loads(earlier[-1].read_text()).get("ratios", {})
-    common = [key for key in now if key in before]
-    if not common:
-        print(f"\n{earlier[-1].name} has none of these sizes and peers to compare with")
+    for path in earlier:
+        before = json.loads(path.read_text()).get("ratios", {})
+        common = [key for key in now if key in before]
+        if common:
+            break
+    else:
+        print(f"\nno earlier run in {out.parent} has these sizes and peers to compare with")
         return
-    print(f"\nagainst {earlier[-1].name} (ratios board/peer; lower is better for board)")
+    print(f"\nagainst {path.name} (ratios board/peer; lower is better for board)")
     for key in common:
         value = now[key]
         # Board's standing: the peer's figure per board's; lower ratio, better standing.
