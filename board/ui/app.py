@@ -551,7 +551,7 @@ class BoardApp(AgentKeys, App[None]):
         if not new:
             return
         if first and len(new) > 1:
-            self.notify(printable(f"{new[0].message} (and {len(new) - 1} more: press e for the alerts)"), title=f"{len(new)} errors on this board", severity="error", timeout=10, markup=False)
+            self.notify(printable(f"{new[0].message} (and {len(new) - 1:,} more: press e for the alerts)"), title=f"{len(new):,} errors on this board", severity="error", timeout=10, markup=False)
             return
         for alert in new[:ERROR_NOTIFICATIONS]:
             self.notify(printable(alert.message), title=alert.kind, severity="error", timeout=10, markup=False)

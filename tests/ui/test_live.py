@@ -186,3 +186,18 @@ async def test_what_needs_the_person_is_worked_out_from_the_tasks_only_once_the_
         app.on_board_changed(BoardChanged(tasks=[moved]))
         assert any(n.key.startswith("failed:7:") for n in app._needs_you())
         assert worked_out == before + 1
+
+
+async def test_errors_already_on_a_large_board_are_announced_together_counted_as_the_board_counts(sample: Path) -> None:
+    from board.alerts import Alert
+
+    app = make_app(sample)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        app.clear_notifications()
+        errors = [Alert(key=f"human.waiting:{n}", kind="human.waiting", severity=Severity.ERROR, message=f"#{n} needs you", action="answer it", tasks=(str(n),)) for n in range(1000, 2640)]
+        app._notify_new_errors(errors, first=True)
+        await pilot.pause()
+        [told] = list(app._notifications)
+        assert told.title == "1,640 errors on this board"
+        assert told.message == "#1000 needs you (and 1,639 more: press e for the alerts)"
