@@ -35,6 +35,7 @@ from stat import S_ISREG
 
 from board import json_bounds
 from board.disk import confine
+from board.disk.flock import flock_within
 from board.names import id_sort_key
 from board.priority import PRIORITY_RANK
 
@@ -414,31 +415,6 @@ def entry_for(status: str, owner: str, files: Iterable[str]) -> dict[str, Any] |
 #: file, to stall the board). The note then gives way as for any note it cannot make
 #: (``note_task`` drops the snapshot): the board's writes go on.
 INDEX_LOCK_SECONDS = 10.0
-#: The first and the longest pause between tries of a lock held by someone else.
-_LOCK_FIRST_PAUSE, _LOCK_LAST_PAUSE = 0.0001, 0.005
-
-
-def flock_within(fd: int, operation: int, seconds: float) -> None:
-    """``fcntl.flock(fd, operation)``, waited for at most ``seconds``; TimeoutError (an OSError)
-    after that. A lock free at once is one call, as a blocking ``flock`` is."""
-    try:
-        fcntl.flock(fd, operation | fcntl.LOCK_NB)
-        return
-    except BlockingIOError:
-        pass
-    deadline = time.monotonic() + seconds
-    pause = _LOCK_FIRST_PAUSE
-    while True:
-        time.sleep(pause)
-        try:
-            fcntl.flock(fd, operation | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"a lock held by another process for over {seconds:g} s") from None
-            pause = min(pause * 2, _LOCK_LAST_PAUSE)
-
-
 @contextmanager
 def _writing(state_dir: Path, files: IndexFiles = ACTIVE, folder: confine.OpenFolder | None = None, *, shared: bool = False, wait: bool = True) -> Iterator[bool]:
     """Hold the index's lock on this machine: alone, or ``shared`` with other appenders.

@@ -18,7 +18,6 @@ import fcntl
 import json
 import os
 import stat
-import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,6 +25,7 @@ from pathlib import Path
 from board import json_bounds
 from board.errors import BoardError
 from board.disk import confine
+from board.disk.flock import flock_within
 
 # Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.
 TYPE_CHECKING = False
@@ -136,15 +136,10 @@ def _append(path: Path, line: bytes, wait: float, *, unless: bytes | None = None
 def lock_within(fd: int, wait: float, refusal: str) -> None:
     """``flock`` the file exclusively, waiting at most ``wait`` seconds; then OSError(EAGAIN,
     ``refusal``)."""
-    deadline = time.monotonic() + wait
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                raise OSError(errno.EAGAIN, refusal) from None
-            time.sleep(0.001)
+    try:
+        flock_within(fd, fcntl.LOCK_EX, wait)
+    except TimeoutError:
+        raise OSError(errno.EAGAIN, refusal) from None
 
 
 #: Per task log: (inode, the document's counts it was folded onto, bytes folded up to, the
@@ -171,8 +166,7 @@ def count_unfolded(path: str, logged: int | None, counts_of: Callable[[], dict[s
         else:
             start, folded = logged or 0, counts
             skip = counts.get("total", 0) if logged is None else 0
-        os.lseek(fd, start, os.SEEK_SET)
-        chunk = read_all(fd, min(info.st_size - start, READ_AT_ONCE_MOST))
+        chunk = confine.read_from(fd, start, min(info.st_size - start, READ_AT_ONCE_MOST))
     more = fold_tail(folded, start, chunk, skip)
     if more is not None:
         folded = more
@@ -198,17 +192,6 @@ def fold_tail(counts: dict[str, Any], start: int, tail: bytes, skip: int = 0) ->
 #: sparse file of a terabyte planted in a log's place was read whole, and failed every command
 #: that read the board with a MemoryError.
 READ_AT_ONCE_MOST = 64 * 1024 * 1024
-
-
-def read_all(fd: int, size: int) -> bytes:
-    parts = []
-    while size > 0:
-        part = os.read(fd, size)
-        if not part:
-            break
-        parts.append(part)
-        size -= len(part)
-    return b"".join(parts)
 
 
 def _parse(line: bytes) -> dict[str, Any] | None:
@@ -256,8 +239,7 @@ def count_agent_calls(state_dir: Path, agent: str) -> tuple[int, str | None] | N
         if inode != info.st_ino or info.st_size < counted:
             counted, lines, last = 0, 0, None
         if info.st_size > counted:
-            os.lseek(fd, counted, os.SEEK_SET)
-            chunk = read_all(fd, min(info.st_size - counted, READ_AT_ONCE_MOST))
+            chunk = confine.read_from(fd, counted, min(info.st_size - counted, READ_AT_ONCE_MOST))
             end = chunk.rfind(b"\n") + 1
             if end:
                 lines += chunk.count(b"\n", 0, end)

@@ -35,7 +35,7 @@ from board import json_bounds
 from board.prices import USAGE_FIELDS, cost_text, summary
 from board.disk import confine
 from board.store.file_format import task_tokens_path
-from board.toolcall_log import AGENT_LOGS, MAX_TOOL_NAME, agent_log, append_call, append_line, call_record, lock_within, read_all
+from board.toolcall_log import AGENT_LOGS, MAX_TOOL_NAME, agent_log, append_call, append_line, call_record, lock_within
 
 # Only for annotations, which are never evaluated: ``board hook`` starts faster without typing.
 TYPE_CHECKING = False
@@ -112,8 +112,7 @@ def read_transcript(
             # may come to read what it was for (a turn's last message, its tokens).
             for _ in range(LOOKS_WHILE_GROWING):
                 start, size = state["offset"], os.fstat(fd).st_size
-                os.lseek(fd, start, os.SEEK_SET)
-                chunk = read_all(fd, min(size - start, MAX_READ))
+                chunk = confine.read_from(fd, start, min(size - start, MAX_READ))
                 end = chunk.rfind(b"\n") + 1
                 state["offset"] = start + end
                 grown = os.fstat(fd).st_size > state["offset"]
@@ -201,8 +200,7 @@ class _Look:
                     continue
                 if start > info.st_size:
                     start = 0
-                os.lseek(fd, start, os.SEEK_SET)
-                chunk = read_all(fd, info.st_size - start)
+                chunk = confine.read_from(fd, start, info.st_size - start)
             finally:
                 os.close(fd)
             end = chunk.rfind(b"\n") + 1

@@ -16,8 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from board.active_work import flock_within
 from board.disk.atomic import read_regular
+from board.disk.flock import flock_within
 from board.errors import BoardError
 from board.gitstate import GitUnavailable, _git
 from board.worktrees.place import BRANCH_PREFIX, WORKTREES_DIR, folder_name, prefix_in_repository
